@@ -1,0 +1,7 @@
+# Applies NEURONPROF_SANITIZE to every target defined after this point.
+if(NEURONPROF_SANITIZE)
+  message(STATUS "neuronprof: building with -fsanitize=${NEURONPROF_SANITIZE}")
+  add_compile_options(-fsanitize=${NEURONPROF_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${NEURONPROF_SANITIZE})
+endif()

@@ -1,0 +1,132 @@
+// INTERNAL: the inline half of the trace recorder. Do not include directly;
+// <neuronprof/trace.h> is the public surface. Layouts here may change.
+#ifndef NEURONPROF_INTERNAL_RECORDER_H_
+#define NEURONPROF_INTERNAL_RECORDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace neuronprof {
+class TraceArg;
+namespace internal {
+
+// Capture state in one word so that a marker reads it with a single relaxed
+// load: low 8 bits are the host tracer level in force (0 = not capturing),
+// high 24 bits are the capture generation.
+extern std::atomic<uint32_t> g_capture_state;
+// True when raw ticks are TSC cycles; false when they are CLOCK_MONOTONIC ns.
+// Fixed before the first capture is enabled and never changed afterwards.
+extern bool g_ticks_are_tsc;
+
+constexpr uint32_t kLevelMask = 0xffu;
+constexpr uint32_t GenerationOf(uint32_t state) { return state >> 8; }
+
+inline uint64_t NowTicks() {
+#if defined(__x86_64__)
+  if (g_ticks_are_tsc) return __rdtsc();
+#endif
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // vDSO: no syscall.
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// One finished scope; 32 bytes so a 64 KiB block holds 2047 of them.
+struct EventRecord {
+  const char* name;  // String literal or a copy in the capture's arena.
+  uint64_t start_ticks;
+  uint64_t end_ticks;
+  uint32_t name_length;  // Bytes at `name`, arguments included.
+  // 0: no arguments. Otherwise arguments follow the plain name, which is
+  // args_offset - 1 bytes long (see src/core/event_args.h for the encoding).
+  uint32_t args_offset;
+};
+static_assert(sizeof(EventRecord) == 32, "EventRecord must stay 32 bytes");
+
+struct EventBlock;
+
+// Per-thread recording state. Every field below `writing` is owned by its
+// thread and written only inside a write section (see EnterWriteSection);
+// the collector reads them after every thread has left its section.
+struct ThreadSlot {
+  std::atomic<uint32_t> writing{0};
+  bool needs_full_fence = false;  // No membarrier(2): pay a fence instead.
+  uint32_t generation = 0;        // Capture the buffers below belong to.
+  EventRecord* cursor = nullptr;  // Next free record in the current block.
+  EventRecord* limit = nullptr;
+  char* arena_cursor = nullptr;   // Copies of dynamic names.
+  char* arena_limit = nullptr;
+  EventBlock* first_block = nullptr;
+  EventBlock* last_block = nullptr;
+  uint64_t recorded = 0;
+  uint64_t dropped = 0;
+};
+
+extern thread_local ThreadSlot* t_slot;
+
+// Opens a write section for the capture `state`. Returns false (and leaves
+// no section open) when that capture has ended. Pairs with the collector's
+// asymmetric barrier: it publishes the new state, runs membarrier(2), then
+// waits for `writing` to clear on every slot.
+inline bool EnterWriteSection(ThreadSlot* slot, uint32_t state) {
+  slot->writing.store(1, std::memory_order_relaxed);
+  if (slot->needs_full_fence) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  if (g_capture_state.load(std::memory_order_relaxed) != state) {
+    slot->writing.store(0, std::memory_order_release);
+    return false;
+  }
+  return true;
+}
+
+inline void LeaveWriteSection(ThreadSlot* slot) {
+  slot->writing.store(0, std::memory_order_release);
+}
+
+// Out-of-line paths: first event of a thread or of a capture, a full block,
+// copies of dynamic names.
+void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
+                     uint32_t args_offset, uint64_t start_ticks,
+                     uint64_t end_ticks);
+// Copies `name` (plus encoded metadata, if any) into the thread's arena.
+// Returns nullptr when the capture ended or the buffer is full (counted).
+// On success also sets *out_args_offset (see EventRecord::args_offset).
+const char* CopyName(uint32_t state, std::string_view name,
+                     const TraceArg* args, size_t num_args,
+                     uint32_t* out_length, uint32_t* out_args_offset);
+
+inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
+                        uint32_t args_offset, uint64_t start_ticks,
+                        uint64_t end_ticks) {
+  ThreadSlot* slot = t_slot;
+  if (slot != nullptr && slot->generation == GenerationOf(state) &&
+      slot->cursor != slot->limit) {
+    if (!EnterWriteSection(slot, state)) return;
+    EventRecord* record = slot->cursor;
+    record->name = name;
+    record->start_ticks = start_ticks;
+    record->end_ticks = end_ticks;
+    record->name_length = name_length;
+    record->args_offset = args_offset;
+    slot->cursor = record + 1;
+    ++slot->recorded;
+    LeaveWriteSection(slot);
+    return;
+  }
+  RecordEventSlow(state, name, name_length, args_offset, start_ticks,
+                  end_ticks);
+}
+
+}  // namespace internal
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_INTERNAL_RECORDER_H_

@@ -1,0 +1,10 @@
+// Umbrella header of neuronprof: include this one.
+//   markers:  neuronprof::ScopedTrace, neuronprof::StepTrace  (trace.h)
+//   sessions: neuronprof::Profiler, neuronprof::ProfilerOptions (profiler.h)
+#ifndef NEURONPROF_NEURONPROF_H_
+#define NEURONPROF_NEURONPROF_H_
+
+#include "neuronprof/profiler.h"
+#include "neuronprof/trace.h"
+
+#endif  // NEURONPROF_NEURONPROF_H_

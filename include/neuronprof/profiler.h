@@ -1,0 +1,110 @@
+// neuronprof capture sessions: the C++ twin of
+// torch_neuronx.experimental.profiler.profile(...).
+//
+//   neuronprof::ProfilerOptions options;
+//   options.logdir = "logs";
+//   options.ms_duration = 15000;
+//   neuronprof::Profiler profiler(options);   // capture starts here
+//   ... run steps ...
+//   absl::StatusOr<neuronprof::ProfileResult> result = profiler.Stop();
+//
+// A Profiler captures every marker (and every registered collector) from
+// construction until ms_duration elapses, Stop() is called or the object is
+// destroyed, whichever comes first, then writes a TensorBoard logdir:
+//   <logdir>/plugins/profile/<run>/<host>.xplane.pb      (xprof, TensorBoard)
+//   <logdir>/plugins/profile/<run>/<host>.trace.json.gz  (Perfetto, chrome://tracing)
+// Only one capture runs per process at a time.
+#ifndef NEURONPROF_PROFILER_H_
+#define NEURONPROF_PROFILER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace neuronprof {
+
+enum class ProfileType {
+  kTrace,     // Markers and runtime activity ("trace" in torch-neuronx).
+  kOperator,  // Plus framework operators; needs an operator collector such
+              // as neuronprof::torch linked in ("operator").
+};
+
+struct ProfilerOptions {
+  // Port of the profiler gRPC server that remote capture clients use.
+  // 0 means no server for this session.
+  int port = 9012;
+  ProfileType profile_type = ProfileType::kTrace;
+  // Capture window in milliseconds, 1 .. max_ms_duration. The window also
+  // ends at Stop() or destruction.
+  int64_t ms_duration = 60000;
+  int64_t max_ms_duration = 3600 * 1000;
+  // TensorBoard logdir; profiles go under <logdir>/plugins/profile/<run>/.
+  std::string logdir = "./logs";
+  // Run folder name; default: the capture start time, YYYY_MM_DD_HH_MM_SS
+  // (local time, with a _<ms> suffix when needed to stay unique). A plain
+  // name: letters, digits, '.', '-', '_'.
+  std::string run_name;
+  // Host name used in file names; default: this machine's host name.
+  std::string host_name;
+  // The raw capture is first written to <logdir>/.neuronprof_working/<run>/;
+  // true deletes it once every output file is written, false keeps it.
+  bool delete_working = true;
+  // 0 = no host markers, 1 = ScopedTrace/StepTrace (kTraceCritical),
+  // 2 = info, 3 = verbose. Markers above this level are not recorded.
+  int host_tracer_level = 2;
+  // Memory for recorded events (32 bytes each) and copied names. When it is
+  // full, further events are dropped and counted, never blocking.
+  int64_t max_buffer_bytes = int64_t{256} << 20;
+  // Also write <host>.trace.json.gz (Chrome trace event format).
+  bool write_chrome_trace = true;
+};
+
+// Checks options without starting anything. InvalidArgument names the field.
+absl::Status ValidateOptions(const ProfilerOptions& options);
+
+struct ProfileResult {
+  std::string run_dir;                 // <logdir>/plugins/profile/<run>
+  std::vector<std::string> files;      // Every file written.
+  int64_t events = 0;                  // Events recorded on all planes.
+  int64_t threads = 0;                 // Host threads with events.
+  int64_t dropped_events = 0;          // Lost to a full buffer.
+  int64_t duration_ns = 0;             // Length of the capture window.
+  std::vector<std::string> warnings;   // Also stored in the XSpace.
+};
+
+class Profiler {
+ public:
+  // Starts a capture window. If the options are bad or another capture is
+  // running, nothing is captured and status() / Stop() report why.
+  explicit Profiler(const ProfilerOptions& options = {});
+  // Ends the capture (if still running) and writes the logdir.
+  ~Profiler();
+
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  // OK while capturing or after a successful capture.
+  absl::Status status() const;
+  // True from construction until the window ends.
+  bool capturing() const;
+  // Ends the window now (if ms_duration has not ended it already), writes
+  // the logdir and returns what was written. Later calls return the same
+  // result. If the logdir cannot be written, the error names a fallback
+  // directory that holds the capture.
+  absl::StatusOr<ProfileResult> Stop();
+  // Blocks until the window ends by itself (ms_duration), then as Stop().
+  absl::StatusOr<ProfileResult> WaitForCompletion();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_PROFILER_H_

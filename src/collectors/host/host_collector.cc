@@ -1,0 +1,133 @@
+#include "src/collectors/host/host_collector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "src/core/event_args.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace collectors {
+namespace {
+
+using internal::EventRecord;
+
+int64_t TicksToPs(uint64_t from, uint64_t to, double ns_per_tick) {
+  const double ticks = static_cast<double>(static_cast<int64_t>(to - from));
+  return std::llround(ticks * ns_per_tick * 1000.0);
+}
+
+class HostCollector : public Collector {
+ public:
+  explicit HostCollector(const CaptureOptions& options) : options_(options) {}
+
+  std::string name() const override { return "host"; }
+
+  absl::Status Start() override {
+    return core::StartRecording(options_.host_tracer_level,
+                                options_.max_buffer_bytes);
+  }
+
+  absl::Status Stop() override {
+    auto capture = core::StopRecording();
+    if (!capture.ok()) return capture.status();
+    capture_ = std::move(*capture);
+    return absl::OkStatus();
+  }
+
+  absl::Status Collect(tensorflow::profiler::XSpace* space,
+                       CollectStats* stats) override {
+    AddHostPlane(capture_, space, stats);
+    return absl::OkStatus();
+  }
+
+ private:
+  CaptureOptions options_;
+  core::RecordedCapture capture_;
+};
+
+}  // namespace
+
+void AddHostPlane(const core::RecordedCapture& capture,
+                  tensorflow::profiler::XSpace* space, CollectStats* stats) {
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  const double ns_per_tick = capture.clock.ns_per_tick();
+
+  // Linux reuses thread ids: threads that shared an id share a line.
+  std::map<int64_t, std::vector<const core::ThreadEvents*>> by_thread_id;
+  for (const core::ThreadEvents& thread : capture.threads) {
+    by_thread_id[thread.thread_id].push_back(&thread);
+  }
+
+  std::vector<core::DecodedArg> args;
+  std::vector<const EventRecord*> events;
+  for (const auto& [thread_id, threads] : by_thread_id) {
+    events.clear();
+    std::string line_name;
+    for (const core::ThreadEvents* thread : threads) {
+      for (const EventRecord& record : thread->events) events.push_back(&record);
+      if (line_name.empty()) line_name = thread->thread_name;
+    }
+    if (events.empty()) continue;
+    if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
+    // Parents before children: earlier start first, longer first on ties.
+    std::sort(events.begin(), events.end(),
+              [](const EventRecord* a, const EventRecord* b) {
+                if (a->start_ticks != b->start_ticks) {
+                  return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
+                }
+                return static_cast<int64_t>(a->end_ticks - b->end_ticks) > 0;
+              });
+    const uint64_t line_start = events.front()->start_ticks;
+    // Line times are relative to the capture start (the "Task Environment"
+    // plane holds the epoch start), as TSL writes them: xprof turns them
+    // into int64 picoseconds, which epoch nanoseconds would overflow.
+    auto* line = plane.AddLine(
+        thread_id, line_name,
+        capture.clock.ToEpochNs(line_start) - capture.start_epoch_ns);
+    uint64_t line_end = line_start;
+    for (const EventRecord* record : events) {
+      const int64_t metadata_id = plane.EventMetadataId(core::PlainName(*record));
+      auto* event = plane.AddEvent(
+          line, metadata_id, TicksToPs(line_start, record->start_ticks, ns_per_tick),
+          TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
+      if (static_cast<int64_t>(record->end_ticks - line_end) > 0) {
+        line_end = record->end_ticks;
+      }
+      core::DecodeArgs(*record, &args);
+      for (const core::DecodedArg& arg : args) {
+        switch (arg.kind) {
+          case 'i': plane.AddStat(event, arg.key, arg.int_value); break;
+          case 'u': plane.AddStat(event, arg.key, arg.uint_value); break;
+          case 'd': plane.AddStat(event, arg.key, arg.double_value); break;
+          default: plane.AddStat(event, arg.key, arg.string_value); break;
+        }
+      }
+    }
+    line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
+    stats->events += static_cast<int64_t>(events.size());
+    stats->threads += 1;
+  }
+
+  stats->dropped += static_cast<int64_t>(capture.dropped);
+  if (capture.dropped > 0) {
+    plane.AddPlaneStat(xplane::kDroppedEventsStat,
+                       static_cast<int64_t>(capture.dropped));
+    space->add_warnings(absl::StrCat(
+        "neuronprof: ", capture.dropped,
+        " host events were dropped because the event buffer (",
+        capture.buffer_bytes,
+        " bytes) was full; raise ProfilerOptions::max_buffer_bytes or shorten "
+        "ms_duration"));
+  }
+}
+
+std::unique_ptr<Collector> CreateHostCollector(const CaptureOptions& options) {
+  return std::make_unique<HostCollector>(options);
+}
+
+}  // namespace collectors
+}  // namespace neuronprof

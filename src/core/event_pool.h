@@ -1,0 +1,67 @@
+// A capture's event memory: one reservation carved into fixed blocks that
+// threads claim with a single atomic add. Bounded by design: when the blocks
+// run out, callers drop and count.
+#ifndef NEURONPROF_SRC_CORE_EVENT_POOL_H_
+#define NEURONPROF_SRC_CORE_EVENT_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "neuronprof/internal/recorder.h"
+
+namespace neuronprof {
+namespace internal {
+
+// A block of event records; the first 32 bytes link the thread's chain.
+struct EventBlock {
+  static constexpr size_t kBytes = 64 * 1024;
+  static constexpr size_t kRecords = kBytes / sizeof(EventRecord) - 1;
+  EventBlock* next;
+  char padding[sizeof(EventRecord) - sizeof(EventBlock*)];
+  EventRecord records[kRecords];
+};
+static_assert(sizeof(EventBlock) == EventBlock::kBytes, "block layout");
+
+}  // namespace internal
+
+namespace core {
+
+class EventPool {
+ public:
+  // Reserves `bytes` (rounded down to whole blocks, at least one) of
+  // address space; pages are committed as threads touch them.
+  static absl::StatusOr<std::unique_ptr<EventPool>> Create(uint64_t bytes,
+                                                           uint32_t generation);
+  ~EventPool();
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+
+  // A zero-filled block, or nullptr when the pool is exhausted. Lock-free.
+  void* ClaimBlock() {
+    const uint64_t index = next_block_.fetch_add(1, std::memory_order_relaxed);
+    if (index >= num_blocks_) return nullptr;
+    return base_ + index * internal::EventBlock::kBytes;
+  }
+
+  uint32_t generation() const { return generation_; }
+  uint64_t capacity_bytes() const {
+    return num_blocks_ * internal::EventBlock::kBytes;
+  }
+  uint64_t used_bytes() const;
+
+ private:
+  EventPool(char* base, uint64_t num_blocks, uint32_t generation)
+      : base_(base), num_blocks_(num_blocks), generation_(generation) {}
+
+  char* base_;
+  uint64_t num_blocks_;
+  uint32_t generation_;
+  std::atomic<uint64_t> next_block_{0};
+};
+
+}  // namespace core
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_CORE_EVENT_POOL_H_

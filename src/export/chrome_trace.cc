@@ -1,0 +1,175 @@
+#include "src/export/chrome_trace.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace exporter {
+namespace {
+
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XStat;
+
+void AppendEscaped(std::string* out, std::string_view text) {
+  out->push_back('"');
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\t': out->append("\\t"); break;
+      case '\r': out->append("\\r"); break;
+      default:
+        if (c < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+          out->append(escaped);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendInt(std::string* out, int64_t value) {
+  char digits[24];
+  const int n = std::snprintf(digits, sizeof(digits), "%" PRId64, value);
+  out->append(digits, static_cast<size_t>(n));
+}
+
+// Microseconds with nanosecond precision, printed exactly from integer ns.
+void AppendMicros(std::string* out, int64_t ns) {
+  if (ns < 0) {
+    out->push_back('-');
+    ns = -ns;
+  }
+  AppendInt(out, ns / 1000);
+  char fraction[5];
+  std::snprintf(fraction, sizeof(fraction), ".%03d", static_cast<int>(ns % 1000));
+  out->append(fraction);
+}
+
+void AppendStatValue(std::string* out, const XPlane& plane, const XStat& stat) {
+  switch (stat.value_case()) {
+    case XStat::kDoubleValue: {
+      char number[32];
+      std::snprintf(number, sizeof(number), "%.17g", stat.double_value());
+      out->append(number);
+      break;
+    }
+    case XStat::kUint64Value: {
+      char number[24];
+      std::snprintf(number, sizeof(number), "%" PRIu64, stat.uint64_value());
+      out->append(number);
+      break;
+    }
+    case XStat::kInt64Value: AppendInt(out, stat.int64_value()); break;
+    case XStat::kStrValue: AppendEscaped(out, stat.str_value()); break;
+    case XStat::kBytesValue: AppendEscaped(out, "<bytes>"); break;
+    case XStat::kRefValue: {
+      auto it = plane.stat_metadata().find(static_cast<int64_t>(stat.ref_value()));
+      AppendEscaped(out, it == plane.stat_metadata().end() ? "" : it->second.name());
+      break;
+    }
+    default: out->append("null"); break;
+  }
+}
+
+void AppendMetadataEvent(std::string* out, const char* kind, int64_t pid,
+                         const int64_t* tid, std::string_view name) {
+  out->append("{\"ph\":\"M\",\"name\":\"");
+  out->append(kind);
+  out->append("\",\"pid\":");
+  AppendInt(out, pid);
+  if (tid != nullptr) {
+    out->append(",\"tid\":");
+    AppendInt(out, *tid);
+  }
+  out->append(",\"args\":{\"name\":");
+  AppendEscaped(out, name);
+  out->append("}},\n");
+}
+
+}  // namespace
+
+std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
+  std::string out;
+  size_t total_events = 0;
+  for (const XPlane& plane : space.planes()) {
+    for (const auto& line : plane.lines()) total_events += line.events_size();
+  }
+  out.reserve(total_events * 96 + 4096);
+  out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  // Chrome traces carry absolute (epoch) microseconds.
+  const int64_t base_ns = xplane::ProfileStartEpochNs(space);
+  int64_t pid = 0;
+  for (const XPlane& plane : space.planes()) {
+    ++pid;
+    if (plane.lines_size() == 0) continue;
+    AppendMetadataEvent(&out, "process_name", pid, nullptr, plane.name());
+    // Event names are escaped once per plane, not once per event.
+    absl::flat_hash_map<int64_t, std::string> names;
+    for (const auto& [id, metadata] : plane.event_metadata()) {
+      std::string escaped;
+      AppendEscaped(&escaped, metadata.display_name().empty()
+                                  ? metadata.name()
+                                  : metadata.display_name());
+      names.emplace(id, std::move(escaped));
+    }
+    absl::flat_hash_map<int64_t, std::string> stat_keys;
+    for (const auto& [id, metadata] : plane.stat_metadata()) {
+      std::string escaped;
+      AppendEscaped(&escaped, metadata.name());
+      stat_keys.emplace(id, std::move(escaped));
+    }
+    for (const auto& line : plane.lines()) {
+      const int64_t tid = line.id();
+      AppendMetadataEvent(&out, "thread_name", pid, &tid,
+                          line.display_name().empty() ? line.name()
+                                                      : line.display_name());
+      for (const auto& event : line.events()) {
+        out.append("{\"ph\":\"X\",\"pid\":");
+        AppendInt(&out, pid);
+        out.append(",\"tid\":");
+        AppendInt(&out, tid);
+        out.append(",\"ts\":");
+        AppendMicros(&out, base_ns + line.timestamp_ns() + event.offset_ps() / 1000);
+        out.append(",\"dur\":");
+        AppendMicros(&out, event.duration_ps() / 1000);
+        out.append(",\"name\":");
+        auto name = names.find(event.metadata_id());
+        out.append(name == names.end() ? "\"\"" : name->second);
+        if (event.stats_size() > 0) {
+          out.append(",\"args\":{");
+          bool first = true;
+          for (const XStat& stat : event.stats()) {
+            if (!first) out.push_back(',');
+            first = false;
+            auto key = stat_keys.find(stat.metadata_id());
+            out.append(key == stat_keys.end() ? "\"?\"" : key->second);
+            out.push_back(':');
+            AppendStatValue(&out, plane, stat);
+          }
+          out.push_back('}');
+        }
+        out.append("},\n");
+      }
+    }
+  }
+  // A final instant event keeps the list free of a trailing comma.
+  out.append("{\"ph\":\"M\",\"name\":\"neuronprof\",\"pid\":0,\"args\":{\"warnings\":[");
+  for (int i = 0; i < space.warnings_size(); ++i) {
+    if (i) out.push_back(',');
+    AppendEscaped(&out, space.warnings(i));
+  }
+  out.append("]}}\n]}\n");
+  return out;
+}
+
+}  // namespace exporter
+}  // namespace neuronprof

@@ -1,0 +1,135 @@
+#include "src/export/logdir.h"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
+
+namespace neuronprof {
+namespace exporter {
+namespace {
+
+bool IsPlainChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+}
+
+}  // namespace
+
+bool IsPlainName(std::string_view name) {
+  if (name.empty() || name == "." || name == ".." || name.size() > 255) {
+    return false;
+  }
+  for (char c : name) {
+    if (!IsPlainChar(c)) return false;
+  }
+  return true;
+}
+
+absl::Status CheckPlainName(std::string_view name, std::string_view what) {
+  if (IsPlainName(name)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(what), " '", std::string(name),
+      "' is not a plain name: use letters, digits, '.', '-' and '_' only (no "
+      "path separators, not '.' or '..')"));
+}
+
+std::string ToPlainName(std::string_view name) {
+  std::string plain;
+  for (char c : name) plain.push_back(IsPlainChar(c) ? c : '_');
+  if (!IsPlainName(plain)) plain = "localhost";
+  return plain;
+}
+
+std::string LocalHostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return ToPlainName(name);
+}
+
+std::string RunNameForTime(int64_t epoch_ns) {
+  const time_t seconds = static_cast<time_t>(epoch_ns / 1000000000);
+  struct tm local;
+  localtime_r(&seconds, &local);
+  return absl::StrFormat("%04d_%02d_%02d_%02d_%02d_%02d", local.tm_year + 1900,
+                         local.tm_mon + 1, local.tm_mday, local.tm_hour,
+                         local.tm_min, local.tm_sec);
+}
+
+std::string ProfileRoot(const std::string& logdir) {
+  return absl::StrCat(logdir, "/plugins/profile");
+}
+
+absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
+                                               const std::string& run_name,
+                                               int64_t epoch_ns) {
+  const std::string root = ProfileRoot(logdir);
+  if (absl::Status made = MakeDirectories(root); !made.ok()) return made;
+  auto try_create = [](const std::string& path) -> absl::StatusOr<bool> {
+    if (mkdir(path.c_str(), 0755) == 0) return true;
+    if (errno == EEXIST) return false;
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create run directory '", path, "': ", std::strerror(errno)));
+  };
+  if (!run_name.empty()) {
+    const std::string path = absl::StrCat(root, "/", run_name);
+    auto created = try_create(path);
+    if (!created.ok()) return created.status();
+    if (!*created) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "run directory '", path, "' already exists; choose another run_name"));
+    }
+    return path;
+  }
+  const std::string base = absl::StrCat(root, "/", RunNameForTime(epoch_ns));
+  std::vector<std::string> candidates = {
+      base, absl::StrFormat("%s_%03d", base,
+                            static_cast<int>((epoch_ns / 1000000) % 1000))};
+  for (int i = 2; i < 1000; ++i) {
+    candidates.push_back(absl::StrFormat("%s_%03d_%d", base,
+                                         static_cast<int>((epoch_ns / 1000000) % 1000), i));
+  }
+  for (const std::string& path : candidates) {
+    auto created = try_create(path);
+    if (!created.ok()) return created.status();
+    if (*created) return path;
+  }
+  return absl::AlreadyExistsError(
+      absl::StrCat("cannot find a free run directory name near '", base, "'"));
+}
+
+absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
+    const tensorflow::profiler::XSpace& space, const std::string& dir,
+    const std::string& host, const ExportOptions& options) {
+  std::vector<std::string> written;
+  std::string serialized;
+  if (!space.SerializeToString(&serialized)) {
+    return absl::InternalError("cannot serialize the XSpace");
+  }
+  const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
+  if (absl::Status s = WriteFileAtomically(xplane_path, serialized); !s.ok()) {
+    return s;
+  }
+  written.push_back(xplane_path);
+  if (options.chrome_trace) {
+    auto compressed = GzipCompress(XSpaceToChromeTraceJson(space));
+    if (!compressed.ok()) return compressed.status();
+    const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
+    if (absl::Status s = WriteFileAtomically(trace_path, *compressed); !s.ok()) {
+      return s;
+    }
+    written.push_back(trace_path);
+  }
+  return written;
+}
+
+}  // namespace exporter
+}  // namespace neuronprof

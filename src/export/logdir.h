@@ -1,0 +1,54 @@
+// TensorBoard logdir layout: <logdir>/plugins/profile/<run>/<host>.<tool>.
+#ifndef NEURONPROF_SRC_EXPORT_LOGDIR_H_
+#define NEURONPROF_SRC_EXPORT_LOGDIR_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/xplane.pb.h"
+
+namespace neuronprof {
+namespace exporter {
+
+inline constexpr char kXPlaneSuffix[] = ".xplane.pb";
+inline constexpr char kChromeTraceSuffix[] = ".trace.json.gz";
+
+// A plain file or folder name: [A-Za-z0-9._-]+, not "." or "..".
+bool IsPlainName(std::string_view name);
+// InvalidArgument naming `what` unless IsPlainName(name).
+absl::Status CheckPlainName(std::string_view name, std::string_view what);
+// Replaces every character a plain name may not hold with '_'.
+std::string ToPlainName(std::string_view name);
+
+// This machine's host name, as a plain name.
+std::string LocalHostName();
+// YYYY_MM_DD_HH_MM_SS in local time.
+std::string RunNameForTime(int64_t epoch_ns);
+std::string ProfileRoot(const std::string& logdir);  // <logdir>/plugins/profile
+
+// Creates <logdir>/plugins/profile/<run> and returns its path. An explicit
+// `run_name` must not exist yet. Without one, the name comes from
+// `epoch_ns`; if that folder exists, a _<milliseconds> suffix (then a
+// counter) keeps it unique.
+absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
+                                               const std::string& run_name,
+                                               int64_t epoch_ns);
+
+struct ExportOptions {
+  bool chrome_trace = true;
+};
+
+// Writes <dir>/<host>.xplane.pb and the other exports, each atomically.
+// Returns the paths written.
+absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
+    const tensorflow::profiler::XSpace& space, const std::string& dir,
+    const std::string& host, const ExportOptions& options);
+
+}  // namespace exporter
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_EXPORT_LOGDIR_H_

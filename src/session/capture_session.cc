@@ -1,0 +1,105 @@
+#include "src/session/capture_session.h"
+
+#include <time.h>
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "src/collectors/host/host_collector.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace session {
+namespace {
+
+std::atomic<bool> g_window_open{false};
+
+int64_t EpochNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
+    const collectors::CaptureOptions& options) {
+  bool expected = false;
+  if (!g_window_open.compare_exchange_strong(expected, true)) {
+    return absl::FailedPreconditionError(
+        "a capture is already running in this process (one capture at a "
+        "time); stop the other Profiler or wait for its window to end");
+  }
+  std::unique_ptr<CaptureSession> session(new CaptureSession());
+  session->collectors_.push_back(collectors::CreateHostCollector(options));
+  for (auto& collector : collectors::CreateCollectors(options)) {
+    session->collectors_.push_back(std::move(collector));
+  }
+  if (options.operators) {
+    bool have_operators = false;
+    for (const auto& collector : session->collectors_) {
+      have_operators |= collector->records_operators();
+    }
+    if (!have_operators) {
+      session->Release();
+      return absl::FailedPreconditionError(
+          "profile_type kOperator needs an operator collector, and none is "
+          "registered: link neuronprof::torch (built when libtorch is found) "
+          "or use profile_type kTrace");
+    }
+  }
+  session->start_epoch_ns_ = EpochNs();
+  for (size_t i = 0; i < session->collectors_.size(); ++i) {
+    absl::Status started = session->collectors_[i]->Start();
+    if (!started.ok()) {
+      for (size_t j = 0; j < i; ++j) session->collectors_[j]->Stop().IgnoreError();
+      session->Release();
+      return absl::Status(started.code(),
+                          absl::StrCat("cannot start the ",
+                                       session->collectors_[i]->name(),
+                                       " collector: ", started.message()));
+    }
+  }
+  return session;
+}
+
+CaptureSession::~CaptureSession() {
+  if (!stopped_) Stop().IgnoreError();
+}
+
+void CaptureSession::Release() {
+  stopped_ = true;
+  g_window_open.store(false);
+}
+
+absl::StatusOr<CaptureResult> CaptureSession::Stop() {
+  if (stopped_) return absl::FailedPreconditionError("capture already stopped");
+  CaptureResult result;
+  result.start_epoch_ns = start_epoch_ns_;
+  std::vector<bool> stopped(collectors_.size(), false);
+  for (size_t i = 0; i < collectors_.size(); ++i) {
+    absl::Status status = collectors_[i]->Stop();
+    stopped[i] = status.ok();
+    if (!status.ok()) {
+      result.space.add_errors(absl::StrCat(collectors_[i]->name(),
+                                           " collector failed to stop: ",
+                                           status.ToString()));
+    }
+  }
+  result.stop_epoch_ns = EpochNs();
+  Release();
+  xplane::SetProfileTimes(&result.space, start_epoch_ns_, result.stop_epoch_ns);
+  for (size_t i = 0; i < collectors_.size(); ++i) {
+    if (!stopped[i]) continue;
+    absl::Status status = collectors_[i]->Collect(&result.space, &result.stats);
+    if (!status.ok()) {
+      result.space.add_errors(absl::StrCat(collectors_[i]->name(),
+                                           " collector failed: ",
+                                           status.ToString()));
+    }
+  }
+  return result;
+}
+
+}  // namespace session
+}  // namespace neuronprof

@@ -1,0 +1,51 @@
+// One capture window over every collector: the host recorder plus whatever
+// collectors are registered. Only one window runs per process at a time;
+// the Profiler and the profiler gRPC server both go through this.
+#ifndef NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_
+#define NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/xplane.pb.h"
+#include "src/collectors/collector.h"
+
+namespace neuronprof {
+namespace session {
+
+struct CaptureResult {
+  tensorflow::profiler::XSpace space;
+  collectors::CollectStats stats;
+  int64_t start_epoch_ns = 0;
+  int64_t stop_epoch_ns = 0;
+};
+
+class CaptureSession {
+ public:
+  // Starts every collector. FailedPrecondition if another window is open.
+  static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
+      const collectors::CaptureOptions& options);
+  ~CaptureSession();  // Stops the collectors if Stop() was not called.
+
+  CaptureSession(const CaptureSession&) = delete;
+  CaptureSession& operator=(const CaptureSession&) = delete;
+
+  int64_t start_epoch_ns() const { return start_epoch_ns_; }
+  // Stops every collector and merges their planes. Collector failures
+  // become errors in the XSpace rather than losing the other planes.
+  absl::StatusOr<CaptureResult> Stop();
+
+ private:
+  CaptureSession() = default;
+  void Release();
+
+  std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  int64_t start_epoch_ns_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace session
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_

@@ -1,0 +1,130 @@
+#include "src/xplane/xplane_builder.h"
+
+#include "src/xplane/names.h"
+
+namespace neuronprof {
+namespace xplane {
+
+XPlane* FindOrAddPlane(XSpace* space, std::string_view name) {
+  for (XPlane& plane : *space->mutable_planes()) {
+    if (plane.name() == name) return &plane;
+  }
+  XPlane* plane = space->add_planes();
+  plane->set_id(space->planes_size() - 1);
+  plane->set_name(std::string(name));
+  return plane;
+}
+
+const XPlane* FindPlane(const XSpace& space, std::string_view name) {
+  for (const XPlane& plane : space.planes()) {
+    if (plane.name() == name) return &plane;
+  }
+  return nullptr;
+}
+
+int64_t ProfileStartEpochNs(const XSpace& space) {
+  const XPlane* plane = FindPlane(space, kTaskEnvironmentPlaneName);
+  if (plane == nullptr) return 0;
+  for (const XStat& stat : plane->stats()) {
+    auto it = plane->stat_metadata().find(stat.metadata_id());
+    if (it == plane->stat_metadata().end() ||
+        it->second.name() != kProfileStartTimeStat) {
+      continue;
+    }
+    if (stat.value_case() == XStat::kUint64Value) {
+      return static_cast<int64_t>(stat.uint64_value());
+    }
+    if (stat.value_case() == XStat::kInt64Value) return stat.int64_value();
+  }
+  return 0;
+}
+
+void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns) {
+  XPlaneBuilder plane(FindOrAddPlane(space, kTaskEnvironmentPlaneName));
+  plane.AddPlaneStat(kProfileStartTimeStat, static_cast<uint64_t>(start_epoch_ns));
+  plane.AddPlaneStat(kProfileStopTimeStat, static_cast<uint64_t>(stop_epoch_ns));
+}
+
+XPlaneBuilder::XPlaneBuilder(XPlane* plane) : plane_(plane) {
+  for (const auto& [id, metadata] : plane->event_metadata()) {
+    event_ids_.emplace(metadata.name(), id);
+  }
+  for (const auto& [id, metadata] : plane->stat_metadata()) {
+    stat_ids_.emplace(metadata.name(), id);
+  }
+}
+
+int64_t XPlaneBuilder::EventMetadataId(std::string_view name) {
+  auto it = event_ids_.find(absl::string_view(name.data(), name.size()));
+  if (it != event_ids_.end()) return it->second;
+  // Id 0 stays unused, as in TSL.
+  const int64_t id = static_cast<int64_t>(plane_->event_metadata_size()) + 1;
+  auto& metadata = (*plane_->mutable_event_metadata())[id];
+  metadata.set_id(id);
+  metadata.set_name(std::string(name));
+  event_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+int64_t XPlaneBuilder::StatMetadataId(std::string_view name) {
+  auto it = stat_ids_.find(absl::string_view(name.data(), name.size()));
+  if (it != stat_ids_.end()) return it->second;
+  const int64_t id = static_cast<int64_t>(plane_->stat_metadata_size()) + 1;
+  auto& metadata = (*plane_->mutable_stat_metadata())[id];
+  metadata.set_id(id);
+  metadata.set_name(std::string(name));
+  stat_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+XLine* XPlaneBuilder::AddLine(int64_t id, std::string_view name,
+                              int64_t timestamp_ns) {
+  XLine* line = plane_->add_lines();
+  line->set_id(id);
+  line->set_display_id(id);
+  line->set_name(std::string(name));
+  line->set_timestamp_ns(timestamp_ns);
+  return line;
+}
+
+XEvent* XPlaneBuilder::AddEvent(XLine* line, int64_t metadata_id,
+                                int64_t offset_ps, int64_t duration_ps) {
+  XEvent* event = line->add_events();
+  event->set_metadata_id(metadata_id);
+  event->set_offset_ps(offset_ps);
+  event->set_duration_ps(duration_ps);
+  return event;
+}
+
+XStat* XPlaneBuilder::NewStat(google::protobuf::RepeatedPtrField<XStat>* stats,
+                              std::string_view name) {
+  XStat* stat = stats->Add();
+  stat->set_metadata_id(StatMetadataId(name));
+  return stat;
+}
+
+void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, int64_t value) {
+  NewStat(event->mutable_stats(), name)->set_int64_value(value);
+}
+void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, uint64_t value) {
+  NewStat(event->mutable_stats(), name)->set_uint64_value(value);
+}
+void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, double value) {
+  NewStat(event->mutable_stats(), name)->set_double_value(value);
+}
+void XPlaneBuilder::AddStat(XEvent* event, std::string_view name,
+                            std::string_view value) {
+  NewStat(event->mutable_stats(), name)->set_str_value(std::string(value));
+}
+void XPlaneBuilder::AddPlaneStat(std::string_view name, int64_t value) {
+  NewStat(plane_->mutable_stats(), name)->set_int64_value(value);
+}
+void XPlaneBuilder::AddPlaneStat(std::string_view name, uint64_t value) {
+  NewStat(plane_->mutable_stats(), name)->set_uint64_value(value);
+}
+void XPlaneBuilder::AddPlaneStat(std::string_view name, std::string_view value) {
+  NewStat(plane_->mutable_stats(), name)->set_str_value(std::string(value));
+}
+
+}  // namespace xplane
+}  // namespace neuronprof

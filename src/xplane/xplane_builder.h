@@ -1,0 +1,65 @@
+// Small builders over the XSpace protobuf: interned event and stat metadata
+// per plane, lines, events and typed stats.
+#ifndef NEURONPROF_SRC_XPLANE_XPLANE_BUILDER_H_
+#define NEURONPROF_SRC_XPLANE_XPLANE_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "proto/xplane.pb.h"
+
+namespace neuronprof {
+namespace xplane {
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XLine;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
+
+// Finds the plane named `name` in `space`, or adds it.
+XPlane* FindOrAddPlane(XSpace* space, std::string_view name);
+const XPlane* FindPlane(const XSpace& space, std::string_view name);
+
+// Epoch ns that line timestamps are relative to: the Task Environment
+// plane's profile_start_time, or 0 when the space has none.
+int64_t ProfileStartEpochNs(const XSpace& space);
+// Adds the Task Environment plane with the capture's start and stop times.
+void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns);
+
+class XPlaneBuilder {
+ public:
+  // Picks up metadata already in `plane`, so builders can be re-created.
+  explicit XPlaneBuilder(XPlane* plane);
+
+  XPlane* plane() const { return plane_; }
+  int64_t EventMetadataId(std::string_view name);
+  int64_t StatMetadataId(std::string_view name);
+
+  XLine* AddLine(int64_t id, std::string_view name, int64_t timestamp_ns);
+  XEvent* AddEvent(XLine* line, int64_t metadata_id, int64_t offset_ps,
+                   int64_t duration_ps);
+
+  void AddStat(XEvent* event, std::string_view name, int64_t value);
+  void AddStat(XEvent* event, std::string_view name, uint64_t value);
+  void AddStat(XEvent* event, std::string_view name, double value);
+  void AddStat(XEvent* event, std::string_view name, std::string_view value);
+  void AddPlaneStat(std::string_view name, int64_t value);
+  void AddPlaneStat(std::string_view name, uint64_t value);
+  void AddPlaneStat(std::string_view name, std::string_view value);
+
+ private:
+  XStat* NewStat(google::protobuf::RepeatedPtrField<XStat>* stats,
+                 std::string_view name);
+
+  XPlane* plane_;
+  absl::flat_hash_map<std::string, int64_t> event_ids_;
+  absl::flat_hash_map<std::string, int64_t> stat_ids_;
+};
+
+}  // namespace xplane
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_XPLANE_XPLANE_BUILDER_H_
