@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what neuronprof needs on Debian 12: the build dependencies from
+# Debian, and (with --python) a virtualenv at .venv with the pinned interop
+# test tools from PyPI. Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libfmt-dev catch2 libbenchmark-dev python3-venv)
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "== installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--python" ]; then
+  if [ ! -x .venv/bin/python ]; then
+    echo "== creating .venv"
+    python3 -m venv .venv
+  fi
+  if ! cmp -s tests/interop/requirements.txt .venv/.requirements.installed; then
+    echo "== installing pinned Python test tools into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check -r tests/interop/requirements.txt
+    cp tests/interop/requirements.txt .venv/.requirements.installed
+  fi
+fi

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Quick start, part 2: the whole test suite, exactly as CI runs it.
+#   1. unit tests and packaging tests (ctest) on a RelWithDebInfo build
+#   2. interop tests against the real xprof converters (pytest, pinned PyPI)
+#   3. unit tests again under ASan+UBSan and under TSan
+# Set NEURONPROF_SKIP_SANITIZERS=1 to skip step 3 while iterating.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh --python
+jobs=$(nproc)
+
+echo "== build and unit tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== interop tests against xprof"
+NEURONPROF_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/interop -q
+
+if [ "${NEURONPROF_SKIP_SANITIZERS:-0}" != "1" ]; then
+  for sanitizer in address,undefined thread; do
+    dir="build-${sanitizer%%,*}"
+    echo "== unit tests under -fsanitize=$sanitizer"
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DNEURONPROF_SANITIZE="$sanitizer" \
+      -DNEURONPROF_BUILD_BENCH=OFF -DNEURONPROF_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build "$dir" -j"$jobs"
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs"
+  done
+fi
+echo "== all test stages passed"

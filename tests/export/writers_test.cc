@@ -1,0 +1,158 @@
+// Writers: atomic files, gzip, Chrome trace JSON and the logdir layout.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
+#include "src/export/logdir.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace {
+
+using testing::TempDir;
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_CASE("atomic writes replace the file whole and leave no temp files") {
+  TempDir dir;
+  const std::string path = dir.path() + "/a.bin";
+  REQUIRE(exporter::WriteFileAtomically(path, "first").ok());
+  REQUIRE(exporter::WriteFileAtomically(path, std::string(1 << 20, 'x')).ok());
+  auto data = exporter::ReadFile(path);
+  REQUIRE(data.ok());
+  CHECK(data->size() == (1u << 20));
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"a.bin"});
+}
+
+TEST_CASE("unwritable destinations give errors that name the path") {
+  TempDir dir;
+  const std::string file = dir.path() + "/plain_file";
+  REQUIRE(exporter::WriteFileAtomically(file, "x").ok());
+  // A regular file where a directory should be: fails even for root.
+  absl::Status written = exporter::WriteFileAtomically(file + "/inside.pb", "x");
+  CHECK_FALSE(written.ok());
+  CHECK(std::string(written.message()).find(file) != std::string::npos);
+  absl::Status made = exporter::MakeDirectories(file + "/sub/dir");
+  CHECK_FALSE(made.ok());
+  CHECK(std::string(made.message()).find("plain_file") != std::string::npos);
+}
+
+TEST_CASE("gzip round-trips small and multi-member inputs") {
+  const std::string small = "hello, profile";
+  auto packed = exporter::GzipCompress(small);
+  REQUIRE(packed.ok());
+  CHECK(static_cast<unsigned char>((*packed)[0]) == 0x1f);  // gzip magic
+  CHECK(static_cast<unsigned char>((*packed)[1]) == 0x8b);
+  CHECK(*exporter::GzipDecompress(*packed) == small);
+
+  std::string large;
+  for (int i = 0; large.size() < (20u << 20); ++i) large += std::to_string(i) + ",";
+  auto packed_large = exporter::GzipCompress(large);
+  REQUIRE(packed_large.ok());
+  auto unpacked = exporter::GzipDecompress(*packed_large);
+  REQUIRE(unpacked.ok());
+  CHECK(*unpacked == large);
+  CHECK_FALSE(exporter::GzipDecompress("not gzip at all").ok());
+}
+
+tensorflow::profiler::XSpace SampleSpace() {
+  tensorflow::profiler::XSpace space;
+  xplane::SetProfileTimes(&space, 1700000000123456789, 1700000001000000000);
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = plane.AddLine(42, "main \"thread\"", 1000);
+  auto* event = plane.AddEvent(line, plane.EventMetadataId("step\n1"), 2500000, 1234567);
+  plane.AddStat(event, "step_num", int64_t{3});
+  plane.AddStat(event, "label", std::string_view("a\"b"));
+  plane.AddStat(event, "ratio", 0.5);
+  return space;
+}
+
+TEST_CASE("Chrome trace JSON has absolute microsecond times and escaped text") {
+  const std::string json = exporter::XSpaceToChromeTraceJson(SampleSpace());
+  // Start 1700000000123456789 ns + line 1000 ns + offset 2500 ns.
+  CHECK(json.find("\"ts\":1700000000123460.289") != std::string::npos);
+  CHECK(json.find("\"dur\":1.234") != std::string::npos);
+  CHECK(json.find("\"name\":\"step\\n1\"") != std::string::npos);
+  CHECK(json.find("\"args\":{\"step_num\":3,\"label\":\"a\\\"b\",\"ratio\":0.5}") !=
+        std::string::npos);
+  CHECK(json.find("\"thread_name\",\"pid\":2,\"tid\":42,\"args\":{\"name\":\"main \\\"thread\\\"\"}") !=
+        std::string::npos);
+  CHECK(json.find("\"process_name\",\"pid\":2,\"args\":{\"name\":\"/host:CPU\"}") !=
+        std::string::npos);
+}
+
+TEST_CASE("plain names keep network and user input out of paths") {
+  CHECK(exporter::IsPlainName("2026_11_22_10_00_00"));
+  CHECK(exporter::IsPlainName("host-1.example"));
+  CHECK_FALSE(exporter::IsPlainName(""));
+  CHECK_FALSE(exporter::IsPlainName("."));
+  CHECK_FALSE(exporter::IsPlainName(".."));
+  CHECK_FALSE(exporter::IsPlainName("../etc"));
+  CHECK_FALSE(exporter::IsPlainName("a/b"));
+  CHECK_FALSE(exporter::IsPlainName("a b"));
+  CHECK(exporter::ToPlainName("my host/1") == "my_host_1");
+  CHECK(absl::IsInvalidArgument(exporter::CheckPlainName("a/b", "run_name")));
+}
+
+TEST_CASE("run directories are sortable timestamps and stay unique") {
+  TempDir dir;
+  const int64_t when = 1700000000123456789;  // .123 s
+  auto first = exporter::CreateRunDirectory(dir.path(), "", when);
+  auto second = exporter::CreateRunDirectory(dir.path(), "", when);
+  auto third = exporter::CreateRunDirectory(dir.path(), "", when);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  REQUIRE(third.ok());
+  const std::string root = dir.path() + "/plugins/profile/";
+  const std::string base = exporter::RunNameForTime(when);
+  CHECK(std::regex_match(base, std::regex(R"(\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d)")));
+  CHECK(*first == root + base);
+  CHECK(*second == root + base + "_123");
+  CHECK(*third == root + base + "_123_2");
+
+  auto named = exporter::CreateRunDirectory(dir.path(), "my_run", when);
+  REQUIRE(named.ok());
+  CHECK(*named == root + "my_run");
+  CHECK(absl::IsAlreadyExists(
+      exporter::CreateRunDirectory(dir.path(), "my_run", when).status()));
+}
+
+TEST_CASE("profile files land under the run directory") {
+  TempDir dir;
+  auto files = exporter::WriteProfileFiles(SampleSpace(), dir.path(), "myhost", {});
+  REQUIRE(files.ok());
+  CHECK(ListDir(dir.path()) ==
+        std::vector<std::string>{"myhost.trace.json.gz", "myhost.xplane.pb"});
+  auto space = testing::ReadXSpace(dir.path() + "/myhost.xplane.pb");
+  REQUIRE(xplane::FindPlane(space, xplane::kHostPlaneName) != nullptr);
+  CHECK(xplane::ProfileStartEpochNs(space) == 1700000000123456789);
+  auto gz = exporter::ReadFile(dir.path() + "/myhost.trace.json.gz");
+  REQUIRE(gz.ok());
+  auto json = exporter::GzipDecompress(*gz);
+  REQUIRE(json.ok());
+  CHECK(json->find("\"traceEvents\"") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace neuronprof

@@ -1,0 +1,228 @@
+// Profiler sessions end to end: options, one capture at a time, the window,
+// the files written and what happens when they cannot be written.
+#include <sys/stat.h>
+
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/neuronprof.h"
+#include "src/export/atomic_file.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace {
+
+using testing::TempDir;
+using tensorflow::profiler::XPlane;
+
+ProfilerOptions TestOptions(const std::string& logdir) {
+  ProfilerOptions options;
+  options.logdir = logdir;
+  options.port = 0;
+  options.host_name = "testhost";
+  return options;
+}
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+std::string EventName(const XPlane& plane, int64_t metadata_id) {
+  auto it = plane.event_metadata().find(metadata_id);
+  return it == plane.event_metadata().end() ? "" : it->second.name();
+}
+
+TEST_CASE("bad options are refused with a message naming the option") {
+  TempDir dir;
+  struct Case {
+    const char* field;
+    void (*apply)(ProfilerOptions*);
+  } cases[] = {
+      {"port", [](ProfilerOptions* o) { o->port = 70000; }},
+      {"ms_duration", [](ProfilerOptions* o) { o->ms_duration = 0; }},
+      {"ms_duration", [](ProfilerOptions* o) { o->ms_duration = 2 * 3600 * 1000; }},
+      {"logdir", [](ProfilerOptions* o) { o->logdir = ""; }},
+      {"run_name", [](ProfilerOptions* o) { o->run_name = "../escape"; }},
+      {"host_name", [](ProfilerOptions* o) { o->host_name = "a/b"; }},
+      {"host_tracer_level", [](ProfilerOptions* o) { o->host_tracer_level = 4; }},
+      {"max_buffer_bytes", [](ProfilerOptions* o) { o->max_buffer_bytes = 1; }},
+  };
+  for (const Case& c : cases) {
+    ProfilerOptions options = TestOptions(dir.path());
+    c.apply(&options);
+    Profiler profiler(options);
+    CAPTURE(c.field);
+    CHECK(absl::IsInvalidArgument(profiler.status()));
+    CHECK(std::string(profiler.status().message()).find(c.field) != std::string::npos);
+    CHECK_FALSE(profiler.capturing());
+    auto result = profiler.Stop();
+    CHECK(result.status() == profiler.status());
+  }
+  // Nothing was captured, so nothing was written.
+  CHECK_FALSE(Exists(dir.path() + "/plugins"));
+}
+
+TEST_CASE("only one Profiler captures at a time") {
+  TempDir dir;
+  Profiler first(TestOptions(dir.path()));
+  REQUIRE(first.status().ok());
+  Profiler second(TestOptions(dir.path()));
+  CHECK(absl::IsFailedPrecondition(second.status()));
+  CHECK(std::string(second.status().message()).find("already running") !=
+        std::string::npos);
+  REQUIRE(first.Stop().ok());
+  // Once the first has ended, a new one starts.
+  Profiler third(TestOptions(dir.path()));
+  CHECK(third.status().ok());
+}
+
+TEST_CASE("operator profiles need an operator collector") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.profile_type = ProfileType::kOperator;
+  Profiler profiler(options);
+  CHECK(absl::IsFailedPrecondition(profiler.status()));
+  CHECK(std::string(profiler.status().message()).find("kOperator") != std::string::npos);
+}
+
+TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.run_name = "run1";
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  for (int step = 0; step < 3; ++step) {
+    StepTrace trace("train", step);
+    ScopedTrace inner("model_build", {{"layer", "fc1"}});
+  }
+  std::thread worker([] {
+    SetCurrentThreadName("worker");
+    ScopedTrace trace("background");
+  });
+  worker.join();
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->events == 7);
+  CHECK(result->threads == 2);
+  CHECK(result->dropped_events == 0);
+  CHECK(result->run_dir == dir.path() + "/plugins/profile/run1");
+  REQUIRE(result->files.size() == 2);
+  CHECK(result->files[0] == result->run_dir + "/testhost.xplane.pb");
+  CHECK(result->files[1] == result->run_dir + "/testhost.trace.json.gz");
+  // The working copy is gone by default.
+  CHECK_FALSE(Exists(dir.path() + "/.neuronprof_working"));
+  // Stop() again returns the same result.
+  CHECK(profiler.Stop()->files == result->files);
+
+  auto space = testing::ReadXSpace(result->files[0]);
+  CHECK(space.hostnames_size() == 1);
+  const int64_t start = xplane::ProfileStartEpochNs(space);
+  CHECK(start > 0);
+  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  REQUIRE(host != nullptr);
+  REQUIRE(host->lines_size() == 2);
+  const auto& main_line = host->lines(0).name() == "worker" ? host->lines(1) : host->lines(0);
+  const auto& worker_line = host->lines(0).name() == "worker" ? host->lines(0) : host->lines(1);
+  CHECK(worker_line.events_size() == 1);
+  REQUIRE(main_line.events_size() == 6);
+  // Sorted by start: step, its child, next step, ...
+  for (int i = 0; i < 6; i += 2) {
+    const auto& step = main_line.events(i);
+    const auto& child = main_line.events(i + 1);
+    CHECK(EventName(*host, step.metadata_id()) == "train");
+    CHECK(EventName(*host, child.metadata_id()) == "model_build");
+    CHECK(child.offset_ps() >= step.offset_ps());
+    CHECK(child.offset_ps() + child.duration_ps() <= step.offset_ps() + step.duration_ps());
+    REQUIRE(step.stats_size() == 2);
+    CHECK(host->stat_metadata().at(step.stats(0).metadata_id()).name() == "step_num");
+    CHECK(step.stats(0).int64_value() == i / 2);
+    CHECK(host->stat_metadata().at(step.stats(1).metadata_id()).name() == "_r");
+    CHECK(child.stats(0).str_value() == "fc1");
+  }
+  // Line times are relative to the profile start and fall in the window.
+  CHECK(main_line.timestamp_ns() >= 0);
+  CHECK(main_line.timestamp_ns() < result->duration_ns);
+}
+
+TEST_CASE("the window ends by itself after ms_duration") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.ms_duration = 20;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  { ScopedTrace inside("inside"); }
+  auto result = profiler.WaitForCompletion();
+  REQUIRE(result.ok());
+  CHECK_FALSE(profiler.capturing());
+  { ScopedTrace after("after"); }  // Not recorded: the window has ended.
+  CHECK(result->events == 1);
+  CHECK(result->duration_ns >= 20000000);
+  auto space = testing::ReadXSpace(result->files[0]);
+  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  REQUIRE(host != nullptr);
+  REQUIRE(host->lines_size() == 1);
+  CHECK(host->lines(0).events_size() == 1);
+}
+
+TEST_CASE("delete_working=false keeps the raw capture") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.delete_working = false;
+  options.run_name = "kept";
+  Profiler profiler(options);
+  { ScopedTrace t("x"); }
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  const std::string raw = dir.path() + "/.neuronprof_working/kept/testhost.xplane.pb";
+  CHECK(Exists(raw));
+  CHECK(std::find(result->files.begin(), result->files.end(), raw) != result->files.end());
+}
+
+TEST_CASE("an unwritable logdir keeps the capture in a fallback folder") {
+  TempDir dir;
+  const std::string blocker = dir.path() + "/not_a_dir";
+  REQUIRE(exporter::WriteFileAtomically(blocker, "x").ok());
+  ProfilerOptions options = TestOptions(blocker + "/logs");
+  options.run_name = "fallback_run";
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  { ScopedTrace t("precious"); }
+  auto result = profiler.Stop();
+  REQUIRE_FALSE(result.ok());
+  const std::string message(result.status().message());
+  CHECK(message.find(blocker) != std::string::npos);
+  const size_t at = message.find("saved to '");
+  REQUIRE(at != std::string::npos);
+  const std::string fallback =
+      message.substr(at + 10, message.find('\'', at + 10) - at - 10);
+  auto space = testing::ReadXSpace(fallback + "testhost.xplane.pb");
+  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  REQUIRE(host != nullptr);
+  CHECK(EventName(*host, host->lines(0).events(0).metadata_id()) == "precious");
+  exporter::RemoveTree(fallback);
+}
+
+TEST_CASE("drops are reported in the result and as an XSpace warning") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.max_buffer_bytes = 64 * 1024;  // One block.
+  Profiler profiler(options);
+  for (int i = 0; i < 5000; ++i) ScopedTrace t("many");
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->events + result->dropped_events == 5000);
+  CHECK(result->dropped_events > 0);
+  REQUIRE(result->warnings.size() == 1);
+  CHECK(result->warnings[0].find("dropped") != std::string::npos);
+  auto space = testing::ReadXSpace(result->files[0]);
+  REQUIRE(space.warnings_size() == 1);
+  CHECK(space.warnings(0) == result->warnings[0]);
+}
+
+}  // namespace
+}  // namespace neuronprof
