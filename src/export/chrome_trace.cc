@@ -104,9 +104,13 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
     for (const auto& line : plane.lines()) total_events += line.events_size();
   }
   out.reserve(total_events * 96 + 4096);
-  out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  // Chrome traces carry absolute (epoch) microseconds.
-  const int64_t base_ns = xplane::ProfileStartEpochNs(space);
+  // Times are microseconds from the profile start, printed exactly from
+  // integer ns: epoch microseconds (~1.8e15) would lose sub-microsecond
+  // precision in every JSON reader's doubles. The epoch start is kept in
+  // baseTimeNanoseconds, as Kineto's traces do.
+  out.append("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
+  AppendInt(&out, xplane::ProfileStartEpochNs(space));
+  out.append(",\"traceEvents\":[\n");
   int64_t pid = 0;
   for (const XPlane& plane : space.planes()) {
     ++pid;
@@ -138,7 +142,7 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
         out.append(",\"tid\":");
         AppendInt(&out, tid);
         out.append(",\"ts\":");
-        AppendMicros(&out, base_ns + line.timestamp_ns() + event.offset_ps() / 1000);
+        AppendMicros(&out, line.timestamp_ns() + event.offset_ps() / 1000);
         out.append(",\"dur\":");
         AppendMicros(&out, event.duration_ps() / 1000);
         out.append(",\"name\":");

@@ -88,10 +88,11 @@ tensorflow::profiler::XSpace SampleSpace() {
   return space;
 }
 
-TEST_CASE("Chrome trace JSON has absolute microsecond times and escaped text") {
+TEST_CASE("Chrome trace JSON has exact relative microseconds and escaped text") {
   const std::string json = exporter::XSpaceToChromeTraceJson(SampleSpace());
-  // Start 1700000000123456789 ns + line 1000 ns + offset 2500 ns.
-  CHECK(json.find("\"ts\":1700000000123460.289") != std::string::npos);
+  CHECK(json.find("\"baseTimeNanoseconds\":1700000000123456789,") != std::string::npos);
+  // Line at 1000 ns + event offset 2500 ns from the profile start.
+  CHECK(json.find("\"ts\":3.500,") != std::string::npos);
   CHECK(json.find("\"dur\":1.234") != std::string::npos);
   CHECK(json.find("\"name\":\"step\\n1\"") != std::string::npos);
   CHECK(json.find("\"args\":{\"step_num\":3,\"label\":\"a\\\"b\",\"ratio\":0.5}") !=
