@@ -62,7 +62,7 @@ ClockSample g_start_sample;               // Guarded by g_control_mutex.
 // Events lost on threads that have no slot (ending threads).
 std::atomic<uint64_t> g_unattributed_drops{0};
 
-bool g_use_membarrier = false;
+std::atomic<bool> g_use_membarrier{false};
 std::once_flag g_barrier_once;
 
 void InitBarrier() {
@@ -70,12 +70,12 @@ void InitBarrier() {
   if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
       syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
               0) == 0) {
-    g_use_membarrier = true;
+    g_use_membarrier.store(true, std::memory_order_relaxed);
   }
 }
 
 void HeavyBarrier() {
-  if (g_use_membarrier) {
+  if (g_use_membarrier.load(std::memory_order_relaxed)) {
     syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -104,7 +104,7 @@ RegisteredThread* CurrentThreadSlot() {
   if (t_thread_exiting) return nullptr;
   auto* slot = new RegisteredThread();
   slot->thread_id = static_cast<int64_t>(syscall(SYS_gettid));
-  slot->needs_full_fence = !g_use_membarrier;
+  slot->needs_full_fence = !g_use_membarrier.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
     g_registry->push_back(slot);

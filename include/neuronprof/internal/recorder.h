@@ -81,7 +81,9 @@ inline bool EnterWriteSection(ThreadSlot* slot, uint32_t state) {
   } else {
     std::atomic_signal_fence(std::memory_order_seq_cst);
   }
-  if (g_capture_state.load(std::memory_order_relaxed) != state) {
+  // Acquire (a plain load on x86): the collector's reads of this slot for
+  // the previous capture happen-before the state that opened this one.
+  if (g_capture_state.load(std::memory_order_acquire) != state) {
     slot->writing.store(0, std::memory_order_release);
     return false;
   }
