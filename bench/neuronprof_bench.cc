@@ -1,0 +1,354 @@
+// neuronprof microbenchmarks: marker cost (disabled, enabled, threads), the
+// raw clock floor, memory per recorded event and the export of 1M events.
+// See docs/PERFORMANCE.md for the commands and the latest figures.
+//
+// Enabled benchmarks run inside a capture started before the timed loop and
+// stopped after it (thread 0 does both; Google Benchmark's start/stop
+// barriers keep the other threads inside). Each run records at most ~40M
+// events into a 1.5 GiB buffer, so nothing is dropped; the `drops` counter
+// proves it, and `bytes_per_event` / `minflt_per_kevent` (minor page faults
+// per 1000 events: the buffer is committed lazily) come from the same run.
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "neuronprof/trace.h"
+#include "proto/xplane.pb.h"
+#include "src/collectors/host/host_collector.h"
+#include "src/core/clock.h"
+#include "src/core/event_pool.h"
+#include "src/core/recorder.h"
+#include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
+#include "src/export/logdir.h"
+
+namespace {
+
+using neuronprof::ScopedTrace;
+namespace core = neuronprof::core;
+namespace exporter = neuronprof::exporter;
+namespace collectors = neuronprof::collectors;
+using tensorflow::profiler::XSpace;
+
+constexpr uint64_t kCaptureBytes = uint64_t{1536} << 20;  // 1.5 GiB.
+constexpr int kLevel = 2;
+
+int64_t MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// Starts a capture in thread 0 before the timed loop.
+class CaptureForRun {
+ public:
+  explicit CaptureForRun(benchmark::State& state) : state_(state) {
+    if (state_.thread_index() != 0) return;
+    faults_before_ = MinorFaults();
+    absl::Status status = core::StartRecording(kLevel, kCaptureBytes);
+    if (!status.ok()) state_.SkipWithError(std::string(status.message()).c_str());
+  }
+  // Call after the timed loop: stops the capture and sets the counters.
+  void Finish() {
+    if (state_.thread_index() != 0) return;
+    const int64_t faults = MinorFaults() - faults_before_;
+    auto capture = core::StopRecording();
+    if (!capture.ok()) {
+      state_.SkipWithError(std::string(capture.status().message()).c_str());
+      return;
+    }
+    uint64_t events = 0;
+    for (const core::ThreadEvents& thread : capture->threads) {
+      events += thread.events.size();
+    }
+    const double n = events ? static_cast<double>(events) : 1.0;
+    state_.counters["events"] = static_cast<double>(events);
+    state_.counters["drops"] = static_cast<double>(capture->dropped);
+    state_.counters["bytes_per_event"] =
+        static_cast<double>(capture->pool->used_bytes()) / n;
+    state_.counters["minflt_per_kevent"] = 1000.0 * static_cast<double>(faults) / n;
+  }
+
+ private:
+  benchmark::State& state_;
+  int64_t faults_before_ = 0;
+};
+
+// ---------------------------------------------------------------- floors --
+
+void BM_EmptyLoop(benchmark::State& state) {
+  for (auto _ : state) {
+  }
+}
+BENCHMARK(BM_EmptyLoop);
+
+void BM_Floor_TwoNowTicks(benchmark::State& state) {
+  for (auto _ : state) {
+    uint64_t a = neuronprof::internal::NowTicks();
+    uint64_t b = neuronprof::internal::NowTicks();
+    benchmark::DoNotOptimize(a);
+    benchmark::DoNotOptimize(b);
+  }
+}
+BENCHMARK(BM_Floor_TwoNowTicks);
+
+void BM_Floor_TwoClockGettimeMonotonic(benchmark::State& state) {
+  for (auto _ : state) {
+    timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    benchmark::DoNotOptimize(a);
+    benchmark::DoNotOptimize(b);
+  }
+}
+BENCHMARK(BM_Floor_TwoClockGettimeMonotonic);
+
+// What the lazily committed event buffer costs: first touch of a fresh
+// anonymous page (fault + zeroing), as the pool's MAP_NORESERVE mapping pays
+// it once per 4 KiB = 128 records. /1: the same with MADV_HUGEPAGE.
+void BM_PageFault_FirstTouch4K(benchmark::State& state) {
+  constexpr size_t kBytes = size_t{256} << 20;
+  constexpr size_t kPage = 4096;
+  for (auto _ : state) {
+    state.PauseTiming();
+    void* base = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) std::abort();
+    // Arg 1: ask for transparent huge pages (THP is "madvise" on many hosts).
+    if (state.range(0) == 1) madvise(base, kBytes, MADV_HUGEPAGE);
+    state.ResumeTiming();
+    for (size_t off = 0; off < kBytes; off += kPage) {
+      static_cast<volatile char*>(base)[off] = 1;
+    }
+    state.PauseTiming();
+    munmap(base, kBytes);
+    state.ResumeTiming();
+  }
+  const double pages = static_cast<double>(kBytes / kPage) * state.iterations();
+  state.counters["ns_per_page"] = benchmark::Counter(
+      pages, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_32B_event"] = benchmark::Counter(
+      pages * 128, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_PageFault_FirstTouch4K)->Unit(benchmark::kMillisecond)->Iterations(4)->Arg(0)->Arg(1);
+
+// --------------------------------------------------------------- markers --
+
+void BM_ScopedTrace_Disabled(benchmark::State& state) {
+  for (auto _ : state) {
+    ScopedTrace trace("disabled_marker");
+  }
+}
+BENCHMARK(BM_ScopedTrace_Disabled);
+
+// Capture running at level 2, marker at level 3: the "filtered" branch.
+void BM_ScopedTrace_AboveLevel(benchmark::State& state) {
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    ScopedTrace trace("verbose_marker", neuronprof::kTraceVerbose);
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_ScopedTrace_AboveLevel)->Iterations(20'000'000);
+
+void BM_ScopedTrace_EnabledLiteral(benchmark::State& state) {
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    ScopedTrace trace("literal_marker");
+  }
+  capture.Finish();
+}
+// 20M events = 640 MB of records.
+BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(20'000'000);
+// Per thread: 2 x 10M, 8 x 2.5M.
+BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(10'000'000)->Threads(2);
+BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(2'500'000)->Threads(8);
+
+void BM_ScopedTrace_EnabledDynamicName(benchmark::State& state) {
+  const std::string name = "layers.17.self_attn.q_proj";  // 26 bytes.
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    ScopedTrace trace{std::string_view(name)};
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_ScopedTrace_EnabledDynamicName)->Iterations(10'000'000);
+
+void BM_ScopedTrace_EnabledArgs(benchmark::State& state) {
+  CaptureForRun capture(state);
+  int64_t step = 0;
+  for (auto _ : state) {
+    ScopedTrace trace("forward", {{"step", ++step}, {"dtype", "bf16"}});
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_ScopedTrace_EnabledArgs)->Iterations(10'000'000);
+
+// ----------------------------------------------------- 1M events: record --
+
+constexpr int kExportEvents = 1'000'000;
+
+// 1M literal markers, 8 names, as one thread records them.
+void RecordMillion() {
+  for (int i = 0; i < kExportEvents; ++i) {
+    switch (i & 7) {
+      case 0: { ScopedTrace t("matmul"); break; }
+      case 1: { ScopedTrace t("add"); break; }
+      case 2: { ScopedTrace t("layer_norm"); break; }
+      case 3: { ScopedTrace t("softmax"); break; }
+      case 4: { ScopedTrace t("all_reduce"); break; }
+      case 5: { ScopedTrace t("optimizer_step"); break; }
+      case 6: { ScopedTrace t("data_loader_next"); break; }
+      default: { ScopedTrace t("gelu"); break; }
+    }
+  }
+}
+
+// Records 1M events into a fresh (cold) buffer: time per event includes the
+// page faults that commit the buffer. Also the memory-per-event figure.
+void BM_Record1M_Literal(benchmark::State& state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    CaptureForRun capture(state);
+    state.ResumeTiming();
+    RecordMillion();
+    state.PauseTiming();
+    capture.Finish();
+    state.ResumeTiming();
+  }
+  state.counters["ns_per_event"] = benchmark::Counter(
+      static_cast<double>(kExportEvents) * state.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Record1M_Literal)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// ---------------------------------------------------- 1M events: export --
+
+std::string g_export_dir;  // Removed at exit.
+
+struct ExportFixture {
+  core::RecordedCapture capture;
+  std::unique_ptr<XSpace> space;
+  std::string dir;
+};
+
+ExportFixture& Fixture() {
+  static ExportFixture* fixture = [] {
+    auto* f = new ExportFixture();
+    if (!core::StartRecording(kLevel, kCaptureBytes).ok()) std::abort();
+    RecordMillion();
+    auto capture = core::StopRecording();
+    if (!capture.ok() || capture->dropped != 0) std::abort();
+    f->capture = std::move(*capture);
+    f->space = std::make_unique<XSpace>();
+    collectors::CollectStats stats;
+    collectors::AddHostPlane(f->capture, f->space.get(), &stats);
+    char tmpl[] = "/tmp/neuronprof_bench_XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) std::abort();
+    f->dir = tmpl;
+    g_export_dir = f->dir;
+    return f;
+  }();
+  return *fixture;
+}
+
+void BM_Export1M_BuildPlane(benchmark::State& state) {
+  ExportFixture& f = Fixture();
+  int64_t events = 0;
+  for (auto _ : state) {
+    auto space = std::make_unique<XSpace>();
+    collectors::CollectStats stats;
+    collectors::AddHostPlane(f.capture, space.get(), &stats);
+    events = stats.events;
+    state.PauseTiming();
+    space.reset();  // Freeing 1M protobuf events is not part of the build.
+    state.ResumeTiming();
+  }
+  state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK(BM_Export1M_BuildPlane)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_Export1M_XPlanePb(benchmark::State& state) {
+  ExportFixture& f = Fixture();
+  const std::string path = f.dir + "/bench.xplane.pb";
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string serialized;
+    if (!f.space->SerializeToString(&serialized)) std::abort();
+    if (!exporter::WriteFileAtomically(path, serialized).ok()) std::abort();
+    bytes = serialized.size();
+  }
+  state.counters["file_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_Export1M_XPlanePb)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_Export1M_TraceJsonGz(benchmark::State& state) {
+  ExportFixture& f = Fixture();
+  const std::string path = f.dir + "/bench.trace.json.gz";
+  size_t json_bytes = 0, gz_bytes = 0;
+  for (auto _ : state) {
+    std::string json = exporter::XSpaceToChromeTraceJson(*f.space);
+    auto compressed = exporter::GzipCompress(json);
+    if (!compressed.ok()) std::abort();
+    if (!exporter::WriteFileAtomically(path, *compressed).ok()) std::abort();
+    json_bytes = json.size();
+    gz_bytes = compressed->size();
+  }
+  state.counters["json_bytes"] = static_cast<double>(json_bytes);
+  state.counters["file_bytes"] = static_cast<double>(gz_bytes);
+}
+BENCHMARK(BM_Export1M_TraceJsonGz)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Just the JSON text (no gzip, no write), to split the .json.gz figure.
+void BM_Export1M_TraceJsonOnly(benchmark::State& state) {
+  ExportFixture& f = Fixture();
+  for (auto _ : state) {
+    std::string json = exporter::XSpaceToChromeTraceJson(*f.space);
+    benchmark::DoNotOptimize(json.data());
+  }
+}
+BENCHMARK(BM_Export1M_TraceJsonOnly)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Everything the session does after StopRecording for the host plane:
+// build the XSpace, then WriteProfileFiles (xplane.pb + trace.json.gz).
+void BM_Export1M_Total(benchmark::State& state) {
+  ExportFixture& f = Fixture();
+  for (auto _ : state) {
+    auto space = std::make_unique<XSpace>();
+    collectors::CollectStats stats;
+    collectors::AddHostPlane(f.capture, space.get(), &stats);
+    auto written = exporter::WriteProfileFiles(*space, f.dir, "total",
+                                               exporter::ExportOptions{});
+    if (!written.ok()) std::abort();
+    state.PauseTiming();
+    space.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_Export1M_Total)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // NowTicks() reads the TSC only once the tick source is chosen (the first
+  // StartRecording does it); choose it now so the floor measures the clock
+  // the markers use.
+  core::InitTickSource();
+  benchmark::AddCustomContext("neuronprof_tick_source",
+                              core::TickSourceDescription());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!g_export_dir.empty()) exporter::RemoveTree(g_export_dir);
+  return 0;
+}
