@@ -9,8 +9,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels return EINVAL.
+#endif
+
 namespace neuronprof {
 namespace core {
+namespace {
+// Committed when a capture starts: 16 MiB holds ~520k events.
+constexpr uint64_t kPrefaultBytes = uint64_t{16} << 20;
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
     uint64_t bytes, uint32_t generation) {
@@ -24,6 +32,16 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
         absl::StrCat("cannot reserve ", length,
                      " bytes for the event buffer (max_buffer_bytes): ",
                      std::strerror(errno)));
+  }
+  // Fresh pages fault on first write (~2 us each on a VM, ~16 ns per
+  // event). Huge pages cut the count 512-fold where THP allows it, and the
+  // first blocks are committed now, off the markers' path.
+  madvise(base, length, MADV_HUGEPAGE);
+  const uint64_t prefault = std::min<uint64_t>(length, kPrefaultBytes);
+  if (madvise(base, prefault, MADV_POPULATE_WRITE) != 0) {
+    for (uint64_t offset = 0; offset < prefault; offset += 4096) {
+      static_cast<volatile char*>(base)[offset] = 0;
+    }
   }
   return std::unique_ptr<EventPool>(
       new EventPool(static_cast<char*>(base), num_blocks, generation));

@@ -31,7 +31,7 @@ namespace neuronprof {
 namespace internal {
 
 std::atomic<uint32_t> g_capture_state{0};
-thread_local ThreadSlot* t_slot = nullptr;
+__thread ThreadSlot* t_slot = nullptr;
 
 }  // namespace internal
 
@@ -102,6 +102,9 @@ RegisteredThread* CurrentThreadSlot() {
     return static_cast<RegisteredThread*>(internal::t_slot);
   }
   if (t_thread_exiting) return nullptr;
+  // Decide the barrier before the first slot exists, so no thread is left
+  // paying a full fence when membarrier(2) works.
+  std::call_once(g_barrier_once, InitBarrier);
   auto* slot = new RegisteredThread();
   slot->thread_id = static_cast<int64_t>(syscall(SYS_gettid));
   slot->needs_full_fence = !g_use_membarrier.load(std::memory_order_relaxed);
@@ -165,6 +168,14 @@ class ArenaWriter {
     ++cursor_;
   }
   void PutText(std::string_view text) {
+    const bool clean =
+        std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
+        std::memchr(text.data(), kKindSeparator, text.size()) == nullptr;
+    if (clean && cursor_ + text.size() <= limit_) {
+      std::memcpy(cursor_, text.data(), text.size());
+      cursor_ += text.size();
+      return;
+    }
     for (char c : text) Put((c == kArgSeparator || c == kKindSeparator) ? '?' : c);
   }
   template <typename T>

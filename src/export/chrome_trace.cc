@@ -1,6 +1,6 @@
 #include "src/export/chrome_trace.h"
 
-#include <cinttypes>
+#include <charconv>
 #include <cstdio>
 #include <string_view>
 
@@ -36,10 +36,11 @@ void AppendEscaped(std::string* out, std::string_view text) {
   out->push_back('"');
 }
 
-void AppendInt(std::string* out, int64_t value) {
+template <typename Int>
+void AppendInt(std::string* out, Int value) {
   char digits[24];
-  const int n = std::snprintf(digits, sizeof(digits), "%" PRId64, value);
-  out->append(digits, static_cast<size_t>(n));
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out->append(digits, static_cast<size_t>(end - digits));
 }
 
 // Microseconds with nanosecond precision, printed exactly from integer ns.
@@ -49,9 +50,11 @@ void AppendMicros(std::string* out, int64_t ns) {
     ns = -ns;
   }
   AppendInt(out, ns / 1000);
-  char fraction[5];
-  std::snprintf(fraction, sizeof(fraction), ".%03d", static_cast<int>(ns % 1000));
-  out->append(fraction);
+  const int rest = static_cast<int>(ns % 1000);
+  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
+                            static_cast<char>('0' + rest / 10 % 10),
+                            static_cast<char>('0' + rest % 10)};
+  out->append(fraction, sizeof(fraction));
 }
 
 void AppendStatValue(std::string* out, const XPlane& plane, const XStat& stat) {
@@ -62,12 +65,7 @@ void AppendStatValue(std::string* out, const XPlane& plane, const XStat& stat) {
       out->append(number);
       break;
     }
-    case XStat::kUint64Value: {
-      char number[24];
-      std::snprintf(number, sizeof(number), "%" PRIu64, stat.uint64_value());
-      out->append(number);
-      break;
-    }
+    case XStat::kUint64Value: AppendInt(out, stat.uint64_value()); break;
     case XStat::kInt64Value: AppendInt(out, stat.int64_value()); break;
     case XStat::kStrValue: AppendEscaped(out, stat.str_value()); break;
     case XStat::kBytesValue: AppendEscaped(out, "<bytes>"); break;

@@ -68,7 +68,9 @@ struct ThreadSlot {
   uint64_t dropped = 0;
 };
 
-extern thread_local ThreadSlot* t_slot;
+// `__thread` rather than `thread_local`: a trivially initialised TLS
+// pointer, so the compiler emits no per-access TLS-init check.
+extern __thread ThreadSlot* t_slot;
 
 // Opens a write section for the capture `state`. Returns false (and leaves
 // no section open) when that capture has ended. Pairs with the collector's
