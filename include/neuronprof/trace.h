@@ -142,10 +142,10 @@ class ScopedTrace {
 };
 
 // Marks one training or inference step: the twin of `xp.StepTrace(name,
-// step_num=n)`. Profile viewers (xprof's overview page) count one step per
-// StepTrace and group every marker nested in it into that step. Use a name
-// starting with "train" or "test" (e.g. "train", "train_step") so xprof
-// recognises it as a step marker.
+// step_num=n)`. It records stats step_num=n and _r=1 (a root). xprof's
+// overview page counts one step per StepTrace that has markers nested in it
+// and groups those markers into the step. Do not nest StepTraces: an
+// enclosing one swallows the inner steps.
 class StepTrace {
  public:
   StepTrace(std::string_view name, int64_t step_num,

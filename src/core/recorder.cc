@@ -246,14 +246,7 @@ void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
     LeaveWriteSection(slot);
     return;
   }
-  EventRecord* record = slot->cursor;
-  record->name = name;
-  record->start_ticks = start_ticks;
-  record->end_ticks = end_ticks;
-  record->name_length = name_length;
-  record->args_offset = args_offset;
-  slot->cursor = record + 1;
-  ++slot->recorded;
+  AppendRecord(slot, name, name_length, args_offset, start_ticks, end_ticks);
   LeaveWriteSection(slot);
 }
 

@@ -96,6 +96,20 @@ inline void LeaveWriteSection(ThreadSlot* slot) {
   slot->writing.store(0, std::memory_order_release);
 }
 
+// Inside a write section, with room in the current block.
+inline void AppendRecord(ThreadSlot* slot, const char* name,
+                         uint32_t name_length, uint32_t args_offset,
+                         uint64_t start_ticks, uint64_t end_ticks) {
+  EventRecord* record = slot->cursor;
+  record->name = name;
+  record->start_ticks = start_ticks;
+  record->end_ticks = end_ticks;
+  record->name_length = name_length;
+  record->args_offset = args_offset;
+  slot->cursor = record + 1;
+  ++slot->recorded;
+}
+
 // Out-of-line paths: first event of a thread or of a capture, a full block,
 // copies of dynamic names.
 void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
@@ -115,14 +129,7 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
   if (slot != nullptr && slot->generation == GenerationOf(state) &&
       slot->cursor != slot->limit) {
     if (!EnterWriteSection(slot, state)) return;
-    EventRecord* record = slot->cursor;
-    record->name = name;
-    record->start_ticks = start_ticks;
-    record->end_ticks = end_ticks;
-    record->name_length = name_length;
-    record->args_offset = args_offset;
-    slot->cursor = record + 1;
-    ++slot->recorded;
+    AppendRecord(slot, name, name_length, args_offset, start_ticks, end_ticks);
     LeaveWriteSection(slot);
     return;
   }
