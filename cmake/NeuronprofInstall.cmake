@@ -2,7 +2,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS neuronprof neuronprof_proto neuronprof_cli
+install(TARGETS neuronprof neuronprof_proto neuronprof_rpc_proto neuronprof_cli
   EXPORT neuronprofTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

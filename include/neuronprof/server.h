@@ -1,0 +1,65 @@
+// neuronprof::ProfilerServer: the tensorflow.ProfilerService gRPC server
+// that remote capture clients (TensorBoard's "Capture profile", xprof,
+// torch_xla's xp.trace, jax.profiler.trace over gRPC) talk to.
+//
+//   auto server = neuronprof::StartProfilerServer(9012);
+//   if (!server.ok()) { /* e.g. the port is in use */ }
+//   ... run the program; clients capture windows remotely ...
+//   (*server)->Shutdown();   // or let it go out of scope
+//
+// Unlike TSL's server, it listens on 127.0.0.1 by default and only writes
+// profiles under ProfilerServerOptions::allowed_root.
+#ifndef NEURONPROF_SERVER_H_
+#define NEURONPROF_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace neuronprof {
+
+struct ProfilerServerOptions {
+  // TCP port; 0 picks a free one (see ProfilerServer::port()).
+  int port = 9012;
+  // false: listen on 127.0.0.1 only; true: every interface ([::]).
+  bool bind_all_interfaces = false;
+  // Profiles that the server saves itself (requests without emit_xspace)
+  // must have a repository_root inside this folder.
+  std::string allowed_root = "./logs";
+  // Longest capture window a client may ask for.
+  int64_t max_duration_ms = 3600 * 1000;
+};
+
+class ProfilerServer {
+ public:
+  // Starts listening. The error names the port when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<ProfilerServer>> Start(
+      const ProfilerServerOptions& options);
+  // Shuts the server down (ends a running capture first).
+  ~ProfilerServer();
+
+  ProfilerServer(const ProfilerServer&) = delete;
+  ProfilerServer& operator=(const ProfilerServer&) = delete;
+
+  // The port it listens on (the chosen one when options.port was 0).
+  int port() const;
+  // Ends a running capture, stops accepting calls and waits for the
+  // running ones. Later calls do nothing.
+  void Shutdown();
+
+  class Impl;
+
+ private:
+  explicit ProfilerServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ProfilerServer::Start with default options on `port`.
+absl::StatusOr<std::unique_ptr<ProfilerServer>> StartProfilerServer(int port);
+
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SERVER_H_

@@ -1,0 +1,94 @@
+// neuronprof::ProfilerServer: a grpc::Server hosting ProfilerServiceImpl.
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "neuronprof/server.h"
+#include "src/rpc/profiler_service_impl.h"
+
+namespace neuronprof {
+
+class ProfilerServer::Impl {
+ public:
+  Impl(const ProfilerServerOptions& options)
+      : service_(rpc::ServiceOptions{options.allowed_root, options.max_duration_ms}) {}
+  ~Impl() { Shutdown(); }
+
+  absl::Status Start(const ProfilerServerOptions& options) {
+    const std::string address =
+        absl::StrCat(options.bind_all_interfaces ? "[::]" : "127.0.0.1", ":",
+                     options.port);
+    grpc::ServerBuilder builder;
+    int selected_port = 0;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                             &selected_port);
+    // Without this, a second server could share a port that is in use.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    // Profiles easily exceed gRPC's 4 MiB default.
+    builder.SetMaxReceiveMessageSize(INT_MAX);
+    builder.SetMaxSendMessageSize(INT_MAX);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || selected_port == 0) {
+      if (server_ != nullptr) server_->Shutdown();
+      server_.reset();
+      return absl::UnavailableError(absl::StrCat(
+          "cannot listen on ", address, " for the profiler server: port ",
+          options.port, " is in use or not allowed"));
+    }
+    port_ = selected_port;
+    return absl::OkStatus();
+  }
+
+  int port() const { return port_; }
+
+  void Shutdown() {
+    std::lock_guard<std::mutex> lock(shutdown_mutex_);
+    if (server_ == nullptr) return;
+    service_.BeginShutdown();
+    server_->Shutdown();
+    server_->Wait();
+    server_.reset();
+  }
+
+ private:
+  rpc::ProfilerServiceImpl service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::mutex shutdown_mutex_;
+  int port_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
+    const ProfilerServerOptions& options) {
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port must be 0..65535 (0 = any free port), got ", options.port));
+  }
+  if (options.max_duration_ms <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_duration_ms must be positive, got ", options.max_duration_ms));
+  }
+  if (options.allowed_root.empty()) {
+    return absl::InvalidArgumentError("allowed_root must not be empty");
+  }
+  auto impl = std::make_unique<Impl>(options);
+  if (auto s = impl->Start(options); !s.ok()) return s;
+  return std::unique_ptr<ProfilerServer>(new ProfilerServer(std::move(impl)));
+}
+
+ProfilerServer::ProfilerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProfilerServer::~ProfilerServer() = default;
+int ProfilerServer::port() const { return impl_->port(); }
+void ProfilerServer::Shutdown() { impl_->Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<ProfilerServer>> StartProfilerServer(int port) {
+  ProfilerServerOptions options;
+  options.port = port;
+  return ProfilerServer::Start(options);
+}
+
+}  // namespace neuronprof

@@ -1,0 +1,272 @@
+// tensorflow.ProfilerService: remote capture of one window at a time.
+#include "src/rpc/profiler_service_impl.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "src/export/atomic_file.h"
+#include "src/export/logdir.h"
+#include "src/session/capture_session.h"
+
+namespace neuronprof {
+namespace rpc {
+namespace {
+
+std::atomic<int> g_running_captures{0};
+
+// How often a waiting Profile looks at client cancellation.
+constexpr auto kCancelPollInterval = std::chrono::milliseconds(10);
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+// The override_hostname option, first-class (field 15) or, as older
+// clients send it, in advanced_configuration.
+std::string OverrideHostname(const tensorflow::ProfileOptions& opts) {
+  if (!opts.override_hostname().empty()) return opts.override_hostname();
+  auto it = opts.advanced_configuration().find("override_hostname");
+  if (it != opts.advanced_configuration().end() &&
+      it->second.value_case() ==
+          tensorflow::ProfileOptions::AdvancedConfigValue::kStringValue) {
+    return it->second.string_value();
+  }
+  return "";
+}
+
+}  // namespace
+
+int RunningCapturesForTesting() { return g_running_captures.load(); }
+
+absl::StatusOr<std::string> ResolvePath(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("empty path");
+  std::string absolute = path;
+  if (path[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == nullptr) {
+      return absl::InternalError("cannot read the working directory");
+    }
+    absolute = absl::StrCat(cwd, "/", path);
+  }
+  std::vector<std::string> parts = absl::StrSplit(absolute, '/', absl::SkipEmpty());
+  // Longest existing prefix: parts[0, existing).
+  size_t existing = parts.size();
+  std::string resolved;
+  for (;; --existing) {
+    std::string prefix = "/";
+    for (size_t i = 0; i < existing; ++i) absl::StrAppend(&prefix, parts[i], "/");
+    char buffer[PATH_MAX];
+    if (realpath(prefix.c_str(), buffer) != nullptr) {
+      resolved = buffer;
+      break;
+    }
+    if (existing == 0) return absl::InternalError("cannot resolve '/'");
+  }
+  for (size_t i = existing; i < parts.size(); ++i) {
+    if (parts[i] == ".") continue;
+    if (parts[i] == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "' has '..' below its existing part"));
+    }
+    if (resolved != "/") resolved += "/";
+    resolved += parts[i];
+  }
+  return resolved;
+}
+
+bool IsInside(const std::string& root, const std::string& path) {
+  if (root == "/") return true;
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+          path[root.size()] == '/');
+}
+
+ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
+    : options_(std::move(options)) {}
+
+absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& request,
+                                           uint64_t* duration_ms, std::string* host,
+                                           std::string* save_dir) const {
+  const tensorflow::ProfileOptions& opts = request.opts();
+  *duration_ms = opts.duration_ms() != 0 ? opts.duration_ms() : request.duration_ms();
+  if (*duration_ms == 0 ||
+      *duration_ms > static_cast<uint64_t>(options_.max_duration_ms)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration_ms must be 1..", options_.max_duration_ms,
+        " (ProfilerServerOptions::max_duration_ms), got ", *duration_ms));
+  }
+  if (opts.version() != 0 && opts.host_tracer_level() > 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "opts.host_tracer_level must be 0..3, got ", opts.host_tracer_level()));
+  }
+  if (!request.host_name().empty()) {
+    if (auto s = exporter::CheckPlainName(request.host_name(), "host_name"); !s.ok()) {
+      return s;
+    }
+  }
+  const std::string override_host = OverrideHostname(opts);
+  if (!override_host.empty()) {
+    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname");
+        !s.ok()) {
+      return s;
+    }
+  }
+  *host = !override_host.empty()      ? override_host
+          : !request.host_name().empty() ? request.host_name()
+                                         : exporter::LocalHostName();
+  if (!request.session_id().empty() || !request.emit_xspace()) {
+    if (auto s = exporter::CheckPlainName(request.session_id(), "session_id");
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (request.emit_xspace()) return absl::OkStatus();
+
+  // Saving on this host: only under allowed_root.
+  if (request.repository_root().empty()) {
+    return absl::InvalidArgumentError(
+        "repository_root must be set unless emit_xspace is true");
+  }
+  auto root = ResolvePath(options_.allowed_root);
+  if (!root.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot resolve ProfilerServerOptions::allowed_root '",
+        options_.allowed_root, "': ", root.status().message()));
+  }
+  auto repository = ResolvePath(request.repository_root());
+  if (!repository.ok() || !IsInside(*root, *repository)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "repository_root '", request.repository_root(),
+        "' is outside ProfilerServerOptions::allowed_root '", options_.allowed_root,
+        "' (", *root, "); this server only writes profiles there"));
+  }
+  *save_dir = absl::StrCat(*repository, "/", request.session_id());
+  return absl::OkStatus();
+}
+
+grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
+                                          const tensorflow::ProfileRequest* request,
+                                          tensorflow::ProfileResponse* response) {
+  uint64_t duration_ms = 0;
+  std::string host, save_dir;
+  if (auto s = Validate(*request, &duration_ms, &host, &save_dir); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (shutting_down_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the profiler server is shutting down");
+    }
+    if (running_) {
+      return grpc::Status(
+          grpc::StatusCode::FAILED_PRECONDITION,
+          absl::StrCat("a capture is already running on this server (session '",
+                       running_session_, "'); only one runs at a time"));
+    }
+    running_ = true;
+    running_session_ = request->session_id();
+    terminate_ = false;
+  }
+  struct Release {
+    ProfilerServiceImpl* self;
+    ~Release() {
+      std::lock_guard<std::mutex> lock(self->mutex_);
+      self->running_ = false;
+      self->running_session_.clear();
+      self->terminate_ = false;
+    }
+  } release{this};
+
+  const tensorflow::ProfileOptions& opts = request->opts();
+  collectors::CaptureOptions capture;
+  if (opts.version() != 0) {
+    capture.host_tracer_level = static_cast<int>(opts.host_tracer_level());
+    capture.device_tracer_level = static_cast<int>(opts.device_tracer_level());
+  }
+  auto session = session::CaptureSession::Start(capture);
+  if (!session.ok()) return ToGrpcStatus(session.status());
+  g_running_captures.fetch_add(1);
+  struct CountDown {
+    ~CountDown() { g_running_captures.fetch_sub(1); }
+  } count_down;
+
+  // Wait for the window, Terminate, shutdown or the client giving up.
+  bool cancelled = false;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(duration_ms);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!terminate_ && !shutting_down_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      if (context->IsCancelled()) {
+        cancelled = true;
+        break;
+      }
+      wake_.wait_until(lock, std::min(deadline, now + kCancelPollInterval));
+    }
+  }
+  auto captured = (*session)->Stop();
+  if (cancelled) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the client cancelled the capture");
+  }
+  if (!captured.ok()) return ToGrpcStatus(captured.status());
+  captured->space.add_hostnames(host);
+  response->set_empty_trace(captured->stats.events == 0);
+  if (request->emit_xspace()) {
+    *response->mutable_xspace() = std::move(captured->space);
+    return grpc::Status::OK;
+  }
+  if (auto s = exporter::MakeDirectories(save_dir); !s.ok()) return ToGrpcStatus(s);
+  std::string data;
+  if (!captured->space.SerializeToString(&data)) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the XSpace");
+  }
+  const std::string path = absl::StrCat(save_dir, "/", host, exporter::kXPlaneSuffix);
+  if (auto s = exporter::WriteFileAtomically(path, data); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ProfilerServiceImpl::Terminate(grpc::ServerContext* /*context*/,
+                                            const tensorflow::TerminateRequest* request,
+                                            tensorflow::TerminateResponse* /*response*/) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (running_ && running_session_ == request->session_id()) terminate_ = true;
+  }
+  wake_.notify_all();
+  return grpc::Status::OK;
+}
+
+grpc::Status ProfilerServiceImpl::Monitor(grpc::ServerContext* /*context*/,
+                                          const tensorflow::MonitorRequest* /*request*/,
+                                          tensorflow::MonitorResponse* /*response*/) {
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                      "Monitor is not implemented by neuronprof");
+}
+
+void ProfilerServiceImpl::BeginShutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutting_down_ = true;
+  }
+  wake_.notify_all();
+}
+
+}  // namespace rpc
+}  // namespace neuronprof

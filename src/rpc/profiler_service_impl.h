@@ -1,0 +1,75 @@
+// The tensorflow.ProfilerService implementation behind ProfilerServer.
+// Internal: include/neuronprof/server.h is the public face.
+#ifndef NEURONPROF_SRC_RPC_PROFILER_SERVICE_IMPL_H_
+#define NEURONPROF_SRC_RPC_PROFILER_SERVICE_IMPL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/profiler_service.grpc.pb.h"
+
+namespace neuronprof {
+namespace rpc {
+
+struct ServiceOptions {
+  // Profiles saved by the server must resolve inside this folder.
+  std::string allowed_root = "./logs";
+  int64_t max_duration_ms = 3600 * 1000;
+};
+
+// Resolves `path` (relative to the working directory) without requiring it
+// to exist: realpath of its longest existing prefix, plus the rest, which
+// may not hold "..".
+absl::StatusOr<std::string> ResolvePath(const std::string& path);
+// True if `path` is `root` or below it (both resolved).
+bool IsInside(const std::string& root, const std::string& path);
+
+class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
+ public:
+  explicit ProfilerServiceImpl(ServiceOptions options);
+
+  // One capture window of opts.duration_ms (or duration_ms); the XSpace
+  // comes back in the response (emit_xspace) or is saved to
+  // <repository_root>/<session_id>/<host>.xplane.pb.
+  grpc::Status Profile(grpc::ServerContext* context,
+                       const tensorflow::ProfileRequest* request,
+                       tensorflow::ProfileResponse* response) override;
+  // Ends the running Profile whose session_id matches, keeping its data.
+  grpc::Status Terminate(grpc::ServerContext* context,
+                         const tensorflow::TerminateRequest* request,
+                         tensorflow::TerminateResponse* response) override;
+  // UNIMPLEMENTED, as in TSL.
+  grpc::Status Monitor(grpc::ServerContext* context,
+                       const tensorflow::MonitorRequest* request,
+                       tensorflow::MonitorResponse* response) override;
+
+  // Ends a running capture (it still returns its data) and refuses new
+  // ones. Called before grpc::Server::Shutdown.
+  void BeginShutdown();
+
+ private:
+  absl::Status Validate(const tensorflow::ProfileRequest& request,
+                        uint64_t* duration_ms, std::string* host,
+                        std::string* save_dir) const;
+
+  const ServiceOptions options_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool running_ = false;          // A Profile call holds the capture.
+  std::string running_session_;  // Its session_id.
+  bool terminate_ = false;       // Terminate named it.
+  bool shutting_down_ = false;
+};
+
+// For tests: the number of Profile calls holding a capture window right now
+// (process-wide).
+int RunningCapturesForTesting();
+
+}  // namespace rpc
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_RPC_PROFILER_SERVICE_IMPL_H_

@@ -1,0 +1,394 @@
+// The tensorflow.ProfilerService server, driven by the generated C++ gRPC
+// client over 127.0.0.1: captures returned and saved, validation, one
+// capture at a time, Terminate, client cancellation and port handling.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "neuronprof/neuronprof.h"
+#include "neuronprof/server.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/rpc/profiler_service_impl.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace {
+
+using tensorflow::ProfileRequest;
+using tensorflow::ProfileResponse;
+using tensorflow::ProfilerService;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using testing::TempDir;
+
+constexpr auto kBound = std::chrono::seconds(20);  // Upper bound of any wait.
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Polls `done` every millisecond until it holds or kBound passes.
+bool WaitFor(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+bool CaptureRunning() { return rpc::RunningCapturesForTesting() > 0; }
+
+struct TestServer {
+  explicit TestServer(const std::string& allowed_root) {
+    ProfilerServerOptions options;
+    options.port = 0;
+    options.allowed_root = allowed_root;
+    auto started = ProfilerServer::Start(options);
+    REQUIRE(started.ok());
+    server = std::move(*started);
+    REQUIRE(server->port() > 0);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    auto channel = grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(server->port()),
+        grpc::InsecureChannelCredentials(), args);
+    stub = ProfilerService::NewStub(channel);
+  }
+
+  grpc::Status Profile(const ProfileRequest& request, ProfileResponse* response,
+                       std::chrono::milliseconds client_deadline = kBound * 3) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + client_deadline);
+    return stub->Profile(&context, request, response);
+  }
+
+  grpc::Status Terminate(const std::string& session_id) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    tensorflow::TerminateRequest request;
+    request.set_session_id(session_id);
+    tensorflow::TerminateResponse response;
+    return stub->Terminate(&context, request, &response);
+  }
+
+  // Runs Profile on another thread.
+  std::future<std::pair<grpc::Status, ProfileResponse>> ProfileAsync(
+      const ProfileRequest& request) {
+    return std::async(std::launch::async, [this, request] {
+      ProfileResponse response;
+      grpc::Status status = Profile(request, &response);
+      return std::make_pair(status, response);
+    });
+  }
+
+  std::unique_ptr<ProfilerServer> server;
+  std::unique_ptr<ProfilerService::Stub> stub;
+};
+
+ProfileRequest XSpaceRequest(const std::string& session, uint64_t duration_ms) {
+  ProfileRequest request;
+  request.set_duration_ms(duration_ms);
+  request.mutable_opts()->set_duration_ms(duration_ms);
+  request.set_session_id(session);
+  request.set_host_name("testhost");
+  request.set_emit_xspace(true);
+  return request;
+}
+
+// Ends the running capture `session` with Terminate and waits for `call`.
+template <typename Future>
+bool TerminateUntilDone(TestServer& server, const std::string& session,
+                        Future& call) {
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (call.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    if (!server.Terminate(session).ok()) return false;
+  }
+  return true;
+}
+
+bool HasEvent(const XSpace& space, const std::string& name) {
+  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  if (host == nullptr) return false;
+  for (const auto& line : host->lines()) {
+    for (const auto& event : line.events()) {
+      auto it = host->event_metadata().find(event.metadata_id());
+      if (it != host->event_metadata().end() && it->second.name() == name) return true;
+    }
+  }
+  return false;
+}
+
+void RecordMarkersOnThread() {
+  std::thread worker([] {
+    SetCurrentThreadName("rpc_worker");
+    for (int step = 0; step < 3; ++step) {
+      StepTrace step_trace("train", step);
+      ScopedTrace inner("remote_marker");
+    }
+  });
+  worker.join();
+}
+
+TEST_CASE("Profile with emit_xspace returns the markers of the window") {
+  TempDir dir;
+  TestServer server(dir.path());
+  auto call = server.ProfileAsync(XSpaceRequest("emit", 60000));
+  REQUIRE(WaitFor(CaptureRunning));
+  RecordMarkersOnThread();
+  REQUIRE(TerminateUntilDone(server, "emit", call));
+  auto [status, response] = call.get();
+  REQUIRE(status.ok());
+  CHECK_FALSE(response.empty_trace());
+  CHECK(HasEvent(response.xspace(), "remote_marker"));
+  CHECK(HasEvent(response.xspace(), "train"));
+  REQUIRE(response.xspace().hostnames_size() == 1);
+  CHECK(response.xspace().hostnames(0) == "testhost");
+  // Nothing was written on the server.
+  CHECK_FALSE(Exists(dir.path() + "/emit"));
+}
+
+TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string root = dir.path() + "/plugins/profile";
+  ProfileRequest request = XSpaceRequest("2026_11_22_14_05_33", 60000);
+  request.set_emit_xspace(false);
+  request.set_repository_root(root);
+  auto call = server.ProfileAsync(request);
+  REQUIRE(WaitFor(CaptureRunning));
+  RecordMarkersOnThread();
+  REQUIRE(TerminateUntilDone(server, "2026_11_22_14_05_33", call));
+  auto [status, response] = call.get();
+  REQUIRE(status.ok());
+  CHECK_FALSE(response.empty_trace());
+  CHECK(response.xspace().planes_size() == 0);
+  const std::string file = root + "/2026_11_22_14_05_33/testhost.xplane.pb";
+  REQUIRE(Exists(file));
+  CHECK(HasEvent(testing::ReadXSpace(file), "remote_marker"));
+}
+
+TEST_CASE("a short window ends by itself, override_hostname names the file") {
+  TempDir dir;
+  TestServer server(dir.path());
+  ProfileRequest request = XSpaceRequest("short", 20);
+  request.set_emit_xspace(false);
+  request.set_repository_root(dir.path());
+  request.mutable_opts()->set_override_hostname("otherhost");
+  ProfileResponse response;
+  REQUIRE(server.Profile(request, &response).ok());
+  CHECK(Exists(dir.path() + "/short/otherhost.xplane.pb"));
+}
+
+TEST_CASE("bad requests are refused with the field named") {
+  TempDir dir;
+  TestServer server(dir.path());
+  ProfileResponse response;
+
+  ProfileRequest zero = XSpaceRequest("zero", 0);
+  grpc::Status status = server.Profile(zero, &response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(Contains(status.error_message(), "duration_ms"));
+
+  ProfileRequest too_long = XSpaceRequest("long", 2 * 3600 * 1000);
+  status = server.Profile(too_long, &response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+
+  ProfileRequest escape = XSpaceRequest("../x", 10);
+  escape.set_emit_xspace(false);
+  escape.set_repository_root(dir.path());
+  status = server.Profile(escape, &response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(Contains(status.error_message(), "session_id"));
+
+  ProfileRequest bad_host = XSpaceRequest("ok", 10);
+  bad_host.set_host_name("a/b");
+  status = server.Profile(bad_host, &response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(Contains(status.error_message(), "host_name"));
+
+  CHECK_FALSE(Exists(dir.path() + "/x"));
+  CHECK(rpc::RunningCapturesForTesting() == 0);
+}
+
+TEST_CASE("repository_root outside allowed_root is refused") {
+  TempDir allowed;
+  TempDir outside;
+  TestServer server(allowed.path());
+  ProfileResponse response;
+  for (const std::string& root :
+       {outside.path(), allowed.path() + "/../" + outside.path().substr(
+                                                      outside.path().rfind('/') + 1),
+        allowed.path() + "/new/../../escape", std::string("/")}) {
+    CAPTURE(root);
+    ProfileRequest request = XSpaceRequest("run", 10);
+    request.set_emit_xspace(false);
+    request.set_repository_root(root);
+    grpc::Status status = server.Profile(request, &response);
+    CHECK(status.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    CHECK(Contains(status.error_message(), "ProfilerServerOptions::allowed_root"));
+  }
+  // A symlink inside the allowed root that leads out is refused too.
+  const std::string link = allowed.path() + "/link";
+  REQUIRE(symlink(outside.path().c_str(), link.c_str()) == 0);
+  ProfileRequest request = XSpaceRequest("run", 10);
+  request.set_emit_xspace(false);
+  request.set_repository_root(link + "/plugins/profile");
+  grpc::Status status = server.Profile(request, &response);
+  CHECK(status.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK_FALSE(Exists(outside.path() + "/plugins"));
+  CHECK_FALSE(Exists(outside.path() + "/run"));
+}
+
+TEST_CASE("a second concurrent Profile is refused while the first succeeds") {
+  TempDir dir;
+  TestServer server(dir.path());
+  auto first = server.ProfileAsync(XSpaceRequest("first", 60000));
+  REQUIRE(WaitFor(CaptureRunning));
+  ProfileResponse response;
+  grpc::Status second = server.Profile(XSpaceRequest("second", 10), &response);
+  CHECK(second.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK(Contains(second.error_message(), "already running"));
+  // Terminate with another session id does not end the first.
+  REQUIRE(server.Terminate("second").ok());
+  CHECK(first.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
+  REQUIRE(TerminateUntilDone(server, "first", first));
+  auto [status, unused] = first.get();
+  CHECK(status.ok());
+}
+
+TEST_CASE("Terminate ends a long Profile early and keeps its data") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const auto start = std::chrono::steady_clock::now();
+  auto call = server.ProfileAsync(XSpaceRequest("long", 3600 * 1000));
+  REQUIRE(WaitFor(CaptureRunning));
+  RecordMarkersOnThread();
+  REQUIRE(TerminateUntilDone(server, "long", call));
+  auto [status, response] = call.get();
+  REQUIRE(status.ok());
+  CHECK(HasEvent(response.xspace(), "remote_marker"));
+  CHECK(std::chrono::steady_clock::now() - start < kBound);
+}
+
+TEST_CASE("a client that gives up does not leave the server stuck") {
+  TempDir dir;
+  TestServer server(dir.path());
+  {
+    // Cancelled while the capture runs: the server ends it with CANCELLED.
+    grpc::ClientContext context;
+    auto call = std::async(std::launch::async, [&] {
+      ProfileResponse response;
+      return server.stub->Profile(&context, XSpaceRequest("cancelled", 60000),
+                                  &response);
+    });
+    REQUIRE(WaitFor(CaptureRunning));
+    context.TryCancel();
+    REQUIRE(call.wait_for(kBound) == std::future_status::ready);
+    CHECK(call.get().error_code() == grpc::StatusCode::CANCELLED);
+    REQUIRE(WaitFor([] { return !CaptureRunning(); }));
+  }
+  {
+    // A client deadline shorter than the window.
+    ProfileResponse response;
+    grpc::Status status = server.Profile(XSpaceRequest("abandoned", 60000),
+                                         &response, std::chrono::milliseconds(300));
+    CHECK(status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+    REQUIRE(WaitFor([] { return !CaptureRunning(); }));
+  }
+  // The next capture runs normally.
+  auto call = server.ProfileAsync(XSpaceRequest("next", 60000));
+  REQUIRE(WaitFor(CaptureRunning));
+  RecordMarkersOnThread();
+  REQUIRE(TerminateUntilDone(server, "next", call));
+  auto [status, response] = call.get();
+  CHECK(status.ok());
+  CHECK(HasEvent(response.xspace(), "remote_marker"));
+  // A local Profiler can capture again too.
+  ProfilerOptions options;
+  options.port = 0;
+  options.logdir = dir.path();
+  Profiler profiler(options);
+  CHECK(profiler.status().ok());
+}
+
+TEST_CASE("Monitor is unimplemented") {
+  TempDir dir;
+  TestServer server(dir.path());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kBound);
+  tensorflow::MonitorRequest request;
+  tensorflow::MonitorResponse response;
+  CHECK(server.stub->Monitor(&context, request, &response).error_code() ==
+        grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_CASE("a port in use is an error naming the port, port 0 picks one") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  auto first = ProfilerServer::Start(options);
+  REQUIRE(first.ok());
+  const int port = (*first)->port();
+  CHECK(port > 0);
+  options.port = port;
+  auto second = ProfilerServer::Start(options);
+  REQUIRE_FALSE(second.ok());
+  CHECK(Contains(std::string(second.status().message()), std::to_string(port)));
+
+  // A port held by a plain socket.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  options.port = ntohs(address.sin_port);
+  auto third = ProfilerServer::Start(options);
+  close(fd);
+  REQUIRE_FALSE(third.ok());
+  CHECK(Contains(std::string(third.status().message()), std::to_string(options.port)));
+
+  (*first)->Shutdown();
+  (*first)->Shutdown();  // Twice is fine.
+  options.port = -1;
+  CHECK(absl::IsInvalidArgument(ProfilerServer::Start(options).status()));
+}
+
+TEST_CASE("Shutdown ends a running capture") {
+  TempDir dir;
+  TestServer server(dir.path());
+  auto call = server.ProfileAsync(XSpaceRequest("during_shutdown", 3600 * 1000));
+  REQUIRE(WaitFor(CaptureRunning));
+  server.server->Shutdown();
+  REQUIRE(call.wait_for(kBound) == std::future_status::ready);
+  CHECK_FALSE(CaptureRunning());
+}
+
+}  // namespace
+}  // namespace neuronprof
