@@ -106,6 +106,20 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
         "duration_ms must be 1..", options_.max_duration_ms,
         " (ProfilerServerOptions::max_duration_ms), got ", *duration_ms));
   }
+  // The start may lie ahead, but not further than the longest window.
+  const uint64_t now_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  const uint64_t max_delay_ns =
+      static_cast<uint64_t>(options_.max_duration_ms) * 1000000u;
+  if (opts.start_timestamp_ns() > now_ns &&
+      opts.start_timestamp_ns() - now_ns > max_delay_ns) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "opts.start_timestamp_ns lies ", (opts.start_timestamp_ns() - now_ns) / 1000000,
+        " ms ahead; at most ", options_.max_duration_ms,
+        " ms (ProfilerServerOptions::max_duration_ms) is allowed"));
+  }
   if (opts.version() != 0 && opts.host_tracer_level() > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "opts.host_tracer_level must be 0..3, got ", opts.host_tracer_level()));
@@ -190,6 +204,22 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   } release{this};
 
   const tensorflow::ProfileOptions& opts = request->opts();
+  // A multi-host client sets start_timestamp_ns so that every host opens
+  // its window at the same instant; wait for it (the past means now).
+  if (opts.start_timestamp_ns() != 0) {
+    const auto start = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(opts.start_timestamp_ns())));
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!terminate_ && !shutting_down_ &&
+           std::chrono::system_clock::now() < start) {
+      if (context->IsCancelled()) {
+        return grpc::Status(grpc::StatusCode::CANCELLED,
+                            "the client cancelled the capture");
+      }
+      wake_.wait_for(lock, kCancelPollInterval);
+    }
+  }
   collectors::CaptureOptions capture;
   if (opts.version() != 0) {
     capture.host_tracer_level = static_cast<int>(opts.host_tracer_level());

@@ -200,6 +200,53 @@ TEST_CASE("a short window ends by itself, override_hostname names the file") {
   CHECK(Exists(dir.path() + "/short/otherhost.xplane.pb"));
 }
 
+// The "profile_start_time" stat of the Task Environment plane, 0 if none.
+uint64_t ProfileStartTime(const XSpace& space) {
+  for (const XPlane& plane : space.planes()) {
+    if (plane.name() != xplane::kTaskEnvironmentPlaneName) continue;
+    for (const auto& stat : plane.stats()) {
+      auto it = plane.stat_metadata().find(stat.metadata_id());
+      if (it != plane.stat_metadata().end() &&
+          it->second.name() == xplane::kProfileStartTimeStat) {
+        return stat.uint64_value();
+      }
+    }
+  }
+  return 0;
+}
+
+uint64_t EpochNanosNow() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+TEST_CASE("start_timestamp_ns in the future delays the window to that instant") {
+  TempDir dir;
+  TestServer server(dir.path());
+  ProfileRequest request = XSpaceRequest("later", 20);
+  const uint64_t start_ns = EpochNanosNow() + 300 * 1000000ull;
+  request.mutable_opts()->set_start_timestamp_ns(start_ns);
+  ProfileResponse response;
+  REQUIRE(server.Profile(request, &response).ok());
+  const uint64_t window_start = ProfileStartTime(response.xspace());
+  REQUIRE(window_start != 0);
+  CHECK(window_start >= start_ns);
+  CHECK(EpochNanosNow() >= start_ns + 20 * 1000000ull);
+
+  ProfileRequest too_far = XSpaceRequest("far", 20);
+  too_far.mutable_opts()->set_start_timestamp_ns(EpochNanosNow() +
+                                                 uint64_t{2} * 3600 * 1000000000ull);
+  grpc::Status status = server.Profile(too_far, &response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(Contains(status.error_message(), "start_timestamp_ns"));
+
+  // A start in the past means now.
+  ProfileRequest past = XSpaceRequest("past", 20);
+  past.mutable_opts()->set_start_timestamp_ns(1);
+  CHECK(server.Profile(past, &response).ok());
+}
+
 TEST_CASE("bad requests are refused with the field named") {
   TempDir dir;
   TestServer server(dir.path());
