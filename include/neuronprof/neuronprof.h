@@ -5,6 +5,7 @@
 #define NEURONPROF_NEURONPROF_H_
 
 #include "neuronprof/profiler.h"
+#include "neuronprof/server.h"
 #include "neuronprof/trace.h"
 
 #endif  // NEURONPROF_NEURONPROF_H_

@@ -34,8 +34,13 @@ enum class ProfileType {
 };
 
 struct ProfilerOptions {
-  // Port of the profiler gRPC server that remote capture clients use.
-  // 0 means no server for this session.
+  // Port of the tensorflow.ProfilerService gRPC server that remote capture
+  // clients (TensorBoard's Capture Profile, `neuronprof capture`, xp.trace)
+  // use. The first Profiler with a given port starts it on 127.0.0.1; it
+  // then serves for the rest of the process and saves remote captures only
+  // under this Profiler's logdir. A port held by another program does not
+  // stop the capture: ProfileResult::warnings says so. 0 = no server.
+  // For other interfaces or settings, see neuronprof/server.h.
   int port = 9012;
   ProfileType profile_type = ProfileType::kTrace;
   // Capture window in milliseconds, 1 .. max_ms_duration. The window also
@@ -73,6 +78,7 @@ struct ProfileResult {
   int64_t threads = 0;                 // Host threads with events.
   int64_t dropped_events = 0;          // Lost to a full buffer.
   int64_t duration_ns = 0;             // Length of the capture window.
+  int server_port = 0;                 // Capture server's port; 0 = none.
   std::vector<std::string> warnings;   // Also stored in the XSpace.
 };
 

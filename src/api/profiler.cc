@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/rpc/process_server.h"
 #include "src/session/capture_session.h"
 
 namespace neuronprof {
@@ -84,6 +85,11 @@ class Profiler::Impl {
   explicit Impl(const ProfilerOptions& options) : options_(options) {
     status_ = ValidateOptions(options_);
     if (!status_.ok()) return;
+    // The capture goes on without the server: losing the window because
+    // another program holds the port would cost more than the warning.
+    if (options_.port != 0) {
+      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir);
+    }
     auto session = session::CaptureSession::Start(ToCaptureOptions(options_));
     if (!session.ok()) {
       status_ = session.status();
@@ -151,6 +157,12 @@ class Profiler::Impl {
     result.threads = captured.stats.threads;
     result.dropped_events = captured.stats.dropped;
     result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
+    if (options_.port != 0 && server_status_.ok()) result.server_port = options_.port;
+    if (!server_status_.ok()) {
+      result.warnings.push_back(absl::StrCat(
+          "no capture server: ", server_status_.message(),
+          " (ProfilerOptions::port; 0 = no server)"));
+    }
     for (const std::string& warning : captured.space.warnings()) {
       result.warnings.push_back(warning);
     }
@@ -227,6 +239,7 @@ class Profiler::Impl {
   std::mutex join_mutex_;
   std::condition_variable wake_;
   absl::Status status_;
+  absl::Status server_status_;
   std::unique_ptr<session::CaptureSession> session_;
   bool capturing_ = false;
   bool stop_requested_ = false;

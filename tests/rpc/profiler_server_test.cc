@@ -390,6 +390,22 @@ TEST_CASE("Monitor is unimplemented") {
         grpc::StatusCode::UNIMPLEMENTED);
 }
 
+// A socket listening on a free 127.0.0.1 port; the port goes to *port.
+int ListenOnFreeLoopbackPort(int* port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  *port = ntohs(address.sin_port);
+  return fd;
+}
+
 TEST_CASE("a port in use is an error naming the port, port 0 picks one") {
   TempDir dir;
   ProfilerServerOptions options;
@@ -405,17 +421,7 @@ TEST_CASE("a port in use is an error naming the port, port 0 picks one") {
   CHECK(Contains(std::string(second.status().message()), std::to_string(port)));
 
   // A port held by a plain socket.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  REQUIRE(listen(fd, 1) == 0);
-  socklen_t length = sizeof(address);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  options.port = ntohs(address.sin_port);
+  int fd = ListenOnFreeLoopbackPort(&options.port);
   auto third = ProfilerServer::Start(options);
   close(fd);
   REQUIRE_FALSE(third.ok());
@@ -435,6 +441,56 @@ TEST_CASE("Shutdown ends a running capture") {
   server.server->Shutdown();
   REQUIRE(call.wait_for(kBound) == std::future_status::ready);
   CHECK_FALSE(CaptureRunning());
+}
+
+TEST_CASE("ProfilerOptions::port serves remote captures after the window") {
+  TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  close(ListenOnFreeLoopbackPort(&options.port));  // A port free just now.
+  {
+    Profiler profiler(options);
+    REQUIRE(profiler.status().ok());
+    auto result = profiler.Stop();
+    REQUIRE(result.ok());
+    CHECK(result->server_port == options.port);
+    CHECK(result->warnings.empty());
+  }
+  // The server outlives the Profiler; a second Profiler reuses it.
+  Profiler again(options);
+  auto again_result = again.Stop();
+  REQUIRE(again_result.ok());
+  CHECK(again_result->server_port == options.port);
+
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(options.port),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = ProfilerService::NewStub(channel);
+  ProfileRequest request = XSpaceRequest("remote", 20);
+  request.set_emit_xspace(false);
+  request.set_repository_root(dir.path() + "/plugins/profile");
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kBound);
+  ProfileResponse response;
+  REQUIRE(stub->Profile(&context, request, &response).ok());
+  CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.xplane.pb"));
+}
+
+TEST_CASE("ProfilerOptions::port held by another program: captured, with a warning") {
+  TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  const int fd = ListenOnFreeLoopbackPort(&options.port);
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  { ScopedTrace marker("kept"); }
+  auto result = profiler.Stop();
+  close(fd);
+  REQUIRE(result.ok());
+  CHECK(result->server_port == 0);
+  CHECK(result->events > 0);
+  REQUIRE(result->warnings.size() == 1);
+  CHECK(Contains(result->warnings[0], std::to_string(options.port)));
+  CHECK(Contains(result->warnings[0], "ProfilerOptions::port"));
 }
 
 }  // namespace

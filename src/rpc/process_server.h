@@ -1,0 +1,23 @@
+// The process-wide capture server that ProfilerOptions::port asks for.
+// Internal: started on first use and kept for the life of the process, as
+// torch_xla's xp.start_server keeps its server, so that remote clients can
+// capture the program after the Profiler's own window too.
+#ifndef NEURONPROF_SRC_RPC_PROCESS_SERVER_H_
+#define NEURONPROF_SRC_RPC_PROCESS_SERVER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace neuronprof {
+namespace rpc {
+
+// Makes sure this process serves tensorflow.ProfilerService on 127.0.0.1:port
+// (1..65535). A server already started here on that port is reused; a new
+// one saves profiles only under `allowed_root`. The error names the port.
+absl::Status EnsureProcessServer(int port, const std::string& allowed_root);
+
+}  // namespace rpc
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_RPC_PROCESS_SERVER_H_
