@@ -142,7 +142,12 @@ TEST_CASE("host_tracer_level filters markers by level") {
 TEST_CASE("concurrent start/stop keeps contiguous per-thread sequences") {
   constexpr int kThreads = 4;
   constexpr int kCaptures = 6;
+  // Workers never run more than kBudgetPerCapture events ahead of the main
+  // thread, so a starved main thread (a loaded CI machine) cannot fill the
+  // buffer: drops would be correct but are not what this test is about.
+  constexpr int64_t kBudgetPerCapture = 10000;
   std::atomic<bool> quit{false};
+  std::atomic<int64_t> budget{0};
   std::vector<std::atomic<int64_t>> done(kThreads);
   std::vector<std::atomic<int64_t>> tids(kThreads);
   for (auto& d : done) d.store(0);
@@ -151,6 +156,10 @@ TEST_CASE("concurrent start/stop keeps contiguous per-thread sequences") {
     workers.emplace_back([&, t] {
       tids[t].store(static_cast<int64_t>(gettid()));
       for (int64_t seq = 0; !quit.load(std::memory_order_relaxed); ++seq) {
+        while (seq >= budget.load(std::memory_order_acquire) &&
+               !quit.load(std::memory_order_relaxed)) {
+          std::this_thread::yield();
+        }
         if (seq % 2 == 0) {
           ScopedTrace trace("seq", {{"seq", seq}});
         } else {
@@ -163,11 +172,15 @@ TEST_CASE("concurrent start/stop keeps contiguous per-thread sequences") {
   std::vector<int64_t> last_seen(kThreads, -1);
   for (int c = 0; c < kCaptures; ++c) {
     std::vector<int64_t> before(kThreads), after(kThreads);
+    // Raised before the window opens, so workers write while it opens.
+    budget.fetch_add(kBudgetPerCapture, std::memory_order_release);
     for (int t = 0; t < kThreads; ++t) before[t] = done[t].load(std::memory_order_acquire);
     REQUIRE(core::StartRecording(2, kBigBuffer).ok());
     // Let every worker record a few hundred events inside the window.
     for (int t = 0; t < kThreads; ++t) {
       const int64_t target = done[t].load() + 300;
+      // A worker that used its budget before the window opened gets 300 more.
+      if (budget.load() < target) budget.store(target, std::memory_order_release);
       while (done[t].load(std::memory_order_acquire) < target) std::this_thread::yield();
     }
     RecordedCapture capture = Stop();
