@@ -124,8 +124,12 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
     return absl::InvalidArgumentError(absl::StrCat(
         "opts.host_tracer_level must be 0..3, got ", opts.host_tracer_level()));
   }
-  if (!request.host_name().empty()) {
-    if (auto s = exporter::CheckPlainName(request.host_name(), "host_name"); !s.ok()) {
+  // Capture clients send the address they dialled ("localhost:9012"); TSL
+  // names the file "localhost_9012", and so do we.
+  std::string request_host = request.host_name();
+  std::replace(request_host.begin(), request_host.end(), ':', '_');
+  if (!request_host.empty()) {
+    if (auto s = exporter::CheckPlainName(request_host, "host_name"); !s.ok()) {
       return s;
     }
   }
@@ -137,7 +141,7 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
     }
   }
   *host = !override_host.empty()      ? override_host
-          : !request.host_name().empty() ? request.host_name()
+          : !request_host.empty()      ? request_host
                                          : exporter::LocalHostName();
   if (!request.session_id().empty() || !request.emit_xspace()) {
     if (auto s = exporter::CheckPlainName(request.session_id(), "session_id");
@@ -256,6 +260,15 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   if (!captured.ok()) return ToGrpcStatus(captured.status());
   captured->space.add_hostnames(host);
   response->set_empty_trace(captured->stats.events == 0);
+  if (captured->stats.events == 0) {
+    // Tell the client why the window is empty; drop warnings stay as well.
+    captured->space.add_warnings(
+        capture.host_tracer_level == 0
+            ? std::string("host_tracer_level 0: host markers were not recorded")
+            : absl::StrCat("no neuronprof markers ran during the ",
+                           (captured->stop_epoch_ns - captured->start_epoch_ns) / 1000000,
+                           " ms window"));
+  }
   if (request->emit_xspace()) {
     *response->mutable_xspace() = std::move(captured->space);
     return grpc::Status::OK;

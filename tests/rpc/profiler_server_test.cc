@@ -247,6 +247,18 @@ TEST_CASE("start_timestamp_ns in the future delays the window to that instant") 
   CHECK(server.Profile(past, &response).ok());
 }
 
+TEST_CASE("a host_name holding the dialled address names the file as TSL does") {
+  TempDir dir;
+  TestServer server(dir.path());
+  ProfileRequest request = XSpaceRequest("dialled", 20);
+  request.set_emit_xspace(false);
+  request.set_repository_root(dir.path());
+  request.set_host_name("localhost:9012");  // What xprof's capture client sends.
+  ProfileResponse response;
+  REQUIRE(server.Profile(request, &response).ok());
+  CHECK(Exists(dir.path() + "/dialled/localhost_9012.xplane.pb"));
+}
+
 TEST_CASE("bad requests are refused with the field named") {
   TempDir dir;
   TestServer server(dir.path());
