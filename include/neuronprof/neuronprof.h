@@ -1,9 +1,12 @@
 // Umbrella header of neuronprof: include this one.
 //   markers:  neuronprof::ScopedTrace, neuronprof::StepTrace  (trace.h)
 //   sessions: neuronprof::Profiler, neuronprof::ProfilerOptions (profiler.h)
+//   remote capture client: neuronprof::Capture, neuronprof::CaptureOptions
+//                          (capture.h)
 #ifndef NEURONPROF_NEURONPROF_H_
 #define NEURONPROF_NEURONPROF_H_
 
+#include "neuronprof/capture.h"
 #include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
 #include "neuronprof/trace.h"

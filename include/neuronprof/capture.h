@@ -1,0 +1,116 @@
+// neuronprof::Capture: the remote capture client, the C++ twin of
+// TensorBoard's "Capture Profile" button, torch_xla's xp.trace(...) and
+// TSL's capture_profile. It asks one or more tensorflow.ProfilerService
+// servers (neuronprof's ProfilerServer, or TSL-based ones such as JAX and
+// TensorFlow) for one capture window each, in parallel, and writes every
+// host's profile into one TensorBoard run folder:
+//
+//   neuronprof::CaptureOptions options;
+//   options.service_addresses = {"worker0:9012", "worker1:9012"};
+//   options.logdir = "logs";
+//   options.duration_ms = 3000;
+//   auto result = neuronprof::Capture(options);
+//   // result->run_dir = logs/plugins/profile/<run>/ holding
+//   //   <host>.xplane.pb (+ <host>.trace.json.gz) per host that succeeded;
+//   // result->hosts[i].status tells why a host failed.
+#ifndef NEURONPROF_CAPTURE_H_
+#define NEURONPROF_CAPTURE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace neuronprof {
+
+// What one host's capture produced.
+struct HostCaptureResult {
+  std::string address;  // "host:port", as given (without a gRPC URL scheme)
+  // File name prefix in the run folder: the server's host name when it
+  // reports a plain one, else derived from the address; unique per run.
+  std::string host;
+  absl::Status status;              // OK, or why this host has no profile.
+  std::vector<std::string> files;   // Written for this host.
+  int64_t events = 0;               // Events on all planes of its profile.
+  int attempts = 0;                 // Capture windows asked for (empties retried).
+  // One entry per empty attempt: why it had no events, as far as known.
+  std::vector<std::string> empty_reasons;
+  // Warnings the server stored in the profile (e.g. dropped events).
+  std::vector<std::string> warnings;
+};
+
+struct CaptureResult {
+  std::string run_dir;                   // <logdir>/plugins/profile/<run>
+  std::vector<HostCaptureResult> hosts;  // In service_addresses order.
+  // True when every host has a profile.
+  bool all_ok() const;
+};
+
+// Where one host stands, for progress reports.
+enum class HostCaptureState { kConnecting, kCapturing, kSucceeded, kFailed };
+
+struct HostProgress {
+  std::string address;
+  HostCaptureState state = HostCaptureState::kConnecting;
+  int attempt = 0;                // 1-based window number; 0 before the first.
+  int64_t window_elapsed_ms = 0;  // Time into the current window.
+};
+
+struct CaptureProgress {
+  int64_t duration_ms = 0;  // Length of one window.
+  int64_t elapsed_ms = 0;   // Since Capture() started.
+  std::vector<HostProgress> hosts;  // In service_addresses order.
+  // Set when this report announces that a host finished (its files are
+  // written); empty for the periodic reports.
+  std::optional<HostCaptureResult> finished;
+};
+
+struct CaptureOptions {
+  // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
+  // gRPC URL scheme prefix, as TensorBoard writes addresses, is ignored.
+  // Every host is captured at the same time.
+  std::vector<std::string> service_addresses;
+  // TensorBoard logdir; profiles go to <logdir>/plugins/profile/<run>/.
+  std::string logdir = "./logs";
+  // Capture window in milliseconds, 1 .. one hour.
+  int64_t duration_ms = 2000;
+  // A host whose capture holds no events is asked again, up to this many
+  // windows in all.
+  int num_tracing_attempts = 3;
+  // 0 = no host markers, 1 = user markers, 2 = info, 3 = verbose.
+  int host_tracer_level = 2;
+  // 0 = off, 1 = on, 2 = verbose (for servers with device tracers).
+  int device_tracer_level = 1;
+  // 0 = off, 1 = Python function calls (TSL-based Python servers only).
+  int python_tracer_level = 0;
+  // Run folder name (a plain name); default: the start time,
+  // YYYY_MM_DD_HH_MM_SS, made unique with a suffix when taken.
+  std::string run_name;
+  // Also write <host>.trace.json.gz (Chrome trace) next to each xplane.
+  bool write_chrome_trace = true;
+  // A host whose connection is not up within this time fails with
+  // "cannot connect to ADDR"; a refused connection fails at once.
+  int64_t connect_timeout_ms = 10000;
+  // Optional. Called from the calling thread about every 250 ms while the
+  // windows run, and once per host when it finishes.
+  std::function<void(const CaptureProgress&)> on_progress;
+};
+
+// Checks options without connecting to anything. InvalidArgument names the
+// field.
+absl::Status ValidateCaptureOptions(const CaptureOptions& options);
+
+// Captures every host in parallel and writes their profiles into one run
+// folder. OK when at least one host succeeded (result->hosts says which
+// failed and why); an error listing every host's failure when none did
+// (the run folder is then removed; on_progress's `finished` reports still
+// carry each host's details), or InvalidArgument for bad options.
+absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options);
+
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_CAPTURE_H_

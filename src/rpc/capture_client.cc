@@ -1,0 +1,582 @@
+// neuronprof::Capture: one thread per host drives a Profile RPC (retrying
+// empty windows); the calling thread reports progress and waits.
+#include "src/rpc/capture_client.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/export/atomic_file.h"
+#include "src/export/logdir.h"
+
+namespace neuronprof {
+
+bool CaptureResult::all_ok() const {
+  for (const HostCaptureResult& host : hosts) {
+    if (!host.status.ok()) return false;
+  }
+  return !hosts.empty();
+}
+
+namespace rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tensorflow::profiler::XSpace;
+
+constexpr int64_t kMaxDurationMs = 3600 * 1000;
+constexpr int kMaxAttempts = 1000;
+// The server answers after the window; this covers collection, export and
+// the transfer of a large profile.
+constexpr int64_t kDeadlineMarginMs = 60 * 1000;
+constexpr auto kProgressInterval = std::chrono::milliseconds(250);
+// TSL's client asks for at most this many events.
+constexpr uint64_t kMaxEvents = 1000000;
+
+int64_t NowEpochNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t MillisSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)
+      .count();
+}
+
+absl::Status CheckRange(const char* field, int64_t value, int64_t low, int64_t high) {
+  if (value >= low && value <= high) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::", field, " must be ",
+                                                 low, "..", high, ", got ", value));
+}
+
+absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions& options) {
+  if (options.service_addresses.empty()) {
+    return absl::InvalidArgumentError(
+        "CaptureOptions::service_addresses is empty: give at least one host:port");
+  }
+  std::vector<ServiceAddress> parsed;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < options.service_addresses.size(); ++i) {
+    auto address = ParseServiceAddress(options.service_addresses[i]);
+    if (!address.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[",
+                                                     i, "]: ", address.status().message()));
+    }
+    // Two calls to one server would collide: it runs one capture at a time.
+    if (!seen.insert(address->Target()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CaptureOptions::service_addresses lists '", address->address,
+                       "' twice"));
+    }
+    parsed.push_back(std::move(*address));
+  }
+  return parsed;
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+std::string GrpcCodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+// Waits until the channel is connected. A refused or unresolvable address
+// puts the channel into TRANSIENT_FAILURE at once: fail then, not at the
+// timeout.
+absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address,
+                           int64_t timeout_ms) {
+  const auto deadline =
+      std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms);
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot connect to ", address.address,
+          ": the connection was refused, the host is unreachable or its name does "
+          "not resolve (is a profiler server listening there?)"));
+    }
+    if (!channel.WaitForStateChange(state, deadline)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "cannot connect to ", address.address, ": no connection within ", timeout_ms,
+          " ms (CaptureOptions::connect_timeout_ms)"));
+    }
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return absl::OkStatus();
+}
+
+// A failed Profile call, in words that say what happened to the host.
+absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress& address,
+                                int64_t duration_ms) {
+  const std::string detail =
+      absl::StrCat(GrpcCodeName(status.error_code()), ": ", status.error_message());
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return absl::UnavailableError(absl::StrCat(
+          address.address,
+          " closed the connection during the capture (the server exited or the "
+          "network failed): ",
+          detail));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return absl::DeadlineExceededError(absl::StrCat(
+          address.address, " did not answer within ", duration_ms + kDeadlineMarginMs,
+          " ms (the ", duration_ms, " ms window + ", kDeadlineMarginMs / 1000,
+          " s margin): ", detail));
+    default:
+      return absl::Status(FromGrpc(status).code(),
+                          absl::StrCat(address.address, " refused the capture: ", detail));
+  }
+}
+
+// Everything one Capture() call shares between its threads.
+struct HostJob {
+  ServiceAddress address;
+  bool host_is_shared = false;
+  HostCaptureResult result;
+  // Progress, guarded by Run::mutex.
+  HostCaptureState state = HostCaptureState::kConnecting;
+  int attempt = 0;
+  Clock::time_point window_start;
+};
+
+struct Run {
+  const CaptureOptions* options = nullptr;
+  std::string run_dir;          // As reported: <logdir>/plugins/profile/<run>.
+  std::string repository_root;  // Absolute <logdir>/plugins/profile, for servers.
+  std::string session_id;       // The run name.
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<HostJob> jobs;
+  std::deque<size_t> finished;      // Jobs done but not reported yet.
+  size_t finished_count = 0;
+  std::set<std::string> taken_names;  // Host names given out in run_dir.
+};
+
+// The XSpace of a successful Profile call, wherever the server put it:
+// in the response (emit_xspace), as "xplane.pb" tool data (older TSL
+// servers), or saved by the server itself under
+// <repository_root>/<session_id>/<host>.xplane.pb (TSL servers that ignore
+// emit_xspace; only visible when the server shares this filesystem).
+// `saved_file` is set when it came from such a file.
+absl::StatusOr<XSpace> ResponseSpace(const Run& run, const ServiceAddress& address,
+                                     tensorflow::ProfileResponse* response,
+                                     std::string* saved_file) {
+  XSpace space;
+  if (response->has_xspace()) {
+    space.Swap(response->mutable_xspace());  // Profiles can be large: no copy.
+    return space;
+  }
+  for (const auto& tool : response->tool_data()) {
+    if (absl::EndsWith(tool.name(), "xplane.pb")) {
+      if (!space.ParseFromString(tool.data())) {
+        return absl::DataLossError(absl::StrCat(
+            address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
+      }
+      return space;
+    }
+  }
+  const std::string file = absl::StrCat(run.repository_root, "/", run.session_id, "/",
+                                        RequestHostName(address), exporter::kXPlaneSuffix);
+  if (access(file.c_str(), F_OK) == 0) {
+    auto data = exporter::ReadFile(file);
+    if (!data.ok()) return data.status();
+    if (!space.ParseFromString(*data)) {
+      return absl::DataLossError(absl::StrCat("'", file, "', saved by ", address.address,
+                                              ", is not an XSpace"));
+    }
+    *saved_file = file;
+    return space;
+  }
+  if (response->empty_trace()) return space;  // Nothing to fetch: empty.
+  return absl::FailedPreconditionError(absl::StrCat(
+      address.address,
+      " did not return its profile (it does not support emit_xspace) and saved it on "
+      "its own machine under ",
+      run.repository_root, "/", run.session_id, "/; copy it from there"));
+}
+
+// Picks this host's unique file name prefix in the run folder.
+std::string ClaimHostName(Run& run, const XSpace& space, const HostJob& job) {
+  std::string name = BaseHostName(space, job.address, job.host_is_shared);
+  std::lock_guard<std::mutex> lock(run.mutex);
+  if (run.taken_names.count(name) > 0) {
+    const std::string with_port = absl::StrCat(name, "_", job.address.port);
+    name = with_port;
+    for (int i = 2; run.taken_names.count(name) > 0; ++i) {
+      name = absl::StrCat(with_port, "_", i);
+    }
+  }
+  run.taken_names.insert(name);
+  return name;
+}
+
+// Removes a profile the server saved into the run folder itself, unless it
+// is what this capture reports under that name.
+void RemoveServerFile(Run& run, const std::string& file) {
+  if (file.empty()) return;
+  const std::string base = file.substr(file.rfind('/') + 1);
+  const std::string host =
+      base.substr(0, base.size() - std::string(exporter::kXPlaneSuffix).size());
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    if (run.taken_names.count(host) > 0) return;
+  }
+  unlink(file.c_str());
+}
+
+// One host's whole capture: connect, windows until one has events, files.
+void CaptureHost(Run& run, size_t index) {
+  HostJob& job = run.jobs[index];
+  const CaptureOptions& options = *run.options;
+  HostCaptureResult& result = job.result;
+
+  auto capture = [&]() -> absl::Status {
+    grpc::ChannelArguments args;
+    // Profiles easily exceed gRPC's 4 MiB default.
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    args.SetMaxSendMessageSize(INT_MAX);
+    // A private subchannel: a failed connection to this address earlier in
+    // the process must not make this capture fail at once.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto channel = grpc::CreateCustomChannel(job.address.Target(),
+                                             grpc::InsecureChannelCredentials(), args);
+    if (auto s = WaitConnected(*channel, job.address, options.connect_timeout_ms);
+        !s.ok()) {
+      return s;
+    }
+    auto stub = tensorflow::ProfilerService::NewStub(channel);
+    for (int attempt = 1; attempt <= options.num_tracing_attempts; ++attempt) {
+      {
+        std::lock_guard<std::mutex> lock(run.mutex);
+        job.state = HostCaptureState::kCapturing;
+        job.attempt = attempt;
+        job.window_start = Clock::now();
+      }
+      result.attempts = attempt;
+      const tensorflow::ProfileRequest request =
+          BuildProfileRequest(options, job.address, run.repository_root, run.session_id);
+      tensorflow::ProfileResponse response;
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::milliseconds(options.duration_ms + kDeadlineMarginMs));
+      const grpc::Status status = stub->Profile(&context, request, &response);
+      if (!status.ok()) return DescribeRpcFailure(status, job.address, options.duration_ms);
+
+      std::string saved_file;
+      auto space = ResponseSpace(run, job.address, &response, &saved_file);
+      if (!space.ok()) return space.status();
+      const int64_t events = CountEvents(*space);
+      if (events == 0) {
+        // Never keep an empty profile, not even one the server saved.
+        RemoveServerFile(run, saved_file);
+        result.empty_reasons.push_back(EmptyCaptureReason(options, job.address, &*space));
+        continue;
+      }
+      const std::string host = ClaimHostName(run, *space, job);
+      result.host = host;
+      exporter::ExportOptions export_options;
+      export_options.chrome_trace = options.write_chrome_trace;
+      auto files = exporter::WriteProfileFiles(*space, run.run_dir, host, export_options);
+      if (!files.ok()) {
+        return absl::Status(files.status().code(),
+                            absl::StrCat("cannot write the profile of ", job.address.address,
+                                         ": ", files.status().message()));
+      }
+      // A copy the server saved under another name would be a duplicate.
+      RemoveServerFile(run, saved_file);
+      result.files = std::move(*files);
+      result.events = events;
+      result.warnings.assign(space->warnings().begin(), space->warnings().end());
+      return absl::OkStatus();
+    }
+    // Every window was empty.
+    std::vector<std::string> reasons;
+    for (const std::string& reason : result.empty_reasons) {
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+        reasons.push_back(reason);
+      }
+    }
+    const std::string message = absl::StrCat(
+        "no trace events from ", job.address.address, " in ", result.attempts,
+        " attempt(s) of ", options.duration_ms, " ms: ", absl::StrJoin(reasons, "; "),
+        "; no profile was written for it");
+    if (options.host_tracer_level == 0) return absl::FailedPreconditionError(message);
+    return absl::NotFoundError(message);
+  };
+
+  result.status = capture();
+  if (result.host.empty()) {
+    result.host = exporter::ToPlainName(absl::StrCat(job.address.host, "_", job.address.port));
+  }
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    job.state = result.status.ok() ? HostCaptureState::kSucceeded : HostCaptureState::kFailed;
+    run.finished.push_back(index);
+    ++run.finished_count;
+  }
+  run.changed.notify_all();
+}
+
+// A progress report; call with run.mutex held.
+CaptureProgress Snapshot(const Run& run, Clock::time_point start) {
+  CaptureProgress progress;
+  progress.duration_ms = run.options->duration_ms;
+  progress.elapsed_ms = MillisSince(start);
+  for (const HostJob& job : run.jobs) {
+    HostProgress host;
+    host.address = job.address.address;
+    host.state = job.state;
+    host.attempt = job.attempt;
+    if (job.state == HostCaptureState::kCapturing) {
+      host.window_elapsed_ms = MillisSince(job.window_start);
+    }
+    progress.hosts.push_back(std::move(host));
+  }
+  return progress;
+}
+
+// Joins the host threads whatever happens to the calling thread.
+struct ThreadJoiner {
+  std::vector<std::thread> threads;
+  ~ThreadJoiner() {
+    for (std::thread& thread : threads) {
+      if (thread.joinable()) thread.join();
+    }
+  }
+};
+
+}  // namespace
+
+std::string RequestHostName(const ServiceAddress& address) {
+  return exporter::ToPlainName(address.host);
+}
+
+tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
+                                               const ServiceAddress& address,
+                                               const std::string& repository_root,
+                                               const std::string& session_id) {
+  tensorflow::ProfileRequest request;
+  // Older servers read the top-level duration, newer ones opts.duration_ms.
+  request.set_duration_ms(static_cast<uint64_t>(options.duration_ms));
+  request.set_max_events(kMaxEvents);
+  // TPU servers turn these into tool data; others ignore them.
+  request.add_tools("trace_viewer");
+  // Asks TSL servers that predate emit_xspace to return the XSpace as tool
+  // data.
+  request.add_tools("xplane.pb");
+  request.set_repository_root(repository_root);
+  request.set_session_id(session_id);
+  request.set_host_name(RequestHostName(address));
+  request.set_emit_xspace(true);
+
+  tensorflow::ProfileOptions* opts = request.mutable_opts();
+  // TSL's ProfilerSession::DefaultOptions, with the levels asked for.
+  opts->set_version(1);
+  opts->set_device_type(tensorflow::ProfileOptions::UNSPECIFIED);
+  opts->set_include_dataset_ops(true);
+  opts->set_enable_hlo_proto(true);
+  opts->set_host_tracer_level(static_cast<uint32_t>(options.host_tracer_level));
+  opts->set_device_tracer_level(static_cast<uint32_t>(options.device_tracer_level));
+  opts->set_python_tracer_level(static_cast<uint32_t>(options.python_tracer_level));
+  opts->set_duration_ms(static_cast<uint64_t>(options.duration_ms));
+  opts->set_session_id(session_id);
+  // As TSL's client: start now (servers treat a past start as now).
+  opts->set_start_timestamp_ns(static_cast<uint64_t>(NowEpochNs()));
+  return request;
+}
+
+int64_t CountEvents(const XSpace& space) {
+  int64_t events = 0;
+  for (const auto& plane : space.planes()) {
+    for (const auto& line : plane.lines()) events += line.events_size();
+  }
+  return events;
+}
+
+std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,
+                               const XSpace* space) {
+  std::vector<std::string> reasons;
+  if (options.host_tracer_level == 0) {
+    reasons.push_back(
+        "host_tracer_level 0 was requested, so host markers were filtered out");
+  }
+  if (space != nullptr) {
+    for (const std::string& warning : space->warnings()) {
+      // The server's own level-0 note repeats the one above.
+      if (options.host_tracer_level == 0 && absl::StrContains(warning, "host_tracer_level 0")) {
+        continue;
+      }
+      reasons.push_back(absl::StrCat(address.address, " warned: ", warning));
+    }
+  }
+  if (reasons.empty()) {
+    reasons.push_back(absl::StrCat("no markers ran on ", address.address, " during the ",
+                                   options.duration_ms, " ms window"));
+  }
+  return absl::StrJoin(reasons, "; ");
+}
+
+std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
+                         bool host_is_shared) {
+  if (space.hostnames_size() > 0 && exporter::IsPlainName(space.hostnames(0))) {
+    std::string name = space.hostnames(0);
+    if (host_is_shared) absl::StrAppend(&name, "_", address.port);
+    return name;
+  }
+  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
+}
+
+}  // namespace rpc
+
+absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
+  if (auto addresses = rpc::ParseAddresses(options); !addresses.ok()) {
+    return addresses.status();
+  }
+  if (options.logdir.empty()) {
+    return absl::InvalidArgumentError("CaptureOptions::logdir must not be empty");
+  }
+  if (auto s = rpc::CheckRange("duration_ms", options.duration_ms, 1, rpc::kMaxDurationMs);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = rpc::CheckRange("num_tracing_attempts", options.num_tracing_attempts, 1,
+                               rpc::kMaxAttempts);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = rpc::CheckRange("host_tracer_level", options.host_tracer_level, 0, 3);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = rpc::CheckRange("device_tracer_level", options.device_tracer_level, 0, 2);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = rpc::CheckRange("python_tracer_level", options.python_tracer_level, 0, 1);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = rpc::CheckRange("connect_timeout_ms", options.connect_timeout_ms, 1,
+                               rpc::kMaxDurationMs);
+      !s.ok()) {
+    return s;
+  }
+  if (!options.run_name.empty()) {
+    if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options) {
+  if (auto s = ValidateCaptureOptions(options); !s.ok()) return s;
+  auto addresses = rpc::ParseAddresses(options);
+  if (!addresses.ok()) return addresses.status();
+
+  rpc::Run run;
+  run.options = &options;
+  auto run_dir =
+      exporter::CreateRunDirectory(options.logdir, options.run_name, rpc::NowEpochNs());
+  if (!run_dir.ok()) return run_dir.status();
+  run.run_dir = *run_dir;
+  run.session_id = run.run_dir.substr(run.run_dir.rfind('/') + 1);
+  // Absolute, so that a server on this machine with another working
+  // directory saves into the same folder.
+  {
+    const std::string root = exporter::ProfileRoot(options.logdir);
+    char resolved[PATH_MAX];
+    run.repository_root = realpath(root.c_str(), resolved) != nullptr ? resolved : root;
+  }
+
+  std::map<std::string, int> hosts_seen;
+  for (const rpc::ServiceAddress& address : *addresses) ++hosts_seen[address.host];
+  run.jobs.resize(addresses->size());
+  for (size_t i = 0; i < addresses->size(); ++i) {
+    rpc::HostJob& job = run.jobs[i];
+    job.address = (*addresses)[i];
+    job.host_is_shared = hosts_seen[job.address.host] > 1;
+    job.result.address = job.address.address;
+  }
+
+  const auto start = rpc::Clock::now();
+  {
+    rpc::ThreadJoiner joiner;
+    for (size_t i = 0; i < run.jobs.size(); ++i) {
+      joiner.threads.emplace_back([&run, i] { rpc::CaptureHost(run, i); });
+    }
+    // Report progress from this thread until every host is done.
+    std::unique_lock<std::mutex> lock(run.mutex);
+    auto next_tick = start + rpc::kProgressInterval;
+    while (true) {
+      while (!run.finished.empty()) {
+        const size_t index = run.finished.front();
+        run.finished.pop_front();
+        if (options.on_progress) {
+          CaptureProgress progress = rpc::Snapshot(run, start);
+          progress.finished = run.jobs[index].result;
+          lock.unlock();
+          options.on_progress(progress);
+          lock.lock();
+        }
+      }
+      if (run.finished_count == run.jobs.size()) break;
+      if (run.changed.wait_until(lock, next_tick, [&] { return !run.finished.empty(); })) {
+        continue;
+      }
+      // From now: a slow callback must not cause a burst of reports.
+      next_tick = rpc::Clock::now() + rpc::kProgressInterval;
+      if (options.on_progress) {
+        CaptureProgress progress = rpc::Snapshot(run, start);
+        lock.unlock();
+        options.on_progress(progress);
+        lock.lock();
+      }
+    }
+  }
+
+  CaptureResult result;
+  result.run_dir = run.run_dir;
+  std::vector<std::string> failures;
+  bool same_code = true;
+  for (rpc::HostJob& job : run.jobs) {
+    if (!job.result.status.ok()) {
+      failures.push_back(std::string(job.result.status.message()));
+      same_code = same_code && job.result.status.code() == run.jobs[0].result.status.code();
+    }
+    result.hosts.push_back(std::move(job.result));
+  }
+  if (failures.size() < result.hosts.size()) return result;
+
+  // No host has a profile: leave no empty run folder behind.
+  rmdir(run.run_dir.c_str());
+  const absl::StatusCode code =
+      same_code ? result.hosts[0].status.code() : absl::StatusCode::kUnavailable;
+  return absl::Status(code, absl::StrCat("no host was captured (all ", failures.size(),
+                                         " failed): ", absl::StrJoin(failures, " | ")));
+}
+
+}  // namespace neuronprof

@@ -1,0 +1,46 @@
+// The remote capture client behind neuronprof::Capture (include/neuronprof/
+// capture.h). Internal pieces, exposed for the tests.
+#ifndef NEURONPROF_SRC_RPC_CAPTURE_CLIENT_H_
+#define NEURONPROF_SRC_RPC_CAPTURE_CLIENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "neuronprof/capture.h"
+#include "proto/profiler_service.pb.h"
+#include "proto/xplane.pb.h"
+#include "src/rpc/service_address.h"
+
+namespace neuronprof {
+namespace rpc {
+
+// The ProfileRequest for one host and window, shaped like TSL's
+// capture_profile client so that TSL-based servers answer it too.
+tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
+                                               const ServiceAddress& address,
+                                               const std::string& repository_root,
+                                               const std::string& session_id);
+
+// The host_name a request carries for `address`: its host, as a plain name.
+std::string RequestHostName(const ServiceAddress& address);
+
+// Events on every line of every plane.
+int64_t CountEvents(const tensorflow::profiler::XSpace& space);
+
+// Why a capture of `address` came back without events, from what the
+// options and the server's warnings (`space` may be null) tell.
+std::string EmptyCaptureReason(const CaptureOptions& options,
+                               const ServiceAddress& address,
+                               const tensorflow::profiler::XSpace* space);
+
+// The file name prefix for a host before collisions are resolved: the
+// server's plain host name, else host_port; with "_<port>" when the
+// address shares its host with another address of the same capture.
+std::string BaseHostName(const tensorflow::profiler::XSpace& space,
+                         const ServiceAddress& address, bool host_is_shared);
+
+}  // namespace rpc
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_RPC_CAPTURE_CLIENT_H_

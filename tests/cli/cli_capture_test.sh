@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The CLI's capture command, run as users and tests/interop run it:
+#   cli_capture_test.sh NEURONPROF_BINARY TEST_CAPTURE_SERVER_BINARY
+# Usage errors exit 2 with a message, a refused host exits 1 with a FAILED
+# line, a capture from a live server exits 0 with an OK line and its files.
+set -u
+CLI=$1
+SERVER=$2
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/neuronprof_cli_XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_usage DESCRIPTION EXPECTED_STDERR_TEXT ARGS...: exit 2, message.
+expect_usage() {
+  local what=$1 text=$2
+  shift 2
+  local rc=0
+  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc -ne 2 ]]; then
+    fail "$what: exit $rc, expected 2"
+  elif ! grep -qF -- "$text" "$WORK/err"; then
+    fail "$what: stderr lacks '$text': $(cat "$WORK/err")"
+  elif ! grep -q "usage: neuronprof" "$WORK/err"; then
+    fail "$what: no usage text on stderr"
+  else
+    pass "$what"
+  fi
+}
+
+L=(--logdir "$WORK/logs")
+expect_usage "unknown flag" "unknown flag '--bogus'" capture --bogus 1
+expect_usage "unknown flag, = form" "unknown flag '--bogus'" capture --bogus=1
+expect_usage "positional argument" "unexpected argument 'x'" capture x
+expect_usage "missing --service_addr" "capture needs --service_addr" \
+  capture "${L[@]}" --duration_ms 100
+expect_usage "missing --logdir" "capture needs --logdir" \
+  capture --service_addr 127.0.0.1:1 --duration_ms 100
+expect_usage "missing --duration_ms" "capture needs --duration_ms" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}"
+expect_usage "flag without value" "--duration_ms needs a value" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms
+expect_usage "non-numeric duration" "--duration_ms needs a whole number, got 'abc'" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms abc
+expect_usage "non-numeric attempts" "--num_tracing_attempts needs a whole number" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 100 --num_tracing_attempts=2x
+expect_usage "zero duration" "duration_ms must be 1..3600000" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 0
+expect_usage "bad address" "service_addresses[1]" \
+  capture --service_addr 127.0.0.1:1,nohost "${L[@]}" --duration_ms 100
+expect_usage "bad tracer level" "host_tracer_level must be 0..3" \
+  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 100 --host_tracer_level 7
+expect_usage "no command" "usage" 
+[[ -e $WORK/logs ]] && fail "usage errors created the logdir" || pass "usage errors leave no logdir"
+
+# A live server in a child process: "port N" on its stdout, exits at EOF.
+coproc HELPER { exec "$SERVER" "$WORK"; }
+HELPER_PID=$HELPER_PID
+read -r -t 20 -u "${HELPER[0]}" word port || { echo "FAIL: helper did not start"; exit 1; }
+[[ $word == port ]] || { echo "FAIL: helper said '$word $port'"; exit 1; }
+
+rc=0
+"$CLI" capture --service_addr="grpc://127.0.0.1:$port" --logdir="$WORK/logs" \
+  --duration_ms=300 --run_name=cli_run >"$WORK/out" 2>"$WORK/err" || rc=$?
+file="$WORK/logs/plugins/profile/cli_run/127.0.0.1.xplane.pb"
+if [[ $rc -eq 0 ]] && grep -qE "^OK 127\.0\.0\.1:$port events=[1-9][0-9]* attempts=1 file=$file\$" "$WORK/out" &&
+   grep -qx "run_dir: $WORK/logs/plugins/profile/cli_run" "$WORK/out" &&
+   grep -q "^open with: xprof --logdir $WORK/logs" "$WORK/out" && [[ -s $file ]] &&
+   [[ -s ${file%.xplane.pb}.trace.json.gz ]]; then
+  pass "capture from a live server"
+else
+  fail "capture from a live server: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+
+# The live server and a refused port: exit 1, the other host's file kept
+# (named host_port: both addresses share the host 127.0.0.1).
+refused=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null || echo 1)
+rc=0
+"$CLI" capture --service_addr "127.0.0.1:$port,127.0.0.1:$refused" --logdir "$WORK/logs" \
+  --duration_ms 100 --run_name mixed >"$WORK/out" 2>"$WORK/err" || rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^OK 127\.0\.0\.1:$port " "$WORK/out" &&
+   grep -q "^FAILED 127\.0\.0\.1:$refused attempts=0 error=cannot connect to 127\.0\.0\.1:$refused" "$WORK/out" &&
+   grep -qx "captured 1 of 2 hosts" "$WORK/out" &&
+   [[ -s $WORK/logs/plugins/profile/mixed/127.0.0.1_$port.xplane.pb ]]; then
+  pass "one refused host: exit 1, the other's file written"
+else
+  fail "one refused host: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+
+exec {HELPER[1]}>&-
+wait "$HELPER_PID"
+
+# Only refused hosts: exit 1, FAILED lines, no run folder.
+rc=0
+"$CLI" capture --service_addr "127.0.0.1:$refused" --logdir "$WORK/logs" \
+  --duration_ms 100 --run_name none >"$WORK/out" 2>"$WORK/err" || rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^FAILED 127\.0\.0\.1:$refused " "$WORK/out" &&
+   grep -q "no host was captured" "$WORK/err" && [[ ! -e $WORK/logs/plugins/profile/none ]]; then
+  pass "all hosts refused: exit 1, no run folder"
+else
+  fail "all hosts refused: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all CLI capture checks passed"

@@ -1,0 +1,547 @@
+// neuronprof::Capture against real ProfilerServers: one in this process,
+// more as child processes (test_capture_server), one killed mid-capture.
+// Waits are on conditions (a capture running, a line from a child), never
+// on sleeps.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/neuronprof.h"
+#include "src/rpc/capture_client.h"
+#include "src/rpc/profiler_service_impl.h"
+#include "src/rpc/service_address.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/test_util.h"
+
+extern char** environ;
+
+namespace neuronprof {
+namespace {
+
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using testing::TempDir;
+
+constexpr auto kBound = std::chrono::seconds(20);  // Upper bound of any wait.
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+// Polls `done` every millisecond until it holds or kBound passes.
+bool WaitFor(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+bool HasEvent(const XSpace& space, const std::string& name) {
+  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  if (host == nullptr) return false;
+  for (const auto& line : host->lines()) {
+    for (const auto& event : line.events()) {
+      auto it = host->event_metadata().find(event.metadata_id());
+      if (it != host->event_metadata().end() && it->second.name() == name) return true;
+    }
+  }
+  return false;
+}
+
+// A loopback port nobody listens on: bound, then closed.
+int RefusedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// A ProfilerServer in this process.
+struct LocalServer {
+  explicit LocalServer(const std::string& allowed_root) {
+    ProfilerServerOptions options;
+    options.port = 0;
+    options.allowed_root = allowed_root;
+    auto started = ProfilerServer::Start(options);
+    REQUIRE(started.ok());
+    server = std::move(*started);
+  }
+  std::string address() const { return Loopback(server->port()); }
+  std::unique_ptr<ProfilerServer> server;
+};
+
+// Records markers on a thread until destroyed; `start` holds them back.
+class MarkerThread {
+ public:
+  explicit MarkerThread(std::function<bool()> start = [] { return true; })
+      : thread_([this, start] {
+          SetCurrentThreadName("client_markers");
+          while (!stop_.load()) {
+            if (start()) {
+              ScopedTrace marker("client_marker");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }) {}
+  ~MarkerThread() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// test_capture_server as a child process: its stdin keeps it alive, its
+// stdout says "port N" and then "capturing" per window.
+class ChildServer {
+ public:
+  explicit ChildServer(const std::string& allowed_root) {
+    int in[2], out[2];
+    REQUIRE(pipe2(in, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    std::string path = NEURONPROF_TEST_CAPTURE_SERVER;
+    std::string root = allowed_root;
+    char* argv[] = {path.data(), root.data(), nullptr};
+    const int spawned = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    stdin_ = in[1];
+    stdout_ = out[0];
+    REQUIRE(spawned == 0);
+    std::string line;
+    REQUIRE(ReadLine(&line));
+    REQUIRE(line.rfind("port ", 0) == 0);
+    port_ = std::stoi(line.substr(5));
+  }
+
+  ~ChildServer() {
+    if (stdin_ >= 0) close(stdin_);  // The child exits at EOF.
+    if (pid_ > 0) {
+      const auto deadline = std::chrono::steady_clock::now() + kBound;
+      while (waitpid(pid_, nullptr, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          kill(pid_, SIGKILL);
+          waitpid(pid_, nullptr, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    if (stdout_ >= 0) close(stdout_);
+  }
+
+  int port() const { return port_; }
+  std::string address() const { return Loopback(port_); }
+
+  // Waits for the child to report an open capture window.
+  bool WaitCapturing() {
+    std::string line;
+    while (ReadLine(&line)) {
+      if (line == "capturing") return true;
+    }
+    return false;
+  }
+
+  void Kill() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  // One line of the child's stdout, within kBound.
+  bool ReadLine(std::string* line) {
+    line->clear();
+    const auto deadline = std::chrono::steady_clock::now() + kBound;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd fd{stdout_, POLLIN, 0};
+      if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) return false;
+      char c;
+      if (read(stdout_, &c, 1) != 1) return false;
+      if (c == '\n') return true;
+      line->push_back(c);
+    }
+  }
+
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  int stdout_ = -1;
+  int port_ = 0;
+};
+
+CaptureOptions Options(const std::string& logdir, std::vector<std::string> addresses,
+                       int64_t duration_ms) {
+  CaptureOptions options;
+  options.service_addresses = std::move(addresses);
+  options.logdir = logdir;
+  options.duration_ms = duration_ms;
+  options.run_name = "run";
+  return options;
+}
+
+// The final report of every host, as on_progress announces them.
+struct Finished {
+  std::vector<HostCaptureResult> hosts;
+  void Attach(CaptureOptions* options) {
+    options->on_progress = [this](const CaptureProgress& progress) {
+      if (progress.finished) hosts.push_back(*progress.finished);
+    };
+  }
+};
+
+TEST_CASE("service addresses parse with optional grpc:// and IPv6 brackets") {
+  auto plain = rpc::ParseServiceAddress("worker0:9012");
+  REQUIRE(plain.ok());
+  CHECK(plain->host == "worker0");
+  CHECK(plain->port == 9012);
+  CHECK(plain->Target() == "worker0:9012");
+  auto prefixed = rpc::ParseServiceAddress("grpc://10.0.0.2:8466");
+  REQUIRE(prefixed.ok());
+  CHECK(prefixed->address == "10.0.0.2:8466");
+  CHECK(prefixed->host == "10.0.0.2");
+  auto v6 = rpc::ParseServiceAddress("[::1]:9012");
+  REQUIRE(v6.ok());
+  CHECK(v6->host == "::1");
+  CHECK(v6->Target() == "[::1]:9012");
+  for (const char* bad : {"", "worker0", "worker0:", ":9012", "worker0:0", "worker0:65536",
+                          "worker0:x", "worker0:-1", "::1:9012", "[::1]9012", "a/b:1",
+                          "grpc://", "http://worker0:1"}) {
+    CAPTURE(bad);
+    auto parsed = rpc::ParseServiceAddress(bad);
+    CHECK(absl::IsInvalidArgument(parsed.status()));
+  }
+}
+
+TEST_CASE("the Profile request carries what TSL's capture client sends") {
+  CaptureOptions options;
+  options.duration_ms = 1234;
+  options.host_tracer_level = 3;
+  options.device_tracer_level = 0;
+  auto address = rpc::ParseServiceAddress("grpc://worker0:9012");
+  REQUIRE(address.ok());
+  const tensorflow::ProfileRequest request =
+      rpc::BuildProfileRequest(options, *address, "/logs/plugins/profile", "2026_01_02");
+  CHECK(request.duration_ms() == 1234);
+  CHECK(request.opts().duration_ms() == 1234);
+  CHECK(request.opts().version() == 1);
+  CHECK(request.opts().host_tracer_level() == 3);
+  CHECK(request.opts().device_tracer_level() == 0);
+  CHECK(request.opts().python_tracer_level() == 0);
+  CHECK(request.opts().session_id() == "2026_01_02");
+  CHECK(request.opts().start_timestamp_ns() > 0);
+  CHECK(request.session_id() == "2026_01_02");
+  CHECK(request.repository_root() == "/logs/plugins/profile");
+  CHECK(request.host_name() == "worker0");
+  CHECK(request.emit_xspace());
+  CHECK(request.max_events() > 0);
+  std::vector<std::string> tools(request.tools().begin(), request.tools().end());
+  CHECK(std::find(tools.begin(), tools.end(), "trace_viewer") != tools.end());
+  CHECK(std::find(tools.begin(), tools.end(), "xplane.pb") != tools.end());
+}
+
+TEST_CASE("host names are the server's plain name or host_port, with the port when shared") {
+  auto address = rpc::ParseServiceAddress("10.0.0.2:9012");
+  REQUIRE(address.ok());
+  XSpace space;
+  CHECK(rpc::BaseHostName(space, *address, false) == "10.0.0.2_9012");
+  space.add_hostnames("worker0");
+  CHECK(rpc::BaseHostName(space, *address, false) == "worker0");
+  CHECK(rpc::BaseHostName(space, *address, true) == "worker0_9012");
+  space.set_hostnames(0, "not/plain");
+  CHECK(rpc::BaseHostName(space, *address, false) == "10.0.0.2_9012");
+}
+
+TEST_CASE("bad capture options are refused with the field named") {
+  TempDir dir;
+  const std::string logdir = dir.path() + "/logs";
+  const CaptureOptions good = Options(logdir, {"127.0.0.1:1"}, 100);
+  REQUIRE(ValidateCaptureOptions(good).ok());
+  struct Case {
+    std::function<void(CaptureOptions&)> change;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {[](CaptureOptions& o) { o.service_addresses.clear(); }, "service_addresses"},
+      {[](CaptureOptions& o) { o.service_addresses = {"nohost"}; }, "service_addresses[0]"},
+      {[](CaptureOptions& o) { o.service_addresses = {"a:1", "b:0"}; },
+       "service_addresses[1]"},
+      {[](CaptureOptions& o) { o.service_addresses = {"a:1", "grpc://a:1"}; },
+       "service_addresses"},
+      {[](CaptureOptions& o) { o.duration_ms = 0; }, "duration_ms"},
+      {[](CaptureOptions& o) { o.duration_ms = 3600 * 1000 + 1; }, "duration_ms"},
+      {[](CaptureOptions& o) { o.num_tracing_attempts = 0; }, "num_tracing_attempts"},
+      {[](CaptureOptions& o) { o.host_tracer_level = 4; }, "host_tracer_level"},
+      {[](CaptureOptions& o) { o.host_tracer_level = -1; }, "host_tracer_level"},
+      {[](CaptureOptions& o) { o.device_tracer_level = 3; }, "device_tracer_level"},
+      {[](CaptureOptions& o) { o.python_tracer_level = 2; }, "python_tracer_level"},
+      {[](CaptureOptions& o) { o.connect_timeout_ms = 0; }, "connect_timeout_ms"},
+      {[](CaptureOptions& o) { o.run_name = "../x"; }, "run_name"},
+      {[](CaptureOptions& o) { o.logdir.clear(); }, "logdir"},
+  };
+  for (const Case& c : cases) {
+    CaptureOptions options = good;
+    c.change(options);
+    CAPTURE(c.field);
+    const absl::Status validated = ValidateCaptureOptions(options);
+    CHECK(absl::IsInvalidArgument(validated));
+    CHECK(Contains(Message(validated), c.field));
+    auto captured = Capture(options);
+    CHECK(absl::IsInvalidArgument(captured.status()));
+  }
+  CHECK_FALSE(Exists(logdir));  // Refused before touching the disk.
+}
+
+TEST_CASE("capture from one server: files hold the markers of the window") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  CaptureOptions options = Options(dir.path(), {server.address()}, 300);
+  std::vector<CaptureProgress> reports;
+  options.on_progress = [&](const CaptureProgress& progress) { reports.push_back(progress); };
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  CHECK(result->run_dir == dir.path() + "/plugins/profile/run");
+  REQUIRE(result->hosts.size() == 1);
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  CHECK(result->all_ok());
+  CHECK(host.address == server.address());
+  CHECK(host.host == "127.0.0.1");
+  CHECK(host.attempts == 1);
+  CHECK(host.events > 0);
+  CHECK(host.empty_reasons.empty());
+  const std::string xplane = result->run_dir + "/127.0.0.1.xplane.pb";
+  REQUIRE(host.files.size() == 2);
+  CHECK(host.files[0] == xplane);
+  CHECK(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
+  const XSpace space = testing::ReadXSpace(xplane);
+  CHECK(HasEvent(space, "client_marker"));
+  CHECK(rpc::CountEvents(space) == host.events);
+
+  // One report announces the host's end; every report has the window.
+  int finished = 0;
+  for (const CaptureProgress& progress : reports) {
+    CHECK(progress.duration_ms == 300);
+    REQUIRE(progress.hosts.size() == 1);
+    if (progress.finished) {
+      ++finished;
+      CHECK(progress.finished->status.ok());
+      CHECK(progress.hosts[0].state == HostCaptureState::kSucceeded);
+    }
+  }
+  CHECK(finished == 1);
+  CHECK(rpc::RunningCapturesForTesting() == 0);
+}
+
+TEST_CASE("a grpc:// address works and is reported without the prefix") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  CaptureOptions options = Options(dir.path(), {"grpc://" + server.address()}, 100);
+  options.write_chrome_trace = false;
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts[0].status.ok());
+  CHECK(result->hosts[0].address == server.address());
+  CHECK(result->hosts[0].files.size() == 1);
+  CHECK_FALSE(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
+}
+
+TEST_CASE("a refused host is reported while the other host's profile is written") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  const std::string refused = Loopback(RefusedPort());
+  auto result = Capture(Options(dir.path(), {server.address(), refused}, 100));
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == 2);
+  CHECK_FALSE(result->all_ok());
+  CHECK(result->hosts[0].status.ok());
+  CHECK(Exists(result->hosts[0].files[0]));
+  const HostCaptureResult& failed = result->hosts[1];
+  CHECK(failed.address == refused);
+  CHECK(absl::IsUnavailable(failed.status));
+  CHECK(Contains(Message(failed.status), "cannot connect to " + refused));
+  CHECK(failed.files.empty());
+  CHECK(failed.attempts == 0);
+}
+
+TEST_CASE("when every host fails the error lists each and no run folder is left") {
+  TempDir dir;
+  const std::string first = Loopback(RefusedPort());
+  const std::string second = Loopback(RefusedPort());
+  const auto start = std::chrono::steady_clock::now();
+  auto result = Capture(Options(dir.path(), {first, second}, 100));
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsUnavailable(result.status()));
+  CHECK(Contains(Message(result.status()), "cannot connect to " + first));
+  CHECK(Contains(Message(result.status()), "cannot connect to " + second));
+  CHECK_FALSE(Exists(dir.path() + "/plugins/profile/run"));
+  // Refused connections fail at once, not at connect_timeout_ms.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+}
+
+TEST_CASE("empty windows are retried and then reported, host_tracer_level 0") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;  // Filtered out at level 0.
+  CaptureOptions options = Options(dir.path(), {server.address()}, 30);
+  options.host_tracer_level = 0;
+  options.num_tracing_attempts = 2;
+  Finished finished;
+  finished.Attach(&options);
+  auto result = Capture(options);
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsFailedPrecondition(result.status()));
+  CHECK(Contains(Message(result.status()), "host_tracer_level 0"));
+  CHECK(Contains(Message(result.status()), "2 attempt(s)"));
+  REQUIRE(finished.hosts.size() == 1);
+  CHECK(finished.hosts[0].attempts == 2);
+  REQUIRE(finished.hosts[0].empty_reasons.size() == 2);
+  CHECK(Contains(finished.hosts[0].empty_reasons[0], "host_tracer_level 0"));
+  CHECK(finished.hosts[0].files.empty());
+  CHECK_FALSE(Exists(dir.path() + "/plugins/profile/run"));
+}
+
+TEST_CASE("empty windows are retried and then reported, no markers ran") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  CaptureOptions options = Options(dir.path(), {server.address()}, 30);
+  options.num_tracing_attempts = 3;
+  Finished finished;
+  finished.Attach(&options);
+  auto result = Capture(options);
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsNotFound(result.status()));
+  CHECK(Contains(Message(result.status()), "3 attempt(s)"));
+  // The server's explanation reaches the client.
+  CHECK(Contains(Message(result.status()), "no neuronprof markers ran during the"));
+  REQUIRE(finished.hosts.size() == 1);
+  CHECK(finished.hosts[0].attempts == 3);
+  CHECK(finished.hosts[0].empty_reasons.size() == 3);
+  CHECK_FALSE(Exists(dir.path() + "/plugins/profile/run"));
+
+  // Without a server warning the client says it in its own words.
+  auto address = rpc::ParseServiceAddress("worker0:9012");
+  REQUIRE(address.ok());
+  XSpace bare;
+  CHECK(rpc::EmptyCaptureReason(options, *address, &bare) ==
+        "no markers ran on worker0:9012 during the 30 ms window");
+}
+
+TEST_CASE("an empty window is retried and the next one with events is kept") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  // Markers start once the client reports its second window.
+  std::atomic<bool> second_window{false};
+  MarkerThread markers([&] { return second_window.load(); });
+  CaptureOptions options = Options(dir.path(), {server.address()}, 400);
+  options.on_progress = [&](const CaptureProgress& progress) {
+    if (progress.hosts[0].attempt >= 2) second_window.store(true);
+  };
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  CHECK(host.attempts == 2);
+  REQUIRE(host.empty_reasons.size() == 1);
+  CHECK(Contains(host.empty_reasons[0], "no neuronprof markers ran"));
+  CHECK(HasEvent(testing::ReadXSpace(host.files[0]), "client_marker"));
+}
+
+TEST_CASE("two servers are captured in parallel into one run folder") {
+  TempDir dir;
+  ChildServer first(dir.path());
+  ChildServer second(dir.path());
+  auto result = Capture(Options(dir.path(), {first.address(), second.address()}, 300));
+  REQUIRE(result.ok());
+  CHECK(result->all_ok());
+  REQUIRE(result->hosts.size() == 2);
+  // Both servers report host "127.0.0.1": the port tells them apart.
+  CHECK(result->hosts[0].host == "127.0.0.1_" + std::to_string(first.port()));
+  CHECK(result->hosts[1].host == "127.0.0.1_" + std::to_string(second.port()));
+  for (const HostCaptureResult& host : result->hosts) {
+    CAPTURE(host.address);
+    REQUIRE(host.files.size() == 2);
+    CHECK(host.files[0] == result->run_dir + "/" + host.host + ".xplane.pb");
+    CHECK(HasEvent(testing::ReadXSpace(host.files[0]), "helper_marker"));
+    CHECK(Exists(host.files[1]));
+  }
+}
+
+TEST_CASE("a server killed mid-capture fails alone and the other host's files are complete") {
+  TempDir dir;
+  ChildServer doomed(dir.path());
+  ChildServer survivor(dir.path());
+  CaptureOptions options = Options(dir.path(), {doomed.address(), survivor.address()}, 1500);
+  auto call = std::async(std::launch::async, [&] { return Capture(options); });
+  REQUIRE(doomed.WaitCapturing());
+  REQUIRE(survivor.WaitCapturing());
+  doomed.Kill();
+  REQUIRE(call.wait_for(kBound) == std::future_status::ready);
+  auto result = call.get();
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == 2);
+  const HostCaptureResult& killed = result->hosts[0];
+  CHECK(absl::IsUnavailable(killed.status));
+  CHECK(Contains(Message(killed.status), doomed.address()));
+  CHECK(killed.files.empty());
+  const HostCaptureResult& kept = result->hosts[1];
+  REQUIRE(kept.status.ok());
+  REQUIRE(kept.files.size() == 2);
+  const XSpace space = testing::ReadXSpace(kept.files[0]);
+  CHECK(HasEvent(space, "helper_marker"));
+  CHECK(rpc::CountEvents(space) == kept.events);
+  CHECK(Exists(kept.files[1]));
+  // Only the survivor's files are in the run folder.
+  CHECK_FALSE(Exists(result->run_dir + "/" + killed.host + ".xplane.pb"));
+}
+
+}  // namespace
+}  // namespace neuronprof
