@@ -30,6 +30,7 @@
 #include "src/rpc/service_address.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
 extern char** environ;
@@ -39,56 +40,15 @@ namespace {
 
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using testing::Contains;
+using testing::Exists;
+using testing::HasEvent;
+using testing::kBound;
+using testing::RefusedPort;
 using testing::TempDir;
-
-constexpr auto kBound = std::chrono::seconds(20);  // Upper bound of any wait.
-
-bool Exists(const std::string& path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::WaitFor;
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
-
-// Polls `done` every millisecond until it holds or kBound passes.
-bool WaitFor(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kBound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-bool HasEvent(const XSpace& space, const std::string& name) {
-  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
-  if (host == nullptr) return false;
-  for (const auto& line : host->lines()) {
-    for (const auto& event : line.events()) {
-      auto it = host->event_metadata().find(event.metadata_id());
-      if (it != host->event_metadata().end() && it->second.name() == name) return true;
-    }
-  }
-  return false;
-}
-
-// A loopback port nobody listens on: bound, then closed.
-int RefusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  socklen_t length = sizeof(address);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 

@@ -23,6 +23,7 @@
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -33,28 +34,13 @@ using tensorflow::ProfileResponse;
 using tensorflow::ProfilerService;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using testing::Contains;
+using testing::Exists;
+using testing::HasEvent;
+using testing::kBound;
+using testing::ListenOnFreeLoopbackPort;
 using testing::TempDir;
-
-constexpr auto kBound = std::chrono::seconds(20);  // Upper bound of any wait.
-
-bool Exists(const std::string& path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// Polls `done` every millisecond until it holds or kBound passes.
-bool WaitFor(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kBound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using testing::WaitFor;
 
 bool CaptureRunning() { return rpc::RunningCapturesForTesting() > 0; }
 
@@ -125,18 +111,6 @@ bool TerminateUntilDone(TestServer& server, const std::string& session,
     if (!server.Terminate(session).ok()) return false;
   }
   return true;
-}
-
-bool HasEvent(const XSpace& space, const std::string& name) {
-  const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
-  if (host == nullptr) return false;
-  for (const auto& line : host->lines()) {
-    for (const auto& event : line.events()) {
-      auto it = host->event_metadata().find(event.metadata_id());
-      if (it != host->event_metadata().end() && it->second.name() == name) return true;
-    }
-  }
-  return false;
 }
 
 void RecordMarkersOnThread() {
@@ -400,22 +374,6 @@ TEST_CASE("Monitor is unimplemented") {
   tensorflow::MonitorResponse response;
   CHECK(server.stub->Monitor(&context, request, &response).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
-}
-
-// A socket listening on a free 127.0.0.1 port; the port goes to *port.
-int ListenOnFreeLoopbackPort(int* port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  REQUIRE(listen(fd, 1) == 0);
-  socklen_t length = sizeof(address);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  *port = ntohs(address.sin_port);
-  return fd;
 }
 
 TEST_CASE("a port in use is an error naming the port, port 0 picks one") {

@@ -1,0 +1,84 @@
+// Helpers shared by the gRPC server and capture client tests.
+#ifndef NEURONPROF_TESTS_RPC_RPC_TEST_UTIL_H_
+#define NEURONPROF_TESTS_RPC_RPC_TEST_UTIL_H_
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "proto/xplane.pb.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace testing {
+
+constexpr auto kBound = std::chrono::seconds(20);  // Upper bound of any wait.
+
+inline bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Polls `done` every millisecond until it holds or kBound passes.
+inline bool WaitFor(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// True if the host plane of `space` holds an event named `name`.
+inline bool HasEvent(const tensorflow::profiler::XSpace& space, const std::string& name) {
+  const auto* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  if (host == nullptr) return false;
+  for (const auto& line : host->lines()) {
+    for (const auto& event : line.events()) {
+      auto it = host->event_metadata().find(event.metadata_id());
+      if (it != host->event_metadata().end() && it->second.name() == name) return true;
+    }
+  }
+  return false;
+}
+
+// A socket listening on a free 127.0.0.1 port; the port goes to *port.
+inline int ListenOnFreeLoopbackPort(int* port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  socklen_t length = sizeof(address);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  *port = ntohs(address.sin_port);
+  return fd;
+}
+
+// A loopback port nobody listens on: bound, then closed.
+inline int RefusedPort() {
+  int port = 0;
+  close(ListenOnFreeLoopbackPort(&port));
+  return port;
+}
+
+}  // namespace testing
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_TESTS_RPC_RPC_TEST_UTIL_H_
