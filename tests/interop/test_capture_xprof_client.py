@@ -149,9 +149,11 @@ def test_capture_profile_button_outside_allowed_root_is_refused(demo, tmp_path):
   xprof = XprofServer(str(outside))
   try:
     status, answer = xprof.capture(f"localhost:{demo.port}", 300)
-    log = xprof.native_errors()
   finally:
     xprof.stop()
+  # Only once xprof has exited is its whole log read: the HTTP answer can
+  # arrive before the reader thread has seen the log lines.
+  log = xprof.native_errors()
   # TSL's client turns the refusal into "no trace collected" for the HTTP
   # answer; the server's own words reach xprof's log.
   assert status == 500 and "error" in answer, (status, answer)
