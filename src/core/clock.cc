@@ -86,6 +86,8 @@ std::string TickSourceDescription() {
   return g_tick_source_reason;
 }
 
+int64_t EpochNowNs() { return ReadNs(CLOCK_REALTIME); }
+
 ClockSample TakeClockSample() {
   InitTickSource();
   ClockSample best;

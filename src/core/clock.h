@@ -25,6 +25,9 @@ bool TicksAreTsc();
 // Why the tick source was chosen, for logs and docs.
 std::string TickSourceDescription();
 
+// Wall-clock now, in nanoseconds since the Unix epoch (CLOCK_REALTIME).
+int64_t EpochNowNs();
+
 // Takes a sample whose clock reads are as close together as the machine
 // allows (the tightest of a few tries).
 ClockSample TakeClockSample();

@@ -1,11 +1,10 @@
 #include "src/session/capture_session.h"
 
-#include <time.h>
-
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "src/collectors/host/host_collector.h"
+#include "src/core/clock.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -13,12 +12,6 @@ namespace session {
 namespace {
 
 std::atomic<bool> g_window_open{false};
-
-int64_t EpochNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 }  // namespace
 
@@ -48,7 +41,7 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
           "or use profile_type kTrace");
     }
   }
-  session->start_epoch_ns_ = EpochNs();
+  session->start_epoch_ns_ = core::EpochNowNs();
   for (size_t i = 0; i < session->collectors_.size(); ++i) {
     absl::Status started = session->collectors_[i]->Start();
     if (!started.ok()) {
@@ -86,7 +79,7 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
                                            status.ToString()));
     }
   }
-  result.stop_epoch_ns = EpochNs();
+  result.stop_epoch_ns = core::EpochNowNs();
   Release();
   xplane::SetProfileTimes(&result.space, start_epoch_ns_, result.stop_epoch_ns);
   for (size_t i = 0; i < collectors_.size(); ++i) {
