@@ -24,8 +24,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "proto/profiler_service.grpc.pb.h"
+#include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/rpc/grpc_status.h"
 
 namespace neuronprof {
 
@@ -50,12 +52,6 @@ constexpr int64_t kDeadlineMarginMs = 60 * 1000;
 constexpr auto kProgressInterval = std::chrono::milliseconds(250);
 // TSL's client asks for at most this many events.
 constexpr uint64_t kMaxEvents = 1000000;
-
-int64_t NowEpochNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 int64_t MillisSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)
@@ -92,15 +88,6 @@ absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions&
   return parsed;
 }
 
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
-
-std::string GrpcCodeName(grpc::StatusCode code) {
-  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-}
-
 // Waits until the channel is connected. A refused or unresolvable address
 // puts the channel into TRANSIENT_FAILURE at once: fail then, not at the
 // timeout.
@@ -130,7 +117,8 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
 absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress& address,
                                 int64_t duration_ms) {
   const std::string detail =
-      absl::StrCat(GrpcCodeName(status.error_code()), ": ", status.error_message());
+      absl::StrCat(absl::StatusCodeToString(ToAbslCode(status.error_code())), ": ",
+                   status.error_message());
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
       return absl::UnavailableError(absl::StrCat(
@@ -144,7 +132,7 @@ absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress
           " ms (the ", duration_ms, " ms window + ", kDeadlineMarginMs / 1000,
           " s margin): ", detail));
     default:
-      return absl::Status(FromGrpc(status).code(),
+      return absl::Status(ToAbslCode(status.error_code()),
                           absl::StrCat(address.address, " refused the capture: ", detail));
   }
 }
@@ -403,7 +391,7 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   opts->set_duration_ms(static_cast<uint64_t>(options.duration_ms));
   opts->set_session_id(session_id);
   // As TSL's client: start now (servers treat a past start as now).
-  opts->set_start_timestamp_ns(static_cast<uint64_t>(NowEpochNs()));
+  opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs()));
   return request;
 }
 
@@ -450,38 +438,32 @@ std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
 
 }  // namespace rpc
 
-absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
-  if (auto addresses = rpc::ParseAddresses(options); !addresses.ok()) {
-    return addresses.status();
-  }
+namespace rpc {
+namespace {
+
+// Checks every option; the parsed addresses when they are all good.
+absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& options) {
+  auto addresses = ParseAddresses(options);
+  if (!addresses.ok()) return addresses.status();
   if (options.logdir.empty()) {
     return absl::InvalidArgumentError("CaptureOptions::logdir must not be empty");
   }
-  if (auto s = rpc::CheckRange("duration_ms", options.duration_ms, 1, rpc::kMaxDurationMs);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = rpc::CheckRange("num_tracing_attempts", options.num_tracing_attempts, 1,
-                               rpc::kMaxAttempts);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = rpc::CheckRange("host_tracer_level", options.host_tracer_level, 0, 3);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = rpc::CheckRange("device_tracer_level", options.device_tracer_level, 0, 2);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = rpc::CheckRange("python_tracer_level", options.python_tracer_level, 0, 1);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = rpc::CheckRange("connect_timeout_ms", options.connect_timeout_ms, 1,
-                               rpc::kMaxDurationMs);
-      !s.ok()) {
-    return s;
+  struct Range {
+    const char* field;
+    int64_t value, low, high;
+  };
+  const Range ranges[] = {
+      {"duration_ms", options.duration_ms, 1, kMaxDurationMs},
+      {"num_tracing_attempts", options.num_tracing_attempts, 1, kMaxAttempts},
+      {"host_tracer_level", options.host_tracer_level, 0, 3},
+      {"device_tracer_level", options.device_tracer_level, 0, 2},
+      {"python_tracer_level", options.python_tracer_level, 0, 1},
+      {"connect_timeout_ms", options.connect_timeout_ms, 1, kMaxDurationMs},
+  };
+  for (const Range& range : ranges) {
+    if (auto s = CheckRange(range.field, range.value, range.low, range.high); !s.ok()) {
+      return s;
+    }
   }
   if (!options.run_name.empty()) {
     if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
@@ -489,18 +471,24 @@ absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
       return s;
     }
   }
-  return absl::OkStatus();
+  return addresses;
+}
+
+}  // namespace
+}  // namespace rpc
+
+absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
+  return rpc::CheckOptions(options).status();
 }
 
 absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options) {
-  if (auto s = ValidateCaptureOptions(options); !s.ok()) return s;
-  auto addresses = rpc::ParseAddresses(options);
+  auto addresses = rpc::CheckOptions(options);
   if (!addresses.ok()) return addresses.status();
 
   rpc::Run run;
   run.options = &options;
   auto run_dir =
-      exporter::CreateRunDirectory(options.logdir, options.run_name, rpc::NowEpochNs());
+      exporter::CreateRunDirectory(options.logdir, options.run_name, core::EpochNowNs());
   if (!run_dir.ok()) return run_dir.status();
   run.run_dir = *run_dir;
   run.session_id = run.run_dir.substr(run.run_dir.rfind('/') + 1);

@@ -13,8 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/rpc/grpc_status.h"
 #include "src/session/capture_session.h"
 
 namespace neuronprof {
@@ -25,12 +27,6 @@ std::atomic<int> g_running_captures{0};
 
 // How often a waiting Profile looks at client cancellation.
 constexpr auto kCancelPollInterval = std::chrono::milliseconds(10);
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
 
 // The override_hostname option, first-class (field 15) or, as older
 // clients send it, in advanced_configuration.
@@ -107,10 +103,7 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
         " (ProfilerServerOptions::max_duration_ms), got ", *duration_ms));
   }
   // The start may lie ahead, but not further than the longest window.
-  const uint64_t now_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const uint64_t now_ns = static_cast<uint64_t>(core::EpochNowNs());
   const uint64_t max_delay_ns =
       static_cast<uint64_t>(options_.max_duration_ms) * 1000000u;
   if (opts.start_timestamp_ns() > now_ns &&
@@ -210,19 +203,13 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   const tensorflow::ProfileOptions& opts = request->opts();
   // A multi-host client sets start_timestamp_ns so that every host opens
   // its window at the same instant; wait for it (the past means now).
-  if (opts.start_timestamp_ns() != 0) {
-    const auto start = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::nanoseconds(opts.start_timestamp_ns())));
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!terminate_ && !shutting_down_ &&
-           std::chrono::system_clock::now() < start) {
-      if (context->IsCancelled()) {
-        return grpc::Status(grpc::StatusCode::CANCELLED,
-                            "the client cancelled the capture");
-      }
-      wake_.wait_for(lock, kCancelPollInterval);
-    }
+  const int64_t start_delay_ns =
+      static_cast<int64_t>(opts.start_timestamp_ns()) - core::EpochNowNs();
+  if (opts.start_timestamp_ns() != 0 && start_delay_ns > 0 &&
+      WaitUntil(context, std::chrono::steady_clock::now() +
+                             std::chrono::nanoseconds(start_delay_ns)) ==
+          WaitEnd::kCancelled) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
   }
   collectors::CaptureOptions capture;
   if (opts.version() != 0) {
@@ -236,22 +223,9 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     ~CountDown() { g_running_captures.fetch_sub(1); }
   } count_down;
 
-  // Wait for the window, Terminate, shutdown or the client giving up.
-  bool cancelled = false;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(duration_ms);
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!terminate_ && !shutting_down_) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) break;
-      if (context->IsCancelled()) {
-        cancelled = true;
-        break;
-      }
-      wake_.wait_until(lock, std::min(deadline, now + kCancelPollInterval));
-    }
-  }
+  const bool cancelled =
+      WaitUntil(context, std::chrono::steady_clock::now() +
+                             std::chrono::milliseconds(duration_ms)) == WaitEnd::kCancelled;
   auto captured = (*session)->Stop();
   if (cancelled) {
     return grpc::Status(grpc::StatusCode::CANCELLED,
@@ -283,6 +257,19 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     return ToGrpcStatus(s);
   }
   return grpc::Status::OK;
+}
+
+ProfilerServiceImpl::WaitEnd ProfilerServiceImpl::WaitUntil(
+    grpc::ServerContext* context, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!terminate_ && !shutting_down_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return WaitEnd::kReached;
+    // gRPC has no wake-up for cancellation here: look at it now and then.
+    if (context->IsCancelled()) return WaitEnd::kCancelled;
+    wake_.wait_until(lock, std::min(deadline, now + kCancelPollInterval));
+  }
+  return WaitEnd::kStopped;
 }
 
 grpc::Status ProfilerServiceImpl::Terminate(grpc::ServerContext* /*context*/,

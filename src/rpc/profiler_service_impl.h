@@ -3,6 +3,7 @@
 #ifndef NEURONPROF_SRC_RPC_PROFILER_SERVICE_IMPL_H_
 #define NEURONPROF_SRC_RPC_PROFILER_SERVICE_IMPL_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -55,6 +56,12 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   absl::Status Validate(const tensorflow::ProfileRequest& request,
                         uint64_t* duration_ms, std::string* host,
                         std::string* save_dir) const;
+
+  enum class WaitEnd { kReached, kStopped, kCancelled };
+  // Waits until `deadline`; ends early at Terminate of the running
+  // session, shutdown (kStopped) or when the client gives up (kCancelled).
+  WaitEnd WaitUntil(grpc::ServerContext* context,
+                    std::chrono::steady_clock::time_point deadline);
 
   const ServiceOptions options_;
   std::mutex mutex_;
