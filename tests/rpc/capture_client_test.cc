@@ -54,14 +54,8 @@ std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 // A ProfilerServer in this process.
 struct LocalServer {
-  explicit LocalServer(const std::string& allowed_root) {
-    ProfilerServerOptions options;
-    options.port = 0;
-    options.allowed_root = allowed_root;
-    auto started = ProfilerServer::Start(options);
-    REQUIRE(started.ok());
-    server = std::move(*started);
-  }
+  explicit LocalServer(const std::string& allowed_root)
+      : server(testing::StartTestServer(allowed_root)) {}
   std::string address() const { return Loopback(server->port()); }
   std::unique_ptr<ProfilerServer> server;
 };

@@ -45,14 +45,8 @@ using testing::WaitFor;
 bool CaptureRunning() { return rpc::RunningCapturesForTesting() > 0; }
 
 struct TestServer {
-  explicit TestServer(const std::string& allowed_root) {
-    ProfilerServerOptions options;
-    options.port = 0;
-    options.allowed_root = allowed_root;
-    auto started = ProfilerServer::Start(options);
-    REQUIRE(started.ok());
-    server = std::move(*started);
-    REQUIRE(server->port() > 0);
+  explicit TestServer(const std::string& allowed_root)
+      : server(testing::StartTestServer(allowed_root)) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(INT_MAX);
     auto channel = grpc::CreateCustomChannel(

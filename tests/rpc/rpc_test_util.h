@@ -9,11 +9,13 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "neuronprof/server.h"
 #include "proto/xplane.pb.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -53,6 +55,17 @@ inline bool HasEvent(const tensorflow::profiler::XSpace& space, const std::strin
     }
   }
   return false;
+}
+
+// A ProfilerServer of this process on a free loopback port.
+inline std::unique_ptr<ProfilerServer> StartTestServer(const std::string& allowed_root) {
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = allowed_root;
+  auto started = ProfilerServer::Start(options);
+  REQUIRE(started.ok());
+  REQUIRE((*started)->port() > 0);
+  return std::move(*started);
 }
 
 // A socket listening on a free 127.0.0.1 port; the port goes to *port.
