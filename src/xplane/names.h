@@ -20,6 +20,37 @@ inline constexpr char kFlopsStat[] = "flops";
 inline constexpr char kBytesAccessedStat[] = "bytes_accessed";
 inline constexpr char kCorrelationIdStat[] = "correlation_id";
 
+// Framework operators on host lines (written by collectors/torch; read by
+// analysis, the exporters and xprof's framework_op_stats).
+// tf_op: "<scope path>/<op>:<type>", the form xprof parses into operation
+// and type. The event's own name is the framework op name ("aten::addmm",
+// "AddmmBackward0").
+inline constexpr char kOpSequenceStat[] = "seq";            // int64, autograd sequence nr
+inline constexpr char kOpForwardThreadStat[] = "fwd_thread_id";  // uint64, bprop only
+inline constexpr char kOpDirectionStat[] = "direction";     // str "fprop" | "bprop"
+inline constexpr char kOpInputDimsStat[] = "input_dims";    // str "[[64,784],[],[128]]"
+inline constexpr char kOpInputTypesStat[] = "input_types";  // str "Float,Scalar,Float"
+inline constexpr char kOpScopeStat[] = "scope";             // str "MLP/fc1" (enclosing markers)
+inline constexpr char kOpLayerStat[] = "layer";             // str "fc1:relu" (PyProf layer:)
+inline constexpr char kOpFrameworkStat[] = "framework";     // str "torch": marks an operator
+// Operator costs (xprof names): int64, absent when the op's cost is unknown.
+inline constexpr char kModelFlopsStat[] = "model_flops";
+
+// Device planes ("/device:<TYPE>:<N>", one line per stream/queue) and the
+// host-side runtime plane ("/host:<runtime>", one line per thread) that holds
+// the launch calls. A launch and the device events it caused share
+// correlation_id.
+inline constexpr char kDevicePlanePrefix[] = "/device:";
+inline constexpr char kGpuPlanePrefix[] = "/device:GPU:";
+inline constexpr char kCuptiPlaneName[] = "/host:CUPTI";
+inline constexpr char kDeviceIdStat[] = "device_id";            // int64
+inline constexpr char kStreamIdStat[] = "stream_id";            // int64
+inline constexpr char kKernelDetailsStat[] = "kernel_details";  // str
+inline constexpr char kMemcpyDetailsStat[] = "memcpy_details";  // str
+inline constexpr char kMemsetDetailsStat[] = "memset_details";  // str
+inline constexpr char kBytesStat[] = "bytes";                   // int64 (memcpy/memset)
+inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kernel|memcpy|memset|other
+
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
 inline constexpr char kProfileStartTimeStat[] = "profile_start_time";
 inline constexpr char kProfileStopTimeStat[] = "profile_stop_time";
