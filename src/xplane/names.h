@@ -30,6 +30,9 @@ inline constexpr char kOpForwardThreadStat[] = "fwd_thread_id";  // uint64, bpro
 inline constexpr char kOpDirectionStat[] = "direction";     // str "fprop" | "bprop"
 inline constexpr char kOpInputDimsStat[] = "input_dims";    // str "[[64,784],[],[128]]"
 inline constexpr char kOpInputTypesStat[] = "input_types";  // str "Float,Scalar,Float"
+// str: JSON array of strings, the values of non-tensor inputs ("" for
+// tensors), e.g. ["","","[1, 1]","false","1"].
+inline constexpr char kOpInputValuesStat[] = "input_values";
 inline constexpr char kOpScopeStat[] = "scope";             // str "MLP/fc1" (enclosing markers)
 inline constexpr char kOpLayerStat[] = "layer";             // str "fc1:relu" (PyProf layer:)
 inline constexpr char kOpFrameworkStat[] = "framework";     // str "torch": marks an operator
@@ -42,6 +45,13 @@ inline constexpr char kModelFlopsStat[] = "model_flops";
 // correlation_id.
 inline constexpr char kDevicePlanePrefix[] = "/device:";
 inline constexpr char kGpuPlanePrefix[] = "/device:GPU:";
+// xprof's trace viewer shows only /device:GPU:*, /device:TPU:* and
+// /device:CUSTOM:* planes: other plug-in types get "/device:CUSTOM:<TYPE>:<N>".
+// Their launch calls go onto the caller's "/host:CPU" line (as TSL merges
+// "/host:CUPTI" before saving), since xprof shows no other /host: plane.
+inline constexpr char kCustomDevicePlanePrefix[] = "/device:CUSTOM:";
+inline constexpr char kDeviceTypeStat[] = "device_type";        // str, plane stat
+inline constexpr char kDeviceDetailsStat[] = "details";         // str, kind other
 inline constexpr char kCuptiPlaneName[] = "/host:CUPTI";
 inline constexpr char kDeviceIdStat[] = "device_id";            // int64
 inline constexpr char kStreamIdStat[] = "stream_id";            // int64

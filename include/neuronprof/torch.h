@@ -1,0 +1,44 @@
+// libtorch operators in neuronprof captures (link neuronprof::torch).
+//
+//   neuronprof::EnableTorchOperators();               // once, at startup
+//   neuronprof::ProfilerOptions options;
+//   options.profile_type = neuronprof::ProfileType::kOperator;
+//   neuronprof::Profiler profiler(options);
+//   ... forward, backward, optimizer step ...
+//
+// During a kOperator capture every aten operator (and every autograd
+// backward node) that libtorch's RecordFunction reports becomes an event on
+// its thread's line of the "/host:CPU" plane, nested under the ScopedTrace
+// markers around it, with stats:
+//   seq            autograd sequence number (links a backward node to the
+//                  forward op that created it)
+//   direction      "fprop", or "bprop" inside the autograd engine
+//   fwd_thread_id  thread of the forward op (backward nodes)
+//   input_dims, input_types, input_values   (with record_shapes)
+//   scope, layer, tf_op, flops, bytes_accessed   (added when the capture
+//                  ends; see docs/OPERATORS.md)
+// Callbacks are registered when a kOperator window opens and removed when
+// it closes, so libtorch runs at full speed outside captures. Operators need
+// host_tracer_level >= 1.
+#ifndef NEURONPROF_TORCH_H_
+#define NEURONPROF_TORCH_H_
+
+#include "absl/status/status.h"
+
+namespace neuronprof {
+
+struct TorchOperatorOptions {
+  // Record each op's input shapes, dtypes and scalar arguments. Needed for
+  // FLOPs and bytes; costs a few hundred ns per op (libtorch has to hand
+  // the inputs over).
+  bool record_shapes = true;
+};
+
+// Makes every later capture with ProfileType::kOperator record libtorch
+// operators. Safe to call again (the latest options apply to the next
+// capture) and from any thread.
+absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
+
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_TORCH_H_

@@ -1,0 +1,159 @@
+#include "src/collectors/torch/op_callbacks.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include <ATen/record_function.h>
+
+#include "neuronprof/internal/recorder.h"
+#include "neuronprof/trace.h"
+#include "src/collectors/torch/input_format.h"
+#include "src/xplane/names.h"
+
+namespace neuronprof {
+namespace collectors {
+namespace libtorch {
+namespace {
+
+// An op between its start and end callbacks. RecordFunction scopes nest on
+// their thread, so a per-thread stack pairs starts with ends and the hot
+// path needs no ObserverContext allocation.
+struct PendingOp {
+  const char* name;        // Copied into the recorder's arena, with stats.
+  uint64_t start_ticks;
+  uint32_t state;          // Capture state at start; 0 = not recorded.
+  uint32_t name_length;
+  uint32_t args_offset;
+  bool backward;           // Opened a backward region (see OnOpStart).
+};
+
+constexpr uint32_t kMaxDepth = 256;
+
+struct ThreadOps {
+  PendingOp stack[kMaxDepth];
+  uint32_t depth = 0;
+  uint32_t too_deep = 0;       // Starts past kMaxDepth still to be ended.
+  uint32_t backward_depth = 0; // Enclosing backward regions.
+  InputScratch scratch;
+};
+
+// Allocated once per thread on its first op, freed at thread exit.
+thread_local std::unique_ptr<ThreadOps> t_ops_owner;
+__thread ThreadOps* t_ops = nullptr;
+
+ThreadOps* CurrentThreadOps() {
+  if (t_ops == nullptr) {
+    t_ops_owner = std::make_unique<ThreadOps>();
+    t_ops = t_ops_owner.get();
+  }
+  return t_ops;
+}
+
+std::atomic<bool> g_record_shapes{false};
+std::atomic<uint64_t> g_skipped{0};
+std::mutex g_handle_mutex;
+at::CallbackHandle g_handle = 0;
+
+constexpr std::string_view kEngineWrapperPrefix =
+    "autograd::engine::evaluate_function: ";
+
+bool OpensBackwardRegion(const at::RecordFunction& fn, std::string_view name) {
+  return fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
+         name.substr(0, kEngineWrapperPrefix.size()) == kEngineWrapperPrefix;
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  ThreadOps* ops = CurrentThreadOps();
+  if (ops->depth == kMaxDepth) {
+    ++ops->too_deep;
+    g_skipped.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  PendingOp& op = ops->stack[ops->depth++];
+  const char* raw_name = fn.name();
+  const std::string_view name(raw_name != nullptr ? raw_name : "");
+  op.backward = OpensBackwardRegion(fn, name);
+  if (op.backward) ++ops->backward_depth;
+  op.state = internal::g_capture_state.load(std::memory_order_relaxed);
+  if ((op.state & internal::kLevelMask) == 0) {
+    op.state = 0;
+    return nullptr;
+  }
+
+  alignas(TraceArg) unsigned char storage[8 * sizeof(TraceArg)];
+  auto* args = reinterpret_cast<TraceArg*>(storage);
+  size_t count = 0;
+  new (&args[count++]) TraceArg(xplane::kOpFrameworkStat, "torch");
+  new (&args[count++]) TraceArg(xplane::kOpDirectionStat,
+                                ops->backward_depth > 0 ? "bprop" : "fprop");
+  if (fn.seqNr() >= 0) {
+    new (&args[count++]) TraceArg(xplane::kOpSequenceStat, fn.seqNr());
+  }
+  if (op.backward && fn.forwardThreadId() != 0) {
+    new (&args[count++]) TraceArg(xplane::kOpForwardThreadStat, fn.forwardThreadId());
+  }
+  FormattedInputs inputs;
+  if (g_record_shapes.load(std::memory_order_relaxed) && fn.needsInputs() &&
+      FormatInputs(fn.inputs(), &ops->scratch, &inputs)) {
+    new (&args[count++]) TraceArg(xplane::kOpInputDimsStat, inputs.dims);
+    new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
+    new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
+  }
+  op.name = internal::CopyName(op.state, name, args, count, &op.name_length,
+                               &op.args_offset);
+  if (op.name == nullptr) {
+    op.state = 0;  // Window closed or buffer full (counted as a drop).
+    return nullptr;
+  }
+  op.start_ticks = internal::NowTicks();
+  return nullptr;
+}
+
+void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
+  const uint64_t end_ticks = internal::NowTicks();
+  ThreadOps* ops = t_ops;
+  if (ops == nullptr) return;
+  if (ops->too_deep > 0) {
+    --ops->too_deep;
+    return;
+  }
+  if (ops->depth == 0) return;
+  const PendingOp& op = ops->stack[--ops->depth];
+  if (op.backward) --ops->backward_depth;
+  if (op.state == 0) return;
+  internal::RecordEvent(op.state, op.name, op.name_length, op.args_offset,
+                        op.start_ticks, end_ticks);
+}
+
+}  // namespace
+
+absl::Status AddOperatorCallbacks(bool record_shapes) {
+  std::lock_guard<std::mutex> lock(g_handle_mutex);
+  if (g_handle != 0) {
+    return absl::FailedPreconditionError("libtorch operator callbacks are already added");
+  }
+  g_record_shapes.store(record_shapes, std::memory_order_relaxed);
+  at::RecordFunctionCallback callback(&OnOpStart, &OnOpEnd);
+  callback.needsInputs(record_shapes)
+      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  g_handle = at::addGlobalCallback(callback);
+  return absl::OkStatus();
+}
+
+void RemoveOperatorCallbacks() {
+  std::lock_guard<std::mutex> lock(g_handle_mutex);
+  if (g_handle == 0) return;
+  at::removeCallback(g_handle);
+  g_handle = 0;
+}
+
+uint64_t TakeSkippedOperatorCount() {
+  return g_skipped.exchange(0, std::memory_order_relaxed);
+}
+
+}  // namespace libtorch
+}  // namespace collectors
+}  // namespace neuronprof

@@ -1,0 +1,29 @@
+// The libtorch RecordFunction callbacks that turn aten operators into
+// recorder events. Registered for one capture window at a time.
+#ifndef NEURONPROF_SRC_COLLECTORS_TORCH_OP_CALLBACKS_H_
+#define NEURONPROF_SRC_COLLECTORS_TORCH_OP_CALLBACKS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace neuronprof {
+namespace collectors {
+namespace libtorch {
+
+// Adds the global callbacks. FailedPrecondition if they are already added.
+absl::Status AddOperatorCallbacks(bool record_shapes);
+// Removes them. Ops that are still running when this returns end without
+// being recorded (the recorder's window is closed first).
+void RemoveOperatorCallbacks();
+
+// Ops not recorded because their inputs did not fit the formatting buffers
+// or because they nested deeper than the per-thread stack; since the last
+// call (reset on read).
+uint64_t TakeSkippedOperatorCount();
+
+}  // namespace libtorch
+}  // namespace collectors
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_COLLECTORS_TORCH_OP_CALLBACKS_H_
