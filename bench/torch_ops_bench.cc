@@ -1,0 +1,181 @@
+// Per-operator cost of recording libtorch ops: neuronprof's operator
+// collector against libtorch's own legacy profiler, on the same MLP
+// training step, in one run. Built only with libtorch (neuronprof::torch).
+//
+// Each benchmark runs training steps of a small MLP (ops are cheap, so the
+// profilers' cost shows) and reports the step time and the number of
+// operators one step runs. Per-op overhead = (step time with a profiler -
+// step time without) / ops per step; docs/PERFORMANCE.md has the numbers.
+//
+// The 1M-operator benchmark records about a million ops in one capture and
+// times turning it into planes (with scope, tf_op, FLOPs and bytes) and
+// writing xplane.pb + trace.json.gz.
+#include <benchmark/benchmark.h>
+
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "neuronprof/trace.h"
+#include "src/collectors/collector.h"
+#include "src/collectors/torch/op_callbacks.h"
+#include "src/core/recorder.h"
+#include "src/export/logdir.h"
+#include "src/session/capture_session.h"
+#include "neuronprof/torch.h"
+
+namespace {
+
+namespace legacy = torch::autograd::profiler;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+struct Step {
+  Step() : mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
+               torch::nn::ReLU(), torch::nn::Linear(32, 2)),
+           optimizer(mlp->parameters(), torch::optim::SGDOptions(0.01)) {
+    torch::manual_seed(0);
+    x = torch::randn({8, 10});
+    label = torch::randint(0, 2, {8}, torch::kLong);
+  }
+  void Run() {
+    optimizer.zero_grad();
+    torch::Tensor loss = torch::nll_loss(torch::log_softmax(mlp->forward(x), 1), label);
+    loss.backward();
+    optimizer.step();
+  }
+  torch::nn::Sequential mlp;
+  torch::optim::SGD optimizer;
+  torch::Tensor x, label;
+};
+
+// Ops one step runs, counted with the legacy profiler (push/pop pairs).
+double OpsPerStep(Step& step) {
+  legacy::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU));
+  step.Run();
+  auto lists = legacy::disableProfilerLegacy();
+  size_t events = 0;
+  for (const auto& list : lists) {
+    for (const auto& event : list) events += event.kind() == legacy::EventKind::PushRange;
+  }
+  return static_cast<double>(events);
+}
+
+void Report(benchmark::State& state, double ops_per_step) {
+  state.counters["ops_per_step"] = ops_per_step;
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * ops_per_step,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_MlpStep_NoProfiler(benchmark::State& state) {
+  Step step;
+  const double ops = OpsPerStep(step);
+  for (auto _ : state) step.Run();
+  Report(state, ops);
+}
+BENCHMARK(BM_MlpStep_NoProfiler)->Unit(benchmark::kMicrosecond);
+
+// libtorch's own cost of having one global RecordFunction callback: the
+// floor under any callback-based op profiler.
+std::unique_ptr<at::ObserverContext> EmptyStart(const at::RecordFunction&) { return nullptr; }
+void EmptyEnd(const at::RecordFunction&, at::ObserverContext*) {}
+
+void BM_MlpStep_EmptyCallback(benchmark::State& state) {
+  Step step;
+  const double ops = OpsPerStep(step);
+  at::RecordFunctionCallback callback(&EmptyStart, &EmptyEnd);
+  callback.scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  const at::CallbackHandle handle = at::addGlobalCallback(callback);
+  for (auto _ : state) step.Run();
+  at::removeCallback(handle);
+  Report(state, ops);
+}
+BENCHMARK(BM_MlpStep_EmptyCallback)->Unit(benchmark::kMicrosecond);
+
+void RunNeuronprof(benchmark::State& state, bool shapes) {
+  Step step;
+  const double ops = OpsPerStep(step);
+  if (!neuronprof::core::StartRecording(2, uint64_t{1} << 30).ok() ||
+      !neuronprof::collectors::libtorch::AddOperatorCallbacks(shapes).ok()) {
+    state.SkipWithError("cannot start recording");
+    return;
+  }
+  for (auto _ : state) step.Run();
+  neuronprof::collectors::libtorch::RemoveOperatorCallbacks();
+  auto capture = neuronprof::core::StopRecording();
+  if (capture.ok()) state.counters["drops"] = static_cast<double>(capture->dropped);
+  Report(state, ops);
+}
+
+void BM_MlpStep_Neuronprof(benchmark::State& state) { RunNeuronprof(state, false); }
+BENCHMARK(BM_MlpStep_Neuronprof)->Unit(benchmark::kMicrosecond);
+
+void BM_MlpStep_NeuronprofShapes(benchmark::State& state) { RunNeuronprof(state, true); }
+BENCHMARK(BM_MlpStep_NeuronprofShapes)->Unit(benchmark::kMicrosecond);
+
+void RunLegacy(benchmark::State& state, bool shapes) {
+  Step step;
+  const double ops = OpsPerStep(step);
+  legacy::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU, shapes));
+  for (auto _ : state) step.Run();
+  legacy::disableProfilerLegacy();
+  Report(state, ops);
+}
+
+void BM_MlpStep_TorchLegacyProfiler(benchmark::State& state) { RunLegacy(state, false); }
+// Legacy events stay in RAM until disable: bound the iterations.
+BENCHMARK(BM_MlpStep_TorchLegacyProfiler)->Unit(benchmark::kMicrosecond)->Iterations(3000);
+
+void BM_MlpStep_TorchLegacyProfilerShapes(benchmark::State& state) { RunLegacy(state, true); }
+BENCHMARK(BM_MlpStep_TorchLegacyProfilerShapes)->Unit(benchmark::kMicrosecond)->Iterations(3000);
+
+// About 1M ops in one capture, then collect (host plane + operator
+// annotation: scope, tf_op, FLOPs, bytes) and write xplane.pb +
+// trace.json.gz. Only the collect + write part is timed.
+void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
+  Step step;
+  const double ops = OpsPerStep(step);
+  const int steps = static_cast<int>(1'000'000 / ops) + 1;
+  if (!neuronprof::EnableTorchOperators().ok()) {
+    state.SkipWithError("EnableTorchOperators failed");
+    return;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/neuronprof_bench_ops";
+  std::filesystem::create_directories(dir);
+  for (auto _ : state) {
+    state.PauseTiming();
+    neuronprof::collectors::CaptureOptions options;
+    options.operators = true;
+    options.max_buffer_bytes = uint64_t{1} << 30;
+    auto session = neuronprof::session::CaptureSession::Start(options);
+    if (!session.ok()) {
+      state.SkipWithError(std::string(session.status().message()).c_str());
+      return;
+    }
+    for (int i = 0; i < steps; ++i) step.Run();
+    state.ResumeTiming();
+    auto result = (*session)->Stop();
+    if (!result.ok()) {
+      state.SkipWithError("Stop failed");
+      return;
+    }
+    auto files = neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench",
+                                                         neuronprof::exporter::ExportOptions());
+    if (!files.ok()) {
+      state.SkipWithError(std::string(files.status().message()).c_str());
+      return;
+    }
+    state.counters["events"] = static_cast<double>(result->stats.events);
+    state.counters["drops"] = static_cast<double>(result->stats.dropped);
+  }
+}
+BENCHMARK(BM_Export1MOps_CollectAndWrite)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,233 @@
+// The libtorch operator collector end to end: EnableTorchOperators, a
+// kOperator Profiler, real libtorch ops, and the xplane.pb it writes.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/record_function.h>
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "neuronprof/neuronprof.h"
+#include "neuronprof/torch.h"
+#include "src/xplane/names.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace {
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+
+// One recorded event with its stats as text, in start order per thread.
+struct Op {
+  std::string name;
+  int64_t start_ps = 0;
+  int64_t end_ps = 0;
+  std::map<std::string, std::string> stats;
+  bool has(const std::string& key) const { return stats.count(key) > 0; }
+  std::string stat(const std::string& key) const {
+    auto it = stats.find(key);
+    return it == stats.end() ? "" : it->second;
+  }
+};
+
+std::vector<Op> HostEvents(const XSpace& space) {
+  std::vector<Op> ops;
+  for (const XPlane& plane : space.planes()) {
+    if (plane.name() != xplane::kHostPlaneName) continue;
+    for (const auto& line : plane.lines()) {
+      for (const XEvent& event : line.events()) {
+        Op op;
+        op.name = plane.event_metadata().at(event.metadata_id()).name();
+        op.start_ps = line.timestamp_ns() * 1000 + event.offset_ps();
+        op.end_ps = op.start_ps + event.duration_ps();
+        for (const auto& stat : event.stats()) {
+          const std::string& key = plane.stat_metadata().at(stat.metadata_id()).name();
+          switch (stat.value_case()) {
+            case tensorflow::profiler::XStat::kInt64Value:
+              op.stats[key] = std::to_string(stat.int64_value());
+              break;
+            case tensorflow::profiler::XStat::kUint64Value:
+              op.stats[key] = std::to_string(stat.uint64_value());
+              break;
+            case tensorflow::profiler::XStat::kDoubleValue:
+              op.stats[key] = std::to_string(stat.double_value());
+              break;
+            default:
+              op.stats[key] = stat.str_value();
+          }
+        }
+        ops.push_back(std::move(op));
+      }
+    }
+  }
+  std::sort(ops.begin(), ops.end(),
+            [](const Op& a, const Op& b) { return a.start_ps < b.start_ps; });
+  return ops;
+}
+
+std::vector<Op> Named(const std::vector<Op>& ops, const std::string& name) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.name == name) out.push_back(op);
+  }
+  return out;
+}
+
+bool Inside(const Op& inner, const Op& outer) {
+  return inner.start_ps >= outer.start_ps && inner.end_ps <= outer.end_ps;
+}
+
+// Runs `body` inside a kOperator capture and returns the host events.
+template <typename Body>
+std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
+  REQUIRE(EnableTorchOperators(torch_options).ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.profile_type = ProfileType::kOperator;
+  options.write_chrome_trace = false;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  body();
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  std::string xplane_path;
+  for (const std::string& file : result->files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
+  }
+  REQUIRE(!xplane_path.empty());
+  return HostEvents(testing::ReadXSpace(xplane_path));
+}
+
+TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
+  torch::manual_seed(0);
+  torch::nn::Linear fc(10, 256);
+  torch::Tensor x = torch::randn({64, 10});
+  const std::vector<Op> ops = CaptureOps([&] {
+    ScopedTrace t("forward");
+    fc->forward(x);
+  });
+  const std::vector<Op> addmm = Named(ops, "aten::addmm");
+  REQUIRE(addmm.size() == 1);
+  CHECK(addmm[0].stat("framework") == "torch");
+  CHECK(addmm[0].stat("direction") == "fprop");
+  // addmm(bias, input, weight^T, beta, alpha)
+  CHECK(addmm[0].stat("input_dims") == "[[256],[64,10],[10,256],[],[]]");
+  CHECK(addmm[0].stat("input_types") == "Float,Float,Float,Scalar,Scalar");
+  CHECK(addmm[0].stat("input_values") == R"(["","","","1","1"])");
+  CHECK(addmm[0].has("seq"));
+  // Nested under the user's marker on the same thread.
+  const std::vector<Op> forward = Named(ops, "forward");
+  REQUIRE(forward.size() == 1);
+  CHECK(Inside(addmm[0], forward[0]));
+}
+
+TEST_CASE("the MLP's ops match what the code runs, forward and backward") {
+  torch::manual_seed(0);
+  torch::nn::Sequential mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(),
+                            torch::nn::Linear(32, 32), torch::nn::ReLU(),
+                            torch::nn::Linear(32, 2));
+  torch::Tensor x = torch::randn({8, 10});
+  torch::Tensor label = torch::randint(0, 2, {8}, torch::kLong);
+  const std::vector<Op> ops = CaptureOps([&] {
+    torch::Tensor loss = torch::nll_loss(torch::log_softmax(mlp->forward(x), 1), label);
+    loss.backward();
+  });
+
+  const std::vector<Op> addmm = Named(ops, "aten::addmm");
+  REQUIRE(addmm.size() == 3);
+  CHECK(addmm[0].stat("input_dims") == "[[32],[8,10],[10,32],[],[]]");
+  CHECK(addmm[1].stat("input_dims") == "[[32],[8,32],[32,32],[],[]]");
+  CHECK(addmm[2].stat("input_dims") == "[[2],[8,32],[32,2],[],[]]");
+  CHECK(Named(ops, "aten::relu").size() == 2);
+  CHECK(Named(ops, "aten::log_softmax").size() == 1);
+  CHECK(Named(ops, "aten::nll_loss_forward").size() == 1);
+
+  // One backward node per forward addmm, marked bprop and carrying the
+  // forward op's sequence number.
+  const std::vector<Op> backward = Named(ops, "AddmmBackward0");
+  REQUIRE(backward.size() == 3);
+  std::vector<std::string> forward_seqs, backward_seqs;
+  for (const Op& op : addmm) {
+    CHECK(op.stat("direction") == "fprop");
+    forward_seqs.push_back(op.stat("seq"));
+  }
+  for (const Op& op : backward) {
+    CHECK(op.stat("direction") == "bprop");
+    CHECK(op.has("fwd_thread_id"));
+    backward_seqs.push_back(op.stat("seq"));
+  }
+  std::sort(forward_seqs.begin(), forward_seqs.end());
+  std::sort(backward_seqs.begin(), backward_seqs.end());
+  CHECK(forward_seqs == backward_seqs);
+  CHECK(Named(ops, "ReluBackward0").size() == 2);
+
+  // Ops the autograd engine runs are bprop: each linear's backward runs two
+  // matrix products (input and weight gradients).
+  const std::vector<Op> mm = Named(ops, "aten::mm");
+  CHECK(mm.size() >= 5);  // The first layer's input gradient is not needed.
+  for (const Op& op : mm) CHECK(op.stat("direction") == "bprop");
+}
+
+TEST_CASE("nothing is recorded before the window opens or after it closes") {
+  REQUIRE(EnableTorchOperators().ok());
+  torch::Tensor a = torch::ones({4, 4});
+  torch::Tensor b = torch::ones({4, 4});
+  torch::mm(a, b);  // Before: no capture, no callbacks.
+  CHECK_FALSE(at::hasGlobalCallbacks());
+
+  const std::vector<Op> ops = CaptureOps([&] { torch::mm(a, b); });
+  CHECK(Named(ops, "aten::mm").size() == 1);
+
+  // After Stop the callbacks are gone, so libtorch runs at full speed.
+  CHECK_FALSE(at::hasGlobalCallbacks());
+}
+
+TEST_CASE("record_shapes = false records ops without their inputs") {
+  torch::Tensor a = torch::ones({4, 4});
+  TorchOperatorOptions no_shapes;
+  no_shapes.record_shapes = false;
+  const std::vector<Op> ops = CaptureOps([&] { torch::mm(a, a); }, no_shapes);
+  const std::vector<Op> mm = Named(ops, "aten::mm");
+  REQUIRE(mm.size() == 1);
+  CHECK_FALSE(mm[0].has("input_dims"));
+  CHECK(mm[0].stat("direction") == "fprop");
+}
+
+TEST_CASE("dtypes are recorded by name, bf16 included") {
+  torch::Tensor a = torch::ones({2, 3}, torch::kBFloat16);
+  torch::Tensor i = torch::ones({3}, torch::kLong);
+  const std::vector<Op> ops = CaptureOps([&] {
+    torch::add(a, a);
+    torch::mul(i, 2);
+  });
+  const std::vector<Op> add = Named(ops, "aten::add");
+  REQUIRE(add.size() == 1);
+  CHECK(add[0].stat("input_types") == "BFloat16,BFloat16,Scalar");
+  const std::vector<Op> mul = Named(ops, "aten::mul");
+  REQUIRE(!mul.empty());
+  CHECK(mul[0].stat("input_types").rfind("Long,", 0) == 0);
+}
+
+TEST_CASE("a kTrace capture records no operators") {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.write_chrome_trace = false;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  CHECK_FALSE(at::hasGlobalCallbacks());
+  torch::Tensor a = torch::ones({4, 4});
+  torch::mm(a, a);
+  REQUIRE(profiler.Stop().ok());
+}
+
+}  // namespace
+}  // namespace neuronprof
