@@ -13,6 +13,7 @@
 // destroyed, whichever comes first, then writes a TensorBoard logdir:
 //   <logdir>/plugins/profile/<run>/<host>.xplane.pb      (xprof, TensorBoard)
 //   <logdir>/plugins/profile/<run>/<host>.trace.json.gz  (Perfetto, chrome://tracing)
+//   <logdir>/<run>/<host>.pt.trace.json.gz                (PyTorch TensorBoard plugin, HTA)
 // Only one capture runs per process at a time.
 #ifndef NEURONPROF_PROFILER_H_
 #define NEURONPROF_PROFILER_H_
@@ -66,6 +67,11 @@ struct ProfilerOptions {
   int64_t max_buffer_bytes = int64_t{256} << 20;
   // Also write <host>.trace.json.gz (Chrome trace event format).
   bool write_chrome_trace = true;
+  // Also write <logdir>/<run>/<host>.pt.trace.json.gz: the Kineto trace that
+  // torch.profiler writes, for the PyTorch Profiler TensorBoard plugin
+  // (torch-tb-profiler, which lists <run> as a run) and HTA. Operators,
+  // ProfilerStep#N steps, runtime calls and kernels are linked as there.
+  bool write_pytorch_trace = true;
 };
 
 // Checks options without starting anything. InvalidArgument names the field.

@@ -185,6 +185,7 @@ class Profiler::Impl {
     const std::string fallback = FallbackDirectory(run);
     exporter::ExportOptions export_options;
     export_options.chrome_trace = options_.write_chrome_trace;
+    if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = fallback;
     absl::Status fallback_status = exporter::MakeDirectories(fallback);
     if (fallback_status.ok()) {
       fallback_status =
@@ -218,10 +219,15 @@ class Profiler::Impl {
     const std::string working = absl::StrCat(working_root, "/", run);
     if (auto s = exporter::MakeDirectories(working); !s.ok()) return s;
     auto raw = exporter::WriteProfileFiles(space, working, host,
-                                           exporter::ExportOptions{false});
+                                           exporter::ExportOptions{false, ""});
     if (!raw.ok()) return raw.status();
     exporter::ExportOptions export_options;
     export_options.chrome_trace = options_.write_chrome_trace;
+    // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
+    // run: <logdir>/<run>/ shows up under the same name as in xprof.
+    if (options_.write_pytorch_trace) {
+      export_options.pytorch_trace_dir = absl::StrCat(options_.logdir, "/", run);
+    }
     auto exported = exporter::WriteProfileFiles(space, run_dir, host, export_options);
     if (!exported.ok()) return exported.status();
     *files = *exported;

@@ -13,6 +13,7 @@
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
+#include "src/export/kineto_trace.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -125,25 +126,41 @@ absl::Status WriteChromeTrace(const tensorflow::profiler::XSpace& space,
   return WriteFileAtomically(path, *compressed);
 }
 
+absl::Status WritePyTorchTrace(const tensorflow::profiler::XSpace& space,
+                               const std::string& path) {
+  auto compressed = GzipCompress(XSpaceToKinetoTraceJson(space));
+  if (!compressed.ok()) return compressed.status();
+  return WriteFileAtomically(path, *compressed);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const tensorflow::profiler::XSpace& space, const std::string& dir,
     const std::string& host, const ExportOptions& options) {
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
+  std::vector<std::string> paths = {xplane_path};
   if (!options.chrome_trace) {
     if (absl::Status s = WriteXPlane(space, xplane_path); !s.ok()) return s;
-    return std::vector<std::string>{xplane_path};
+  } else {
+    // Both writers only read the XSpace; the xplane one runs beside the
+    // slower JSON + gzip one (a third of the export time of a large capture).
+    const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
+    std::future<absl::Status> xplane =
+        std::async(std::launch::async, [&] { return WriteXPlane(space, xplane_path); });
+    absl::Status trace = WriteChromeTrace(space, trace_path);
+    if (absl::Status s = xplane.get(); !s.ok()) return s;
+    if (!trace.ok()) return trace;
+    paths.push_back(trace_path);
   }
-  // Both writers only read the XSpace; the xplane one runs beside the
-  // slower JSON + gzip one (a third of the export time of a large capture).
-  const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
-  std::future<absl::Status> xplane =
-      std::async(std::launch::async, [&] { return WriteXPlane(space, xplane_path); });
-  absl::Status trace = WriteChromeTrace(space, trace_path);
-  if (absl::Status s = xplane.get(); !s.ok()) return s;
-  if (!trace.ok()) return trace;
-  return std::vector<std::string>{xplane_path, trace_path};
+  if (!options.pytorch_trace_dir.empty()) {
+    const std::string path =
+        absl::StrCat(options.pytorch_trace_dir, "/", host, kPyTorchTraceSuffix);
+    if (absl::Status s = MakeDirectories(options.pytorch_trace_dir); !s.ok()) return s;
+    if (absl::Status s = WritePyTorchTrace(space, path); !s.ok()) return s;
+    paths.push_back(path);
+  }
+  return paths;
 }
 
 }  // namespace exporter

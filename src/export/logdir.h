@@ -40,6 +40,9 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
 
 struct ExportOptions {
   bool chrome_trace = true;
+  // When set, also <pytorch_trace_dir>/<host>.pt.trace.json.gz (Kineto
+  // format, for the PyTorch TensorBoard plugin and HTA); the folder is made.
+  std::string pytorch_trace_dir;
 };
 
 // Writes <dir>/<host>.xplane.pb and the other exports, each atomically.

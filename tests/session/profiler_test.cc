@@ -111,9 +111,12 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
   CHECK(result->threads == 2);
   CHECK(result->dropped_events == 0);
   CHECK(result->run_dir == dir.path() + "/plugins/profile/run1");
-  REQUIRE(result->files.size() == 2);
+  REQUIRE(result->files.size() == 3);
   CHECK(result->files[0] == result->run_dir + "/testhost.xplane.pb");
   CHECK(result->files[1] == result->run_dir + "/testhost.trace.json.gz");
+  // The PyTorch plugin's run folder has the xprof run's name.
+  CHECK(result->files[2] == dir.path() + "/run1/testhost.pt.trace.json.gz");
+  CHECK(Exists(result->files[2]));
   // The working copy is gone by default.
   CHECK_FALSE(Exists(dir.path() + "/.neuronprof_working"));
   // Stop() again returns the same result.

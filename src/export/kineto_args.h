@@ -1,0 +1,53 @@
+// Translations from neuronprof's XSpace stat values to the argument forms
+// that Kineto traces carry (and the PyTorch TensorBoard plugin / HTA read):
+// dtype spellings, kernel launch properties, JSON-valued stats.
+#ifndef NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
+#define NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace neuronprof {
+namespace exporter {
+namespace kineto {
+
+// torch ScalarType name ("Float", "BFloat16", "Long") -> the C++ type name
+// Kineto writes in "Input type" ("float", "c10::BFloat16", "long int").
+// "Scalar" and names it does not know are returned unchanged.
+std::string KinetoTypeName(std::string_view scalar_type);
+
+// "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}.
+std::vector<std::string> KinetoInputTypes(std::string_view input_types);
+
+// True if `text` is one JSON array made of numbers, strings, literals and
+// nested arrays/objects: such stats (input_dims, input_values) are copied
+// into the trace verbatim, anything else would corrupt the file.
+bool IsJsonArray(std::string_view text);
+
+// Launch properties of a kernel, parsed from a kernel_details stat. Tokens
+// are "key:value" or "key=value" separated by spaces; unknown tokens are
+// skipped. Accepted keys: grid, block (X,Y,Z), registers / regs,
+// shared_memory / smem (or static_shared + dynamic_shared), blocks_per_sm,
+// occupancy / occ_pct (percent; a fraction <= 1 is scaled).
+struct KernelLaunch {
+  std::optional<std::array<int64_t, 3>> grid;
+  std::optional<std::array<int64_t, 3>> block;
+  std::optional<int64_t> registers_per_thread;
+  std::optional<int64_t> shared_memory;
+  std::optional<double> blocks_per_sm;
+  std::optional<double> occupancy_pct;
+};
+KernelLaunch ParseKernelDetails(std::string_view details);
+
+// "8.6", "sm_86", "86" -> {8, 6}; nullopt when unreadable.
+std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view text);
+
+}  // namespace kineto
+}  // namespace exporter
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_

@@ -1,0 +1,825 @@
+#include "src/export/kineto_trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "src/export/kineto_args.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace exporter {
+namespace {
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XLine;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
+
+absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
+
+// Stats that name the capturing process, where a collector records one.
+constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
+
+// ---- JSON text -------------------------------------------------------------
+
+void AppendEscaped(std::string* out, std::string_view text) {
+  out->push_back('"');
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\t': out->append("\\t"); break;
+      case '\r': out->append("\\r"); break;
+      default:
+        if (c < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+          out->append(escaped);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+template <typename Int>
+void AppendInt(std::string* out, Int value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out->append(digits, static_cast<size_t>(end - digits));
+}
+
+void AppendDouble(std::string* out, double value) {
+  if (!std::isfinite(value)) {  // JSON has no NaN or infinity.
+    out->append("null");
+    return;
+  }
+  char number[32];
+  std::snprintf(number, sizeof(number), "%.10g", value);
+  out->append(number);
+}
+
+// Microseconds with 3 decimals, printed exactly from integer nanoseconds.
+void AppendMicros(std::string* out, int64_t ns) {
+  if (ns < 0) {
+    out->push_back('-');
+    ns = -ns;
+  }
+  AppendInt(out, ns / 1000);
+  const int rest = static_cast<int>(ns % 1000);
+  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
+                            static_cast<char>('0' + rest / 10 % 10),
+                            static_cast<char>('0' + rest % 10)};
+  out->append(fraction, sizeof(fraction));
+}
+
+// ---- Stats -----------------------------------------------------------------
+
+class PlaneStatNames {
+ public:
+  explicit PlaneStatNames(const XPlane& plane) : plane_(plane) {
+    for (const auto& [id, metadata] : plane.stat_metadata()) {
+      names_.emplace(id, metadata.name());
+    }
+  }
+  std::string_view Name(int64_t id) const {
+    auto it = names_.find(id);
+    return it == names_.end() ? std::string_view() : it->second;
+  }
+  const XPlane& plane() const { return plane_; }
+
+ private:
+  const XPlane& plane_;
+  absl::flat_hash_map<int64_t, std::string_view> names_;
+};
+
+// The stats of one event by name: its metadata's stats, then its own (which
+// win on a clash).
+class EventStats {
+ public:
+  EventStats(const PlaneStatNames& names, const XEvent& event) : names_(names) {
+    auto metadata = names.plane().event_metadata().find(event.metadata_id());
+    if (metadata != names.plane().event_metadata().end()) {
+      for (const XStat& stat : metadata->second.stats()) Add(stat);
+    }
+    for (const XStat& stat : event.stats()) Add(stat);
+  }
+  EventStats(const PlaneStatNames& names, const XPlane& plane) : names_(names) {
+    for (const XStat& stat : plane.stats()) Add(stat);
+  }
+
+  const XStat* Find(std::string_view name) const {
+    for (const auto& [key, stat] : stats_) {
+      if (key == name) return stat;
+    }
+    return nullptr;
+  }
+  std::optional<int64_t> Int(std::string_view name) const {
+    const XStat* stat = Find(name);
+    if (stat == nullptr) return std::nullopt;
+    switch (stat->value_case()) {
+      case XStat::kInt64Value: return stat->int64_value();
+      case XStat::kUint64Value: return static_cast<int64_t>(stat->uint64_value());
+      case XStat::kDoubleValue: return static_cast<int64_t>(stat->double_value());
+      case XStat::kStrValue: {
+        int64_t value = 0;
+        if (absl::SimpleAtoi(Absl(stat->str_value()), &value)) return value;
+        return std::nullopt;
+      }
+      default: return std::nullopt;
+    }
+  }
+  std::optional<std::string_view> Str(std::string_view name) const {
+    const XStat* stat = Find(name);
+    if (stat == nullptr) return std::nullopt;
+    if (stat->value_case() == XStat::kStrValue) return stat->str_value();
+    if (stat->value_case() == XStat::kRefValue) {
+      return names_.Name(static_cast<int64_t>(stat->ref_value()));
+    }
+    return std::nullopt;
+  }
+  const std::vector<std::pair<std::string_view, const XStat*>>& all() const {
+    return stats_;
+  }
+  void AppendValue(std::string* out, const XStat& stat) const {
+    switch (stat.value_case()) {
+      case XStat::kDoubleValue: AppendDouble(out, stat.double_value()); break;
+      case XStat::kUint64Value: AppendInt(out, stat.uint64_value()); break;
+      case XStat::kInt64Value: AppendInt(out, stat.int64_value()); break;
+      case XStat::kStrValue: AppendEscaped(out, stat.str_value()); break;
+      case XStat::kRefValue:
+        AppendEscaped(out, names_.Name(static_cast<int64_t>(stat.ref_value())));
+        break;
+      case XStat::kBytesValue:
+        AppendEscaped(out, absl::StrCat("<", stat.bytes_value().size(), " bytes>"));
+        break;
+      default: out->append("null"); break;
+    }
+  }
+
+ private:
+  void Add(const XStat& stat) {
+    const std::string_view name = names_.Name(stat.metadata_id());
+    for (auto& [key, existing] : stats_) {
+      if (key == name) {
+        existing = &stat;
+        return;
+      }
+    }
+    stats_.emplace_back(name, &stat);
+  }
+
+  const PlaneStatNames& names_;
+  std::vector<std::pair<std::string_view, const XStat*>> stats_;
+};
+
+// ---- Events ----------------------------------------------------------------
+
+// The "args" object of one trace event; written only if a key is added.
+class Args {
+ public:
+  explicit Args(std::string* out) : out_(out) {}
+  void Key(std::string_view key) {
+    out_->append(first_ ? ",\"args\":{" : ",");
+    first_ = false;
+    AppendEscaped(out_, key);
+    out_->push_back(':');
+  }
+  void Int(std::string_view key, int64_t value) {
+    Key(key);
+    AppendInt(out_, value);
+  }
+  void Double(std::string_view key, double value) {
+    Key(key);
+    AppendDouble(out_, value);
+  }
+  void Str(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendEscaped(out_, value);
+  }
+  void Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    out_->append(json.data(), json.size());
+  }
+  // Copies every stat not in `skip` under its own name.
+  void PassThrough(const EventStats& stats,
+                   std::initializer_list<std::string_view> skip) {
+    for (const auto& [name, stat] : stats.all()) {
+      if (name.empty() || std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+      Key(name);
+      stats.AppendValue(out_, *stat);
+    }
+  }
+  void Close() {
+    if (!first_) out_->push_back('}');
+  }
+
+ private:
+  std::string* out_;
+  bool first_ = true;
+};
+
+enum class HostKind { kOperator, kStep, kAnnotation };
+
+struct HostSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t tid = 0;
+  int64_t external_id = 0;
+  HostKind kind = HostKind::kAnnotation;
+  const XEvent* event = nullptr;
+};
+
+int64_t StartNs(const XLine& line, const XEvent& event) {
+  return line.timestamp_ns() + event.offset_ps() / 1000;
+}
+
+bool IsRuntimePlane(std::string_view name) {
+  return name == xplane::kCuptiPlaneName ||
+         (absl::StartsWith(Absl(name), "/host:") && absl::EndsWith(Absl(name), "-runtime"));
+}
+
+// "/device:GPU:3" -> 3.
+std::optional<int64_t> DeviceNumber(std::string_view plane_name) {
+  const size_t colon = plane_name.rfind(':');
+  int64_t number = 0;
+  if (colon == std::string_view::npos ||
+      !absl::SimpleAtoi(Absl(plane_name.substr(colon + 1)), &number) || number < 0) {
+    return std::nullopt;
+  }
+  return number;
+}
+
+std::string_view EventName(const XPlane& plane, const XEvent& event) {
+  auto it = plane.event_metadata().find(event.metadata_id());
+  if (it == plane.event_metadata().end()) return "";
+  return it->second.display_name().empty() ? it->second.name()
+                                            : it->second.display_name();
+}
+
+std::optional<int64_t> FirstIntStat(const XPlane& plane,
+                                    std::initializer_list<std::string_view> names) {
+  PlaneStatNames stat_names(plane);
+  EventStats stats(stat_names, plane);
+  for (std::string_view name : names) {
+    if (auto value = stats.Int(name)) return value;
+  }
+  return std::nullopt;
+}
+
+class KinetoWriter {
+ public:
+  explicit KinetoWriter(const XSpace& space) : space_(space) {}
+
+  std::string Write() {
+    Classify();
+    out_.append("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
+    WriteDeviceProperties();
+    out_.append("],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    AppendInt(&out_, xplane::ProfileStartEpochNs(space_));
+    out_.append(",\n\"traceEvents\":[");
+    WriteHost();
+    WriteRuntime();
+    WriteDevices();
+    WriteFlows();
+    // Kineto ends every trace with this instant; readers use it to bound the
+    // window.
+    BeginEvent("i", nullptr, "Record Window End");
+    out_.append(",\"pid\":\"\",\"tid\":\"\",\"s\":\"g\",\"ts\":");
+    AppendMicros(&out_, WindowEndNs());
+    out_.append("}\n]\n}\n");
+    return std::move(out_);
+  }
+
+ private:
+  // Opens an event object (with a separator); the caller closes it.
+  void BeginEvent(const char* ph, const char* cat, std::string_view name) {
+    out_.append(first_event_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
+    first_event_ = false;
+    out_.append(ph);
+    out_.push_back('"');
+    if (cat != nullptr) {
+      out_.append(",\"cat\":\"");
+      out_.append(cat);
+      out_.push_back('"');
+    }
+    out_.append(",\"name\":");
+    AppendEscaped(&out_, name);
+  }
+  void PidTid(int64_t pid, int64_t tid) {
+    out_.append(",\"pid\":");
+    AppendInt(&out_, pid);
+    out_.append(",\"tid\":");
+    AppendInt(&out_, tid);
+  }
+  void Times(int64_t start_ns, int64_t duration_ns) {
+    out_.append(",\"ts\":");
+    AppendMicros(&out_, start_ns);
+    out_.append(",\"dur\":");
+    AppendMicros(&out_, duration_ns);
+    max_end_ns_ = std::max(max_end_ns_, start_ns + duration_ns);
+  }
+  void Metadata(const char* kind, int64_t pid, const std::string* tid,
+                std::string_view name) {
+    BeginEvent("M", nullptr, kind);
+    out_.append(",\"pid\":");
+    AppendInt(&out_, pid);
+    out_.append(",\"tid\":");
+    if (tid == nullptr) {
+      out_.push_back('0');
+    } else {
+      out_.append(*tid);
+    }
+    out_.append(",\"args\":{\"name\":");
+    AppendEscaped(&out_, name);
+    out_.append("}}");
+  }
+
+  // Sorts the planes into host, runtime and device planes, and finds the pid.
+  void Classify() {
+    for (const XPlane& plane : space_.planes()) {
+      if (plane.name() == xplane::kHostPlaneName) {
+        host_plane_ = &plane;
+      } else if (IsRuntimePlane(plane.name())) {
+        runtime_planes_.push_back(&plane);
+      } else if (absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) {
+        device_planes_.push_back(&plane);
+      } else if (plane.name() == xplane::kTaskEnvironmentPlaneName) {
+        task_plane_ = &plane;
+      }
+    }
+    for (const XPlane* plane : {host_plane_, task_plane_}) {
+      if (plane == nullptr || host_pid_ != 0) continue;
+      for (std::string_view name : kProcessIdStats) {
+        if (auto pid = FirstIntStat(*plane, {name})) {
+          host_pid_ = *pid;
+          break;
+        }
+      }
+    }
+  }
+
+  int64_t WindowEndNs() const {
+    if (task_plane_ != nullptr) {
+      auto stop = FirstIntStat(*task_plane_, {xplane::kProfileStopTimeStat});
+      const int64_t start = xplane::ProfileStartEpochNs(space_);
+      if (stop && start > 0 && *stop >= start) return std::max(*stop - start, max_end_ns_);
+    }
+    return max_end_ns_;
+  }
+
+  // ---- deviceProperties: entry i describes device i (readers index it).
+  void WriteDeviceProperties() {
+    std::map<int64_t, const XPlane*> by_id;
+    for (const XPlane* plane : device_planes_) {
+      if (auto id = DeviceNumber(plane->name())) by_id.emplace(*id, plane);
+    }
+    if (by_id.empty()) return;
+    const int64_t count = std::min<int64_t>(by_id.rbegin()->first + 1, 1024);
+    for (int64_t id = 0; id < count; ++id) {
+      out_.append(id == 0 ? "\n{\"id\":" : ",\n{\"id\":");
+      AppendInt(&out_, id);
+      auto it = by_id.find(id);
+      if (it != by_id.end()) WriteDeviceFields(*it->second, id);
+      out_.push_back('}');
+    }
+    out_.push_back('\n');
+  }
+
+  void WriteDeviceFields(const XPlane& plane, int64_t id) {
+    PlaneStatNames names(plane);
+    EventStats stats(names, plane);
+    std::string name(stats.Str("name").value_or(stats.Str("device_name").value_or("")));
+    if (name.empty()) name = plane.name();
+    out_.append(",\"name\":");
+    AppendEscaped(&out_, name);
+    for (std::string_view key : {"memory_bytes", "memory_size", "total_memory"}) {
+      if (auto bytes = stats.Int(key)) {
+        out_.append(",\"totalGlobalMem\":");
+        AppendInt(&out_, *bytes);
+        break;
+      }
+    }
+    std::optional<std::array<int64_t, 2>> capability;
+    if (auto text = stats.Str("compute_capability")) {
+      capability = kineto::ParseComputeCapability(*text);
+    } else if (auto joined = stats.Int("compute_capability")) {
+      capability = kineto::ParseComputeCapability(std::to_string(*joined));
+    }
+    auto major = stats.Int("compute_cap_major");
+    auto minor = stats.Int("compute_cap_minor");
+    if (!capability && major) capability = std::array<int64_t, 2>{*major, minor.value_or(0)};
+    if (capability) {
+      out_.append(",\"computeMajor\":");
+      AppendInt(&out_, (*capability)[0]);
+      out_.append(",\"computeMinor\":");
+      AppendInt(&out_, (*capability)[1]);
+    }
+    for (std::string_view key : {"num_sms", "sm_count", "core_count", "multiprocessor_count"}) {
+      if (auto sms = stats.Int(key)) {
+        out_.append(",\"numSms\":");
+        AppendInt(&out_, *sms);
+        num_sms_[id] = *sms;
+        break;
+      }
+    }
+  }
+
+  // ---- Host plane: operators, steps, annotations.
+  void WriteHost() {
+    const std::string process =
+        space_.hostnames_size() > 0 ? space_.hostnames(0) : std::string("host");
+    Metadata("process_name", host_pid_, nullptr, process);
+    if (host_plane_ == nullptr) return;
+    PlaneStatNames names(*host_plane_);
+    // External ids in time order, line by line, as Kineto numbers its ops.
+    int64_t next_external_id = 1;
+    int64_t steps_seen = 0;
+    for (const XLine& line : host_plane_->lines()) {
+      const std::string tid = std::to_string(line.id());
+      Metadata("thread_name", host_pid_, &tid,
+               line.display_name().empty() ? line.name() : line.display_name());
+      named_threads_.insert(line.id());
+      std::vector<HostSpan>& spans = host_spans_[line.id()];
+      for (const XEvent& event : line.events()) {
+        HostSpan span;
+        span.start_ns = StartNs(line, event);
+        span.end_ns = span.start_ns + event.duration_ps() / 1000;
+        span.tid = line.id();
+        span.event = &event;
+        spans.push_back(span);
+      }
+      std::stable_sort(spans.begin(), spans.end(), [](const HostSpan& a, const HostSpan& b) {
+        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+      });
+      for (HostSpan& span : spans) {
+        span.external_id = next_external_id++;
+        EventStats stats(names, *span.event);
+        if (stats.Find(xplane::kOpFrameworkStat) != nullptr) {
+          span.kind = HostKind::kOperator;
+          WriteOperator(span, stats);
+        } else if (stats.Int(xplane::kRootLevelStat).value_or(0) != 0) {
+          span.kind = HostKind::kStep;
+          auto number = stats.Int(xplane::kStepNumStat);
+          if (!number) number = stats.Int(xplane::kIterNumStat);
+          WriteStep(span, stats, number.value_or(steps_seen));
+          ++steps_seen;
+        } else {
+          span.kind = HostKind::kAnnotation;
+          BeginEvent("X", "user_annotation", EventName(*host_plane_, *span.event));
+          PidTid(host_pid_, span.tid);
+          Times(span.start_ns, span.end_ns - span.start_ns);
+          Args args(&out_);
+          args.Int("External id", span.external_id);
+          args.PassThrough(stats, {});
+          args.Close();
+          out_.push_back('}');
+        }
+      }
+    }
+  }
+
+  void WriteOperator(const HostSpan& span, const EventStats& stats) {
+    BeginEvent("X", "cpu_op", EventName(*host_plane_, *span.event));
+    PidTid(host_pid_, span.tid);
+    Times(span.start_ns, span.end_ns - span.start_ns);
+    Args args(&out_);
+    args.Int("External id", span.external_id);
+    std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
+    if (auto dims = stats.Str(xplane::kOpInputDimsStat); dims && kineto::IsJsonArray(*dims)) {
+      args.Raw("Input Dims", *dims);
+      copied.push_back(xplane::kOpInputDimsStat);
+    }
+    if (auto types = stats.Str(xplane::kOpInputTypesStat)) {
+      args.Key("Input type");
+      out_.push_back('[');
+      bool first = true;
+      for (const std::string& type : kineto::KinetoInputTypes(*types)) {
+        if (!first) out_.push_back(',');
+        first = false;
+        AppendEscaped(&out_, type);
+      }
+      out_.push_back(']');
+      copied.push_back(xplane::kOpInputTypesStat);
+    }
+    if (auto values = stats.Str("input_values"); values && kineto::IsJsonArray(*values)) {
+      args.Raw("Concrete Inputs", *values);
+      copied.push_back("input_values");
+    }
+    // A negative seq means "not recorded by autograd", as in PyTorch.
+    const int64_t seq = stats.Int(xplane::kOpSequenceStat).value_or(-1);
+    if (seq >= 0) args.Int("Sequence number", seq);
+    if (stats.Find(xplane::kOpSequenceStat) != nullptr) {
+      copied.push_back(xplane::kOpSequenceStat);
+    }
+    const auto fwd_thread = stats.Int(xplane::kOpForwardThreadStat);
+    if (fwd_thread) {
+      args.Int("Fwd thread id", *fwd_thread);
+      copied.push_back(xplane::kOpForwardThreadStat);
+    }
+    // Whatever was not translated keeps its own name (an unparsable
+    // input_dims stays visible as the raw string).
+    for (const auto& [name, stat] : stats.all()) {
+      if (name.empty() ||
+          std::find(copied.begin(), copied.end(), name) != copied.end()) {
+        continue;
+      }
+      args.Key(name);
+      stats.AppendValue(&out_, *stat);
+    }
+    args.Close();
+    out_.push_back('}');
+
+    // Forward -> backward links: by (seq, forward thread), outermost first.
+    if (seq < 0) return;
+    const std::optional<std::string_view> direction = stats.Str(xplane::kOpDirectionStat);
+    const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
+    if (backward) {
+      const FlowKey key{seq, fwd_thread.value_or(-1)};
+      backward_ops_.emplace(key, &span);  // Spans come in start order per line.
+    } else {
+      const FlowKey key{seq, span.tid};
+      auto [it, inserted] = forward_ops_.emplace(key, &span);
+      if (!inserted && span.start_ns < it->second->start_ns) it->second = &span;
+    }
+  }
+
+  void WriteStep(const HostSpan& span, const EventStats& stats, int64_t number) {
+    // A cpu_op named ProfilerStep#N is a step in every plugin version
+    // (0.4.3 drops user annotations other than steps).
+    BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
+    PidTid(host_pid_, span.tid);
+    Times(span.start_ns, span.end_ns - span.start_ns);
+    Args args(&out_);
+    args.Int("External id", span.external_id);
+    args.Str("Step name", EventName(*host_plane_, *span.event));
+    args.PassThrough(stats, {xplane::kRootLevelStat});
+    args.Close();
+    out_.push_back('}');
+  }
+
+  // For calls on thread `tid` (start, end), the External id of the innermost
+  // operator that encloses each one, else of the innermost marker or step;
+  // 0 when nothing does. One sweep over the thread's spans, sorted by start.
+  std::vector<int64_t> EnclosingExternalIds(
+      int64_t tid, const std::vector<std::pair<int64_t, int64_t>>& calls) const {
+    std::vector<int64_t> ids(calls.size(), 0);
+    auto found = host_spans_.find(tid);
+    if (found == host_spans_.end()) return ids;
+    const std::vector<HostSpan>& spans = found->second;
+    std::vector<size_t> order(calls.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return calls[a].first < calls[b].first; });
+    std::vector<const HostSpan*> open;  // Nested spans, innermost last.
+    size_t next = 0;
+    for (size_t index : order) {
+      const auto [start, end] = calls[index];
+      for (; next < spans.size() && spans[next].start_ns <= start; ++next) {
+        while (!open.empty() && open.back()->end_ns < spans[next].start_ns) open.pop_back();
+        open.push_back(&spans[next]);
+      }
+      while (!open.empty() && open.back()->end_ns < start) open.pop_back();
+      const HostSpan* marker = nullptr;
+      for (auto it = open.rbegin(); it != open.rend(); ++it) {
+        if ((*it)->end_ns < end) continue;  // Ends inside the call.
+        if ((*it)->kind == HostKind::kOperator) {
+          ids[index] = (*it)->external_id;
+          marker = nullptr;
+          break;
+        }
+        if (marker == nullptr) marker = *it;
+      }
+      if (ids[index] == 0 && marker != nullptr) ids[index] = marker->external_id;
+    }
+    return ids;
+  }
+
+  // ---- Runtime planes: launch calls on host threads.
+  void WriteRuntime() {
+    for (const XPlane* plane : runtime_planes_) {
+      PlaneStatNames names(*plane);
+      for (const XLine& line : plane->lines()) {
+        if (named_threads_.insert(line.id()).second) {
+          const std::string tid = std::to_string(line.id());
+          Metadata("thread_name", host_pid_, &tid,
+                   line.display_name().empty() ? line.name() : line.display_name());
+        }
+        std::vector<std::pair<int64_t, int64_t>> calls;
+        calls.reserve(line.events_size());
+        for (const XEvent& event : line.events()) {
+          const int64_t start = StartNs(line, event);
+          calls.emplace_back(start, start + event.duration_ps() / 1000);
+        }
+        const std::vector<int64_t> external_ids = EnclosingExternalIds(line.id(), calls);
+        for (int i = 0; i < line.events_size(); ++i) {
+          const XEvent& event = line.events(i);
+          EventStats stats(names, event);
+          const int64_t start = calls[i].first;
+          const int64_t duration = calls[i].second - start;
+          const int64_t external_id = external_ids[i];
+          BeginEvent("X", "Runtime", EventName(*plane, event));
+          PidTid(host_pid_, line.id());
+          Times(start, duration);
+          Args args(&out_);
+          args.Int("External id", external_id);
+          if (auto correlation = stats.Int(xplane::kCorrelationIdStat)) {
+            args.Int("correlation", *correlation);
+            if (*correlation != 0) correlation_external_[*correlation] = external_id;
+          }
+          args.PassThrough(stats, {xplane::kCorrelationIdStat});
+          args.Close();
+          out_.push_back('}');
+        }
+      }
+    }
+  }
+
+  // ---- Device planes: kernels, copies, sets; pid = device number.
+  void WriteDevices() {
+    for (const XPlane* plane : device_planes_) {
+      PlaneStatNames names(*plane);
+      const std::optional<int64_t> plane_device = DeviceNumber(plane->name());
+      bool named = false;
+      absl::flat_hash_set<int64_t> streams_named;
+      for (const XLine& line : plane->lines()) {
+        for (const XEvent& event : line.events()) {
+          EventStats stats(names, event);
+          const int64_t device = plane_device ? *plane_device
+                                              : stats.Int(xplane::kDeviceIdStat).value_or(0);
+          const int64_t stream = stats.Int(xplane::kStreamIdStat).value_or(line.id());
+          const std::string tid = absl::StrCat("\"stream ", stream, "\"");
+          if (!named) {
+            named = true;
+            Metadata("process_name", device, nullptr, plane->name());
+          }
+          if (streams_named.insert(stream).second) {
+            Metadata("thread_name", device, &tid, absl::StrCat("stream ", stream));
+          }
+          WriteDeviceEvent(*plane, line, event, stats, device, stream, tid);
+        }
+      }
+    }
+  }
+
+  void WriteDeviceEvent(const XPlane& plane, const XLine& line, const XEvent& event,
+                        const EventStats& stats, int64_t device, int64_t stream,
+                        const std::string& tid) {
+    std::string_view kind = stats.Str(xplane::kDeviceEventKindStat).value_or("");
+    if (kind.empty()) {
+      kind = stats.Find(xplane::kMemcpyDetailsStat) != nullptr   ? "memcpy"
+             : stats.Find(xplane::kMemsetDetailsStat) != nullptr ? "memset"
+                                                                 : "kernel";
+    }
+    // Activity that is none of the three keeps a category readers skip
+    // instead of inflating kernel time; it still shows in the timeline.
+    const char* cat = kind == "kernel"   ? "kernel"
+                      : kind == "memcpy" ? "Memcpy"
+                      : kind == "memset" ? "Memset"
+                                         : "device_activity";
+    const int64_t start = StartNs(line, event);
+    const int64_t duration = event.duration_ps() / 1000;
+    BeginEvent("X", cat, EventName(plane, event));
+    out_.append(",\"pid\":");
+    AppendInt(&out_, device);
+    out_.append(",\"tid\":");
+    out_.append(tid);
+    Times(start, duration);
+    Args args(&out_);
+    const auto correlation = stats.Int(xplane::kCorrelationIdStat);
+    if (correlation) {
+      auto linked = correlation_external_.find(*correlation);
+      if (linked != correlation_external_.end()) args.Int("External id", linked->second);
+    }
+    args.Int("device", device);
+    args.Int("stream", stream);
+    if (correlation) args.Int("correlation", *correlation);
+    if (kind == "kernel") {
+      WriteKernelArgs(&args, stats, device);
+    }
+    if (auto bytes = stats.Int(xplane::kBytesStat)) {
+      args.Int("bytes", *bytes);
+      if (duration > 0) {
+        args.Double("memory bandwidth (GB/s)", static_cast<double>(*bytes) / duration);
+      }
+    }
+    args.PassThrough(stats, {xplane::kDeviceIdStat, xplane::kStreamIdStat,
+                             xplane::kCorrelationIdStat, xplane::kBytesStat,
+                             xplane::kDeviceEventKindStat});
+    args.Close();
+    out_.push_back('}');
+  }
+
+  void WriteKernelArgs(Args* args, const EventStats& stats, int64_t device) {
+    const std::string_view details = stats.Str(xplane::kKernelDetailsStat).value_or("");
+    const kineto::KernelLaunch launch = kineto::ParseKernelDetails(details);
+    auto dim3 = [&](std::string_view key, const std::array<int64_t, 3>& d) {
+      args->Raw(key, absl::StrCat("[", d[0], ",", d[1], ",", d[2], "]"));
+    };
+    if (launch.grid) dim3("grid", *launch.grid);
+    if (launch.block) dim3("block", *launch.block);
+    if (launch.registers_per_thread) {
+      args->Int("registers per thread", *launch.registers_per_thread);
+    }
+    if (launch.shared_memory) args->Int("shared memory", *launch.shared_memory);
+    std::optional<double> blocks_per_sm = launch.blocks_per_sm;
+    auto sms = num_sms_.find(device);
+    if (!blocks_per_sm && launch.grid && sms != num_sms_.end() && sms->second > 0) {
+      // As Kineto computes it: blocks launched over the device's SMs.
+      const auto& g = *launch.grid;
+      blocks_per_sm = static_cast<double>(g[0] * g[1] * g[2]) / sms->second;
+    }
+    if (blocks_per_sm) args->Double("blocks per SM", *blocks_per_sm);
+    if (launch.occupancy_pct) {
+      args->Double("est. achieved occupancy %", *launch.occupancy_pct);
+    }
+  }
+
+  // ---- Forward/backward flows, in both category spellings.
+  struct FlowKey {
+    int64_t seq;
+    int64_t thread;
+    bool operator<(const FlowKey& o) const {
+      return seq != o.seq ? seq < o.seq : thread < o.thread;
+    }
+  };
+
+  void WriteFlows() {
+    int64_t next_id = 1;
+    for (const auto& [key, backward] : backward_ops_) {
+      const HostSpan* forward = nullptr;
+      if (key.thread >= 0) {
+        auto it = forward_ops_.find(key);
+        if (it != forward_ops_.end()) forward = it->second;
+      } else {
+        // No forward thread recorded: the seq alone, if only one thread has it.
+        auto first = forward_ops_.lower_bound(FlowKey{key.seq, INT64_MIN});
+        if (first != forward_ops_.end() && first->first.seq == key.seq) {
+          auto after = std::next(first);
+          if (after == forward_ops_.end() || after->first.seq != key.seq) {
+            forward = first->second;
+          }
+        }
+      }
+      if (forward == nullptr) continue;
+      for (const char* cat : {"fwdbwd", "forward_backward"}) {
+        const int64_t id = next_id++;
+        WriteFlowEnd("s", cat, id, *forward);
+        WriteFlowEnd("f", cat, id, *backward);
+      }
+    }
+  }
+
+  void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {
+    BeginEvent(ph, cat, cat);
+    out_.append(",\"id\":");
+    AppendInt(&out_, id);
+    PidTid(host_pid_, span.tid);
+    out_.append(",\"ts\":");
+    AppendMicros(&out_, span.start_ns);
+    if (ph[0] == 'f') out_.append(",\"bp\":\"e\"");
+    out_.push_back('}');
+  }
+
+  const XSpace& space_;
+  std::string out_;
+  bool first_event_ = true;
+  int64_t max_end_ns_ = 0;
+  int64_t host_pid_ = 0;
+  const XPlane* host_plane_ = nullptr;
+  const XPlane* task_plane_ = nullptr;
+  std::vector<const XPlane*> runtime_planes_;
+  std::vector<const XPlane*> device_planes_;
+  absl::flat_hash_map<int64_t, std::vector<HostSpan>> host_spans_;
+  absl::flat_hash_set<int64_t> named_threads_;
+  absl::flat_hash_map<int64_t, int64_t> correlation_external_;
+  absl::flat_hash_map<int64_t, int64_t> num_sms_;
+  std::map<FlowKey, const HostSpan*> forward_ops_;
+  std::map<FlowKey, const HostSpan*> backward_ops_;
+};
+
+}  // namespace
+
+std::string XSpaceToKinetoTraceJson(const XSpace& space) {
+  return KinetoWriter(space).Write();
+}
+
+}  // namespace exporter
+}  // namespace neuronprof

@@ -1,0 +1,35 @@
+// XSpace -> the Kineto trace JSON that torch.profiler writes
+// (<worker>.pt.trace.json), read by the PyTorch Profiler TensorBoard plugin
+// (torch-tb-profiler) and Holistic Trace Analysis.
+//
+// Mapping (facts in ../shared/reference/viewer_formats.md, section A):
+//   /host:CPU operators (stat framework)  -> cat "cpu_op" with "External id",
+//        "Input Dims", "Input type", "Sequence number", "Fwd thread id"
+//   /host:CPU step markers (stat _r)      -> cat "cpu_op" "ProfilerStep#<n>"
+//   /host:CPU other markers               -> cat "user_annotation"
+//   /host:CUPTI, /host:<TYPE>-runtime     -> cat "Runtime" ("External id" of
+//        the innermost operator, else marker, around the call; "correlation")
+//   /device:<TYPE>:<n>                    -> cat "kernel" / "Memcpy" /
+//        "Memset", pid n, tid "stream <s>"
+//   forward op <-> backward op, same seq  -> flow pairs in both "fwdbwd"
+//        (plugin after 0.4.3, libkineto) and "forward_backward" (0.4.3)
+// The categories "Runtime", "Memcpy", "Memset" are the legacy spellings the
+// last PyPI plugin (0.4.3) maps; newer readers match them case-insensitively.
+#ifndef NEURONPROF_SRC_EXPORT_KINETO_TRACE_H_
+#define NEURONPROF_SRC_EXPORT_KINETO_TRACE_H_
+
+#include <string>
+
+#include "proto/xplane.pb.h"
+
+namespace neuronprof {
+namespace exporter {
+
+inline constexpr char kPyTorchTraceSuffix[] = ".pt.trace.json.gz";
+
+std::string XSpaceToKinetoTraceJson(const tensorflow::profiler::XSpace& space);
+
+}  // namespace exporter
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_EXPORT_KINETO_TRACE_H_

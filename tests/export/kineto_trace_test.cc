@@ -1,0 +1,455 @@
+// The Kineto (.pt.trace.json) export: what the PyTorch TensorBoard plugin
+// and HTA rely on — categories, External id / correlation links, fwd/bwd
+// flows, steps, device properties, microsecond times — and its argument
+// translations.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "src/export/atomic_file.h"
+#include "src/export/gzip.h"
+#include "src/export/kineto_args.h"
+#include "src/export/kineto_trace.h"
+#include "src/export/logdir.h"
+#include "tests/export/kineto_sample_space.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+using google::protobuf::ListValue;
+
+// The export parsed by a real JSON reader (protobuf's), so malformed JSON
+// fails here.
+Struct Parse(const std::string& json) {
+  Struct root;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &root);
+  INFO(json.substr(0, 2000));
+  REQUIRE(status.ok());
+  return root;
+}
+
+class Trace {
+ public:
+  explicit Trace(const tensorflow::profiler::XSpace& space)
+      : json_(exporter::XSpaceToKinetoTraceJson(space)), root_(Parse(json_)) {
+    REQUIRE(root_.fields().count("traceEvents") == 1);
+    for (const Value& event : root_.fields().at("traceEvents").list_value().values()) {
+      events_.push_back(&event.struct_value());
+    }
+  }
+
+  const std::string& json() const { return json_; }
+  const Struct& root() const { return root_; }
+  const std::vector<const Struct*>& events() const { return events_; }
+
+  // Complete events named `name` (any category when cat is empty).
+  std::vector<const Struct*> Named(const std::string& name, const std::string& cat = "") const {
+    std::vector<const Struct*> found;
+    for (const Struct* e : events_) {
+      if (Str(*e, "ph") == "X" && Str(*e, "name") == name &&
+          (cat.empty() || Str(*e, "cat") == cat)) {
+        found.push_back(e);
+      }
+    }
+    return found;
+  }
+  std::vector<const Struct*> WithPhase(const std::string& ph, const std::string& cat) const {
+    std::vector<const Struct*> found;
+    for (const Struct* e : events_) {
+      if (Str(*e, "ph") == ph && Str(*e, "cat") == cat) found.push_back(e);
+    }
+    return found;
+  }
+
+  static bool Has(const Struct& s, const std::string& key) { return s.fields().count(key) > 0; }
+  static std::string Str(const Struct& s, const std::string& key) {
+    return Has(s, key) ? s.fields().at(key).string_value() : "";
+  }
+  static double Num(const Struct& s, const std::string& key) {
+    REQUIRE(Has(s, key));
+    return s.fields().at(key).number_value();
+  }
+  static const Struct& Args(const Struct& event) {
+    REQUIRE(Has(event, "args"));
+    return event.fields().at("args").struct_value();
+  }
+  static double Arg(const Struct& event, const std::string& key) {
+    return Num(Args(event), key);
+  }
+  static std::vector<double> Numbers(const Value& list) {
+    std::vector<double> out;
+    for (const Value& v : list.list_value().values()) out.push_back(v.number_value());
+    return out;
+  }
+
+ private:
+  std::string json_;
+  Struct root_;
+  std::vector<const Struct*> events_;
+};
+
+TEST_CASE("kineto trace: top-level keys, every event named, window end last") {
+  Trace trace(testing::KinetoSampleSpace());
+  CHECK(Trace::Num(trace.root(), "schemaVersion") == 1);
+  CHECK(Trace::Str(trace.root(), "displayTimeUnit") == "ms");
+  // Exact, not through a double: the epoch start of the capture.
+  CHECK(trace.json().find("\"baseTimeNanoseconds\":1700000000000000000,") !=
+        std::string::npos);
+  for (const Struct* event : trace.events()) {
+    CHECK(Trace::Has(*event, "name"));  // The plugin indexes ['name'] on all.
+    CHECK(Trace::Has(*event, "ph"));
+    if (Trace::Str(*event, "ph") == "X") {
+      CHECK(Trace::Has(*event, "cat"));
+      CHECK(Trace::Has(*event, "ts"));
+      CHECK(Trace::Has(*event, "dur"));
+    }
+  }
+  const Struct& last = *trace.events().back();
+  CHECK(Trace::Str(last, "name") == "Record Window End");
+  CHECK(Trace::Str(last, "ph") == "i");
+  CHECK(Trace::Num(last, "ts") == Approx(testing::kWindowNs / 1000.0));
+}
+
+TEST_CASE("kineto trace: ts and dur are microseconds with 3 decimals from the start") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* line = host.AddLine(7, "main", 2000);  // Line starts 2 us in.
+  host.AddEvent(line, host.EventMetadataId("marker"), 1'234'000, 5'678'000);
+  xplane::SetProfileTimes(&space, 1000000000, 1000100000);
+  const std::string json = exporter::XSpaceToKinetoTraceJson(space);
+  CHECK(json.find("\"ts\":3.234,\"dur\":5.678") != std::string::npos);
+  CHECK(json.find("\"baseTimeNanoseconds\":1000000000,") != std::string::npos);
+}
+
+TEST_CASE("kineto trace: categories the plugin (0.4.3 and later) maps") {
+  Trace trace(testing::KinetoSampleSpace());
+  CHECK(trace.Named("aten::addmm", "cpu_op").size() == 3);
+  CHECK(trace.Named("AddmmBackward0", "cpu_op").size() == 3);
+  CHECK(trace.Named("optimizer_step", "user_annotation").size() == 3);
+  CHECK(trace.Named("cudaLaunchKernel", "Runtime").size() == 9);
+  CHECK(trace.Named("cudaStreamSynchronize", "Runtime").size() == 3);
+  CHECK(trace.Named("ampere_sgemm_128x64_nn", "kernel").size() == 3);
+  CHECK(trace.Named("Memcpy HtoD", "Memcpy").size() == 3);
+  CHECK(trace.Named("Memset (Device)", "Memset").size() == 3);
+  // The step marker "train" becomes ProfilerStep#<step_num>, a cpu_op, so
+  // 0.4.3 (which drops other annotations) keeps it as a step.
+  CHECK(trace.Named("train").empty());
+  for (int step = 0; step < testing::kSampleSteps; ++step) {
+    auto steps = trace.Named("ProfilerStep#" + std::to_string(step), "cpu_op");
+    REQUIRE(steps.size() == 1);
+    CHECK(Trace::Str(Trace::Args(*steps[0]), "Step name") == "train");
+    CHECK(Trace::Num(*steps[0], "ts") ==
+          Approx((testing::kFirstStepNs + step * testing::kStepNs) / 1000.0));
+  }
+  // Host events: host pid, numeric tids (the plugin keys trees by int(tid)).
+  for (const Struct* op : trace.Named("aten::relu")) {
+    CHECK(Trace::Num(*op, "tid") == testing::kMainTid);
+    CHECK(Trace::Num(*op, "pid") == 0);  // No process id in the XSpace.
+  }
+}
+
+TEST_CASE("kineto trace: operator args in Kineto's spellings") {
+  Trace trace(testing::KinetoSampleSpace());
+  auto addmm = trace.Named("aten::addmm");
+  REQUIRE(addmm.size() == 3);
+  const Struct& args = Trace::Args(*addmm[1]);
+  const auto& dims = args.fields().at("Input Dims").list_value().values();
+  REQUIRE(dims.size() == 3);
+  CHECK(Trace::Numbers(dims[0]) == std::vector<double>{128});
+  CHECK(Trace::Numbers(dims[1]) == std::vector<double>{64, 784});
+  const auto& types = args.fields().at("Input type").list_value().values();
+  REQUIRE(types.size() == 3);
+  CHECK(types[0].string_value() == "float");
+  CHECK(Trace::Num(args, "Sequence number") == 101);
+  CHECK_FALSE(Trace::Has(args, "Fwd thread id"));
+  CHECK(Trace::Str(args, "direction") == "fprop");  // Other stats are kept.
+  CHECK_FALSE(Trace::Has(args, "framework"));
+  auto backward = trace.Named("AddmmBackward0");
+  REQUIRE(backward.size() == 3);
+  CHECK(Trace::Arg(*backward[0], "Fwd thread id") == testing::kMainTid);
+  CHECK(Trace::Num(*backward[0], "tid") == testing::kBackwardTid);
+  // seq -1 is "no sequence number", as in PyTorch.
+  CHECK_FALSE(Trace::Has(Trace::Args(*trace.Named("aten::copy_")[0]), "Sequence number"));
+}
+
+TEST_CASE("kineto trace: External ids are unique; runtime and device events link to ops") {
+  Trace trace(testing::KinetoSampleSpace());
+  std::map<double, const Struct*> host_by_external;
+  for (const Struct* e : trace.events()) {
+    const std::string cat = Trace::Str(*e, "cat");
+    if (cat != "cpu_op" && cat != "user_annotation") continue;
+    const double id = Trace::Arg(*e, "External id");
+    CHECK(id > 0);
+    CHECK(host_by_external.emplace(id, e).second);  // Unique.
+  }
+  std::map<double, const Struct*> runtime_by_correlation;
+  for (const Struct* e : trace.events()) {
+    if (Trace::Str(*e, "cat") != "Runtime") continue;
+    if (Trace::Has(Trace::Args(*e), "correlation")) {
+      runtime_by_correlation[Trace::Arg(*e, "correlation")] = e;
+    }
+  }
+  auto launching_op = [&](const std::string& device_name) {
+    auto device = trace.Named(device_name);
+    REQUIRE(device.size() == 3);
+    const Struct& event = *device[1];
+    auto runtime = runtime_by_correlation.find(Trace::Arg(event, "correlation"));
+    REQUIRE(runtime != runtime_by_correlation.end());
+    const double external = Trace::Arg(*runtime->second, "External id");
+    CHECK(Trace::Arg(event, "External id") == external);
+    auto op = host_by_external.find(external);
+    REQUIRE(op != host_by_external.end());
+    return Trace::Str(*op->second, "name");
+  };
+  CHECK(launching_op("ampere_sgemm_128x64_nn") == "aten::addmm");
+  CHECK(launching_op("vectorized_elementwise_kernel") == "aten::relu");
+  CHECK(launching_op("Memcpy HtoD") == "aten::copy_");
+  CHECK(launching_op("Memset (Device)") == "aten::zero_");
+  // On the backward thread, the innermost op is the backward node.
+  CHECK(launching_op("ampere_sgemm_64x64_tn") == "AddmmBackward0");
+  // No operator around the sync: the enclosing marker (innermost) takes it.
+  auto sync = trace.Named("cudaStreamSynchronize");
+  REQUIRE(sync.size() == 3);
+  auto marker = host_by_external.find(Trace::Arg(*sync[0], "External id"));
+  REQUIRE(marker != host_by_external.end());
+  CHECK(Trace::Str(*marker->second, "name") == "optimizer_step");
+}
+
+TEST_CASE("kineto trace: a launch outside every host event has External id 0") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder runtime(xplane::FindOrAddPlane(&space, "/host:NPU-runtime"));
+  xplane::XLine* line = runtime.AddLine(55, "t", 0);
+  xplane::XEvent* call = runtime.AddEvent(line, runtime.EventMetadataId("nrt_execute"), 0, 1000);
+  runtime.AddStat(call, xplane::kCorrelationIdStat, int64_t{9});
+  Trace trace(space);
+  auto calls = trace.Named("nrt_execute", "Runtime");
+  REQUIRE(calls.size() == 1);
+  CHECK(Trace::Arg(*calls[0], "External id") == 0);
+  CHECK(Trace::Arg(*calls[0], "correlation") == 9);
+  CHECK(Trace::Num(*calls[0], "tid") == 55);
+}
+
+TEST_CASE("kineto trace: forward ops flow to their backward nodes in both categories") {
+  Trace trace(testing::KinetoSampleSpace());
+  std::set<double> ids_seen;
+  for (const std::string cat : {"fwdbwd", "forward_backward"}) {
+    auto starts = trace.WithPhase("s", cat);
+    auto finishes = trace.WithPhase("f", cat);
+    REQUIRE(starts.size() == 3);  // One per step: addmm -> AddmmBackward0.
+    REQUIRE(finishes.size() == 3);
+    auto forward = trace.Named("aten::addmm");
+    auto backward = trace.Named("AddmmBackward0");
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const double id = Trace::Num(*starts[i], "id");
+      CHECK(ids_seen.insert(id).second);  // Distinct across categories too.
+      auto finish = std::find_if(finishes.begin(), finishes.end(), [&](const Struct* f) {
+        return Trace::Num(*f, "id") == id;
+      });
+      REQUIRE(finish != finishes.end());
+      CHECK(Trace::Num(*starts[i], "ts") == Trace::Num(*forward[i], "ts"));
+      CHECK(Trace::Num(*starts[i], "tid") == testing::kMainTid);
+      CHECK(Trace::Num(**finish, "ts") == Trace::Num(*backward[i], "ts"));
+      CHECK(Trace::Num(**finish, "tid") == testing::kBackwardTid);
+      CHECK(Trace::Str(**finish, "bp") == "e");
+    }
+  }
+}
+
+TEST_CASE("kineto trace: device events and deviceProperties") {
+  Trace trace(testing::KinetoSampleSpace());
+  const auto& props = trace.root().fields().at("deviceProperties").list_value().values();
+  REQUIRE(props.size() == 1);
+  const Struct& gpu = props[0].struct_value();
+  CHECK(Trace::Num(gpu, "id") == 0);
+  CHECK(Trace::Str(gpu, "name") == "NVIDIA H100 80GB HBM3");
+  CHECK(Trace::Num(gpu, "computeMajor") == 9);
+  CHECK(Trace::Num(gpu, "computeMinor") == 0);
+  CHECK(Trace::Num(gpu, "totalGlobalMem") == 85899345920.0);
+  CHECK(Trace::Num(gpu, "numSms") == 132);
+
+  auto kernels = trace.Named("ampere_sgemm_128x64_nn", "kernel");
+  REQUIRE(kernels.size() == 3);
+  const Struct& kernel = *kernels[0];
+  CHECK(Trace::Num(kernel, "pid") == 0);
+  CHECK(Trace::Str(kernel, "tid") == "stream 7");
+  CHECK(Trace::Arg(kernel, "device") == 0);
+  CHECK(Trace::Arg(kernel, "stream") == 7);
+  const Struct& args = Trace::Args(kernel);
+  CHECK(Trace::Numbers(args.fields().at("grid")) == std::vector<double>{4, 2, 1});
+  CHECK(Trace::Numbers(args.fields().at("block")) == std::vector<double>{128, 1, 1});
+  CHECK(Trace::Num(args, "registers per thread") == 64);
+  CHECK(Trace::Num(args, "shared memory") == 16384);
+  CHECK(Trace::Num(args, "est. achieved occupancy %") == 50);
+  // Not in the details: blocks / SMs, as Kineto computes it.
+  CHECK(Trace::Num(args, "blocks per SM") == Approx(8.0 / 132));
+  // xprof-style details: regs, static + dynamic shared memory.
+  const Struct& relu = Trace::Args(*trace.Named("vectorized_elementwise_kernel")[0]);
+  CHECK(Trace::Num(relu, "registers per thread") == 16);
+  CHECK(Trace::Num(relu, "shared memory") == 512);
+  CHECK_FALSE(Trace::Has(relu, "est. achieved occupancy %"));
+
+  auto copies = trace.Named("Memcpy HtoD", "Memcpy");
+  REQUIRE(copies.size() == 3);
+  CHECK(Trace::Arg(*copies[0], "bytes") == 200704);
+  CHECK(Trace::Str(Trace::Args(*copies[0]), "memcpy_details") == "kind:HtoD");
+  CHECK(Trace::Num(*copies[0], "dur") == Approx(150.0));
+
+  // Metadata names the device process and its stream.
+  bool process_named = false, stream_named = false;
+  for (const Struct* e : trace.events()) {
+    if (Trace::Str(*e, "ph") != "M") continue;
+    if (Trace::Str(*e, "name") == "process_name" && Trace::Num(*e, "pid") == 0 &&
+        Trace::Str(Trace::Args(*e), "name") == "/device:GPU:0") {
+      process_named = true;
+    }
+    if (Trace::Str(*e, "name") == "thread_name" && Trace::Str(*e, "tid") == "stream 7") {
+      stream_named = true;
+    }
+  }
+  CHECK(process_named);
+  CHECK(stream_named);
+}
+
+TEST_CASE("kineto trace: deviceProperties has one entry per index, gaps filled") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder gpu(xplane::FindOrAddPlane(&space, "/device:GPU:2"));
+  gpu.AddPlaneStat("name", std::string_view("gpu two"));
+  gpu.AddPlaneStat("compute_capability", std::string_view("sm_86"));
+  Trace trace(space);
+  const auto& props = trace.root().fields().at("deviceProperties").list_value().values();
+  REQUIRE(props.size() == 3);  // The plugin indexes by position.
+  CHECK(Trace::Num(props[1].struct_value(), "id") == 1);
+  CHECK(Trace::Str(props[2].struct_value(), "name") == "gpu two");
+  CHECK(Trace::Num(props[2].struct_value(), "computeMajor") == 8);
+  CHECK(Trace::Num(props[2].struct_value(), "computeMinor") == 6);
+}
+
+TEST_CASE("kineto trace: a process id recorded in the XSpace is the host pid") {
+  tensorflow::profiler::XSpace space = testing::KinetoSampleSpace();
+  xplane::XPlaneBuilder(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName))
+      .AddPlaneStat("pid", int64_t{4321});
+  Trace trace(space);
+  CHECK(Trace::Num(*trace.Named("aten::addmm")[0], "pid") == 4321);
+  CHECK(Trace::Num(*trace.Named("cudaLaunchKernel")[0], "pid") == 4321);
+  CHECK(Trace::Num(*trace.Named("ampere_sgemm_128x64_nn")[0], "pid") == 0);
+}
+
+TEST_CASE("kineto trace: unreadable stats stay visible and the JSON stays valid") {
+  tensorflow::profiler::XSpace space;
+  testing::SampleSpaceBuilder builder(&space);
+  builder.Op(builder.main_line(), "aten::weird", 0, 1000, 3, "[[1,2],", "Float,Quux");
+  builder.Finish();
+  Trace trace(space);
+  auto ops = trace.Named("aten::weird", "cpu_op");
+  REQUIRE(ops.size() == 1);
+  const Struct& args = Trace::Args(*ops[0]);
+  CHECK_FALSE(Trace::Has(args, "Input Dims"));
+  CHECK(Trace::Str(args, "input_dims") == "[[1,2],");
+  const auto& types = args.fields().at("Input type").list_value().values();
+  REQUIRE(types.size() == 2);
+  CHECK(types[1].string_value() == "Quux");
+}
+
+TEST_CASE("kineto trace: an empty XSpace still gives a file the plugin parses") {
+  Trace trace(tensorflow::profiler::XSpace{});
+  CHECK(trace.root().fields().at("deviceProperties").list_value().values_size() == 0);
+  CHECK(Trace::Str(*trace.events().back(), "name") == "Record Window End");
+}
+
+TEST_CASE("kineto args: torch dtype names become Kineto's C++ spellings") {
+  using exporter::kineto::KinetoTypeName;
+  CHECK(KinetoTypeName("Float") == "float");
+  CHECK(KinetoTypeName("BFloat16") == "c10::BFloat16");
+  CHECK(KinetoTypeName("Half") == "c10::Half");
+  CHECK(KinetoTypeName("Double") == "double");
+  CHECK(KinetoTypeName("Long") == "long int");
+  CHECK(KinetoTypeName("Int") == "int");
+  CHECK(KinetoTypeName("Bool") == "bool");
+  CHECK(KinetoTypeName("Byte") == "unsigned char");
+  CHECK(KinetoTypeName("Char") == "signed char");
+  CHECK(KinetoTypeName("Short") == "short int");
+  CHECK(KinetoTypeName("Scalar") == "Scalar");
+  CHECK(exporter::kineto::KinetoInputTypes("Float, Scalar,,Long") ==
+        std::vector<std::string>{"float", "Scalar", "", "long int"});
+  CHECK(exporter::kineto::KinetoInputTypes("").empty());
+}
+
+TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
+  using exporter::kineto::IsJsonArray;
+  CHECK(IsJsonArray("[[64,784],[],[128,784]]"));
+  CHECK(IsJsonArray(" [ \"1\", \"\", \"a\\\"b\", -2.5e3, null, true, {\"k\":[1]} ] "));
+  CHECK(IsJsonArray("[]"));
+  CHECK_FALSE(IsJsonArray(""));
+  CHECK_FALSE(IsJsonArray("[[1,2],"));
+  CHECK_FALSE(IsJsonArray("[1,]"));
+  CHECK_FALSE(IsJsonArray("[1] [2]"));
+  CHECK_FALSE(IsJsonArray("{\"a\":1}"));
+  CHECK_FALSE(IsJsonArray("[\"unterminated]"));
+  CHECK_FALSE(IsJsonArray("[01x]"));
+  CHECK_FALSE(IsJsonArray(std::string(200, '[') + std::string(200, ']')));  // Too deep.
+}
+
+TEST_CASE("kineto args: kernel details in neuronprof and xprof styles") {
+  using exporter::kineto::ParseKernelDetails;
+  auto ours = ParseKernelDetails(
+      "grid:4,2,1 block:128,1,1 registers:64 shared_memory:16384 blocks_per_sm:0.5 "
+      "occupancy:0.25");
+  REQUIRE(ours.grid);
+  CHECK(*ours.grid == std::array<int64_t, 3>{4, 2, 1});
+  CHECK(*ours.block == std::array<int64_t, 3>{128, 1, 1});
+  CHECK(*ours.registers_per_thread == 64);
+  CHECK(*ours.shared_memory == 16384);
+  CHECK(*ours.blocks_per_sm == 0.5);
+  CHECK(*ours.occupancy_pct == Approx(25.0));
+  auto xprof = ParseKernelDetails(
+      "regs:32 static_shared:256 dynamic_shared:1024 grid:10 block:32,8 occ_pct:37.5");
+  CHECK(*xprof.registers_per_thread == 32);
+  CHECK(*xprof.shared_memory == 1280);
+  CHECK(*xprof.grid == std::array<int64_t, 3>{10, 1, 1});
+  CHECK(*xprof.block == std::array<int64_t, 3>{32, 8, 1});
+  CHECK(*xprof.occupancy_pct == Approx(37.5));
+  auto junk = ParseKernelDetails("grid:a,b registers: garbage=1 :");
+  CHECK_FALSE(junk.grid);
+  CHECK_FALSE(junk.registers_per_thread);
+}
+
+TEST_CASE("kineto args: compute capability forms") {
+  using exporter::kineto::ParseComputeCapability;
+  CHECK(ParseComputeCapability("8.6") == std::array<int64_t, 2>{8, 6});
+  CHECK(ParseComputeCapability("sm_90") == std::array<int64_t, 2>{9, 0});
+  CHECK(ParseComputeCapability("75") == std::array<int64_t, 2>{7, 5});
+  CHECK_FALSE(ParseComputeCapability("ampere"));
+}
+
+TEST_CASE("logdir: the PyTorch trace is written only where asked") {
+  testing::TempDir dir;
+  const auto space = testing::KinetoSampleSpace();
+  exporter::ExportOptions options;
+  options.chrome_trace = false;
+  auto plain = exporter::WriteProfileFiles(space, dir.path(), "h", options);
+  REQUIRE(plain.ok());
+  CHECK(plain->size() == 1);  // What the capture client writes by default.
+
+  options.pytorch_trace_dir = dir.path() + "/run7";
+  auto files = exporter::WriteProfileFiles(space, dir.path(), "h", options);
+  REQUIRE(files.ok());
+  REQUIRE(files->size() == 2);
+  CHECK(files->back() == dir.path() + "/run7/h.pt.trace.json.gz");
+  auto data = exporter::ReadFile(files->back());
+  REQUIRE(data.ok());
+  auto json = exporter::GzipDecompress(*data);
+  REQUIRE(json.ok());
+  CHECK(*json == exporter::XSpaceToKinetoTraceJson(space));
+}
+
+}  // namespace
+}  // namespace neuronprof
