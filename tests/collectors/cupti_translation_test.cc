@@ -1,0 +1,468 @@
+// The CUPTI collector without a GPU: activity records built in memory are
+// translated into DeviceEvents / RuntimeCalls, the buffer pool hands out and
+// takes back buffers, and Start() on a machine without a driver fails
+// cleanly.
+#include <catch2/catch.hpp>
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+#include <dlfcn.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "neuronprof/cupti.h"
+#include "neuronprof/device.h"
+#include "src/collectors/cupti/activity_translator.h"
+#include "src/collectors/cupti/buffer_pool.h"
+#include "src/collectors/cupti/cupti_collector.h"
+#include "src/collectors/cupti/gpu_properties.h"
+
+namespace neuronprof {
+namespace cupti {
+namespace {
+
+// Copies everything the collector reports, as the real sink does.
+class RecordingSink : public DeviceActivitySink {
+ public:
+  struct Event {
+    DeviceEventKind kind;
+    int device_id;
+    int64_t queue_id;
+    std::string name;
+    uint64_t start_ns, end_ns, correlation_id;
+    int64_t bytes;
+    std::string details;
+    std::map<std::string, double> stats;
+  };
+  struct Call {
+    int64_t thread_id;
+    std::string name;
+    uint64_t start_ns, end_ns, correlation_id;
+    bool host_epoch_clock;
+  };
+
+  void AddClockSync(uint64_t device_ns, int64_t host_ns) override {
+    clock_syncs.emplace_back(device_ns, host_ns);
+  }
+  void AddEvent(const DeviceEvent& e) override {
+    Event copy{e.kind, e.device_id, e.queue_id, std::string(e.name),
+               e.start_ns, e.end_ns, e.correlation_id, e.bytes,
+               std::string(e.details), {}};
+    for (size_t i = 0; i < e.num_stats; ++i) {
+      copy.stats[std::string(e.stats[i].key())] = e.stats[i].double_value();
+    }
+    events.push_back(std::move(copy));
+  }
+  void AddRuntimeCall(const RuntimeCall& c) override {
+    calls.push_back({c.thread_id, std::string(c.name), c.start_ns, c.end_ns,
+                     c.correlation_id, c.host_epoch_clock});
+  }
+  void AddDropped(uint64_t count, std::string_view reason) override {
+    drops.emplace_back(count, std::string(reason));
+  }
+  void SetDeviceProperty(int device_id, std::string_view key,
+                         std::string_view value) override {
+    string_properties[{device_id, std::string(key)}] = std::string(value);
+  }
+  void SetDeviceProperty(int device_id, std::string_view key,
+                         int64_t value) override {
+    int_properties[{device_id, std::string(key)}] = value;
+  }
+
+  std::vector<std::pair<uint64_t, int64_t>> clock_syncs;
+  std::vector<Event> events;
+  std::vector<Call> calls;
+  std::vector<std::pair<uint64_t, std::string>> drops;
+  std::map<std::pair<int, std::string>, std::string> string_properties;
+  std::map<std::pair<int, std::string>, int64_t> int_properties;
+};
+
+// An H100 SXM as its driver reports it.
+GpuProperties H100() {
+  GpuProperties gpu;
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.compute_major = 9;
+  gpu.compute_minor = 0;
+  gpu.sm_count = 132;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_threads_per_sm = 2048;
+  gpu.max_blocks_per_sm = 32;
+  gpu.regs_per_block = 65536;
+  gpu.regs_per_sm = 65536;
+  gpu.warp_size = 32;
+  gpu.shared_memory_per_block = 49152;
+  gpu.shared_memory_per_block_optin = 232448;
+  gpu.shared_memory_per_sm = 233472;
+  gpu.reserved_shared_memory_per_block = 1024;
+  gpu.clock_rate_khz = 1980000;
+  gpu.memory_clock_khz = 2619000;
+  gpu.memory_bus_width_bits = 5120;
+  gpu.memory_bytes = int64_t{85} << 30;
+  return gpu;
+}
+
+template <typename Record>
+const CUpti_Activity& AsActivity(const Record& record) {
+  return reinterpret_cast<const CUpti_Activity&>(record);
+}
+
+KernelRecord MakeKernel() {
+  KernelRecord kernel{};
+  kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  kernel.name = "_Z6vecAddPKfS0_Pfi";
+  kernel.deviceId = 0;
+  kernel.streamId = 7;
+  kernel.correlationId = 42;
+  kernel.start = 1'000'000'000'100;
+  kernel.end = 1'000'000'002'600;
+  kernel.gridX = 264;
+  kernel.gridY = 1;
+  kernel.gridZ = 1;
+  kernel.blockX = 256;
+  kernel.blockY = 1;
+  kernel.blockZ = 1;
+  kernel.registersPerThread = 32;
+  kernel.staticSharedMemory = 0;
+  kernel.dynamicSharedMemory = 1024;
+  return kernel;
+}
+
+TEST_CASE("a kernel record becomes a kernel event with xprof's kernel_details") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus = {{0, H100()}};
+  ActivityTranslator translator(sink, gpus);
+  translator.Translate(AsActivity(MakeKernel()));
+  translator.Finish();
+
+  REQUIRE(sink.events.size() == 1);
+  const RecordingSink::Event& e = sink.events[0];
+  CHECK(e.kind == DeviceEventKind::kKernel);
+  CHECK(e.name == "vecAdd(float const*, float const*, float*, int)");
+  CHECK(e.device_id == 0);
+  CHECK(e.queue_id == 7);
+  CHECK(e.correlation_id == 42);
+  CHECK(e.start_ns == 1'000'000'000'100);
+  CHECK(e.end_ns == 1'000'000'002'600);
+  CHECK(e.bytes == -1);
+  // 256 threads x 32 registers: 8 resident blocks fill the SM's 2048 threads.
+  CHECK(e.details ==
+        "regs:32 static_shared:0 dynamic_shared:1024 grid:264,1,1 "
+        "block:256,1,1 occ_pct:100");
+  CHECK(e.stats.at("theoretical_occupancy_pct") == Approx(100.0));
+  // 264 blocks over 132 SMs: 2 per SM, so at most 2 x 256 of 2048 threads.
+  CHECK(e.stats.at("blocks_per_sm") == Approx(2.0));
+  CHECK(e.stats.at("est_achieved_occupancy_pct") == Approx(25.0));
+  CHECK(sink.drops.empty());
+  CHECK(translator.devices_seen() == std::set<int>{0});
+}
+
+TEST_CASE("kernels on a GPU without known limits carry no occupancy") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;  // Driver not readable.
+  ActivityTranslator translator(sink, gpus);
+  KernelRecord kernel = MakeKernel();
+  kernel.name = "plain_c_kernel";  // Not a mangled name: kept as is.
+  translator.Translate(AsActivity(kernel));
+  REQUIRE(sink.events.size() == 1);
+  CHECK(sink.events[0].name == "plain_c_kernel");
+  CHECK(sink.events[0].details ==
+        "regs:32 static_shared:0 dynamic_shared:1024 grid:264,1,1 "
+        "block:256,1,1 occ_pct:0");
+  CHECK(sink.events[0].stats.empty());
+}
+
+TEST_CASE("occupancy follows the limiting resource") {
+  const GpuProperties gpu = H100();
+  KernelLaunch launch;
+  launch.grid_x = 1000;
+  launch.block_x = 1024;
+
+  SECTION("registers: 64 per thread leave room for one 1024-thread block") {
+    launch.registers_per_thread = 64;
+    auto occupancy = ComputeOccupancy(gpu, launch);
+    REQUIRE(occupancy.has_value());
+    CHECK(occupancy->active_blocks_per_sm == 1);
+    CHECK(occupancy->theoretical_pct == Approx(50.0));
+  }
+  SECTION("shared memory: 100 KiB per block (opted in) fits twice per SM") {
+    launch.block_x = 128;
+    launch.registers_per_thread = 16;
+    launch.dynamic_shared_memory = 100 << 10;
+    auto occupancy = ComputeOccupancy(gpu, launch);
+    REQUIRE(occupancy.has_value());
+    CHECK(occupancy->active_blocks_per_sm == 2);
+    CHECK(occupancy->theoretical_pct == Approx(12.5));
+  }
+  SECTION("a block larger than the device allows has no occupancy") {
+    launch.block_x = 2048;
+    CHECK_FALSE(ComputeOccupancy(gpu, launch).has_value());
+  }
+  SECTION("a GPU with an unknown limit has no occupancy") {
+    GpuProperties partial = gpu;
+    partial.regs_per_sm = 0;
+    CHECK_FALSE(ComputeOccupancy(partial, launch).has_value());
+  }
+}
+
+TEST_CASE("memcpy records become copies named as xprof classifies them") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;
+  ActivityTranslator translator(sink, gpus);
+
+  MemcpyRecord h2d{};
+  h2d.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  h2d.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  h2d.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  h2d.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  h2d.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  h2d.bytes = 4096;
+  h2d.start = 500;
+  h2d.end = 900;
+  h2d.deviceId = 1;
+  h2d.streamId = 13;
+  h2d.correlationId = 77;
+  translator.Translate(AsActivity(h2d));
+
+  MemcpyRecord d2h = h2d;
+  d2h.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  d2h.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  d2h.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  d2h.flags = 0;
+  d2h.bytes = 8;
+  translator.Translate(AsActivity(d2h));
+
+  PeerMemcpyRecord p2p{};
+  p2p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  p2p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  p2p.srcKind = p2p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p2p.bytes = 1 << 20;
+  p2p.start = 1000;
+  p2p.end = 2000;
+  p2p.deviceId = 0;
+  p2p.srcDeviceId = 0;
+  p2p.dstDeviceId = 3;
+  p2p.streamId = 2;
+  p2p.correlationId = 78;
+  translator.Translate(AsActivity(p2p));
+
+  REQUIRE(sink.events.size() == 3);
+  const auto& a = sink.events[0];
+  CHECK(a.kind == DeviceEventKind::kMemcpy);
+  CHECK(a.name == "MemcpyHtoD");
+  CHECK(a.bytes == 4096);
+  CHECK(a.device_id == 1);
+  CHECK(a.queue_id == 13);
+  CHECK(a.correlation_id == 77);
+  CHECK(a.start_ns == 500);
+  CHECK(a.end_ns == 900);
+  CHECK(a.details ==
+        "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:1 async:1");
+  CHECK(sink.events[1].name == "MemcpyDtoH");
+  CHECK(sink.events[1].details ==
+        "kind:DtoH kind_src:device kind_dst:pageable size:8 dest:1 async:0");
+  CHECK(sink.events[2].name == "MemcpyPtoP");
+  CHECK(sink.events[2].bytes == 1 << 20);
+  CHECK(sink.events[2].details ==
+        "kind:PtoP kind_src:device kind_dst:device size:1048576 dest:3 async:0");
+}
+
+TEST_CASE("memset records become Memset events with their size") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;
+  ActivityTranslator translator(sink, gpus);
+  MemsetRecord memset{};
+  memset.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  memset.bytes = 65536;
+  memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  memset.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+  memset.start = 10;
+  memset.end = 30;
+  memset.deviceId = 2;
+  memset.streamId = 5;
+  memset.correlationId = 9;
+  translator.Translate(AsActivity(memset));
+  REQUIRE(sink.events.size() == 1);
+  const auto& e = sink.events[0];
+  CHECK(e.kind == DeviceEventKind::kMemset);
+  CHECK(e.name == "Memset");
+  CHECK(e.bytes == 65536);
+  CHECK(e.device_id == 2);
+  CHECK(e.queue_id == 5);
+  CHECK(e.correlation_id == 9);
+  CHECK(e.details == "kind:device num_bytes:65536 async:1");
+}
+
+TEST_CASE("runtime and driver API records become named runtime calls") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;
+  ActivityTranslator translator(sink, gpus);
+
+  ApiRecord launch{};
+  launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  launch.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  launch.start = 100;
+  launch.end = 180;
+  launch.threadId = 4321;
+  launch.correlationId = 42;
+  translator.Translate(AsActivity(launch));
+
+  ApiRecord copy = launch;
+  copy.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
+  copy.correlationId = 43;
+  translator.Translate(AsActivity(copy));
+
+  ApiRecord driver = launch;
+  driver.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  driver.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  driver.correlationId = 44;
+  translator.Translate(AsActivity(driver));
+
+  ApiRecord unknown = launch;
+  unknown.cbid = 0x7ffffff0;  // Not a callback id CUPTI knows.
+  translator.Translate(AsActivity(unknown));
+
+  REQUIRE(sink.calls.size() == 4);
+  CHECK(sink.calls[0].name == "cudaLaunchKernel");
+  CHECK(sink.calls[0].thread_id == 4321);
+  CHECK(sink.calls[0].start_ns == 100);
+  CHECK(sink.calls[0].end_ns == 180);
+  CHECK(sink.calls[0].correlation_id == 42);
+  CHECK_FALSE(sink.calls[0].host_epoch_clock);  // CUPTI's clock, like kernels.
+  CHECK(sink.calls[1].name == "cudaMemcpyAsync");
+  CHECK(sink.calls[2].name == "cuLaunchKernel");
+  CHECK(sink.calls[3].name == "cuda_runtime_" + std::to_string(0x7ffffff0));
+  CHECK(sink.events.empty());
+}
+
+TEST_CASE("records without usable times and unknown kinds are reported as drops") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;
+  ActivityTranslator translator(sink, gpus);
+  KernelRecord unfinished = MakeKernel();
+  unfinished.start = 0;
+  unfinished.end = 0;
+  translator.Translate(AsActivity(unfinished));
+  KernelRecord backwards = MakeKernel();
+  backwards.end = backwards.start - 1;
+  translator.Translate(AsActivity(backwards));
+  CUpti_Activity marker{};
+  marker.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  translator.Translate(marker);
+  translator.Translate(AsActivity(MakeKernel()));
+  translator.Finish();
+
+  CHECK(sink.events.size() == 1);
+  REQUIRE(sink.drops.size() == 2);
+  CHECK(sink.drops[0].first == 2);
+  CHECK_THAT(sink.drops[0].second, Catch::Contains("start/end"));
+  CHECK(sink.drops[1].first == 1);
+  CHECK_THAT(sink.drops[1].second, Catch::Contains("kinds"));
+}
+
+TEST_CASE("the buffer pool hands each buffer out once and refuses when empty") {
+  auto pool = ActivityBufferPool::Create(1024, 3);
+  REQUIRE(pool.ok());
+  ActivityBufferPool& p = **pool;
+  uint8_t* a = p.Acquire();
+  uint8_t* b = p.Acquire();
+  uint8_t* c = p.Acquire();
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  REQUIRE(c != nullptr);
+  CHECK(reinterpret_cast<uintptr_t>(a) % ActivityBufferPool::kAlignment == 0);
+  CHECK(b - a == 1024);
+  CHECK(p.Acquire() == nullptr);
+  CHECK(p.Acquire() == nullptr);
+  CHECK(p.refused() == 2);
+  CHECK(p.Outstanding() == 3);
+
+  a[0] = 1;  // Buffers are writable memory.
+  CHECK(p.Complete(c, 100));
+  CHECK(p.Complete(a, 24));
+  CHECK_FALSE(p.Complete(a, 24));  // Returned twice.
+  uint8_t stack_byte = 0;
+  CHECK_FALSE(p.Complete(&stack_byte, 1));  // Not from this pool.
+  CHECK_FALSE(p.Complete(a + 8, 1));        // Not a buffer start.
+  CHECK(p.Outstanding() == 1);
+
+  std::vector<std::pair<uint8_t*, size_t>> seen;
+  p.ForEachCompleted([&](uint8_t* data, size_t valid) {
+    seen.emplace_back(data, valid);
+  });
+  // Hand-out order; b is still out.
+  CHECK(seen == std::vector<std::pair<uint8_t*, size_t>>{{a, 24}, {c, 100}});
+
+  CHECK(p.Complete(b, 0));
+  p.Reset();
+  CHECK(p.Outstanding() == 0);
+  CHECK(p.refused() == 0);
+  CHECK(p.Acquire() == a);
+}
+
+TEST_CASE("the buffer pool rejects unusable shapes") {
+  CHECK(ActivityBufferPool::Create(1001, 2).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(ActivityBufferPool::Create(1024, 0).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("CUPTI options out of range are InvalidArgument naming the field") {
+  CuptiOptions options;
+  CHECK(ValidateCuptiOptions(options).ok());
+  options.buffer_bytes = 1000;
+  absl::Status status = ValidateCuptiOptions(options);
+  CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(status.message()), Catch::Contains("buffer_bytes"));
+  options = CuptiOptions();
+  options.max_buffers = 0;
+  status = ValidateCuptiOptions(options);
+  CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(status.message()), Catch::Contains("max_buffers"));
+}
+
+bool DriverPresent() {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return false;
+  dlclose(library);
+  return true;
+}
+
+TEST_CASE("Start without an NVIDIA driver fails clearly and enables nothing") {
+  if (DriverPresent()) {
+    WARN("libcuda.so.1 is present: this machine tests the GPU path instead");
+    CuptiCollector collector{CuptiOptions()};
+    const absl::Status started = collector.Start();
+    INFO(started.ToString());
+    REQUIRE(started.ok());
+    CHECK(CuptiTracer::Get().active());
+    CHECK_FALSE(CuptiTracer::Get().enabled_kinds().empty());
+    CHECK(collector.Stop().ok());
+    CHECK_FALSE(CuptiTracer::Get().active());
+    RecordingSink sink;
+    CHECK(collector.Flush(sink).ok());
+    CHECK(sink.clock_syncs.size() == 2);
+    return;
+  }
+  CuptiCollector collector{CuptiOptions()};
+  CHECK(collector.device_type() == "GPU");
+  const absl::Status status = collector.Start();
+  CHECK(status.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(status.message()), Catch::Contains("libcuda.so.1"));
+  CHECK_THAT(std::string(status.message()), Catch::Contains("NVIDIA driver"));
+  CHECK_FALSE(CuptiTracer::Get().active());
+  CHECK(CuptiTracer::Get().enabled_kinds().empty());
+  // The same answer again: a failed start leaves no half-started state.
+  CHECK(collector.Start().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(collector.Stop().code() == absl::StatusCode::kFailedPrecondition);
+  RecordingSink sink;
+  CHECK(collector.Flush(sink).ok());
+  CHECK(sink.events.empty());
+  CHECK(sink.clock_syncs.empty());
+}
+
+}  // namespace
+}  // namespace cupti
+}  // namespace neuronprof
