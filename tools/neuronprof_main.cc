@@ -1,7 +1,7 @@
 // The neuronprof command line.
 //   neuronprof info <file.xplane.pb>       planes, lines, events, warnings
-//   neuronprof convert <file.xplane.pb> [--out FILE]
-//                                           Chrome trace (.json or .json.gz)
+//   neuronprof convert <file.xplane.pb> [--out FILE] [--format chrome|kineto]
+//                                           Chrome or Kineto trace (.json or .json.gz)
 //   neuronprof capture --service_addr HOST:PORT[,...] --logdir DIR --duration_ms N
 //                                           remote capture from ProfilerService servers
 //   neuronprof version
@@ -25,6 +25,7 @@
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
+#include "src/export/kineto_trace.h"
 #include "src/xplane/names.h"
 
 namespace {
@@ -36,9 +37,12 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  info FILE.xplane.pb              summary of planes, lines, events, warnings\n"
-    "  convert FILE.xplane.pb [--out OUT]\n"
-    "                                   write a Chrome/Perfetto trace; OUT ending in\n"
-    "                                   .gz is gzipped (default: FILE.trace.json.gz)\n"
+    "  convert FILE.xplane.pb [--out|-o OUT] [--format chrome|kineto]\n"
+    "                                   write a Chrome/Perfetto trace, or with kineto the\n"
+    "                                   PyTorch profiler's trace (TensorBoard plugin, HTA;\n"
+    "                                   the default for OUT named *.pt.trace.json[.gz]);\n"
+    "                                   OUT ending in .gz is gzipped (default:\n"
+    "                                   FILE.trace.json.gz / FILE.pt.trace.json.gz)\n"
     "  capture --service_addr HOST:PORT[,HOST:PORT...] --logdir DIR --duration_ms N\n"
     "          [--num_tracing_attempts K] [--host_tracer_level L]\n"
     "          [--device_tracer_level L] [--run_name NAME]\n"
@@ -97,10 +101,12 @@ int Info(const std::vector<std::string>& args) {
 }
 
 int Convert(const std::vector<std::string>& args) {
-  std::string input, output;
+  std::string input, output, format;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--out" && i + 1 < args.size()) {
+    if ((args[i] == "--out" || args[i] == "-o") && i + 1 < args.size()) {
       output = args[++i];
+    } else if (args[i] == "--format" && i + 1 < args.size()) {
+      format = args[++i];
     } else if (input.empty() && !absl::StartsWith(args[i], "--")) {
       input = args[i];
     } else {
@@ -108,17 +114,28 @@ int Convert(const std::vector<std::string>& args) {
     }
   }
   if (input.empty()) return Fail(absl::StrCat("convert needs a file\n", kUsage));
+  // Without --format, an OUT named *.pt.trace.json[.gz] asks for Kineto.
+  if (format.empty()) {
+    format = absl::EndsWith(output, ".pt.trace.json") ||
+                     absl::EndsWith(output, ".pt.trace.json.gz")
+                 ? "kineto"
+                 : "chrome";
+  }
+  if (format != "chrome" && format != "kineto") {
+    return Fail(absl::StrCat("unknown --format '", format, "': use chrome or kineto\n", kUsage));
+  }
   if (output.empty()) {
     output = input;
     if (absl::EndsWith(output, ".xplane.pb")) {
       output.resize(output.size() - std::strlen(".xplane.pb"));
     }
-    output += ".trace.json.gz";
+    output += format == "kineto" ? ".pt.trace.json.gz" : ".trace.json.gz";
   }
   XSpace space;
   std::string error;
   if (!LoadSpace(input, &space, &error)) return Fail(error);
-  std::string json = neuronprof::exporter::XSpaceToChromeTraceJson(space);
+  std::string json = format == "kineto" ? neuronprof::exporter::XSpaceToKinetoTraceJson(space)
+                                        : neuronprof::exporter::XSpaceToChromeTraceJson(space);
   if (absl::EndsWith(output, ".gz")) {
     auto compressed = neuronprof::exporter::GzipCompress(json);
     if (!compressed.ok()) return Fail(std::string(compressed.status().message()));
