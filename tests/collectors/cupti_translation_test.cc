@@ -15,10 +15,13 @@
 
 #include "neuronprof/cupti.h"
 #include "neuronprof/device.h"
+#include "neuronprof/neuronprof.h"
 #include "src/collectors/cupti/activity_translator.h"
 #include "src/collectors/cupti/buffer_pool.h"
 #include "src/collectors/cupti/cupti_collector.h"
 #include "src/collectors/cupti/gpu_properties.h"
+#include "src/xplane/names.h"
+#include "tests/test_util.h"
 
 namespace neuronprof {
 namespace cupti {
@@ -461,6 +464,68 @@ TEST_CASE("Start without an NVIDIA driver fails clearly and enables nothing") {
   CHECK(collector.Flush(sink).ok());
   CHECK(sink.events.empty());
   CHECK(sink.clock_syncs.empty());
+}
+
+TEST_CASE("EnableCuptiCollector registers once and keeps its first options") {
+  CuptiOptions bad;
+  bad.max_buffers = 5000;
+  CHECK(EnableCuptiCollector(bad).code() == absl::StatusCode::kInvalidArgument);
+  CuptiOptions options;
+  options.max_buffers = 8;
+  REQUIRE(EnableCuptiCollector(options).ok());
+  CHECK(EnableCuptiCollector(options).ok());  // Idempotent.
+  CuptiOptions other = options;
+  other.driver_api = false;
+  const absl::Status status = EnableCuptiCollector(other);
+  CHECK(status.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(status.message()), Catch::Contains("already enabled"));
+  // The name is taken, as for any plug-in.
+  CHECK(RegisterDeviceCollector("cupti", [] {
+          return std::unique_ptr<DeviceCollector>();
+        }).code() == absl::StatusCode::kAlreadyExists);
+}
+
+TEST_CASE("a capture with the CUPTI collector keeps its host plane without a GPU") {
+  REQUIRE(EnableCuptiCollector(CuptiOptions{size_t{4} << 20, 8, true}).ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.write_chrome_trace = false;
+  options.write_pytorch_trace = false;
+  std::string xplane_path;
+  {
+    Profiler profiler(options);
+    REQUIRE(profiler.status().ok());
+    { ScopedTrace step("train_step"); }
+    absl::StatusOr<ProfileResult> result = profiler.Stop();
+    REQUIRE(result.ok());
+    for (const std::string& file : result->files) {
+      if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") {
+        xplane_path = file;
+      }
+    }
+  }
+  REQUIRE_FALSE(xplane_path.empty());
+  const tensorflow::profiler::XSpace space = testing::ReadXSpace(xplane_path);
+  bool host_marker = false;
+  for (const auto& plane : space.planes()) {
+    if (plane.name() != xplane::kHostPlaneName) continue;
+    for (const auto& [id, metadata] : plane.event_metadata()) {
+      host_marker |= metadata.name() == "train_step";
+    }
+  }
+  CHECK(host_marker);
+  std::string cupti_errors;
+  for (const std::string& error : space.errors()) {
+    if (error.find("cupti") != std::string::npos) cupti_errors += error;
+  }
+  if (DriverPresent()) {
+    CHECK(cupti_errors.empty());
+  } else {
+    CHECK_THAT(cupti_errors, Catch::Contains("libcuda.so.1"));
+  }
+  CHECK_FALSE(CuptiTracer::Get().active());
 }
 
 }  // namespace
