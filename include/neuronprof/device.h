@@ -19,12 +19,16 @@
 // Every capture (Profiler, or a remote capture through the gRPC server) with
 // device_tracer_level > 0 creates one collector per factory, calls Start()
 // when the window opens, Stop() when it closes, then Flush() once on the
-// collecting thread. Events become the planes "/device:<TYPE>:<device_id>",
-// one line per queue; runtime calls become a "/host:<TYPE>-runtime" plane
-// ("/host:CUPTI" for GPUs) with one line per host thread. A runtime call and
-// the device events it launched share a correlation id, which viewers draw
-// as a flow arrow. A failing collector adds an error to the capture; the
-// other planes are kept.
+// collecting thread. Events become the planes "/device:GPU:<device_id>" for
+// device_type "GPU" and "/device:CUSTOM:<TYPE>:<device_id>" for any other
+// type (xprof's trace viewer shows no other device planes), one line per
+// queue ("Stream #<queue>(Kernel,Memcpy)"). Runtime calls join the calling
+// thread's line on "/host:CPU", among its markers, as TSL saves CUPTI's
+// launches. A runtime call and the device events it launched share a
+// correlation id, which xprof and the Chrome trace draw as a flow arrow.
+// Device and runtime times outside the capture window are dropped and
+// counted. A failing collector adds an error to the capture; the other
+// planes are kept.
 #ifndef NEURONPROF_DEVICE_H_
 #define NEURONPROF_DEVICE_H_
 
@@ -115,11 +119,18 @@ class DeviceCollector {
 using DeviceCollectorFactory = std::function<std::unique_ptr<DeviceCollector>()>;
 
 // Adds a device collector to every later capture. `name` ("cupti",
-// "my_npu") names it in messages and must be unique: a second registration
-// under the same name is AlreadyExists. A factory may return nullptr when its
+// "my_npu": letters, digits and '_', else InvalidArgument) names it in
+// messages and must be unique: a second registration under the same name is
+// AlreadyExists. A device_type() that is not a plain name is reported as the
+// collector's error when a capture starts. A factory may return nullptr when its
 // device is absent. Thread-safe.
 absl::Status RegisterDeviceCollector(std::string_view name,
                                      DeviceCollectorFactory factory);
+
+// Removes a registration (before unloading a plug-in's library, or between
+// tests); captures that start later do not create it. NotFound if `name` is
+// not registered. Thread-safe.
+absl::Status UnregisterDeviceCollector(std::string_view name);
 
 }  // namespace neuronprof
 

@@ -5,6 +5,9 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -93,6 +96,69 @@ void AppendMetadataEvent(std::string* out, const char* kind, int64_t pid,
   out->append("}},\n");
 }
 
+// The plane's metadata id of the correlation_id stat, or -1.
+int64_t CorrelationStatId(const XPlane& plane) {
+  for (const auto& [id, metadata] : plane.stat_metadata()) {
+    if (metadata.name() == xplane::kCorrelationIdStat) return id;
+  }
+  return -1;
+}
+
+uint64_t CorrelationId(const tensorflow::profiler::XEvent& event, int64_t stat_id) {
+  if (stat_id < 0) return 0;
+  for (const XStat& stat : event.stats()) {
+    if (stat.metadata_id() != stat_id) continue;
+    if (stat.value_case() == XStat::kUint64Value) return stat.uint64_value();
+    if (stat.value_case() == XStat::kInt64Value) {
+      return static_cast<uint64_t>(stat.int64_value());
+    }
+  }
+  return 0;
+}
+
+// Correlation ids present on both a host event (a runtime call) and a device
+// event: each becomes a flow arrow from the call to the device work.
+absl::flat_hash_set<uint64_t> LinkedCorrelationIds(
+    const tensorflow::profiler::XSpace& space) {
+  absl::flat_hash_set<uint64_t> host, linked;
+  for (int pass = 0; pass < 2; ++pass) {
+    const char* prefix = pass == 0 ? "/host:" : xplane::kDevicePlanePrefix;
+    for (const XPlane& plane : space.planes()) {
+      if (!absl::StartsWith(plane.name(), prefix)) continue;
+      const int64_t stat_id = CorrelationStatId(plane);
+      if (stat_id < 0) continue;
+      for (const auto& line : plane.lines()) {
+        for (const auto& event : line.events()) {
+          const uint64_t id = CorrelationId(event, stat_id);
+          if (id == 0) continue;
+          if (pass == 0) {
+            host.insert(id);
+          } else if (host.contains(id)) {
+            linked.insert(id);
+          }
+        }
+      }
+    }
+  }
+  return linked;
+}
+
+// A flow event ("s" on the call, "f" on the device event) bound to the
+// slice that encloses `ts_ns` on that thread.
+void AppendFlowEvent(std::string* out, bool start, uint64_t id, int64_t pid,
+                     int64_t tid, int64_t ts_ns) {
+  out->append(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
+  out->append(",\"name\":\"launch\",\"cat\":\"device_launch\",\"id\":");
+  AppendInt(out, id);
+  out->append(",\"pid\":");
+  AppendInt(out, pid);
+  out->append(",\"tid\":");
+  AppendInt(out, tid);
+  out->append(",\"ts\":");
+  AppendMicros(out, ts_ns);
+  out->append("},\n");
+}
+
 }  // namespace
 
 std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
@@ -109,6 +175,7 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
   out.append("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
   AppendInt(&out, xplane::ProfileStartEpochNs(space));
   out.append(",\"traceEvents\":[\n");
+  const absl::flat_hash_set<uint64_t> linked = LinkedCorrelationIds(space);
   int64_t pid = 0;
   for (const XPlane& plane : space.planes()) {
     ++pid;
@@ -129,6 +196,8 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
       AppendEscaped(&escaped, metadata.name());
       stat_keys.emplace(id, std::move(escaped));
     }
+    const int64_t correlation_stat = linked.empty() ? -1 : CorrelationStatId(plane);
+    const bool host_plane = absl::StartsWith(plane.name(), "/host:");
     for (const auto& line : plane.lines()) {
       const int64_t tid = line.id();
       AppendMetadataEvent(&out, "thread_name", pid, &tid,
@@ -160,6 +229,11 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
           out.push_back('}');
         }
         out.append("},\n");
+        if (const uint64_t id = CorrelationId(event, correlation_stat);
+            id != 0 && linked.contains(id)) {
+          AppendFlowEvent(&out, host_plane, id, pid, tid,
+                          line.timestamp_ns() + event.offset_ps() / 1000);
+        }
       }
     }
   }

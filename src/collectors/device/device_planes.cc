@@ -1,0 +1,321 @@
+#include "src/collectors/device/device_planes.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/collectors/device/clock_fit.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace collectors {
+namespace {
+
+// Debian's Abseil has its own string_view type.
+absl::string_view Sv(std::string_view text) { return {text.data(), text.size()}; }
+
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XLine;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
+
+constexpr char kOutsideWindow[] = "outside the capture window";
+constexpr char kEndsBeforeStart[] = "the event ends before it starts";
+constexpr char kNegativeDevice[] = "negative device_id";
+
+// A device event or runtime call with its host epoch times.
+template <typename Record>
+struct Mapped {
+  const Record* record;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+int64_t ProfileStopEpochNs(const XSpace& space) {
+  const XPlane* plane = xplane::FindPlane(space, xplane::kTaskEnvironmentPlaneName);
+  if (plane == nullptr) return 0;
+  for (const XStat& stat : plane->stats()) {
+    auto it = plane->stat_metadata().find(stat.metadata_id());
+    if (it == plane->stat_metadata().end() ||
+        it->second.name() != xplane::kProfileStopTimeStat) {
+      continue;
+    }
+    return stat.value_case() == XStat::kUint64Value
+               ? static_cast<int64_t>(stat.uint64_value())
+               : stat.int64_value();
+  }
+  return 0;
+}
+
+const char* KindName(DeviceEventKind kind) {
+  switch (kind) {
+    case DeviceEventKind::kKernel: return "kernel";
+    case DeviceEventKind::kMemcpy: return "memcpy";
+    case DeviceEventKind::kMemset: return "memset";
+    case DeviceEventKind::kOther: break;
+  }
+  return "other";
+}
+
+const char* DetailsStatName(DeviceEventKind kind) {
+  switch (kind) {
+    case DeviceEventKind::kKernel: return xplane::kKernelDetailsStat;
+    case DeviceEventKind::kMemcpy: return xplane::kMemcpyDetailsStat;
+    case DeviceEventKind::kMemset: return xplane::kMemsetDetailsStat;
+    case DeviceEventKind::kOther: break;
+  }
+  return xplane::kDeviceDetailsStat;
+}
+
+// "Stream #3(Kernel,Memcpy)": the form TSL gives GPU stream lines.
+std::string QueueLineName(int64_t queue_id,
+                          const std::vector<Mapped<OwnedDeviceEvent>>& events) {
+  bool seen[4] = {false, false, false, false};
+  for (const auto& event : events) seen[static_cast<int>(event.record->kind)] = true;
+  static constexpr const char* kLabels[4] = {"Kernel", "Memcpy", "Memset", "Other"};
+  std::vector<const char*> kinds;
+  for (int i = 0; i < 4; ++i) {
+    if (seen[i]) kinds.push_back(kLabels[i]);
+  }
+  return absl::StrCat("Stream #", queue_id, "(", absl::StrJoin(kinds, ","), ")");
+}
+
+std::string ThreadName(int64_t thread_id) {
+  std::ifstream comm(absl::StrCat("/proc/self/task/", thread_id, "/comm"));
+  std::string name;
+  if (comm && std::getline(comm, name) && !name.empty()) return name;
+  return absl::StrCat("thread ", thread_id);
+}
+
+void AddUserStat(xplane::XPlaneBuilder& plane, XEvent* event,
+                 const OwnedStat& stat) {
+  std::visit([&](const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      plane.AddStat(event, stat.key, std::string_view(value));
+    } else {
+      plane.AddStat(event, stat.key, value);
+    }
+  }, stat.value);
+}
+
+// Plane ids pick the trace viewer's process: GPU planes use the device
+// ordinal, as TSL does; custom planes count up so that two device types
+// never share a process.
+XPlane* FindOrAddDevicePlane(XSpace* space, std::string_view device_type,
+                             int device_id) {
+  const std::string name = DevicePlaneName(device_type, device_id);
+  if (XPlane* existing = const_cast<XPlane*>(xplane::FindPlane(*space, name))) {
+    return existing;
+  }
+  int64_t custom_planes = 0;
+  for (const XPlane& plane : space->planes()) {
+    custom_planes += absl::StartsWith(plane.name(), xplane::kCustomDevicePlanePrefix);
+  }
+  XPlane* plane = xplane::FindOrAddPlane(space, name);
+  plane->set_id(device_type == "GPU" ? device_id : custom_planes);
+  return plane;
+}
+
+void AddDevicePlane(std::string_view device_type, int device_id,
+                    std::map<int64_t, std::vector<Mapped<OwnedDeviceEvent>>>& queues,
+                    const DeviceActivity& activity, int64_t profile_start_ns,
+                    XSpace* space) {
+  xplane::XPlaneBuilder plane(FindOrAddDevicePlane(space, device_type, device_id));
+  plane.AddPlaneStat(xplane::kDeviceIdStat, static_cast<int64_t>(device_id));
+  plane.AddPlaneStat(xplane::kDeviceTypeStat, device_type);
+  auto properties = activity.properties.find(device_id);
+  if (properties != activity.properties.end()) {
+    for (const auto& [key, value] : properties->second) {
+      if (const auto* number = std::get_if<int64_t>(&value)) {
+        plane.AddPlaneStat(key, *number);
+      } else {
+        plane.AddPlaneStat(key, std::get<std::string>(value));
+      }
+    }
+  }
+  for (auto& [queue_id, events] : queues) {
+    // Parents before children: earlier start first, longer first on ties.
+    std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      return a.end_ns > b.end_ns;
+    });
+    const int64_t line_start = events.front().start_ns;
+    XLine* line = plane.AddLine(queue_id, QueueLineName(queue_id, events),
+                                line_start - profile_start_ns);
+    int64_t line_end = line_start;
+    for (const auto& mapped : events) {
+      const OwnedDeviceEvent& record = *mapped.record;
+      XEvent* event = plane.AddEvent(line, plane.EventMetadataId(record.name),
+                                     (mapped.start_ns - line_start) * 1000,
+                                     (mapped.end_ns - mapped.start_ns) * 1000);
+      line_end = std::max(line_end, mapped.end_ns);
+      plane.AddStat(event, xplane::kDeviceIdStat, static_cast<int64_t>(record.device_id));
+      plane.AddStat(event, xplane::kStreamIdStat, record.queue_id);
+      if (record.correlation_id != 0) {
+        plane.AddStat(event, xplane::kCorrelationIdStat, record.correlation_id);
+      }
+      plane.AddStat(event, xplane::kDeviceEventKindStat,
+                    std::string_view(KindName(record.kind)));
+      if (!record.details.empty()) {
+        plane.AddStat(event, DetailsStatName(record.kind),
+                      std::string_view(record.details));
+      }
+      if (record.bytes >= 0) plane.AddStat(event, xplane::kBytesStat, record.bytes);
+      if (record.flops >= 0) plane.AddStat(event, xplane::kFlopsStat, record.flops);
+      if (!record.framework_op.empty()) {
+        plane.AddStat(event, xplane::kTfOpStat, std::string_view(record.framework_op));
+      }
+      for (const OwnedStat& stat : record.stats) AddUserStat(plane, event, stat);
+    }
+    line->set_duration_ps((line_end - line_start) * 1000);
+  }
+}
+
+// Runtime calls join their thread's line of "/host:CPU" (markers and calls
+// interleaved in start order), where xprof groups them into steps and draws
+// their flows; TSL's saved files hold launches the same way.
+void AddRuntimeCalls(
+    std::map<int64_t, std::vector<Mapped<OwnedRuntimeCall>>>& by_thread,
+    int64_t profile_start_ns, XSpace* space) {
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  for (auto& [thread_id, calls] : by_thread) {
+    XLine* line = nullptr;
+    for (XLine& existing : *plane.plane()->mutable_lines()) {
+      if (existing.id() == thread_id) line = &existing;
+    }
+    if (line == nullptr) {
+      line = plane.AddLine(thread_id, ThreadName(thread_id),
+                           calls.front().start_ns - profile_start_ns);
+    }
+    // Absolute ps from the profile start, then re-based on the new first.
+    struct Placed {
+      int64_t start_ps;
+      XEvent event;
+    };
+    std::vector<Placed> placed;
+    placed.reserve(line->events_size() + calls.size());
+    const int64_t old_base_ps = line->timestamp_ns() * 1000;
+    for (XEvent& event : *line->mutable_events()) {
+      placed.push_back({old_base_ps + event.offset_ps(), std::move(event)});
+    }
+    for (const auto& mapped : calls) {
+      Placed& call = placed.emplace_back();
+      call.start_ps = (mapped.start_ns - profile_start_ns) * 1000;
+      call.event.set_metadata_id(plane.EventMetadataId(mapped.record->name));
+      call.event.set_duration_ps((mapped.end_ns - mapped.start_ns) * 1000);
+      if (mapped.record->correlation_id != 0) {
+        plane.AddStat(&call.event, xplane::kCorrelationIdStat,
+                      mapped.record->correlation_id);
+      }
+    }
+    std::stable_sort(placed.begin(), placed.end(),
+                     [](const Placed& a, const Placed& b) {
+                       if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
+                       return a.event.duration_ps() > b.event.duration_ps();
+                     });
+    const int64_t base_ps = placed.front().start_ps;
+    int64_t end_ps = base_ps;
+    line->mutable_events()->Clear();
+    for (Placed& item : placed) {
+      end_ps = std::max(end_ps, item.start_ps + item.event.duration_ps());
+      item.event.set_offset_ps(item.start_ps - base_ps);
+      *line->add_events() = std::move(item.event);
+    }
+    // Whole ns: host and device times are both ns, so nothing is cut.
+    line->set_timestamp_ns(base_ps / 1000);
+    line->set_duration_ps(end_ps - base_ps);
+  }
+}
+
+}  // namespace
+
+std::string DevicePlaneName(std::string_view device_type, int device_id) {
+  if (device_type == "GPU") return absl::StrCat(xplane::kGpuPlanePrefix, device_id);
+  return absl::StrCat(xplane::kCustomDevicePlanePrefix, Sv(device_type), ":", device_id);
+}
+
+void AddDeviceActivity(std::string_view collector_name,
+                       std::string_view device_type,
+                       const DeviceActivity& activity, XSpace* space,
+                       CollectStats* stats) {
+  const int64_t window_start = xplane::ProfileStartEpochNs(*space);
+  const int64_t window_stop = ProfileStopEpochNs(*space);
+  const DeviceClockFit clock(activity.clock_pairs);
+  if (!clock.warning().empty()) {
+    space->add_warnings(absl::StrCat("neuronprof: device plug-in '", Sv(collector_name),
+                                     "': ", clock.warning()));
+  }
+  std::map<std::string, uint64_t> our_drops;
+  auto keep = [&](uint64_t start, uint64_t end, int64_t host_start,
+                  int64_t host_end) {
+    if (end < start) {
+      ++our_drops[kEndsBeforeStart];
+      return false;
+    }
+    if (host_start < window_start || (window_stop > 0 && host_end > window_stop)) {
+      ++our_drops[kOutsideWindow];
+      return false;
+    }
+    return true;
+  };
+
+  std::map<int, std::map<int64_t, std::vector<Mapped<OwnedDeviceEvent>>>> devices;
+  for (const OwnedDeviceEvent& event : activity.events) {
+    if (event.device_id < 0) {
+      ++our_drops[kNegativeDevice];
+      continue;
+    }
+    const int64_t start = clock.ToHostEpochNs(event.start_ns);
+    const int64_t end = clock.ToHostEpochNs(event.end_ns);
+    if (!keep(event.start_ns, event.end_ns, start, end)) continue;
+    devices[event.device_id][event.queue_id].push_back({&event, start, end});
+  }
+  std::map<int64_t, std::vector<Mapped<OwnedRuntimeCall>>> threads;
+  for (const OwnedRuntimeCall& call : activity.runtime_calls) {
+    const int64_t start = call.host_epoch_clock ? static_cast<int64_t>(call.start_ns)
+                                                : clock.ToHostEpochNs(call.start_ns);
+    const int64_t end = call.host_epoch_clock ? static_cast<int64_t>(call.end_ns)
+                                              : clock.ToHostEpochNs(call.end_ns);
+    if (!keep(call.start_ns, call.end_ns, start, end)) continue;
+    threads[call.thread_id].push_back({&call, start, end});
+  }
+  // Devices with properties but no events still get their plane.
+  for (const auto& [device_id, unused] : activity.properties) {
+    if (device_id >= 0) devices[device_id];
+  }
+
+  for (auto& [device_id, queues] : devices) {
+    AddDevicePlane(device_type, device_id, queues, activity, window_start, space);
+    for (const auto& [queue_id, events] : queues) {
+      stats->events += static_cast<int64_t>(events.size());
+    }
+  }
+  if (!threads.empty()) AddRuntimeCalls(threads, window_start, space);
+  for (const auto& [thread_id, calls] : threads) {
+    stats->events += static_cast<int64_t>(calls.size());
+  }
+
+  for (const auto& [reason, count] : activity.dropped) {
+    stats->dropped += static_cast<int64_t>(count);
+    space->add_warnings(absl::StrCat("neuronprof: device plug-in '", Sv(collector_name),
+                                     "' (", Sv(device_type), ") lost ", count,
+                                     " records: ", reason));
+  }
+  for (const auto& [reason, count] : our_drops) {
+    stats->dropped += static_cast<int64_t>(count);
+    space->add_warnings(absl::StrCat("neuronprof: dropped ", count,
+                                     " records of device plug-in '", Sv(collector_name),
+                                     "' (", Sv(device_type), "): ", reason));
+  }
+}
+
+}  // namespace collectors
+}  // namespace neuronprof
