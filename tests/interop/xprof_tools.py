@@ -6,6 +6,7 @@ requirements.txt):
 
     trace_events(path)        -> list of {name, ts_us, dur_us, pid, tid, args}
     trace_metadata(path)      -> {"pids": {pid: name}, "tids": {(pid, tid): name}}
+    streaming_trace_json(path) -> trace_viewer@ JSON (custom device planes, flows)
     overview_steps(path)      -> int, number of steps xprof's overview page counts
     overview_step_times(path) -> list of {step, step_time_ms}
     framework_op_stats(path)  -> list of dict rows (one per framework op)
@@ -190,6 +191,26 @@ def tool_names(xplane_path: str) -> List[str]:
 def trace_json(xplane_path: str) -> Dict[str, Any]:
   """The raw Chrome-trace JSON produced by xprof's `trace_viewer` tool."""
   return json.loads(_convert(xplane_path, "trace_viewer"))
+
+
+def streaming_trace_json(xplane_path: str) -> Dict[str, Any]:
+  """The JSON of `trace_viewer@`, the variant xprof's UI loads.
+
+  Unlike `trace_viewer` it shows /device:CUSTOM:* planes and carries flows:
+  `bind_id` with `flow_out` / `flow_in` on the linked "X" events (see
+  NOTES.md, "Device planes and flows").
+  """
+  from xprof.convert import raw_to_tool_data  # pylint: disable=import-outside-toplevel
+
+  with tempfile.TemporaryDirectory(prefix="xprof_tools_") as workdir:
+    path = _private_copy(xplane_path, workdir)
+    data, _ = raw_to_tool_data.xspace_to_tool_data(
+        [path], "trace_viewer@", {"use_saved_result": False})
+  if data is None:
+    raise RuntimeError(f"xprof conversion 'trace_viewer@' failed for {xplane_path}")
+  if isinstance(data, bytes):
+    data = data.decode("utf-8")
+  return json.loads(data)
 
 
 def trace_metadata(xplane_path: str) -> Dict[str, Any]:
