@@ -1,0 +1,29 @@
+// Adds the analysis results to a built host plane, so that files carry them
+// and xprof's operator tools list the ops.
+#ifndef NEURONPROF_SRC_ANALYSIS_OPERATOR_ANNOTATOR_H_
+#define NEURONPROF_SRC_ANALYSIS_OPERATOR_ANNOTATOR_H_
+
+#include <string>
+#include <string_view>
+
+#include "proto/xplane.pb.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// For every operator event (framework stat) on "/host:*" planes, sets the
+// stats scope and layer (when non-empty), tf_op, and flops /
+// bytes_accessed (the self cost; absent when unknown). Replaces earlier
+// values of these stats, so running it twice changes nothing.
+void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space);
+
+// The tf_op value: "<scope>/<op>:<type>" in the form xprof's
+// framework_op_stats parses (tests/interop/NOTES.md, "Operator events"):
+// type = the op name with "::" -> "__" ("aten__addmm", "AddmmBackward0");
+// operation = scope + op in TF op-name characters.
+std::string TfOpValue(std::string_view scope, std::string_view op_name);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_OPERATOR_ANNOTATOR_H_

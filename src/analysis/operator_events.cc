@@ -1,0 +1,224 @@
+#include "src/analysis/operator_events.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/xplane/names.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XLine;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
+
+constexpr char kLayerPrefix[] = "layer:";
+constexpr size_t kLayerPrefixSize = sizeof(kLayerPrefix) - 1;
+
+const XStat* FindStat(const XPlane& plane, const XEvent& event, std::string_view name) {
+  auto matches = [&](const XStat& stat) {
+    auto it = plane.stat_metadata().find(stat.metadata_id());
+    return it != plane.stat_metadata().end() && it->second.name() == name;
+  };
+  for (const XStat& stat : event.stats()) {
+    if (matches(stat)) return &stat;
+  }
+  auto meta = plane.event_metadata().find(event.metadata_id());
+  if (meta != plane.event_metadata().end()) {
+    for (const XStat& stat : meta->second.stats()) {
+      if (matches(stat)) return &stat;
+    }
+  }
+  return nullptr;
+}
+
+std::string EventName(const XPlane& plane, const XEvent& event) {
+  auto it = plane.event_metadata().find(event.metadata_id());
+  return it == plane.event_metadata().end() ? "" : it->second.name();
+}
+
+// One open event while walking a line.
+struct Open {
+  int64_t end_ps;
+  int op_index;        // -1 for markers
+  std::string marker;  // marker name ("" for ops and steps)
+  bool step;
+};
+
+}  // namespace
+
+std::string_view CostSourceName(CostSource source) {
+  switch (source) {
+    case CostSource::kOwn: return "own";
+    case CostSource::kInChildren: return "in_children";
+    case CostSource::kUnknown: break;
+  }
+  return "unknown";
+}
+
+bool EventStatText(const XPlane& plane, const XEvent& event, std::string_view name,
+                   std::string* out) {
+  const XStat* stat = FindStat(plane, event, name);
+  if (!stat) return false;
+  switch (stat->value_case()) {
+    case XStat::kStrValue: *out = stat->str_value(); break;
+    case XStat::kRefValue: {
+      auto it = plane.stat_metadata().find(stat->ref_value());
+      *out = it == plane.stat_metadata().end() ? "" : it->second.name();
+      break;
+    }
+    case XStat::kInt64Value: *out = absl::StrCat(stat->int64_value()); break;
+    case XStat::kUint64Value: *out = absl::StrCat(stat->uint64_value()); break;
+    case XStat::kDoubleValue: *out = absl::StrCat(stat->double_value()); break;
+    default: *out = ""; break;
+  }
+  return true;
+}
+
+bool EventStatInt(const XPlane& plane, const XEvent& event, std::string_view name,
+                  int64_t* out) {
+  const XStat* stat = FindStat(plane, event, name);
+  if (!stat) return false;
+  if (stat->value_case() == XStat::kInt64Value) {
+    *out = stat->int64_value();
+  } else if (stat->value_case() == XStat::kUint64Value) {
+    *out = static_cast<int64_t>(stat->uint64_value());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::vector<int> SortedEventIndices(const XLine& line) {
+  std::vector<int> order(line.events_size());
+  for (int i = 0; i < line.events_size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const XEvent& x = line.events(a);
+    const XEvent& y = line.events(b);
+    if (x.offset_ps() != y.offset_ps()) return x.offset_ps() < y.offset_ps();
+    return x.duration_ps() > y.duration_ps();
+  });
+  return order;
+}
+
+OperatorEvents CollectOperatorEvents(const XSpace& space) {
+  OperatorEvents result;
+  std::vector<OperatorEvent>& ops = result.ops;
+  for (int p = 0; p < space.planes_size(); ++p) {
+    const XPlane& plane = space.planes(p);
+    if (!absl::StartsWith(plane.name(), "/host:")) continue;
+    for (int l = 0; l < plane.lines_size(); ++l) {
+      const XLine& line = plane.lines(l);
+      const int64_t line_ps = line.timestamp_ns() * 1000;
+      const size_t first_op = ops.size();
+      std::vector<Open> stack;
+      for (int e : SortedEventIndices(line)) {
+        const XEvent& event = line.events(e);
+        const int64_t start = line_ps + event.offset_ps();
+        const int64_t end = start + event.duration_ps();
+        while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
+        std::string framework;
+        if (!EventStatText(plane, event, xplane::kOpFrameworkStat, &framework)) {
+          int64_t root = 0;
+          const bool step = EventStatInt(plane, event, xplane::kRootLevelStat, &root) && root != 0;
+          stack.push_back({end, -1, step ? "" : EventName(plane, event), step});
+          continue;
+        }
+        OperatorEvent op;
+        op.plane = p;
+        op.line = l;
+        op.event = e;
+        op.name = EventName(plane, event);
+        op.start_ps = start;
+        op.duration_ps = event.duration_ps();
+        op.self_ps = op.duration_ps;
+        EventStatText(plane, event, xplane::kOpDirectionStat, &op.direction);
+        op.has_seq = EventStatInt(plane, event, xplane::kOpSequenceStat, &op.seq);
+        std::vector<std::string> scope, layers;
+        for (const Open& open : stack) {
+          if (open.op_index >= 0) {
+            op.parent = open.op_index;  // the innermost enclosing op wins
+            continue;
+          }
+          if (open.step) continue;
+          scope.push_back(open.marker);
+          if (absl::StartsWith(open.marker, kLayerPrefix)) {
+            layers.push_back(open.marker.substr(kLayerPrefixSize));
+          }
+        }
+        op.scope = absl::StrJoin(scope, "/");
+        op.layer = absl::StrJoin(layers, ":");
+        if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
+        if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
+
+        std::string dims, types, values;
+        std::vector<OpInput> inputs;
+        if (EventStatText(plane, event, xplane::kOpInputDimsStat, &dims)) {
+          EventStatText(plane, event, xplane::kOpInputTypesStat, &types);
+          EventStatText(plane, event, xplane::kOpInputValuesStat, &values);
+          auto parsed = ParseOpInputs(dims, types, values);
+          if (parsed.ok()) {
+            inputs = std::move(*parsed);
+          } else {
+            if (result.malformed_inputs++ == 0) {
+              result.first_input_error = absl::StrCat(op.name, ": ", parsed.status().message());
+            }
+          }
+        }
+        op.formula = ComputeOpCost(
+            op.name, inputs, op.direction == "bprop" ? Direction::kBackward : Direction::kForward);
+        if (op.parent >= 0) ops[op.parent].self_ps -= op.duration_ps;
+        stack.push_back({end, static_cast<int>(ops.size()), "", false});
+        ops.push_back(std::move(op));
+      }
+
+      // Resolve self costs bottom-up (children follow their parents).
+      const size_t count = ops.size() - first_op;
+      std::vector<char> covered(count, 0), has_children(count, 0);
+      for (size_t i = ops.size(); i-- > first_op;) {
+        OperatorEvent& op = ops[i];
+        op.self_ps = std::max<int64_t>(op.self_ps, 0);
+        const bool covers = op.formula.known && (op.formula.flops > 0 || op.formula.bytes > 0);
+        if (op.parent >= 0) {
+          covered[op.parent - first_op] |= covered[i - first_op] || covers;
+          has_children[op.parent - first_op] = 1;
+        }
+        if (covered[i - first_op] || (op.formula.container && has_children[i - first_op])) {
+          op.source = CostSource::kInChildren;
+        } else if (op.formula.known) {
+          op.source = CostSource::kOwn;
+          op.self_flops = op.formula.flops;
+          op.self_bytes = op.formula.bytes;
+        } else {
+          op.source = CostSource::kUnknown;
+        }
+      }
+    }
+  }
+
+  // PyProf: backward ops take the layer of their forward op (same seq).
+  absl::flat_hash_map<int64_t, std::string> forward_layer;
+  for (const OperatorEvent& op : ops) {
+    if (op.has_seq && op.direction != "bprop" && !op.layer.empty()) {
+      forward_layer.emplace(op.seq, op.layer);
+    }
+  }
+  for (OperatorEvent& op : ops) {
+    if (op.direction != "bprop" || !op.layer.empty()) continue;
+    int j = static_cast<int>(&op - ops.data());
+    while (j >= 0 && !ops[j].has_seq) j = ops[j].parent;
+    if (j < 0) continue;
+    auto it = forward_layer.find(ops[j].seq);
+    if (it != forward_layer.end()) op.layer = it->second;
+  }
+  return result;
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

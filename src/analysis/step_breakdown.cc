@@ -1,0 +1,169 @@
+#include "src/analysis/step_breakdown.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "src/xplane/names.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XLine;
+using tensorflow::profiler::XPlane;
+using tensorflow::profiler::XSpace;
+
+struct Interval {
+  int64_t start, end;
+  int category;  // higher wins where intervals overlap
+};
+
+// Time in [begin, end) covered by each category, each instant given to the
+// highest category active there.
+template <size_t N>
+std::array<int64_t, N> Sweep(const std::vector<Interval>& intervals, int64_t begin, int64_t end) {
+  std::vector<std::pair<int64_t, int>> edges;  // (time, +-(category + 1))
+  for (const Interval& in : intervals) {
+    const int64_t s = std::max(in.start, begin), e = std::min(in.end, end);
+    if (s >= e) continue;
+    edges.push_back({s, in.category + 1});
+    edges.push_back({e, -(in.category + 1)});
+  }
+  std::sort(edges.begin(), edges.end());
+  std::array<int64_t, N> covered{};
+  std::array<int, N> active{};
+  int64_t at = begin;
+  for (const auto& [time, delta] : edges) {
+    for (int c = static_cast<int>(N) - 1; c >= 0; --c) {
+      if (active[c] > 0) {
+        covered[c] += time - at;
+        break;
+      }
+    }
+    at = time;
+    active[std::abs(delta) - 1] += delta > 0 ? 1 : -1;
+  }
+  return covered;
+}
+
+enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
+
+std::string DeviceKind(const XPlane& plane, const XEvent& event) {
+  std::string kind;
+  if (EventStatText(plane, event, xplane::kDeviceEventKindStat, &kind) && !kind.empty()) {
+    return kind;
+  }
+  std::string ignored;
+  if (EventStatText(plane, event, xplane::kKernelDetailsStat, &ignored)) return "kernel";
+  if (EventStatText(plane, event, xplane::kMemcpyDetailsStat, &ignored)) return "memcpy";
+  if (EventStatText(plane, event, xplane::kMemsetDetailsStat, &ignored)) return "memset";
+  return "other";
+}
+
+}  // namespace
+
+std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const OperatorEvents& ops) {
+  // Device activity, per kind, over the whole space.
+  std::map<std::string, std::vector<Interval>> device_by_kind;
+  bool has_device = false;
+  for (const XPlane& plane : space.planes()) {
+    if (!absl::StartsWith(plane.name(), xplane::kDevicePlanePrefix)) continue;
+    has_device = true;
+    for (const XLine& line : plane.lines()) {
+      for (const XEvent& event : line.events()) {
+        const int64_t start = line.timestamp_ns() * 1000 + event.offset_ps();
+        device_by_kind[DeviceKind(plane, event)].push_back(
+            {start, start + event.duration_ps(), 0});
+      }
+    }
+  }
+  std::vector<Interval> device_all;
+  for (const auto& [kind, intervals] : device_by_kind) {
+    device_all.insert(device_all.end(), intervals.begin(), intervals.end());
+  }
+
+  std::vector<StepBreakdown> steps;
+  for (int p = 0; p < space.planes_size(); ++p) {
+    const XPlane& plane = space.planes(p);
+    if (!absl::StartsWith(plane.name(), "/host:")) continue;
+    // Operators of this plane by category.
+    std::vector<Interval> op_intervals;
+    int64_t longest_op = 0;
+    for (const OperatorEvent& op : ops.ops) {
+      if (op.plane != p) continue;
+      const int category = op.direction == "bprop"   ? kBackward
+                           : op.direction == "fprop" ? kForward
+                                                     : kOtherOp;
+      op_intervals.push_back({op.start_ps, op.start_ps + op.duration_ps, category});
+      longest_op = std::max(longest_op, op.duration_ps);
+    }
+    std::sort(op_intervals.begin(), op_intervals.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    for (const XLine& line : plane.lines()) {
+      const int64_t line_ps = line.timestamp_ns() * 1000;
+      const std::vector<int> order = SortedEventIndices(line);
+      for (size_t i = 0; i < order.size(); ++i) {
+        const XEvent& step_event = line.events(order[i]);
+        int64_t root = 0;
+        std::string framework;
+        if (!EventStatInt(plane, step_event, xplane::kRootLevelStat, &root) || root == 0 ||
+            EventStatText(plane, step_event, xplane::kOpFrameworkStat, &framework)) {
+          continue;
+        }
+        StepBreakdown step;
+        auto meta = plane.event_metadata().find(step_event.metadata_id());
+        const std::string name = meta == plane.event_metadata().end() ? "" : meta->second.name();
+        int64_t step_num = 0;
+        step.name = EventStatInt(plane, step_event, xplane::kStepNumStat, &step_num)
+                        ? absl::StrCat(name, " ", step_num)
+                        : name;
+        step.start_ps = line_ps + step_event.offset_ps();
+        step.duration_ps = step_event.duration_ps();
+        const int64_t end = step.start_ps + step.duration_ps;
+        // Markers nested in the step on its own line (the sorted order puts
+        // them right after it).
+        // Only ops that can overlap the window (starts are sorted).
+        auto first = std::lower_bound(
+            op_intervals.begin(), op_intervals.end(), step.start_ps - longest_op,
+            [](const Interval& a, int64_t t) { return a.start < t; });
+        std::vector<Interval> intervals;
+        for (auto it = first; it != op_intervals.end() && it->start < end; ++it) {
+          intervals.push_back(*it);
+        }
+        for (size_t j = i + 1; j < order.size(); ++j) {
+          const XEvent& inner = line.events(order[j]);
+          const int64_t s = line_ps + inner.offset_ps();
+          if (s >= end) break;
+          if (EventStatText(plane, inner, xplane::kOpFrameworkStat, &framework)) continue;
+          intervals.push_back({s, s + inner.duration_ps(), kMarker});
+        }
+        const auto covered = Sweep<kCategories>(intervals, step.start_ps, end);
+        step.backward_ps = covered[kBackward];
+        step.forward_ps = covered[kForward];
+        step.other_ops_ps = covered[kOtherOp];
+        step.markers_ps = covered[kMarker];
+        step.idle_ps = step.duration_ps - step.backward_ps - step.forward_ps -
+                       step.other_ops_ps - step.markers_ps;
+        step.has_device = has_device;
+        if (has_device) {
+          step.device_busy_ps = Sweep<1>(device_all, step.start_ps, end)[0];
+          for (const auto& [kind, list] : device_by_kind) {
+            step.device_kind_ps[kind] = Sweep<1>(list, step.start_ps, end)[0];
+          }
+        }
+        steps.push_back(std::move(step));
+      }
+    }
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const StepBreakdown& a, const StepBreakdown& b) {
+    return a.start_ps < b.start_ps;
+  });
+  return steps;
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

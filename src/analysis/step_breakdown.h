@@ -1,0 +1,40 @@
+// Where each step's time goes: forward, backward and other operators, time
+// in user markers only, idle; and device busy time in the step's window.
+#ifndef NEURONPROF_SRC_ANALYSIS_STEP_BREAKDOWN_H_
+#define NEURONPROF_SRC_ANALYSIS_STEP_BREAKDOWN_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "proto/xplane.pb.h"
+#include "src/analysis/operator_events.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// Every instant of a step is counted once, in the first category that
+// applies: backward (a bprop op runs on any thread of the step's plane),
+// forward (an fprop op), other ops (an op without a direction), markers (a
+// marker nested in the step, on the step's thread), idle. The five add up
+// to duration_ps.
+struct StepBreakdown {
+  std::string name;  // "<event name> <step_num>", as xprof names steps
+  int64_t start_ps = 0, duration_ps = 0;
+  int64_t backward_ps = 0, forward_ps = 0, other_ops_ps = 0, markers_ps = 0, idle_ps = 0;
+  // "/device:*" planes: time any device event runs inside the window, and
+  // the same per kind (device_event_kind stat, else "other").
+  bool has_device = false;
+  int64_t device_busy_ps = 0;
+  std::map<std::string, int64_t> device_kind_ps;
+};
+
+// Steps are host events with a non-zero _r stat, in start order.
+std::vector<StepBreakdown> BuildStepBreakdown(const tensorflow::profiler::XSpace& space,
+                                              const OperatorEvents& ops);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_STEP_BREAKDOWN_H_

@@ -1,0 +1,34 @@
+// `neuronprof summary`'s output: the op table, the time share per framework
+// op and the step breakdown as text, and the op table as CSV.
+#ifndef NEURONPROF_SRC_ANALYSIS_SUMMARY_REPORT_H_
+#define NEURONPROF_SRC_ANALYSIS_SUMMARY_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "proto/xplane.pb.h"
+#include "src/analysis/op_table.h"
+#include "src/analysis/step_breakdown.h"
+
+namespace neuronprof {
+namespace analysis {
+
+struct Summary {
+  OpTable table;
+  std::vector<StepBreakdown> steps;
+};
+
+Summary Summarize(const tensorflow::profiler::XSpace& space);
+
+// `top`: rows of the op table and of the time share printed (the rest is
+// folded into one line); <= 0 prints all.
+std::string FormatSummaryText(const Summary& summary, int top);
+
+// Every row, header first; times in microseconds, FLOPs and bytes as
+// integers (empty when every call's cost is unknown).
+std::string FormatOpTableCsv(const OpTable& table);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_SUMMARY_REPORT_H_

@@ -1,0 +1,258 @@
+// The operator walk (nesting, scope, layer, no double counting), the op
+// table, the step breakdown and the annotations, on a synthetic capture.
+#include <catch2/catch.hpp>
+
+#include "src/analysis/op_table.h"
+#include "src/analysis/operator_annotator.h"
+#include "src/analysis/operator_events.h"
+#include "src/analysis/step_breakdown.h"
+#include "src/analysis/summary_report.h"
+#include "tests/analysis/operator_space.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+constexpr int64_t kUs = 1000000;  // ps per microsecond
+constexpr int64_t kAddmmFlops = 2 * 64 * 128 * 784;
+constexpr int64_t kMmFlops = 2 * 64 * 784 * 128;  // both backward mm's
+constexpr int64_t kAddFlops = 128 * 784;
+constexpr int64_t kReluFlops = 64 * 128;
+
+const OperatorEvent& Find(const OperatorEvents& events, const std::string& name, int nth = 0) {
+  for (const OperatorEvent& op : events.ops) {
+    if (op.name == name && nth-- == 0) return op;
+  }
+  FAIL("no operator " << name);
+  return events.ops.front();
+}
+
+const OpTableRow* Row(const OpTable& table, const std::string& op, const std::string& params = "") {
+  for (const OpTableRow& row : table.rows) {
+    if (row.op == op && (params.empty() || row.params == params)) return &row;
+  }
+  return nullptr;
+}
+
+TEST_CASE("operators get scope, layer, parent and self time") {
+  const auto space = testing::MakeOperatorSpace(1, false);
+  const OperatorEvents events = CollectOperatorEvents(space);
+  REQUIRE(events.ops.size() == std::size(testing::kStepOps));
+  CHECK(events.malformed_inputs == 0);
+
+  const OperatorEvent& addmm = Find(events, "aten::addmm");
+  CHECK(addmm.scope == "MLP/layer:fc1");
+  CHECK(addmm.layer == "fc1");
+  CHECK(events.ops[addmm.parent].name == "aten::linear");
+  // linear (100 us) minus t (10 us) and addmm (90 us).
+  CHECK(Find(events, "aten::linear").self_ps == 0);
+  CHECK(addmm.self_ps == 90 * kUs);
+
+  // The backward node runs outside layer:fc1 and borrows its forward op's
+  // layer through seq 10; its mm's inherit it.
+  const OperatorEvent& node = Find(events, "AddmmBackward0");
+  CHECK(node.scope == "loss_backward");
+  CHECK(node.layer == "fc1");
+  CHECK(node.self_ps == (290 - 80 - 100) * kUs);
+  CHECK(Find(events, "aten::mm", 1).layer == "fc1");
+  CHECK(Find(events, "aten::mm", 1).direction == "bprop");
+  CHECK(Find(events, "aten::add_").scope == "optimizer_step");
+  CHECK(Find(events, "aten::add_").layer.empty());
+}
+
+TEST_CASE("composite ops do not double count: the innermost costed op carries the cost") {
+  const auto space = testing::MakeOperatorSpace(1, false);
+  const OperatorEvents events = CollectOperatorEvents(space);
+  const OperatorEvent& linear = Find(events, "aten::linear");
+  const OperatorEvent& addmm = Find(events, "aten::addmm");
+  // Both have a formula for the same GEMM...
+  CHECK(linear.formula.known);
+  CHECK(linear.formula.flops == kAddmmFlops);
+  // ...but only addmm's counts.
+  CHECK(linear.source == CostSource::kInChildren);
+  CHECK(linear.self_flops == 0);
+  CHECK(addmm.source == CostSource::kOwn);
+  CHECK(addmm.self_flops == kAddmmFlops);
+  CHECK(Find(events, "aten::t").source == CostSource::kOwn);  // a view: known 0
+  CHECK(Find(events, "AddmmBackward0").source == CostSource::kInChildren);
+  CHECK(Find(events, "aten::foo_unknown").source == CostSource::kUnknown);
+
+  int64_t total = 0;
+  for (const OperatorEvent& op : events.ops) total += op.self_flops;
+  CHECK(total == kAddmmFlops + kReluFlops + 2 * kMmFlops + kAddFlops);
+}
+
+TEST_CASE("a composite op whose children are not costed keeps its own formula") {
+  // aten::linear with only an unknown child: the linear's GEMM counts.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  auto* linear = host.AddEvent(line, host.EventMetadataId("aten::linear"), 0, 100);
+  host.AddStat(linear, xplane::kOpFrameworkStat, std::string_view("torch"));
+  host.AddStat(linear, xplane::kOpInputDimsStat, std::string_view("[[2,3],[4,3],[]]"));
+  host.AddStat(linear, xplane::kOpInputTypesStat, std::string_view("Float,Float,"));
+  auto* child = host.AddEvent(line, host.EventMetadataId("aten::mystery"), 10, 50);
+  host.AddStat(child, xplane::kOpFrameworkStat, std::string_view("torch"));
+  auto* node = host.AddEvent(line, host.EventMetadataId("TBackward0"), 200, 10);
+  host.AddStat(node, xplane::kOpFrameworkStat, std::string_view("torch"));
+  const OperatorEvents events = CollectOperatorEvents(space);
+  REQUIRE(events.ops.size() == 3);
+  CHECK(events.ops[0].source == CostSource::kOwn);
+  CHECK(events.ops[0].self_flops == 2 * 4 * 2 * 3);
+  CHECK(events.ops[1].source == CostSource::kUnknown);
+  // An autograd node with no recorded children: its work is not visible.
+  CHECK(events.ops[2].source == CostSource::kUnknown);
+}
+
+TEST_CASE("malformed input stats make the op unknown and are counted") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  auto* op = host.AddEvent(line, host.EventMetadataId("aten::mm"), 0, 100);
+  host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
+  host.AddStat(op, xplane::kOpInputDimsStat, std::string_view("[[2,3],[3"));
+  host.AddStat(op, xplane::kOpInputTypesStat, std::string_view("Float,Float"));
+  const OperatorEvents events = CollectOperatorEvents(space);
+  REQUIRE(events.ops.size() == 1);
+  CHECK(events.ops[0].source == CostSource::kUnknown);
+  CHECK(events.malformed_inputs == 1);
+  CHECK(events.first_input_error.find("aten::mm: operator stat input_dims") == 0);
+  const std::string text = FormatSummaryText(Summarize(space), 10);
+  CHECK(text.find("1 operator events had malformed input stats") != std::string::npos);
+}
+
+TEST_CASE("the op table aggregates calls, times and self costs per (layer, dir, op, params)") {
+  const auto space = testing::MakeOperatorSpace(3, false);
+  const OpTable table = BuildOpTable(CollectOperatorEvents(space));
+  CHECK(table.calls == 3 * static_cast<int64_t>(std::size(testing::kStepOps)));
+  CHECK(table.unknown_calls == 3);  // foo_unknown once per step
+  CHECK(table.total_flops == 3 * (kAddmmFlops + kReluFlops + 2 * kMmFlops + kAddFlops));
+
+  const OpTableRow* addmm = Row(table, "aten::addmm");
+  REQUIRE(addmm);
+  CHECK(addmm->layer == "fc1");
+  CHECK(addmm->direction == "fprop");
+  CHECK(addmm->params == "M=64,N=128,K=784,Float");
+  CHECK(addmm->calls == 3);
+  CHECK(addmm->total_ps == 3 * 90 * kUs);
+  CHECK(addmm->flops == 3 * kAddmmFlops);
+  CHECK(addmm->own_calls == 3);
+  // 12.845 MFLOP per 90 us.
+  CHECK(addmm->FlopsPerSecond() == Approx(kAddmmFlops / 90e-6));
+
+  // The two backward mm's differ in params: two rows.
+  const OpTableRow* mm1 = Row(table, "aten::mm", "M=64,N=784,K=128,Float");
+  const OpTableRow* mm2 = Row(table, "aten::mm", "M=128,N=784,K=64,Float");
+  REQUIRE(mm1);
+  REQUIRE(mm2);
+  CHECK(mm1->direction == "bprop");
+  CHECK(mm1->total_ps == 3 * 80 * kUs);
+  CHECK(mm2->total_ps == 3 * 100 * kUs);
+
+  const OpTableRow* linear = Row(table, "aten::linear");
+  REQUIRE(linear);
+  CHECK(linear->in_children_calls == 3);
+  CHECK(linear->flops == 0);
+  const OpTableRow* unknown = Row(table, "aten::foo_unknown");
+  REQUIRE(unknown);
+  CHECK(unknown->unknown_calls == 3);
+
+  // Sorted by total time: AddmmBackward0 (290 us) first, linear (100) before addmm (90).
+  CHECK(table.rows.front().op == "AddmmBackward0");
+  for (size_t i = 1; i < table.rows.size(); ++i) {
+    CHECK(table.rows[i - 1].total_ps >= table.rows[i].total_ps);
+  }
+
+  // Time shares: self time per op name, summing to 100%.
+  double percent = 0;
+  int64_t self = 0;
+  for (const OpShare& s : table.shares) {
+    percent += s.percent;
+    self += s.self_ps;
+  }
+  CHECK(percent == Approx(100.0));
+  CHECK(self == table.total_self_ps);
+  CHECK(table.shares.front().op == "aten::mm");  // 180 us of self time per step
+  CHECK(table.shares.front().calls == 6);
+}
+
+TEST_CASE("the step breakdown adds up to the step time") {
+  const auto space = testing::MakeOperatorSpace(2, true);
+  const auto steps = BuildStepBreakdown(space, CollectOperatorEvents(space));
+  REQUIRE(steps.size() == 2);
+  for (const StepBreakdown& s : steps) {
+    CHECK(s.duration_ps == 1000 * kUs);
+    // fprop ops: linear 100 + relu 30 + foo 50 + add_ 40.
+    CHECK(s.forward_ps == 220 * kUs);
+    CHECK(s.backward_ps == 290 * kUs);   // AddmmBackward0
+    CHECK(s.other_ops_ps == 10 * kUs);   // zero_ has no direction
+    // MLP 390 - 180 in ops, loss_backward 400 - 290, optimizer_step 100 - 50.
+    CHECK(s.markers_ps == 370 * kUs);
+    CHECK(s.idle_ps == 110 * kUs);
+    CHECK(s.forward_ps + s.backward_ps + s.other_ops_ps + s.markers_ps + s.idle_ps ==
+          s.duration_ps);
+    CHECK(s.has_device);
+    CHECK(s.device_busy_ps == 80 * kUs);
+    CHECK(s.device_kind_ps.at("kernel") == 60 * kUs);
+    CHECK(s.device_kind_ps.at("memcpy") == 20 * kUs);
+  }
+  CHECK(steps[0].name == "train 0");
+  CHECK(steps[1].name == "train 1");
+}
+
+TEST_CASE("annotation adds scope, layer, tf_op and self costs; twice changes nothing") {
+  auto space = testing::MakeOperatorSpace(1, false);
+  AnnotateOperatorEvents(&space);
+  const auto once = space.SerializeAsString();
+  AnnotateOperatorEvents(&space);
+  CHECK(space.SerializeAsString() == once);
+
+  const auto& plane = space.planes(0);
+  const OperatorEvents events = CollectOperatorEvents(space);
+  auto text = [&](const OperatorEvent& op, const char* stat) {
+    std::string value;
+    EventStatText(plane, plane.lines(op.line).events(op.event), stat, &value);
+    return value;
+  };
+  auto has_int = [&](const OperatorEvent& op, const char* stat, int64_t* value) {
+    return EventStatInt(plane, plane.lines(op.line).events(op.event), stat, value);
+  };
+  const OperatorEvent& addmm = Find(events, "aten::addmm");
+  CHECK(text(addmm, xplane::kTfOpStat) == "MLP/layer_fc1/aten__addmm:aten__addmm");
+  CHECK(text(addmm, xplane::kOpScopeStat) == "MLP/layer:fc1");
+  CHECK(text(addmm, xplane::kOpLayerStat) == "fc1");
+  int64_t flops = 0, bytes = 0;
+  CHECK(has_int(addmm, xplane::kFlopsStat, &flops));
+  CHECK(flops == kAddmmFlops);
+  CHECK(has_int(addmm, xplane::kBytesAccessedStat, &bytes));
+  CHECK(bytes == 634880);
+  CHECK(has_int(Find(events, "aten::linear"), xplane::kFlopsStat, &flops));
+  CHECK(flops == 0);  // counted in addmm
+  CHECK_FALSE(has_int(Find(events, "aten::foo_unknown"), xplane::kFlopsStat, &flops));
+  CHECK(text(Find(events, "AddmmBackward0"), xplane::kTfOpStat) ==
+        "loss_backward/AddmmBackward0:AddmmBackward0");
+  CHECK(TfOpValue("", "autograd::engine::evaluate_function: AddmmBackward0") ==
+        "autograd__engine__evaluate_function__addmmbackward0:"
+        "autograd__engine__evaluate_function__addmmbackward0");
+  CHECK(TfOpValue("train loop/a:b", "aten::mm") == "train_loop/a_b/aten__mm:aten__mm");
+}
+
+TEST_CASE("the text summary and the CSV show the table") {
+  const auto space = testing::MakeOperatorSpace(2, false);
+  const Summary summary = Summarize(space);
+  const std::string text = FormatSummaryText(summary, 3);
+  CHECK(text.find("AddmmBackward0") != std::string::npos);
+  CHECK(text.find("more rows") != std::string::npos);
+  CHECK(text.find("Time share by framework op") != std::string::npos);
+  CHECK(text.find("train 1") != std::string::npos);
+  const std::string csv = FormatOpTableCsv(summary.table);
+  CHECK(csv.rfind("layer,direction,op,params,calls,total_us,self_us,flops,bytes,", 0) == 0);
+  CHECK(csv.find("fc1,fprop,aten::addmm,\"M=64,N=128,K=784,Float\",2,180.000,180.000,25690112,"
+                 "1269760,") != std::string::npos);
+  CHECK(csv.find(",aten::foo_unknown,\"T=(64,128),Float\",2,100.000,100.000,,,,unknown,2") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace analysis
+}  // namespace neuronprof
