@@ -84,17 +84,23 @@ BENCHMARK(BM_MlpStep_NoProfiler)->Unit(benchmark::kMicrosecond);
 std::unique_ptr<at::ObserverContext> EmptyStart(const at::RecordFunction&) { return nullptr; }
 void EmptyEnd(const at::RecordFunction&, at::ObserverContext*) {}
 
-void BM_MlpStep_EmptyCallback(benchmark::State& state) {
+void RunEmptyCallback(benchmark::State& state, bool inputs) {
   Step step;
   const double ops = OpsPerStep(step);
   at::RecordFunctionCallback callback(&EmptyStart, &EmptyEnd);
-  callback.scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+  callback.needsInputs(inputs).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
   const at::CallbackHandle handle = at::addGlobalCallback(callback);
   for (auto _ : state) step.Run();
   at::removeCallback(handle);
   Report(state, ops);
 }
+
+void BM_MlpStep_EmptyCallback(benchmark::State& state) { RunEmptyCallback(state, false); }
 BENCHMARK(BM_MlpStep_EmptyCallback)->Unit(benchmark::kMicrosecond);
+
+// With needsInputs libtorch boxes every op's arguments for the callback.
+void BM_MlpStep_EmptyCallbackInputs(benchmark::State& state) { RunEmptyCallback(state, true); }
+BENCHMARK(BM_MlpStep_EmptyCallbackInputs)->Unit(benchmark::kMicrosecond);
 
 void RunNeuronprof(benchmark::State& state, bool shapes) {
   Step step;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -18,6 +19,11 @@ namespace core {
 namespace {
 // Committed when a capture starts: 16 MiB holds ~520k events.
 constexpr uint64_t kPrefaultBytes = uint64_t{16} << 20;
+// The background thread keeps this much committed beyond the claimed
+// blocks, in steps of kPrefaultStepBytes, checking every kPrefaultPoll.
+constexpr uint64_t kPrefaultAheadBytes = uint64_t{32} << 20;
+constexpr uint64_t kPrefaultStepBytes = uint64_t{4} << 20;
+constexpr std::chrono::milliseconds kPrefaultPoll{1};
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
@@ -38,16 +44,51 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
   // first blocks are committed now, off the markers' path.
   madvise(base, length, MADV_HUGEPAGE);
   const uint64_t prefault = std::min<uint64_t>(length, kPrefaultBytes);
-  if (madvise(base, prefault, MADV_POPULATE_WRITE) != 0) {
+  const bool can_populate = madvise(base, prefault, MADV_POPULATE_WRITE) == 0;
+  if (!can_populate) {
     for (uint64_t offset = 0; offset < prefault; offset += 4096) {
       static_cast<volatile char*>(base)[offset] = 0;
     }
   }
-  return std::unique_ptr<EventPool>(
+  std::unique_ptr<EventPool> pool(
       new EventPool(static_cast<char*>(base), num_blocks, generation));
+  // MADV_POPULATE_WRITE commits pages without writing to them, so it is
+  // safe beside threads that already fill those blocks; touching is not,
+  // hence no background commits on kernels without it (< 5.14).
+  if (can_populate && prefault < length) {
+    pool->prefaulter_ = std::thread([p = pool.get(), prefault] { p->PrefaultLoop(prefault); });
+  }
+  return pool;
+}
+
+void EventPool::PrefaultLoop(uint64_t committed_bytes) {
+  const uint64_t length = num_blocks_ * internal::EventBlock::kBytes;
+  std::unique_lock<std::mutex> lock(prefault_mutex_);
+  while (!prefault_stop_ && committed_bytes < length) {
+    const uint64_t claimed = used_bytes();
+    if (committed_bytes < claimed + kPrefaultAheadBytes) {
+      const uint64_t step = std::min(kPrefaultStepBytes, length - committed_bytes);
+      lock.unlock();
+      if (madvise(base_ + committed_bytes, step, MADV_POPULATE_WRITE) != 0) return;
+      committed_bytes += step;
+      lock.lock();
+      continue;
+    }
+    prefault_wakeup_.wait_for(lock, kPrefaultPoll);
+  }
+}
+
+void EventPool::StopPrefaulting() {
+  {
+    std::lock_guard<std::mutex> lock(prefault_mutex_);
+    prefault_stop_ = true;
+  }
+  prefault_wakeup_.notify_all();
+  if (prefaulter_.joinable()) prefaulter_.join();
 }
 
 EventPool::~EventPool() {
+  StopPrefaulting();
   munmap(base_, num_blocks_ * internal::EventBlock::kBytes);
 }
 

@@ -366,6 +366,7 @@ absl::StatusOr<RecordedCapture> StopRecording() {
   capture.start_epoch_ns = g_start_sample.realtime_ns;
   capture.stop_epoch_ns = stop_sample.realtime_ns;
   capture.buffer_bytes = g_owned_pool->capacity_bytes();
+  g_owned_pool->StopPrefaulting();
   const uint32_t generation = g_owned_pool->generation();
 
   std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
