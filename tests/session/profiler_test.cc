@@ -186,6 +186,19 @@ TEST_CASE("delete_working=false keeps the raw capture") {
   CHECK(std::find(result->files.begin(), result->files.end(), raw) != result->files.end());
 }
 
+TEST_CASE("write_pytorch_trace=false writes no .pt.trace.json.gz") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.write_pytorch_trace = false;
+  options.run_name = "no_torch_trace";
+  Profiler profiler(options);
+  { ScopedTrace t("x"); }
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->files.size() == 2);
+  CHECK_FALSE(Exists(dir.path() + "/no_torch_trace"));
+}
+
 TEST_CASE("an unwritable logdir keeps the capture in a fallback folder") {
   TempDir dir;
   const std::string blocker = dir.path() + "/not_a_dir";
@@ -207,6 +220,7 @@ TEST_CASE("an unwritable logdir keeps the capture in a fallback folder") {
   const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
   CHECK(EventName(*host, host->lines(0).events(0).metadata_id()) == "precious");
+  CHECK(Exists(fallback + "testhost.pt.trace.json.gz"));
   exporter::RemoveTree(fallback);
 }
 
