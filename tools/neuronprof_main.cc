@@ -27,6 +27,7 @@
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
 #include "src/xplane/names.h"
+#include "tools/summary_command.h"
 
 namespace {
 
@@ -51,6 +52,7 @@ constexpr char kUsage[] =
     "                                   DIR/plugins/profile/<run>/; \"grpc://\" prefixes\n"
     "                                   are accepted; --flag=value works too. Exit 0: all\n"
     "                                   hosts captured, 1: some failed, 2: usage error\n"
+    NEURONPROF_SUMMARY_USAGE
     "  version                          print the version\n";
 
 int Usage(const std::string& message) {
@@ -360,6 +362,7 @@ int main(int argc, char** argv) {
   if (command == "info") return Info(args);
   if (command == "convert") return Convert(args);
   if (command == "capture") return CaptureCommand(args);
+  if (command == "summary") return neuronprof::tools::SummaryCommand(args);
   if (command == "version" || command == "--version") {
     std::printf("neuronprof 0.1.0\n");
     return 0;

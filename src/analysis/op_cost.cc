@@ -120,12 +120,14 @@ OpCost Matmul(const OpInput* a, const OpInput* b) {
   return Gemm(Product(batch, 0, batch.size()), m, n, k, *a);
 }
 
-// linear(x[..., K], W[M, K], bias): N = prod(x.shape[:-1]), M = out features.
+// linear(x[..., K], W[N, K], bias) = x @ W^T: M = prod(x.shape[:-1]) rows,
+// N = out features (every GEMM's params name an M x N output, so linear
+// and the addmm it calls print alike; PyProf names them the other way).
 OpCost Linear(const Inputs& in) {
   const OpInput* x = TensorAt(in, 0);
   const OpInput* w = TensorAt(in, 1);
   if (!x || !w || x->dims.empty() || w->dims.size() != 2) return {};
-  return Gemm(1, w->dims[0], Product(x->dims, 0, x->dims.size() - 1), x->dims.back(), *x);
+  return Gemm(1, Product(x->dims, 0, x->dims.size() - 1), w->dims[0], x->dims.back(), *x);
 }
 
 // ---- Convolutions. Argument positions per op (stride, padding, dilation,

@@ -33,13 +33,14 @@ TEST_CASE("addmm counts 2*M*N*K FLOPs and every operand's bytes") {
 }
 
 TEST_CASE("linear scales every byte term by the element size (no PyProf precedence bug)") {
-  // x[64,784], W[128,784]: M = out features 128, N = 64 rows, K = 784.
+  // x[64,784], W[128,784]: M = 64 rows, N = 128 out features, K = 784.
   const OpCost c = Cost("aten::linear", "[[64,784],[128,784],[128]]", "Float,Float,Float");
   REQUIRE(c.known);
-  CHECK(c.flops == 2 * 128 * 64 * 784);
-  CHECK(c.bytes == 4 * (128 * 64 + 128 * 784 + 64 * 784));
-  CHECK(c.params == "M=128,N=64,K=784,Float");
-  // Leading dims of x fold into N: x[4,16,784] -> N = 64.
+  CHECK(c.flops == 2 * 64 * 128 * 784);
+  // 4 * (M*N + M*K + N*K): PyProf's code scaled only the last term.
+  CHECK(c.bytes == 4 * (64 * 128 + 64 * 784 + 128 * 784));
+  CHECK(c.params == "M=64,N=128,K=784,Float");
+  // Leading dims of x fold into M: x[4,16,784] -> M = 64.
   CHECK(Cost("aten::linear", "[[4,16,784],[128,784],[]]", "Float,Float,").flops == c.flops);
 }
 

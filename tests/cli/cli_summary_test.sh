@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `neuronprof summary` on generated captures, as users run it:
+#   cli_summary_test.sh NEURONPROF_BINARY WRITE_OPERATOR_XPLANE_BINARY
+# A logdir picks its newest run, a run folder its host, a file itself; the
+# table, time share and steps are printed; --csv writes the table; bad input
+# exits 1 and usage errors 2, each with a message.
+set -u
+CLI=$1
+WRITER=$2
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/neuronprof_summary_XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+# run EXPECTED_RC DESCRIPTION ARGS...: exit status and output in $WORK/out, $WORK/err.
+run() {
+  local want=$1 what=$2
+  shift 2
+  local rc=0
+  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc -ne $want ]]; then
+    fail "$what: exit $rc, expected $want; stderr: $(cat "$WORK/err")"
+    return 1
+  fi
+  return 0
+}
+# has DESCRIPTION FILE TEXT: fixed-string match.
+has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
+
+LOGDIR=$WORK/logs
+OLD=$LOGDIR/plugins/profile/2026_01_01_00_00_00
+NEW=$LOGDIR/plugins/profile/2026_01_02_00_00_00
+mkdir -p "$OLD" "$NEW"
+"$WRITER" "$OLD" oldhost --steps 2 >/dev/null || { echo "FAIL: writer"; exit 1; }
+"$WRITER" "$NEW" host --steps 3 --device >/dev/null || { echo "FAIL: writer"; exit 1; }
+touch -d '2026-01-01 00:00:00' "$OLD"
+
+# addmm per step: 2*64*128*784 = 12845056 FLOPs, 634880 bytes; 3 steps.
+if run 0 "logdir" summary "$LOGDIR"; then
+  head -1 "$WORK/out" | grep -qxF "$NEW/host.xplane.pb" && pass "logdir picks the newest run" ||
+    fail "logdir picked $(head -1 "$WORK/out")"
+  has "table row" "$WORK/out" "aten::addmm       M=64,N=128,K=784,Float     3"
+  has "table FLOPs" "$WORK/out" "38.54M"
+  has "unknown op counted" "$WORK/out" "3 calls have an unknown cost"
+  has "time share" "$WORK/out" "Time share by framework op"
+  has "steps" "$WORK/out" "train 2"
+  has "device columns" "$WORK/out" "Device busy"
+fi
+run 0 "run folder" summary "$NEW" && has "run folder" "$WORK/out" "$NEW/host.xplane.pb"
+run 0 "file" summary "$OLD/oldhost.xplane.pb" --top=2 &&
+  has "--top folds rows" "$WORK/out" "more rows (--top N, --csv)"
+
+if run 0 "csv file" summary "$NEW/host.xplane.pb" --csv "$WORK/ops.csv"; then
+  head -1 "$WORK/ops.csv" | grep -q '^layer,direction,op,params,calls,total_us,self_us,flops,bytes,' &&
+    pass "csv header" || fail "csv header: $(head -1 "$WORK/ops.csv")"
+  has "csv addmm row" "$WORK/ops.csv" 'fc1,fprop,aten::addmm,"M=64,N=128,K=784,Float",3,270.000,270.000,38535168,1904640,'
+  has "csv unknown row" "$WORK/ops.csv" ',,,unknown,3'
+  has "csv path reported" "$WORK/out" "wrote $WORK/ops.csv"
+fi
+if run 0 "csv stdout" summary "$NEW" --csv -; then
+  head -1 "$WORK/out" | grep -q '^layer,direction,op,' && ! grep -q "Time share" "$WORK/out" &&
+    pass "--csv - prints only CSV" || fail "--csv - printed: $(head -3 "$WORK/out")"
+fi
+
+# Bad input: exit 1 and a message naming the problem.
+run 1 "missing path" summary "$WORK/nope" && has "missing path message" "$WORK/err" "does not exist"
+: >"$WORK/empty.xplane.pb"
+run 1 "empty file" summary "$WORK/empty.xplane.pb" && has "empty file message" "$WORK/err" "is empty"
+printf '\377\377\377\377' >"$WORK/bad.xplane.pb"
+run 1 "corrupt file" summary "$WORK/bad.xplane.pb" && has "corrupt message" "$WORK/err" "is not an XSpace"
+mkdir -p "$WORK/emptydir"
+run 1 "folder without captures" summary "$WORK/emptydir" && has "empty folder message" "$WORK/err" "no .xplane.pb file"
+"$WRITER" "$NEW" second --steps 1 >/dev/null
+run 1 "two hosts" summary "$NEW" && has "two hosts message" "$WORK/err" "pick one with --host NAME"
+run 1 "unknown host" summary "$NEW" --host nobody && has "unknown host message" "$WORK/err" "hosts: host, second"
+run 0 "--host" summary "$NEW" --host second && has "--host picks" "$WORK/out" "$NEW/second.xplane.pb"
+
+# Usage errors: exit 2.
+run 2 "no input" summary && has "no input message" "$WORK/err" "summary needs a logdir"
+run 2 "bad --top" summary "$NEW" --top x && has "bad --top message" "$WORK/err" "--top needs a whole number"
+run 2 "unknown flag" summary "$NEW" --bogus && has "unknown flag message" "$WORK/err" "unknown flag '--bogus'"
+run 2 "two inputs" summary "$NEW" "$OLD" && has "two inputs message" "$WORK/err" "unexpected argument"
+run 0 "help lists summary" help && has "help" "$WORK/out" "summary <LOGDIR | RUN_DIR | FILE.xplane.pb>"
+
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]
