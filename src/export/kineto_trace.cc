@@ -1,10 +1,7 @@
 #include "src/export/kineto_trace.h"
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
-#include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -16,6 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/export/event_stats.h"
+#include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -34,207 +33,6 @@ absl::string_view Absl(std::string_view text) { return {text.data(), text.size()
 
 // Stats that name the capturing process, where a collector records one.
 constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
-
-// ---- JSON text -------------------------------------------------------------
-
-void AppendEscaped(std::string* out, std::string_view text) {
-  out->push_back('"');
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\t': out->append("\\t"); break;
-      case '\r': out->append("\\r"); break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out->append(escaped);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-template <typename Int>
-void AppendInt(std::string* out, Int value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  out->append(digits, static_cast<size_t>(end - digits));
-}
-
-void AppendDouble(std::string* out, double value) {
-  if (!std::isfinite(value)) {  // JSON has no NaN or infinity.
-    out->append("null");
-    return;
-  }
-  char number[32];
-  std::snprintf(number, sizeof(number), "%.10g", value);
-  out->append(number);
-}
-
-// Microseconds with 3 decimals, printed exactly from integer nanoseconds.
-void AppendMicros(std::string* out, int64_t ns) {
-  if (ns < 0) {
-    out->push_back('-');
-    ns = -ns;
-  }
-  AppendInt(out, ns / 1000);
-  const int rest = static_cast<int>(ns % 1000);
-  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
-                            static_cast<char>('0' + rest / 10 % 10),
-                            static_cast<char>('0' + rest % 10)};
-  out->append(fraction, sizeof(fraction));
-}
-
-// ---- Stats -----------------------------------------------------------------
-
-class PlaneStatNames {
- public:
-  explicit PlaneStatNames(const XPlane& plane) : plane_(plane) {
-    for (const auto& [id, metadata] : plane.stat_metadata()) {
-      names_.emplace(id, metadata.name());
-    }
-  }
-  std::string_view Name(int64_t id) const {
-    auto it = names_.find(id);
-    return it == names_.end() ? std::string_view() : it->second;
-  }
-  const XPlane& plane() const { return plane_; }
-
- private:
-  const XPlane& plane_;
-  absl::flat_hash_map<int64_t, std::string_view> names_;
-};
-
-// The stats of one event by name: its metadata's stats, then its own (which
-// win on a clash).
-class EventStats {
- public:
-  EventStats(const PlaneStatNames& names, const XEvent& event) : names_(names) {
-    auto metadata = names.plane().event_metadata().find(event.metadata_id());
-    if (metadata != names.plane().event_metadata().end()) {
-      for (const XStat& stat : metadata->second.stats()) Add(stat);
-    }
-    for (const XStat& stat : event.stats()) Add(stat);
-  }
-  EventStats(const PlaneStatNames& names, const XPlane& plane) : names_(names) {
-    for (const XStat& stat : plane.stats()) Add(stat);
-  }
-
-  const XStat* Find(std::string_view name) const {
-    for (const auto& [key, stat] : stats_) {
-      if (key == name) return stat;
-    }
-    return nullptr;
-  }
-  std::optional<int64_t> Int(std::string_view name) const {
-    const XStat* stat = Find(name);
-    if (stat == nullptr) return std::nullopt;
-    switch (stat->value_case()) {
-      case XStat::kInt64Value: return stat->int64_value();
-      case XStat::kUint64Value: return static_cast<int64_t>(stat->uint64_value());
-      case XStat::kDoubleValue: return static_cast<int64_t>(stat->double_value());
-      case XStat::kStrValue: {
-        int64_t value = 0;
-        if (absl::SimpleAtoi(Absl(stat->str_value()), &value)) return value;
-        return std::nullopt;
-      }
-      default: return std::nullopt;
-    }
-  }
-  std::optional<std::string_view> Str(std::string_view name) const {
-    const XStat* stat = Find(name);
-    if (stat == nullptr) return std::nullopt;
-    if (stat->value_case() == XStat::kStrValue) return stat->str_value();
-    if (stat->value_case() == XStat::kRefValue) {
-      return names_.Name(static_cast<int64_t>(stat->ref_value()));
-    }
-    return std::nullopt;
-  }
-  const std::vector<std::pair<std::string_view, const XStat*>>& all() const {
-    return stats_;
-  }
-  void AppendValue(std::string* out, const XStat& stat) const {
-    switch (stat.value_case()) {
-      case XStat::kDoubleValue: AppendDouble(out, stat.double_value()); break;
-      case XStat::kUint64Value: AppendInt(out, stat.uint64_value()); break;
-      case XStat::kInt64Value: AppendInt(out, stat.int64_value()); break;
-      case XStat::kStrValue: AppendEscaped(out, stat.str_value()); break;
-      case XStat::kRefValue:
-        AppendEscaped(out, names_.Name(static_cast<int64_t>(stat.ref_value())));
-        break;
-      case XStat::kBytesValue:
-        AppendEscaped(out, absl::StrCat("<", stat.bytes_value().size(), " bytes>"));
-        break;
-      default: out->append("null"); break;
-    }
-  }
-
- private:
-  void Add(const XStat& stat) {
-    const std::string_view name = names_.Name(stat.metadata_id());
-    for (auto& [key, existing] : stats_) {
-      if (key == name) {
-        existing = &stat;
-        return;
-      }
-    }
-    stats_.emplace_back(name, &stat);
-  }
-
-  const PlaneStatNames& names_;
-  std::vector<std::pair<std::string_view, const XStat*>> stats_;
-};
-
-// ---- Events ----------------------------------------------------------------
-
-// The "args" object of one trace event; written only if a key is added.
-class Args {
- public:
-  explicit Args(std::string* out) : out_(out) {}
-  void Key(std::string_view key) {
-    out_->append(first_ ? ",\"args\":{" : ",");
-    first_ = false;
-    AppendEscaped(out_, key);
-    out_->push_back(':');
-  }
-  void Int(std::string_view key, int64_t value) {
-    Key(key);
-    AppendInt(out_, value);
-  }
-  void Double(std::string_view key, double value) {
-    Key(key);
-    AppendDouble(out_, value);
-  }
-  void Str(std::string_view key, std::string_view value) {
-    Key(key);
-    AppendEscaped(out_, value);
-  }
-  void Raw(std::string_view key, std::string_view json) {
-    Key(key);
-    out_->append(json.data(), json.size());
-  }
-  // Copies every stat not in `skip` under its own name.
-  void PassThrough(const EventStats& stats,
-                   std::initializer_list<std::string_view> skip) {
-    for (const auto& [name, stat] : stats.all()) {
-      if (name.empty() || std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-      Key(name);
-      stats.AppendValue(out_, *stat);
-    }
-  }
-  void Close() {
-    if (!first_) out_->push_back('}');
-  }
-
- private:
-  std::string* out_;
-  bool first_ = true;
-};
 
 enum class HostKind { kOperator, kStep, kAnnotation };
 
@@ -293,7 +91,7 @@ class KinetoWriter {
     out_.append("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
     WriteDeviceProperties();
     out_.append("],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
-    AppendInt(&out_, xplane::ProfileStartEpochNs(space_));
+    json::AppendInt(&out_, xplane::ProfileStartEpochNs(space_));
     out_.append(",\n\"traceEvents\":[");
     WriteHost();
     WriteRuntime();
@@ -303,7 +101,7 @@ class KinetoWriter {
     // window.
     BeginEvent("i", nullptr, "Record Window End");
     out_.append(",\"pid\":\"\",\"tid\":\"\",\"s\":\"g\",\"ts\":");
-    AppendMicros(&out_, WindowEndNs());
+    json::AppendMicros(&out_, WindowEndNs());
     out_.append("}\n]\n}\n");
     return std::move(out_);
   }
@@ -321,26 +119,26 @@ class KinetoWriter {
       out_.push_back('"');
     }
     out_.append(",\"name\":");
-    AppendEscaped(&out_, name);
+    json::AppendEscaped(&out_, name);
   }
   void PidTid(int64_t pid, int64_t tid) {
     out_.append(",\"pid\":");
-    AppendInt(&out_, pid);
+    json::AppendInt(&out_, pid);
     out_.append(",\"tid\":");
-    AppendInt(&out_, tid);
+    json::AppendInt(&out_, tid);
   }
   void Times(int64_t start_ns, int64_t duration_ns) {
     out_.append(",\"ts\":");
-    AppendMicros(&out_, start_ns);
+    json::AppendMicros(&out_, start_ns);
     out_.append(",\"dur\":");
-    AppendMicros(&out_, duration_ns);
+    json::AppendMicros(&out_, duration_ns);
     max_end_ns_ = std::max(max_end_ns_, start_ns + duration_ns);
   }
   void Metadata(const char* kind, int64_t pid, const std::string* tid,
                 std::string_view name) {
     BeginEvent("M", nullptr, kind);
     out_.append(",\"pid\":");
-    AppendInt(&out_, pid);
+    json::AppendInt(&out_, pid);
     out_.append(",\"tid\":");
     if (tid == nullptr) {
       out_.push_back('0');
@@ -348,7 +146,7 @@ class KinetoWriter {
       out_.append(*tid);
     }
     out_.append(",\"args\":{\"name\":");
-    AppendEscaped(&out_, name);
+    json::AppendEscaped(&out_, name);
     out_.append("}}");
   }
 
@@ -395,7 +193,7 @@ class KinetoWriter {
     const int64_t count = std::min<int64_t>(by_id.rbegin()->first + 1, 1024);
     for (int64_t id = 0; id < count; ++id) {
       out_.append(id == 0 ? "\n{\"id\":" : ",\n{\"id\":");
-      AppendInt(&out_, id);
+      json::AppendInt(&out_, id);
       auto it = by_id.find(id);
       if (it != by_id.end()) WriteDeviceFields(*it->second, id);
       out_.push_back('}');
@@ -409,11 +207,11 @@ class KinetoWriter {
     std::string name(stats.Str("name").value_or(stats.Str("device_name").value_or("")));
     if (name.empty()) name = plane.name();
     out_.append(",\"name\":");
-    AppendEscaped(&out_, name);
+    json::AppendEscaped(&out_, name);
     for (std::string_view key : {"memory_bytes", "memory_size", "total_memory"}) {
       if (auto bytes = stats.Int(key)) {
         out_.append(",\"totalGlobalMem\":");
-        AppendInt(&out_, *bytes);
+        json::AppendInt(&out_, *bytes);
         break;
       }
     }
@@ -428,14 +226,14 @@ class KinetoWriter {
     if (!capability && major) capability = std::array<int64_t, 2>{*major, minor.value_or(0)};
     if (capability) {
       out_.append(",\"computeMajor\":");
-      AppendInt(&out_, (*capability)[0]);
+      json::AppendInt(&out_, (*capability)[0]);
       out_.append(",\"computeMinor\":");
-      AppendInt(&out_, (*capability)[1]);
+      json::AppendInt(&out_, (*capability)[1]);
     }
     for (std::string_view key : {"num_sms", "sm_count", "core_count", "multiprocessor_count"}) {
       if (auto sms = stats.Int(key)) {
         out_.append(",\"numSms\":");
-        AppendInt(&out_, *sms);
+        json::AppendInt(&out_, *sms);
         num_sms_[id] = *sms;
         break;
       }
@@ -486,7 +284,7 @@ class KinetoWriter {
           BeginEvent("X", "user_annotation", EventName(*host_plane_, *span.event));
           PidTid(host_pid_, span.tid);
           Times(span.start_ns, span.end_ns - span.start_ns);
-          Args args(&out_);
+          JsonArgs args(&out_);
           args.Int("External id", span.external_id);
           args.PassThrough(stats, {});
           args.Close();
@@ -500,7 +298,7 @@ class KinetoWriter {
     BeginEvent("X", "cpu_op", EventName(*host_plane_, *span.event));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
-    Args args(&out_);
+    JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
     if (auto dims = stats.Str(xplane::kOpInputDimsStat); dims && kineto::IsJsonArray(*dims)) {
@@ -514,7 +312,7 @@ class KinetoWriter {
       for (const std::string& type : kineto::KinetoInputTypes(*types)) {
         if (!first) out_.push_back(',');
         first = false;
-        AppendEscaped(&out_, type);
+        json::AppendEscaped(&out_, type);
       }
       out_.push_back(']');
       copied.push_back(xplane::kOpInputTypesStat);
@@ -567,7 +365,7 @@ class KinetoWriter {
     BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
-    Args args(&out_);
+    JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     args.Str("Step name", EventName(*host_plane_, *span.event));
     args.PassThrough(stats, {xplane::kRootLevelStat});
@@ -638,7 +436,7 @@ class KinetoWriter {
           BeginEvent("X", "Runtime", EventName(*plane, event));
           PidTid(host_pid_, line.id());
           Times(start, duration);
-          Args args(&out_);
+          JsonArgs args(&out_);
           args.Int("External id", external_id);
           if (auto correlation = stats.Int(xplane::kCorrelationIdStat)) {
             args.Int("correlation", *correlation);
@@ -698,11 +496,11 @@ class KinetoWriter {
     const int64_t duration = event.duration_ps() / 1000;
     BeginEvent("X", cat, EventName(plane, event));
     out_.append(",\"pid\":");
-    AppendInt(&out_, device);
+    json::AppendInt(&out_, device);
     out_.append(",\"tid\":");
     out_.append(tid);
     Times(start, duration);
-    Args args(&out_);
+    JsonArgs args(&out_);
     const auto correlation = stats.Int(xplane::kCorrelationIdStat);
     if (correlation) {
       auto linked = correlation_external_.find(*correlation);
@@ -727,7 +525,7 @@ class KinetoWriter {
     out_.push_back('}');
   }
 
-  void WriteKernelArgs(Args* args, const EventStats& stats, int64_t device) {
+  void WriteKernelArgs(JsonArgs* args, const EventStats& stats, int64_t device) {
     const std::string_view details = stats.Str(xplane::kKernelDetailsStat).value_or("");
     const kineto::KernelLaunch launch = kineto::ParseKernelDetails(details);
     auto dim3 = [&](std::string_view key, const std::array<int64_t, 3>& d) {
@@ -790,10 +588,10 @@ class KinetoWriter {
   void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {
     BeginEvent(ph, cat, cat);
     out_.append(",\"id\":");
-    AppendInt(&out_, id);
+    json::AppendInt(&out_, id);
     PidTid(host_pid_, span.tid);
     out_.append(",\"ts\":");
-    AppendMicros(&out_, span.start_ns);
+    json::AppendMicros(&out_, span.start_ns);
     if (ph[0] == 'f') out_.append(",\"bp\":\"e\"");
     out_.push_back('}');
   }
