@@ -22,10 +22,11 @@
 // collecting thread. Events become the planes "/device:GPU:<device_id>" for
 // device_type "GPU" and "/device:CUSTOM:<TYPE>:<device_id>" for any other
 // type (xprof's trace viewer shows no other device planes), one line per
-// queue ("Stream #<queue>(Kernel,Memcpy)"). Runtime calls join the calling
-// thread's line on "/host:CPU", among its markers, as TSL saves CUPTI's
-// launches. A runtime call and the device events it launched share a
-// correlation id, which xprof and the Chrome trace draw as a flow arrow.
+// queue ("Stream #<queue>(Kernel,Memcpy)"). Runtime calls go on the plane
+// "/host:CPU-<TYPE>-runtime", one line per calling thread (xprof's trace
+// viewer shows only host planes named "/host:CPU..."). A runtime call and
+// the device events it launched share a correlation id, which xprof and
+// the Chrome trace draw as a flow arrow.
 // Device and runtime times outside the capture window are dropped and
 // counted. A failing collector adds an error to the capture; the other
 // planes are kept.

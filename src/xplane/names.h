@@ -47,9 +47,11 @@ inline constexpr char kDevicePlanePrefix[] = "/device:";
 inline constexpr char kGpuPlanePrefix[] = "/device:GPU:";
 // xprof's trace viewer shows only /device:GPU:*, /device:TPU:* and
 // /device:CUSTOM:* planes: other plug-in types get "/device:CUSTOM:<TYPE>:<N>".
-// Their launch calls go onto the caller's "/host:CPU" line (as TSL merges
-// "/host:CUPTI" before saving), since xprof shows no other /host: plane.
+// It shows host planes by the prefix "/host:CPU" only, so device plug-ins'
+// runtime calls go on "/host:CPU-<TYPE>-runtime" (e.g. "/host:CPU-GPU-runtime"
+// for CUPTI), one line per calling thread; "/host:CUPTI" is not written.
 inline constexpr char kCustomDevicePlanePrefix[] = "/device:CUSTOM:";
+inline constexpr char kRuntimePlaneSuffix[] = "-runtime";
 inline constexpr char kDeviceTypeStat[] = "device_type";        // str, plane stat
 inline constexpr char kDeviceDetailsStat[] = "details";         // str, kind other
 inline constexpr char kCuptiPlaneName[] = "/host:CUPTI";

@@ -359,31 +359,39 @@ TEST_CASE("the fit: none is identity, one pair an offset, more a least-squares l
   CHECK(same.ToHostEpochNs(10) == 105);
 }
 
-TEST_CASE("runtime calls join the caller's host line and link to device events") {
+TEST_CASE("runtime calls get a runtime plane, one line per calling thread") {
   auto script = std::make_shared<NpuScript>();
   Registration registration("flow_npu", script);
   REQUIRE(registration.status().ok());
   session::CaptureResult result = Capture(*script);
   const XSpace& space = result.space;
+  // xprof shows host planes named "/host:CPU..." only; exporters know
+  // runtime planes by the "-runtime" suffix.
+  const XPlane* runtime = xplane::FindPlane(space, "/host:CPU-NPU-runtime");
+  REQUIRE(runtime != nullptr);
+  REQUIRE(runtime->lines_size() == 1);
+  const XLine& line = runtime->lines(0);
+  CHECK(line.id() == ThisThreadId());
+  // Named like the thread's line of markers.
   const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
-  const XLine* line = FindLine(*host, ThisThreadId());
-  REQUIRE(line != nullptr);
-  // train > npuLaunch > npuLaunchKernel, four times, in start order.
-  std::vector<std::string> names;
+  const XLine* host_line = FindLine(*host, ThisThreadId());
+  REQUIRE(host_line != nullptr);
+  CHECK(line.name() == host_line->name());
+  // The host plane keeps only the markers.
+  for (const XEvent& event : host_line->events()) {
+    CHECK(EventName(*host, event) != "npuLaunchKernel");
+  }
   std::map<uint64_t, int64_t> call_starts;
   int64_t previous = -1;
-  for (const XEvent& event : line->events()) {
-    names.push_back(EventName(*host, event));
+  for (const XEvent& event : line.events()) {
+    CHECK(EventName(*runtime, event) == "npuLaunchKernel");
     CHECK(event.offset_ps() >= previous);
     previous = event.offset_ps();
-    if (const XStat* id = FindStat(*host, event.stats(), xplane::kCorrelationIdStat)) {
-      call_starts[id->uint64_value()] = EventStartEpochNs(space, *line, event);
-    }
+    const XStat* id = FindStat(*runtime, event.stats(), xplane::kCorrelationIdStat);
+    REQUIRE(id != nullptr);
+    call_starts[id->uint64_value()] = EventStartEpochNs(space, line, event);
   }
-  REQUIRE(names.size() == 9);
-  CHECK(std::count(names.begin(), names.end(), "npuLaunch") == 4);
-  CHECK(std::count(names.begin(), names.end(), "npuLaunchKernel") == 4);
   REQUIRE(call_starts.size() == 4);
   for (const Launch& launch : script->launches) {
     // Calls in host epoch time and in device time land on the same spot.

@@ -79,6 +79,7 @@ def test_device_planes_beside_the_host_plane(capture):
   names = set(pids.values())
   host = capture["host"]
   assert f"{host} /host:CPU" in names
+  assert f"{host} /host:CPU-NPU-runtime" in names  # The launch calls.
   for device in range(DEVICES):
     assert f"{host} /device:CUSTOM:NPU:{device}" in names
 
@@ -98,12 +99,15 @@ def test_kernels_and_copies_on_their_queue_lines(capture):
 
 
 def test_every_device_event_is_linked_to_its_launch(capture):
-  pids, _ = _names(capture["trace"])
-  host_pid = next(p for p, n in pids.items() if n.endswith("/host:CPU"))
+  pids, tids = _names(capture["trace"])
+  host = capture["host"]
+  by_name = {name: pid for pid, name in pids.items()}
+  runtime_pid = by_name[f"{host} /host:CPU-NPU-runtime"]
+  host_pid = by_name[f"{host} /host:CPU"]
   events = _complete(capture["trace"])
   launches = {ev["bind_id"]: ev for ev in events
-              if ev["pid"] == host_pid and ev.get("flow_out")}
-  device_events = [ev for ev in events if ev["pid"] != host_pid
+              if ev["pid"] == runtime_pid and ev.get("flow_out")}
+  device_events = [ev for ev in events if ev["pid"] not in (host_pid, runtime_pid)
                    and ev["name"] in ("matmul", "relu", "Memcpy HtoD")]
   assert len(device_events) == STEPS * DEVICES * 3
   assert len(launches) == len(device_events)
@@ -115,9 +119,12 @@ def test_every_device_event_is_linked_to_its_launch(capture):
     # The device ran the work after it was queued: both times come from
     # the device clock through one monotonic mapping, so order is exact.
     assert ev["ts"] >= launch["ts"], (launch, ev)
-  # Launches are on the training thread, inside the steps.
-  host_names = collections.Counter(ev["name"] for ev in events if ev["pid"] == host_pid)
-  assert host_names["npuLaunch"] == STEPS * DEVICES * 3
+  # The launches sit on a line named after the training thread, whose
+  # markers are on /host:CPU.
+  launch_tids = {ev["tid"] for ev in launches.values()}
+  assert len(launch_tids) == 1
+  tid = launch_tids.pop()
+  assert tids[(runtime_pid, tid)] == tids[(host_pid, tid)]
 
 
 def test_overview_page_still_counts_the_steps(capture):
@@ -139,6 +146,6 @@ def test_our_chrome_trace_draws_the_same_links(capture):
   for end in ends:
     assert end["bp"] == "e"
     start = starts[end["id"]]
-    assert pids[start["pid"]] == "/host:CPU"
+    assert pids[start["pid"]] == "/host:CPU-NPU-runtime"
     assert pids[end["pid"]].startswith("/device:CUSTOM:NPU:")
     assert end["ts"] >= start["ts"]

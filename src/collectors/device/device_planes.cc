@@ -179,63 +179,52 @@ void AddDevicePlane(std::string_view device_type, int device_id,
   }
 }
 
-// Runtime calls join their thread's line of "/host:CPU" (markers and calls
-// interleaved in start order), where xprof groups them into steps and draws
-// their flows; TSL's saved files hold launches the same way.
+// Runtime calls get their own host plane, one line per calling thread named
+// like that thread's /host:CPU line. Its name starts with "/host:CPU", the
+// prefix xprof's trace viewer takes host planes by (it shows neither
+// "/host:CUPTI" nor other host planes), and ends in "-runtime", which tells
+// exporters these are launch calls.
 void AddRuntimeCalls(
+    std::string_view device_type,
     std::map<int64_t, std::vector<Mapped<OwnedRuntimeCall>>>& by_thread,
     int64_t profile_start_ns, XSpace* space) {
-  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  const XPlane* host = xplane::FindPlane(*space, xplane::kHostPlaneName);
+  xplane::XPlaneBuilder plane(
+      xplane::FindOrAddPlane(space, RuntimePlaneName(device_type)));
   for (auto& [thread_id, calls] : by_thread) {
-    XLine* line = nullptr;
-    for (XLine& existing : *plane.plane()->mutable_lines()) {
-      if (existing.id() == thread_id) line = &existing;
-    }
-    if (line == nullptr) {
-      line = plane.AddLine(thread_id, ThreadName(thread_id),
-                           calls.front().start_ns - profile_start_ns);
-    }
-    // Absolute ps from the profile start, then re-based on the new first.
-    struct Placed {
-      int64_t start_ps;
-      XEvent event;
-    };
-    std::vector<Placed> placed;
-    placed.reserve(line->events_size() + calls.size());
-    const int64_t old_base_ps = line->timestamp_ns() * 1000;
-    for (XEvent& event : *line->mutable_events()) {
-      placed.push_back({old_base_ps + event.offset_ps(), std::move(event)});
-    }
-    for (const auto& mapped : calls) {
-      Placed& call = placed.emplace_back();
-      call.start_ps = (mapped.start_ns - profile_start_ns) * 1000;
-      call.event.set_metadata_id(plane.EventMetadataId(mapped.record->name));
-      call.event.set_duration_ps((mapped.end_ns - mapped.start_ns) * 1000);
-      if (mapped.record->correlation_id != 0) {
-        plane.AddStat(&call.event, xplane::kCorrelationIdStat,
-                      mapped.record->correlation_id);
+    std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      return a.end_ns > b.end_ns;
+    });
+    std::string name;
+    if (host != nullptr) {
+      for (const XLine& line : host->lines()) {
+        if (line.id() == thread_id) name = line.name();
       }
     }
-    std::stable_sort(placed.begin(), placed.end(),
-                     [](const Placed& a, const Placed& b) {
-                       if (a.start_ps != b.start_ps) return a.start_ps < b.start_ps;
-                       return a.event.duration_ps() > b.event.duration_ps();
-                     });
-    const int64_t base_ps = placed.front().start_ps;
-    int64_t end_ps = base_ps;
-    line->mutable_events()->Clear();
-    for (Placed& item : placed) {
-      end_ps = std::max(end_ps, item.start_ps + item.event.duration_ps());
-      item.event.set_offset_ps(item.start_ps - base_ps);
-      *line->add_events() = std::move(item.event);
+    if (name.empty()) name = ThreadName(thread_id);
+    const int64_t line_start = calls.front().start_ns;
+    XLine* line = plane.AddLine(thread_id, name, line_start - profile_start_ns);
+    int64_t line_end = line_start;
+    for (const auto& mapped : calls) {
+      XEvent* event = plane.AddEvent(line, plane.EventMetadataId(mapped.record->name),
+                                     (mapped.start_ns - line_start) * 1000,
+                                     (mapped.end_ns - mapped.start_ns) * 1000);
+      line_end = std::max(line_end, mapped.end_ns);
+      if (mapped.record->correlation_id != 0) {
+        plane.AddStat(event, xplane::kCorrelationIdStat, mapped.record->correlation_id);
+      }
     }
-    // Whole ns: host and device times are both ns, so nothing is cut.
-    line->set_timestamp_ns(base_ps / 1000);
-    line->set_duration_ps(end_ps - base_ps);
+    line->set_duration_ps((line_end - line_start) * 1000);
   }
 }
 
 }  // namespace
+
+std::string RuntimePlaneName(std::string_view device_type) {
+  return absl::StrCat(xplane::kHostPlaneName, "-", Sv(device_type),
+                      xplane::kRuntimePlaneSuffix);
+}
 
 std::string DevicePlaneName(std::string_view device_type, int device_id) {
   if (device_type == "GPU") return absl::StrCat(xplane::kGpuPlanePrefix, device_id);
@@ -298,7 +287,7 @@ void AddDeviceActivity(std::string_view collector_name,
       stats->events += static_cast<int64_t>(events.size());
     }
   }
-  if (!threads.empty()) AddRuntimeCalls(threads, window_start, space);
+  if (!threads.empty()) AddRuntimeCalls(device_type, threads, window_start, space);
   for (const auto& [thread_id, calls] : threads) {
     stats->events += static_cast<int64_t>(calls.size());
   }

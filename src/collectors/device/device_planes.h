@@ -1,6 +1,6 @@
 // Turns one device plug-in's activity into XSpace planes: device events on
 // "/device:GPU:<N>" or "/device:CUSTOM:<TYPE>:<N>" (one line per queue), and
-// runtime calls merged onto the calling threads' "/host:CPU" lines.
+// runtime calls on "/host:CPU-<TYPE>-runtime" (one line per calling thread).
 #ifndef NEURONPROF_SRC_COLLECTORS_DEVICE_DEVICE_PLANES_H_
 #define NEURONPROF_SRC_COLLECTORS_DEVICE_DEVICE_PLANES_H_
 
@@ -14,6 +14,8 @@
 namespace neuronprof {
 namespace collectors {
 
+// The plane that holds the runtime calls of `device_type`'s plug-ins.
+std::string RuntimePlaneName(std::string_view device_type);
 // The plane that holds device `device_id` of `device_type`.
 std::string DevicePlaneName(std::string_view device_type, int device_id);
 
