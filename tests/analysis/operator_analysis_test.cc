@@ -44,9 +44,9 @@ TEST_CASE("operators get scope, layer, parent and self time") {
   CHECK(addmm.scope == "MLP/layer:fc1");
   CHECK(addmm.layer == "fc1");
   CHECK(events.ops[addmm.parent].name == "aten::linear");
-  // linear (100 us) minus t (10 us) and addmm (90 us).
-  CHECK(Find(events, "aten::linear").self_ps == 0);
-  CHECK(addmm.self_ps == 90 * kUs);
+  // linear (100 us) minus t (10 us) and addmm (89 us).
+  CHECK(Find(events, "aten::linear").self_ps == 1 * kUs);
+  CHECK(addmm.self_ps == 89 * kUs);
 
   // The backward node runs outside layer:fc1 and borrows its forward op's
   // layer through seq 10; its mm's inherit it.
@@ -134,11 +134,11 @@ TEST_CASE("the op table aggregates calls, times and self costs per (layer, dir, 
   CHECK(addmm->direction == "fprop");
   CHECK(addmm->params == "M=64,N=128,K=784,Float");
   CHECK(addmm->calls == 3);
-  CHECK(addmm->total_ps == 3 * 90 * kUs);
+  CHECK(addmm->total_ps == 3 * 89 * kUs);
   CHECK(addmm->flops == 3 * kAddmmFlops);
   CHECK(addmm->own_calls == 3);
-  // 12.845 MFLOP per 90 us.
-  CHECK(addmm->FlopsPerSecond() == Approx(kAddmmFlops / 90e-6));
+  // 12.845 MFLOP per 89 us.
+  CHECK(addmm->FlopsPerSecond() == Approx(kAddmmFlops / 89e-6));
 
   // The two backward mm's differ in params: two rows.
   const OpTableRow* mm1 = Row(table, "aten::mm", "M=64,N=784,K=128,Float");
@@ -157,7 +157,7 @@ TEST_CASE("the op table aggregates calls, times and self costs per (layer, dir, 
   REQUIRE(unknown);
   CHECK(unknown->unknown_calls == 3);
 
-  // Sorted by total time: AddmmBackward0 (290 us) first, linear (100) before addmm (90).
+  // Sorted by total time: AddmmBackward0 (290 us) first, linear (100) before addmm (89).
   CHECK(table.rows.front().op == "AddmmBackward0");
   for (size_t i = 1; i < table.rows.size(); ++i) {
     CHECK(table.rows[i - 1].total_ps >= table.rows[i].total_ps);
@@ -247,7 +247,7 @@ TEST_CASE("the text summary and the CSV show the table") {
   CHECK(text.find("train 1") != std::string::npos);
   const std::string csv = FormatOpTableCsv(summary.table);
   CHECK(csv.rfind("layer,direction,op,params,calls,total_us,self_us,flops,bytes,", 0) == 0);
-  CHECK(csv.find("fc1,fprop,aten::addmm,\"M=64,N=128,K=784,Float\",2,180.000,180.000,25690112,"
+  CHECK(csv.find("fc1,fprop,aten::addmm,\"M=64,N=128,K=784,Float\",2,178.000,178.000,25690112,"
                  "1269760,") != std::string::npos);
   CHECK(csv.find(",aten::foo_unknown,\"T=(64,128),Float\",2,100.000,100.000,,,,unknown,2") !=
         std::string::npos);

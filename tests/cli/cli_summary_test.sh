@@ -55,7 +55,7 @@ run 0 "file" summary "$OLD/oldhost.xplane.pb" --top=2 &&
 if run 0 "csv file" summary "$NEW/host.xplane.pb" --csv "$WORK/ops.csv"; then
   head -1 "$WORK/ops.csv" | grep -q '^layer,direction,op,params,calls,total_us,self_us,flops,bytes,' &&
     pass "csv header" || fail "csv header: $(head -1 "$WORK/ops.csv")"
-  has "csv addmm row" "$WORK/ops.csv" 'fc1,fprop,aten::addmm,"M=64,N=128,K=784,Float",3,270.000,270.000,38535168,1904640,'
+  has "csv addmm row" "$WORK/ops.csv" 'fc1,fprop,aten::addmm,"M=64,N=128,K=784,Float",3,267.000,267.000,38535168,1904640,'
   has "csv unknown row" "$WORK/ops.csv" ',,,unknown,3'
   has "csv path reported" "$WORK/out" "wrote $WORK/ops.csv"
 fi
