@@ -90,7 +90,10 @@ class KinetoWriter {
     Classify();
     out_.append("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
     WriteDeviceProperties();
-    out_.append("],\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    // HTA refuses a trace without distributedInfo.rank; one capture is one
+    // rank of its own (the plugin ignores this key).
+    out_.append("],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},");
+    out_.append("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     json::AppendInt(&out_, xplane::ProfileStartEpochNs(space_));
     out_.append(",\n\"traceEvents\":[");
     WriteHost();

@@ -101,6 +101,9 @@ TEST_CASE("kineto trace: top-level keys, every event named, window end last") {
   Trace trace(testing::KinetoSampleSpace());
   CHECK(Trace::Num(trace.root(), "schemaVersion") == 1);
   CHECK(Trace::Str(trace.root(), "displayTimeUnit") == "ms");
+  // Holistic Trace Analysis refuses files without distributedInfo.rank.
+  const Struct& distributed = trace.root().fields().at("distributedInfo").struct_value();
+  CHECK(Trace::Num(distributed, "rank") == 0);
   // Exact, not through a double: the epoch start of the capture.
   CHECK(trace.json().find("\"baseTimeNanoseconds\":1700000000000000000,") !=
         std::string::npos);
