@@ -143,7 +143,7 @@ void AppendShares(const OpTable& table, size_t top, std::string* out) {
   absl::StrAppend(out, text.Render());
 }
 
-void AppendSteps(const std::vector<StepBreakdown>& steps, std::string* out) {
+void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, std::string* out) {
   absl::StrAppend(out, "\nSteps: ", steps.size(), steps.empty() ? " (no StepTrace events)\n" : "\n");
   if (steps.empty()) return;
   const bool device = steps.front().has_device;
@@ -174,8 +174,19 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, std::string* out) {
     }
     text.Add(std::move(row));
   };
+  // Beyond `top` steps, the longest ones are shown (in start order): the
+  // outliers are what a long run's reader looks for.
+  std::vector<size_t> shown(steps.size());
+  for (size_t i = 0; i < shown.size(); ++i) shown[i] = i;
+  if (shown.size() > top) {
+    std::stable_sort(shown.begin(), shown.end(), [&](size_t a, size_t b) {
+      return steps[a].duration_ps > steps[b].duration_ps;
+    });
+    shown.resize(top);
+    std::sort(shown.begin(), shown.end());
+  }
+  for (size_t i : shown) add(steps[i]);
   for (const StepBreakdown& s : steps) {
-    add(s);
     sum.duration_ps += s.duration_ps;
     sum.forward_ps += s.forward_ps;
     sum.backward_ps += s.backward_ps;
@@ -187,6 +198,10 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, std::string* out) {
   }
   add(sum);
   absl::StrAppend(out, text.Render());
+  if (shown.size() < steps.size()) {
+    absl::StrAppend(out, "  ", shown.size(), " longest of ", steps.size(),
+                    " steps shown (--top 0 shows all); 'all steps' covers every step\n");
+  }
   absl::StrAppend(out,
                   "  % of step time; each instant counted once: backward > forward > other ops "
                   "(no direction) > markers only > idle",
@@ -208,7 +223,7 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   std::string out;
   AppendOpTable(summary.table, limit, &out);
   AppendShares(summary.table, limit, &out);
-  AppendSteps(summary.steps, &out);
+  AppendSteps(summary.steps, limit, &out);
   return out;
 }
 

@@ -21,7 +21,7 @@ struct Summary {
 Summary Summarize(const tensorflow::profiler::XSpace& space);
 
 // `top`: rows of the op table and of the time share printed (the rest is
-// folded into one line); <= 0 prints all.
+// folded into one line), and the longest `top` steps; <= 0 prints all.
 std::string FormatSummaryText(const Summary& summary, int top);
 
 // Every row, header first; times in microseconds, FLOPs and bytes as

@@ -245,6 +245,7 @@ TEST_CASE("the text summary and the CSV show the table") {
   CHECK(text.find("more rows") != std::string::npos);
   CHECK(text.find("Time share by framework op") != std::string::npos);
   CHECK(text.find("train 1") != std::string::npos);
+  CHECK(FormatSummaryText(summary, 1).find("1 longest of 2 steps shown") != std::string::npos);
   const std::string csv = FormatOpTableCsv(summary.table);
   CHECK(csv.rfind("layer,direction,op,params,calls,total_us,self_us,flops,bytes,", 0) == 0);
   CHECK(csv.find("fc1,fprop,aten::addmm,\"M=64,N=128,K=784,Float\",2,178.000,178.000,25690112,"
