@@ -207,7 +207,14 @@ class KinetoWriter {
   void WriteDeviceFields(const XPlane& plane, int64_t id) {
     PlaneStatNames names(plane);
     EventStats stats(names, plane);
-    std::string name(stats.Str("name").value_or(stats.Str("device_name").value_or("")));
+    // "gpu_device_name" is TSL's (and our CUPTI collector's) spelling.
+    std::string name;
+    for (std::string_view key : {"name", "device_name", "gpu_device_name"}) {
+      if (auto value = stats.Str(key); value && !value->empty()) {
+        name = std::string(*value);
+        break;
+      }
+    }
     if (name.empty()) name = plane.name();
     out_.append(",\"name\":");
     json::AppendEscaped(&out_, name);

@@ -325,8 +325,11 @@ TEST_CASE("kineto trace: device events and deviceProperties") {
 TEST_CASE("kineto trace: deviceProperties has one entry per index, gaps filled") {
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder gpu(xplane::FindOrAddPlane(&space, "/device:GPU:2"));
-  gpu.AddPlaneStat("name", std::string_view("gpu two"));
-  gpu.AddPlaneStat("compute_capability", std::string_view("sm_86"));
+  // The stat names TSL's GPU planes (and our CUPTI collector) use.
+  gpu.AddPlaneStat("gpu_device_name", std::string_view("gpu two"));
+  gpu.AddPlaneStat("compute_cap_major", int64_t{8});
+  gpu.AddPlaneStat("compute_cap_minor", int64_t{6});
+  gpu.AddPlaneStat("memory_size", int64_t{1} << 34);
   Trace trace(space);
   const auto& props = trace.root().fields().at("deviceProperties").list_value().values();
   REQUIRE(props.size() == 3);  // The plugin indexes by position.
@@ -334,6 +337,7 @@ TEST_CASE("kineto trace: deviceProperties has one entry per index, gaps filled")
   CHECK(Trace::Str(props[2].struct_value(), "name") == "gpu two");
   CHECK(Trace::Num(props[2].struct_value(), "computeMajor") == 8);
   CHECK(Trace::Num(props[2].struct_value(), "computeMinor") == 6);
+  CHECK(Trace::Num(props[2].struct_value(), "totalGlobalMem") == 17179869184.0);
 }
 
 TEST_CASE("kineto trace: a process id recorded in the XSpace is the host pid") {
