@@ -144,8 +144,9 @@ def test_logdir_layout(cap):
   run = os.path.basename(cap.run_dir)
   assert RUN_RE.match(run), f"run folder name {run!r}"
   assert cap.host and "/" not in cap.host
-  # Exactly the two output files, nothing else anywhere in the logdir (no
-  # temp files, no .neuronprof_working, no xprof caches).
+  # Exactly the three output files, nothing else anywhere in the logdir (no
+  # temp files, no .neuronprof_working, no xprof caches): the PyTorch
+  # plugin's trace sits in <logdir>/<run>/, its run folder.
   found = []
   for root, dirs, files in os.walk(cap.logdir):
     for d in dirs:
@@ -157,6 +158,7 @@ def test_logdir_layout(cap):
       "plugins/", "plugins/profile/", run_rel + "/",
       os.path.join(run_rel, cap.host + ".xplane.pb"),
       os.path.join(run_rel, cap.host + ".trace.json.gz"),
+      run + "/", os.path.join(run, cap.host + ".pt.trace.json.gz"),
   ]), found
   assert not os.path.exists(os.path.join(cap.logdir, ".neuronprof_working"))
   for path in (cap.xplane, cap.trace_gz):
