@@ -573,11 +573,13 @@ class KinetoWriter {
     int64_t next_id = 1;
     for (const auto& [key, backward] : backward_ops_) {
       const HostSpan* forward = nullptr;
-      if (key.thread >= 0) {
-        auto it = forward_ops_.find(key);
-        if (it != forward_ops_.end()) forward = it->second;
+      auto exact = forward_ops_.find(key);
+      if (exact != forward_ops_.end()) {
+        forward = exact->second;
       } else {
-        // No forward thread recorded: the seq alone, if only one thread has it.
+        // No forward thread, or one given as libtorch's own thread number
+        // (not the OS id our lines carry): the seq alone, when only one
+        // thread has it (autograd numbers ops per thread).
         auto first = forward_ops_.lower_bound(FlowKey{key.seq, INT64_MIN});
         if (first != forward_ops_.end() && first->first.seq == key.seq) {
           auto after = std::next(first);

@@ -267,6 +267,32 @@ TEST_CASE("kineto trace: forward ops flow to their backward nodes in both catego
   }
 }
 
+TEST_CASE("kineto trace: a fwd_thread_id that is no line id links by seq when unambiguous") {
+  tensorflow::profiler::XSpace space;
+  testing::SampleSpaceBuilder builder(&space);
+  xplane::XLine* other = builder.host().AddLine(3003, "other", 0);
+  // libtorch's forwardThreadId() is its own small thread number, not the
+  // OS thread id of the forward line.
+  builder.Op(builder.main_line(), "aten::mul", 0, 1000, 7, "[[2]]", "Float");
+  xplane::XEvent* backward = builder.Op(other, "MulBackward0", 5000, 6000, 7, "[[2]]", "Float");
+  builder.host().AddStat(backward, xplane::kOpForwardThreadStat, uint64_t{1});
+  builder.host().AddStat(backward, xplane::kOpDirectionStat, std::string_view("bprop"));
+  // seq 9 runs forward on two threads: which one is unknown, so no link.
+  builder.Op(builder.main_line(), "aten::add", 1000, 2000, 9, "[[2]]", "Float");
+  builder.Op(other, "aten::add", 2000, 3000, 9, "[[2]]", "Float");
+  xplane::XEvent* add_backward =
+      builder.Op(other, "AddBackward0", 7000, 8000, 9, "[[2]]", "Float");
+  builder.host().AddStat(add_backward, xplane::kOpForwardThreadStat, uint64_t{1});
+  builder.Finish();
+  Trace trace(space);
+  auto starts = trace.WithPhase("s", "fwdbwd");
+  REQUIRE(starts.size() == 1);
+  CHECK(Trace::Num(*starts[0], "ts") == 0);
+  auto finishes = trace.WithPhase("f", "fwdbwd");
+  REQUIRE(finishes.size() == 1);
+  CHECK(Trace::Num(*finishes[0], "ts") == 5);
+}
+
 TEST_CASE("kineto trace: device events and deviceProperties") {
   Trace trace(testing::KinetoSampleSpace());
   const auto& props = trace.root().fields().at("deviceProperties").list_value().values();
