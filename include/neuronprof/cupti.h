@@ -14,10 +14,10 @@
 //                      GPU's limits), copies named "MemcpyHtoD",
 //                      "MemcpyDtoH", ... (memcpy_details, bytes) and
 //                      "Memset" events;
-//   "/host:CUPTI"      the CUDA runtime and driver calls (cudaLaunchKernel,
-//                      cudaMemcpyAsync, cuLaunchKernel, ...) per host
-//                      thread, linked to the device work they queued by
-//                      correlation_id.
+//   "/host:CPU-GPU-runtime"  the CUDA runtime and driver calls
+//                      (cudaLaunchKernel, cudaMemcpyAsync, cuLaunchKernel,
+//                      ...), one line per host thread (OS thread id), linked
+//                      to the device work they queued by correlation_id.
 // CUPTI's clock is mapped onto the host clock by two readings of both, at
 // start and at stop. Records CUPTI loses (full buffers) are reported as
 // drops in the capture's warnings.

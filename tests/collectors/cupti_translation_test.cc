@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@
 #include "src/collectors/cupti/buffer_pool.h"
 #include "src/collectors/cupti/cupti_collector.h"
 #include "src/collectors/cupti/gpu_properties.h"
+#include "src/collectors/cupti/driver_properties.h"
+#include "src/collectors/device/device_activity.h"
+#include "src/collectors/device/device_planes.h"
+#include "src/xplane/xplane_builder.h"
 #include "src/xplane/names.h"
 #include "tests/test_util.h"
 
@@ -464,6 +469,124 @@ TEST_CASE("Start without an NVIDIA driver fails clearly and enables nothing") {
   CHECK(collector.Flush(sink).ok());
   CHECK(sink.events.empty());
   CHECK(sink.clock_syncs.empty());
+}
+
+// A stat of `event` (or of the plane when event is null), as text.
+std::string StatText(const tensorflow::profiler::XPlane& plane,
+                     const google::protobuf::RepeatedPtrField<
+                         tensorflow::profiler::XStat>& stats,
+                     const std::string& name) {
+  for (const auto& stat : stats) {
+    if (plane.stat_metadata().at(stat.metadata_id()).name() != name) continue;
+    switch (stat.value_case()) {
+      case tensorflow::profiler::XStat::kStrValue: return stat.str_value();
+      case tensorflow::profiler::XStat::kRefValue:
+        return plane.stat_metadata().at(stat.ref_value()).name();
+      case tensorflow::profiler::XStat::kInt64Value:
+        return std::to_string(stat.int64_value());
+      case tensorflow::profiler::XStat::kUint64Value:
+        return std::to_string(stat.uint64_value());
+      case tensorflow::profiler::XStat::kDoubleValue: {
+        std::ostringstream text;
+        text << stat.double_value();
+        return text.str();
+      }
+      default: return "?";
+    }
+  }
+  return "<missing>";
+}
+
+TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
+  // Window [start, start + 1 s]; CUPTI's clock runs 5 us ahead of the host.
+  const int64_t start = 1'700'000'000'000'000'000;
+  constexpr int64_t kSkew = 5000;
+  tensorflow::profiler::XSpace space;
+  xplane::SetProfileTimes(&space, start, start + 1'000'000'000);
+
+  collectors::DeviceActivityBuffer buffer;
+  buffer.AddClockSync(start + kSkew, start);
+  buffer.AddClockSync(start + kSkew + 900'000'000, start + 900'000'000);
+  const std::map<int, GpuProperties> gpus = {{0, H100()}};
+  ActivityTranslator translator(buffer, gpus);
+  KernelRecord kernel = MakeKernel();
+  kernel.start = start + kSkew + 1000;
+  kernel.end = start + kSkew + 3500;
+  translator.Translate(AsActivity(kernel));
+  MemcpyRecord copy{};
+  copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  copy.bytes = 4096;
+  copy.start = start + kSkew + 200;
+  copy.end = start + kSkew + 700;
+  copy.streamId = 7;
+  copy.correlationId = 41;
+  translator.Translate(AsActivity(copy));
+  ApiRecord launch{};
+  launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  launch.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  launch.start = start + kSkew + 500;
+  launch.end = start + kSkew + 900;
+  launch.threadId = 4321;
+  launch.correlationId = 42;
+  translator.Translate(AsActivity(launch));
+  translator.Finish();
+  ReportGpuProperties(0, gpus.at(0), buffer);
+
+  collectors::CollectStats stats;
+  collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(), &space,
+                                &stats);
+  CHECK(stats.dropped == 0);
+
+  const auto* gpu = xplane::FindPlane(space, "/device:GPU:0");
+  REQUIRE(gpu != nullptr);
+  CHECK(StatText(*gpu, gpu->stats(), "gpu_device_name") == "NVIDIA H100 80GB HBM3");
+  CHECK(StatText(*gpu, gpu->stats(), "core_count") == "132");
+  CHECK(StatText(*gpu, gpu->stats(), "compute_cap_major") == "9");
+  CHECK(StatText(*gpu, gpu->stats(), "compute_cap_minor") == "0");
+  CHECK(StatText(*gpu, gpu->stats(), "memory_bandwidth") ==
+        std::to_string(int64_t{2} * 2619000 * 1000 * 5120 / 8));
+  CHECK(StatText(*gpu, gpu->stats(), "device_vendor") == "Nvidia");
+  REQUIRE(gpu->lines_size() == 1);
+  const auto& line = gpu->lines(0);
+  CHECK(line.id() == 7);
+  CHECK(line.name() == "Stream #7(Kernel,Memcpy)");
+  REQUIRE(line.events_size() == 2);
+  // Sorted by start; times on the host clock, relative to the window.
+  const auto& memcpy_event = line.events(0);
+  const auto& kernel_event = line.events(1);
+  CHECK(gpu->event_metadata().at(memcpy_event.metadata_id()).name() == "MemcpyHtoD");
+  CHECK(line.timestamp_ns() + memcpy_event.offset_ps() / 1000 == 200);
+  CHECK(StatText(*gpu, memcpy_event.stats(), "memcpy_details") ==
+        "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:0 async:0");
+  CHECK(StatText(*gpu, memcpy_event.stats(), "bytes") == "4096");
+  CHECK(gpu->event_metadata().at(kernel_event.metadata_id()).name() ==
+        "vecAdd(float const*, float const*, float*, int)");
+  CHECK(line.timestamp_ns() + kernel_event.offset_ps() / 1000 == 1000);
+  CHECK(kernel_event.duration_ps() == 2'500'000);
+  CHECK(StatText(*gpu, kernel_event.stats(), "kernel_details") ==
+        "regs:32 static_shared:0 dynamic_shared:1024 grid:264,1,1 "
+        "block:256,1,1 occ_pct:100");
+  CHECK(StatText(*gpu, kernel_event.stats(), "correlation_id") == "42");
+  CHECK(StatText(*gpu, kernel_event.stats(), "theoretical_occupancy_pct") == "100");
+
+  // The launch is on thread 4321's line of the GPU runtime plane, with the
+  // kernel's correlation id.
+  const auto* host =
+      xplane::FindPlane(space, collectors::RuntimePlaneName("GPU"));
+  REQUIRE(host != nullptr);
+  const tensorflow::profiler::XLine* thread = nullptr;
+  for (const auto& candidate : host->lines()) {
+    if (candidate.id() == 4321) thread = &candidate;
+  }
+  REQUIRE(thread != nullptr);
+  REQUIRE(thread->events_size() == 1);
+  const auto& call = thread->events(0);
+  CHECK(host->event_metadata().at(call.metadata_id()).name() == "cudaLaunchKernel");
+  CHECK(thread->timestamp_ns() + call.offset_ps() / 1000 == 500);
+  CHECK(StatText(*host, call.stats(), "correlation_id") == "42");
 }
 
 TEST_CASE("EnableCuptiCollector registers once and keeps its first options") {

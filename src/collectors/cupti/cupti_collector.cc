@@ -122,11 +122,14 @@ absl::Status CuptiTracer::PreparePool(const CuptiOptions& options) {
                           pool_->count() == options.max_buffers;
   if (same_shape && pool_->Outstanding() == 0) {
     pool_->Reset();
+    g_pool.store(pool_.get(), std::memory_order_release);
     return absl::OkStatus();
   }
   absl::StatusOr<std::unique_ptr<ActivityBufferPool>> pool =
       ActivityBufferPool::Create(options.buffer_bytes, options.max_buffers);
   if (!pool.ok()) return pool.status();
+  // Callbacks see the new pool before the old one can go away.
+  g_pool.store(pool->get(), std::memory_order_release);
   // CUPTI may still hold one of the old pool's buffers (it never returned
   // it): keep that mapping alive rather than risk a write into freed memory.
   if (pool_ != nullptr && pool_->Outstanding() > 0) {
@@ -153,7 +156,6 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options) {
   // Without a driver CUPTI only answers CUPTI_ERROR_UNKNOWN; say why.
   if (absl::Status status = CheckDriverPresent(); !status.ok()) return status;
   if (absl::Status status = PreparePool(options); !status.ok()) return status;
-  g_pool.store(pool_.get(), std::memory_order_release);
   g_dropped.store(0, std::memory_order_relaxed);
   cupti_dropped_ = 0;
   clock_pairs_.clear();
@@ -163,7 +165,7 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options) {
       r != CUPTI_SUCCESS) {
     return CuptiError("cuptiActivityRegisterCallbacks", r);
   }
-  // OS thread ids, so launches land on the host plane's thread lines.
+  // OS thread ids, as the host plane's lines use, for the launch lines.
   if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
       r != CUPTI_SUCCESS) {
     return CuptiError("cuptiSetThreadIdType", r);
