@@ -178,23 +178,48 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         ops.push_back(std::move(op));
       }
 
-      // Resolve self costs bottom-up (children follow their parents).
+      // Resolve self costs (children follow their parents). FLOPs go to
+      // the innermost ops with a non-zero FLOP formula, so a wrapper never
+      // repeats its callee's work; an op that owns its FLOPs also owns the
+      // bytes of everything nested in it (a GEMM's bias broadcast copy is
+      // part of the GEMM); elsewhere bytes go to the innermost costed ops.
       const size_t count = ops.size() - first_op;
-      std::vector<char> covered(count, 0), has_children(count, 0);
+      std::vector<char> flops_below(count, 0), bytes_below(count, 0),
+          has_children(count, 0);
       for (size_t i = ops.size(); i-- > first_op;) {
         OperatorEvent& op = ops[i];
         op.self_ps = std::max<int64_t>(op.self_ps, 0);
-        const bool covers = op.formula.known && (op.formula.flops > 0 || op.formula.bytes > 0);
+        if (op.parent < 0) continue;
+        const size_t parent = op.parent - first_op, self = i - first_op;
+        const bool known = op.formula.known;
+        flops_below[parent] |= flops_below[self] || (known && op.formula.flops > 0);
+        bytes_below[parent] |= bytes_below[self] || (known && op.formula.bytes > 0);
+        has_children[parent] = 1;
+      }
+      std::vector<char> bytes_owned_above(count, 0);
+      for (size_t i = first_op; i < ops.size(); ++i) {
+        OperatorEvent& op = ops[i];
+        const size_t self = i - first_op;
+        const bool container = op.formula.container && has_children[self];
+        const bool known = op.formula.known && !container;
+        const bool owns_flops = known && op.formula.flops > 0 && !flops_below[self];
+        bool owned_above = false;
         if (op.parent >= 0) {
-          covered[op.parent - first_op] |= covered[i - first_op] || covers;
-          has_children[op.parent - first_op] = 1;
+          const size_t parent = op.parent - first_op;
+          owned_above = bytes_owned_above[parent] ||
+                        (ops[op.parent].source == CostSource::kOwn &&
+                         ops[op.parent].self_flops > 0);
         }
-        if (covered[i - first_op] || (op.formula.container && has_children[i - first_op])) {
-          op.source = CostSource::kInChildren;
-        } else if (op.formula.known) {
-          op.source = CostSource::kOwn;
-          op.self_flops = op.formula.flops;
+        bytes_owned_above[self] = owned_above;
+        op.self_flops = owns_flops ? op.formula.flops : 0;
+        op.self_bytes = 0;
+        if (known && !owned_above && (owns_flops || !bytes_below[self])) {
           op.self_bytes = op.formula.bytes;
+        }
+        if (owns_flops || (known && !flops_below[self] && !bytes_below[self])) {
+          op.source = CostSource::kOwn;
+        } else if (flops_below[self] || bytes_below[self] || container) {
+          op.source = CostSource::kInChildren;
         } else {
           op.source = CostSource::kUnknown;
         }

@@ -2,11 +2,12 @@
 // over host planes that the annotator, the op table and the step breakdown
 // share.
 //
-// No double counting: an op's formula cost is its *self* cost only when no
-// operator it calls (any descendant) has a known, non-zero formula cost;
-// otherwise its work is counted in those descendants and its self cost is
-// 0 (aten::linear -> aten::addmm: the addmm carries 2·M·N·K). Totals sum
-// self costs.
+// No double counting (each op's *self* cost; totals sum self costs):
+// - FLOPs go to the innermost ops with a non-zero FLOP formula
+//   (aten::linear -> aten::addmm: the addmm carries 2·M·N·K, linear 0);
+// - an op that owns FLOPs also owns the bytes of everything nested in it
+//   (addmm's bias broadcast copy_, a conv backend's copies);
+// - elsewhere bytes go to the innermost ops with a non-zero byte formula.
 #ifndef NEURONPROF_SRC_ANALYSIS_OPERATOR_EVENTS_H_
 #define NEURONPROF_SRC_ANALYSIS_OPERATOR_EVENTS_H_
 
@@ -22,8 +23,8 @@ namespace neuronprof {
 namespace analysis {
 
 enum class CostSource {
-  kOwn,         // self cost = the op's formula
-  kInChildren,  // counted in the ops it calls; self cost 0
+  kOwn,         // self cost from the op's own formula
+  kInChildren,  // counted in ops nested in it (or, under a FLOP owner, above it)
   kUnknown,     // no formula, or the inputs it needs were not recorded
 };
 std::string_view CostSourceName(CostSource source);  // "own", "in_children", "unknown"

@@ -104,6 +104,56 @@ TEST_CASE("a composite op whose children are not costed keeps its own formula") 
   CHECK(events.ops[2].source == CostSource::kUnknown);
 }
 
+// Adds a torch op event with shapes to `line`.
+tensorflow::profiler::XEvent* AddOp(xplane::XPlaneBuilder& host, tensorflow::profiler::XLine* line,
+                                    const char* name, int64_t start, int64_t duration,
+                                    const char* dims, const char* types, const char* values) {
+  auto* e = host.AddEvent(line, host.EventMetadataId(name), start, duration);
+  host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
+  host.AddStat(e, xplane::kOpInputDimsStat, std::string_view(dims));
+  host.AddStat(e, xplane::kOpInputTypesStat, std::string_view(types));
+  host.AddStat(e, xplane::kOpInputValuesStat, std::string_view(values));
+  return e;
+}
+
+TEST_CASE("an op that owns its FLOPs also owns the bytes of the copies nested in it") {
+  // addmm broadcasting its bias with a nested copy_, and a conv whose
+  // backend op has no formula but runs a copy_: neither loses its cost.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  AddOp(host, line, "aten::addmm", 0, 100, "[[128],[64,784],[784,128],[],[]]",
+        "Float,Float,Float,Scalar,Scalar", R"(["","","","1","1"])");
+  AddOp(host, line, "aten::copy_", 10, 5, "[[64,128],[64,128],[]]", "Float,Float,Scalar",
+        R"(["","","false"])");
+  AddOp(host, line, "aten::conv2d", 200, 100, "[[8,3,32,32],[16,3,3,3],[],[],[],[],[]]",
+        "Float,Float,,,,,", R"(["","","None","[1, 1]","[1, 1]","[1, 1]","1"])");
+  AddOp(host, line, "aten::_slow_conv2d_forward", 210, 80, "[[8,3,32,32],[16,3,3,3]]",
+        "Float,Float", R"(["",""])");
+  AddOp(host, line, "aten::copy_", 220, 10, "[[8,3,32,32],[8,3,32,32],[]]",
+        "Float,Float,Scalar", R"(["","","false"])");
+  const OperatorEvents events = CollectOperatorEvents(space);
+  REQUIRE(events.ops.size() == 5);
+  const OperatorEvent& addmm = events.ops[0];
+  CHECK(addmm.source == CostSource::kOwn);
+  CHECK(addmm.self_flops == kAddmmFlops);
+  CHECK(addmm.self_bytes == 634880);
+  CHECK(events.ops[1].self_bytes == 0);  // inside addmm
+  const OperatorEvent& conv = events.ops[2];
+  CHECK(conv.source == CostSource::kOwn);
+  CHECK(conv.self_flops == 7077888);  // 2*8*16*32*32*3*3*3, see op_cost_test
+  CHECK(conv.self_bytes == 624320);
+  CHECK(events.ops[3].self_flops == 0);  // the conv's FLOPs are counted once, above
+  CHECK(events.ops[4].self_bytes == 0);
+  int64_t flops = 0, bytes = 0;
+  for (const OperatorEvent& op : events.ops) {
+    flops += op.self_flops;
+    bytes += op.self_bytes;
+  }
+  CHECK(flops == kAddmmFlops + 7077888);
+  CHECK(bytes == 634880 + 624320);
+}
+
 TEST_CASE("malformed input stats make the op unknown and are counted") {
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
