@@ -121,6 +121,11 @@ TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
   CHECK(addmm[0].stat("input_types") == "Float,Float,Float,Scalar,Scalar");
   CHECK(addmm[0].stat("input_values") == R"(["","","","1","1"])");
   CHECK(addmm[0].has("seq"));
+  // Costs added when the capture ends: 2*M*N*K for the product (M=64 rows,
+  // K=10 inputs, N=256 outputs); scope = the enclosing marker.
+  CHECK(addmm[0].stat("flops") == std::to_string(2 * 64 * 10 * 256));
+  CHECK(addmm[0].stat("scope") == "forward");
+  CHECK(addmm[0].has("tf_op"));
   // Nested under the user's marker on the same thread.
   const std::vector<Op> forward = Named(ops, "forward");
   REQUIRE(forward.size() == 1);

@@ -8,10 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "neuronprof/torch.h"
-#if __has_include("src/analysis/operator_annotator.h")  // TEMP until analysis lands
 #include "src/analysis/operator_annotator.h"
-#define NEURONPROF_HAVE_ANNOTATOR 1
-#endif
 #include "src/collectors/collector.h"
 #include "src/collectors/torch/op_callbacks.h"
 
@@ -46,9 +43,7 @@ class TorchCollector : public Collector {
 
   absl::Status Collect(tensorflow::profiler::XSpace* space,
                        CollectStats* stats) override {
-#ifdef NEURONPROF_HAVE_ANNOTATOR
     analysis::AnnotateOperatorEvents(space);
-#endif
     if (skipped_ > 0) {
       stats->dropped += static_cast<int64_t>(skipped_);
       space->add_warnings(absl::StrCat(
