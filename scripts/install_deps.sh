@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libfmt-dev catch2 libbenchmark-dev)
+  libabsl-dev libfmt-dev catch2 libbenchmark-dev
+  libtorch-dev)  # neuronprof::torch, examples/libtorch_mlp
 # Debian's own python3 needs python3-venv for `python3 -m venv`.
 if [ "${1:-}" = "--python" ] && ! python3 -m venv --help >/dev/null 2>&1; then
   DEBIAN_PACKAGES+=(python3-venv)

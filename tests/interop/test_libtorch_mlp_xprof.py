@@ -1,0 +1,85 @@
+"""The libtorch MLP example's capture opens in xprof with operators and steps.
+
+examples/libtorch_mlp trains the seeds' 3-layer MLP with libtorch under a
+kOperator Profiler. The pinned xprof must list its aten operators in
+framework_op_stats (one call per layer per epoch), count its steps on the
+overview page, and show the ops with their costs in the trace viewer.
+
+    NEURONPROF_BUILD_DIR=/path/to/build .venv/bin/python -m pytest \
+        tests/interop/test_libtorch_mlp_xprof.py -q
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import xprof_tools  # noqa: E402  pylint: disable=wrong-import-position
+
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
+EXAMPLE = os.path.join(BUILD_DIR, "examples", "libtorch_mlp")
+EPOCHS = 7
+BATCH, HIDDEN = 16, 32
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory) -> str:
+  if not (os.path.isfile(EXAMPLE) and os.access(EXAMPLE, os.X_OK)):
+    pytest.fail(f"libtorch_mlp not found at {EXAMPLE}: install libtorch-dev "
+                "(scripts/install_deps.sh) and build, or set NEURONPROF_BUILD_DIR")
+  logdir = tmp_path_factory.mktemp("libtorch_mlp")
+  subprocess.run([EXAMPLE, "--logdir", str(logdir), "--epochs", str(EPOCHS),
+                  "--batch", str(BATCH), "--hidden", str(HIDDEN)],
+                 check=True, capture_output=True, timeout=120)
+  files = glob.glob(os.path.join(str(logdir), "plugins", "profile", "*", "*.xplane.pb"))
+  assert len(files) == 1, files
+  return files[0]
+
+
+def test_framework_op_stats_lists_the_aten_operators(capture):
+  rows = xprof_tools.framework_op_stats(capture)
+  calls = Counter()
+  for row in rows:
+    calls[row["type"]] += int(row["occurrences"])
+  # Three Linear layers: one addmm each per epoch forward, and one
+  # AddmmBackward0 each per epoch backward.
+  assert calls["aten__addmm"] == 3 * EPOCHS
+  assert calls["AddmmBackward0"] == 3 * EPOCHS
+  assert calls["aten__relu"] == 2 * EPOCHS
+  assert calls["aten___log_softmax"] == EPOCHS
+  # The weight gradients of all three layers and the input gradients of the
+  # two upper ones are matrix products.
+  assert calls["aten__mm"] == 5 * EPOCHS
+  # Operation names carry the marker scope the op ran in.
+  addmm_ops = {row["operation"] for row in rows if row["type"] == "aten__addmm"}
+  assert addmm_ops == {f"model_build/MLP/layer_{layer}/aten__addmm"
+                       for layer in ("fc1", "fc2", "fc3")}
+
+
+def test_overview_counts_the_epochs_as_steps(capture):
+  # xprof drops the first and last step when there are more than five.
+  assert xprof_tools.overview_steps(capture) == EPOCHS - 2
+
+
+def test_trace_viewer_shows_ops_with_their_costs(capture):
+  events = xprof_tools.trace_events(capture)
+  addmm = [e for e in events if e["name"] == "aten::addmm"]
+  assert len(addmm) == 3 * EPOCHS
+  # fc2: a (BATCH x HIDDEN) @ (HIDDEN x HIDDEN) product, 2*M*N*K FLOPs.
+  fc2 = [e for e in addmm
+         if e["args"].get("input_dims") == f"[[{HIDDEN}],[{BATCH},{HIDDEN}],[{HIDDEN},{HIDDEN}],[],[]]"]
+  assert len(fc2) == EPOCHS
+  # xprof's trace viewer hides the `flops` stat (tests/torch checks it) but
+  # shows bytes_accessed: 4 bytes x (M*N + M*K + N*K) for float32.
+  m, n, k = BATCH, HIDDEN, HIDDEN
+  assert all(int(e["args"]["bytes_accessed"]) == 4 * (m * n + m * k + n * k) for e in fc2)
+  assert all(e["args"]["direction"] == "fprop" for e in fc2)
+  assert all(e["args"]["layer"] == "fc2" for e in fc2)
