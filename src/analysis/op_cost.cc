@@ -1,7 +1,9 @@
 #include "src/analysis/op_cost.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -85,7 +87,19 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 // ---- GEMMs: 2·M·N·K FLOPs, elem·(M·N + M·K + N·K) bytes (PyProf's formula
 // with the element size applied to every term).
+// True when the product of `factors` stays well inside int64 (operands
+// are bounded by the parser, but products of several can still be huge).
+bool Fits(std::initializer_list<int64_t> factors) {
+  double product = 1;
+  for (int64_t f : factors) product *= static_cast<double>(f);
+  return product < 4e18;
+}
+
 OpCost Gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const OpInput& a) {
+  if (!Fits({2, batch, m, n, k}) || !Fits({8, batch, m, n}) || !Fits({8, batch, m, k}) ||
+      !Fits({8, batch, n, k})) {
+    return {};
+  }
   const int64_t elem = DTypeBytes(a.dtype);
   std::string params = absl::StrCat("M=", m, ",N=", n, ",K=", k);
   if (batch != 1) params = absl::StrCat("B=", batch, ",", params);
@@ -200,7 +214,11 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   std::vector<int64_t> out_spatial(rank);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t h = x->dims[2 + i], r = w->dims[2 + i];
-    if (stride[i] < 1) return {};
+    constexpr int64_t kMaxArg = int64_t{1} << 31;  // keeps the arithmetic exact
+    if (stride[i] < 1 || stride[i] > kMaxArg || std::abs(padding[i]) > kMaxArg ||
+        dilation[i] < 0 || dilation[i] > kMaxArg || std::abs(output_padding[i]) > kMaxArg) {
+      return {};
+    }
     if (transposed) {
       out_spatial[i] = (h - 1) * stride[i] - 2 * padding[i] + dilation[i] * (r - 1) +
                        output_padding[i] + 1;
@@ -213,9 +231,17 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   }
   const int64_t in_spatial = Product(x->dims, 2, x->dims.size());
   const int64_t kernel = Product(w->dims, 2, w->dims.size());
+  double out_points = 1;
+  for (int64_t p : out_spatial) out_points *= static_cast<double>(p);
+  if (out_points > 1e15) return {};
   const int64_t out_sp = Product(out_spatial, 0, rank);
   // Each output (transposed: each input) point is a dot product over
   // (C/g)·R·S inputs.
+  if (!Fits({2, n, in_spatial, c, std::max<int64_t>(k / groups, 1), kernel}) ||
+      !Fits({2, n, k, std::max<int64_t>(out_sp, 1), std::max<int64_t>(c / groups, 1), kernel}) ||
+      !Fits({8, n, k, out_sp})) {
+    return {};
+  }
   const int64_t flops = transposed ? 2 * n * in_spatial * c * (k / groups) * kernel
                                    : 2 * n * k * out_sp * (c / groups) * kernel;
   const int64_t elem = DTypeBytes(x->dtype);
@@ -342,6 +368,9 @@ OpCost Elementwise(const ElementwiseKind& kind, const Inputs& in) {
     in_bytes += x.Bytes();
   }
   if (!first) return {};
+  double out_elements = 1;
+  for (int64_t d : shape) out_elements *= static_cast<double>(d);
+  if (out_elements > 1e17) return {};  // a broadcast far beyond any real tensor
   const int64_t out = Product(shape, 0, shape.size());
   const int64_t out_elem = kind.bool_output ? 1 : DTypeBytes(first->dtype);
   return Known(kind.flops_per_element * out, in_bytes + out * out_elem,

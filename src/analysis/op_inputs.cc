@@ -12,6 +12,8 @@ namespace neuronprof {
 namespace analysis {
 namespace {
 
+constexpr double kMaxTensorElements = 1099511627776.0;  // 2^40
+
 // Debian's Abseil has its own string_view type.
 absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
@@ -124,6 +126,11 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ParseDims(std::string_view tex
           if (!d.ok()) return d.status();
           if (*d < 0) return r.Error("negative dimension");
           dims.push_back(*d);
+          // No real tensor comes near 2^40 elements; the bound keeps every
+          // formula's products far from int64 overflow.
+          double elements = 1;
+          for (int64_t x : dims) elements *= static_cast<double>(x);
+          if (elements > kMaxTensorElements) return r.Error("tensor larger than 2^40 elements");
         } while (r.Consume(','));
         if (auto s = r.Expect(']'); !s.ok()) return s;
       }

@@ -194,6 +194,19 @@ TEST_CASE("malformed input stats are errors that name the stat") {
   CHECK((*escaped)[1].value == "a \"q\" \\ A");
 }
 
+TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {
+  auto huge = ParseOpInputs("[[2000000,2000000]]", "Float", "");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(std::string(huge.status().message()).find("larger than 2^40 elements") !=
+        std::string::npos);
+  // Each operand is legal, the product is not representable: unknown.
+  CHECK_FALSE(Cost("aten::mm", "[[1000000000,1],[1,1000000000]]", "Float,Float").known);
+  CHECK_FALSE(Cost("aten::add", "[[1000000000,1],[1,1000000000]]", "Float,Float").known);
+  CHECK_FALSE(Cost("aten::conv2d", "[[1,1,8,8],[1,1,3,3],[],[],[],[],[]]", "Float,Float,,,,,",
+                   R"(["","","None","[1, 1]","[9000000000000, 0]","[1, 1]","1"])")
+                  .known);
+}
+
 }  // namespace
 }  // namespace analysis
 }  // namespace neuronprof
