@@ -30,8 +30,8 @@ namespace neuronprof {
 
 enum class ProfileType {
   kTrace,     // Markers and runtime activity ("trace" in torch-neuronx).
-  kOperator,  // Plus framework operators; needs an operator collector such
-              // as neuronprof::torch linked in ("operator").
+  kOperator,  // Plus framework operators ("operator"): link neuronprof::torch
+              // and call EnableTorchOperators() (neuronprof/torch.h).
 };
 
 struct ProfilerOptions {
