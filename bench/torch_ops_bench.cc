@@ -15,6 +15,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -165,19 +166,28 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     }
     for (int i = 0; i < steps; ++i) step.Run();
     state.ResumeTiming();
+    const auto t0 = std::chrono::steady_clock::now();
     auto result = (*session)->Stop();
     if (!result.ok()) {
       state.SkipWithError("Stop failed");
       return;
     }
+    const auto t1 = std::chrono::steady_clock::now();
     auto files = neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench",
                                                          neuronprof::exporter::ExportOptions());
     if (!files.ok()) {
       state.SkipWithError(std::string(files.status().message()).c_str());
       return;
     }
+    const auto t2 = std::chrono::steady_clock::now();
+    state.counters["collect_ms"] =
+        std::chrono::duration<double, std::milli>(t1 - t0).count();
+    state.counters["write_ms"] = std::chrono::duration<double, std::milli>(t2 - t1).count();
     state.counters["events"] = static_cast<double>(result->stats.events);
     state.counters["drops"] = static_cast<double>(result->stats.dropped);
+    state.PauseTiming();
+    result = absl::StatusOr<neuronprof::session::CaptureResult>();  // Free off the clock.
+    state.ResumeTiming();
   }
 }
 BENCHMARK(BM_Export1MOps_CollectAndWrite)->Unit(benchmark::kMillisecond)->Iterations(2);
