@@ -265,21 +265,29 @@ void ActivityTranslator::TranslateMemset(const MemsetRecord& memset) {
   ++events_;
 }
 
+std::string_view ActivityTranslator::CallName(CUpti_CallbackDomain domain,
+                                              CUpti_CallbackId cbid) {
+  const uint64_t key = (uint64_t{static_cast<uint32_t>(domain)} << 32) | cbid;
+  auto [it, inserted] = call_names_.try_emplace(key);
+  if (inserted) {
+    const std::string_view name = ApiName(domain, cbid);
+    // An id this libcupti does not know still gets a stable, honest name.
+    it->second = !name.empty()
+                     ? std::string(name)
+                     : absl::StrCat(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                        ? "cuda_runtime_"
+                                        : "cuda_driver_",
+                                    cbid);
+  }
+  return it->second;
+}
+
 void ActivityTranslator::TranslateApi(const ApiRecord& api,
                                       CUpti_CallbackDomain domain) {
   if (!UsableTimes(api.start, api.end)) return;
-  std::string_view name = ApiName(domain, api.cbid);
-  std::string fallback;
-  if (name.empty()) {
-    fallback = absl::StrCat(domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                                ? "cuda_runtime_"
-                                : "cuda_driver_",
-                            api.cbid);
-    name = fallback;
-  }
   RuntimeCall call;
   call.thread_id = api.threadId;
-  call.name = name;
+  call.name = CallName(domain, api.cbid);
   call.start_ns = api.start;
   call.end_ns = api.end;
   call.correlation_id = api.correlationId;

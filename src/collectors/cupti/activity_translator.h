@@ -66,6 +66,7 @@ class ActivityTranslator {
   void AddCopy(DeviceEvent& event, uint8_t copy_kind, uint8_t src_kind,
                uint8_t dst_kind, uint8_t flags, uint32_t dest_device);
   std::string_view KernelName(const char* mangled);
+  std::string_view CallName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
   DeviceActivitySink& sink_;
   const std::map<int, GpuProperties>& gpus_;
@@ -73,6 +74,8 @@ class ActivityTranslator {
   // CUPTI shares one name pointer among all records of a kernel, so each
   // name is demangled once.
   std::unordered_map<const char*, std::string> kernel_names_;
+  // (domain << 32 | callback id) -> API name, looked up in libcupti once.
+  std::unordered_map<uint64_t, std::string> call_names_;
   std::string scratch_;
   uint64_t events_ = 0;
   uint64_t runtime_calls_ = 0;
