@@ -60,6 +60,7 @@ struct Buffers {
   float* x = nullptr;
   float* y = nullptr;
   float* partial = nullptr;
+  float* z = nullptr;  // The side stream's own data: no race with compute.
 };
 
 constexpr int kN = 1 << 22;
@@ -85,7 +86,7 @@ bool RunStep(int step, Buffers& b, cudaStream_t compute, cudaStream_t side) {
     saxpy<<<kBlocks, kBlock, 0, compute>>>(kN, 2.0f, b.x, b.y);
     block_sum<<<kBlocks, kBlock, kBlock * sizeof(float), compute>>>(
         kN, b.y, b.partial);
-    scale<<<132, 512, 0, side>>>(kN, 0.5f, b.x);
+    scale<<<132, 512, 0, side>>>(kN, 0.5f, b.z);
     if (!Check(cudaGetLastError(), "kernel launch")) return false;
   }
   {
@@ -131,6 +132,8 @@ int main(int argc, char** argv) {
       !Check(cudaMalloc(&b.x, kN * sizeof(float)), "cudaMalloc") ||
       !Check(cudaMalloc(&b.y, kN * sizeof(float)), "cudaMalloc") ||
       !Check(cudaMalloc(&b.partial, kBlocks * sizeof(float)), "cudaMalloc") ||
+      !Check(cudaMalloc(&b.z, kN * sizeof(float)), "cudaMalloc") ||
+      !Check(cudaMemset(b.z, 0, kN * sizeof(float)), "cudaMemset") ||
       !Check(cudaStreamCreate(&compute), "cudaStreamCreate") ||
       !Check(cudaStreamCreate(&side), "cudaStreamCreate")) {
     return 1;
@@ -172,6 +175,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  cudaFree(b.z);
   cudaFree(b.partial);
   cudaFree(b.y);
   cudaFree(b.x);
