@@ -16,11 +16,13 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "neuronprof/trace.h"
+#include "src/analysis/operator_annotator.h"
 #include "src/collectors/collector.h"
 #include "src/collectors/torch/op_callbacks.h"
 #include "src/core/recorder.h"
@@ -140,6 +142,12 @@ BENCHMARK(BM_MlpStep_TorchLegacyProfiler)->Unit(benchmark::kMicrosecond)->Iterat
 void BM_MlpStep_TorchLegacyProfilerShapes(benchmark::State& state) { RunLegacy(state, true); }
 BENCHMARK(BM_MlpStep_TorchLegacyProfilerShapes)->Unit(benchmark::kMicrosecond)->Iterations(3000);
 
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 // About 1M ops in one capture, then collect (host plane + operator
 // annotation: scope, tf_op, FLOPs, bytes) and write xplane.pb +
 // trace.json.gz. Only the collect + write part is timed.
@@ -167,12 +175,14 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     for (int i = 0; i < steps; ++i) step.Run();
     state.ResumeTiming();
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ThreadCpuMs();
     auto result = (*session)->Stop();
     if (!result.ok()) {
       state.SkipWithError("Stop failed");
       return;
     }
     const auto t1 = std::chrono::steady_clock::now();
+    const double cpu1 = ThreadCpuMs();
     auto files = neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench",
                                                          neuronprof::exporter::ExportOptions());
     if (!files.ok()) {
@@ -183,6 +193,15 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.counters["collect_ms"] =
         std::chrono::duration<double, std::milli>(t1 - t0).count();
     state.counters["write_ms"] = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    state.counters["collect_cpu_ms"] = cpu1 - cpu0;
+    {
+      // Annotation alone (idempotent: it replaces its own stats).
+      state.PauseTiming();
+      const double a0 = ThreadCpuMs();
+      neuronprof::analysis::AnnotateOperatorEvents(&result->space);
+      state.counters["annotate_cpu_ms"] = ThreadCpuMs() - a0;
+      state.ResumeTiming();
+    }
     state.counters["events"] = static_cast<double>(result->stats.events);
     state.counters["drops"] = static_cast<double>(result->stats.dropped);
     state.PauseTiming();

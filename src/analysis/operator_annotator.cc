@@ -1,8 +1,10 @@
 #include "src/analysis/operator_annotator.h"
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "src/analysis/operator_events.h"
@@ -42,20 +44,25 @@ std::string OpNamePart(std::string_view text) {
   return out;
 }
 
-void RemoveStats(const tensorflow::profiler::XPlane& plane,
-                 tensorflow::profiler::XEvent* event,
-                 std::initializer_list<std::string_view> names) {
+// Drops the stats with these metadata ids (a re-run replaces its output).
+void RemoveStats(tensorflow::profiler::XEvent* event, const std::vector<int64_t>& ids) {
   auto* stats = event->mutable_stats();
   for (int i = stats->size(); i-- > 0;) {
-    auto it = plane.stat_metadata().find(stats->Get(i).metadata_id());
-    if (it == plane.stat_metadata().end()) continue;
-    for (std::string_view name : names) {
-      if (it->second.name() == name) {
-        stats->DeleteSubrange(i, 1);
-        break;
-      }
+    if (std::find(ids.begin(), ids.end(), stats->Get(i).metadata_id()) != ids.end()) {
+      stats->DeleteSubrange(i, 1);
     }
   }
+}
+
+std::vector<int64_t> ExistingStatIds(const tensorflow::profiler::XPlane& plane,
+                                     std::initializer_list<std::string_view> names) {
+  std::vector<int64_t> ids;
+  for (const auto& [id, metadata] : plane.stat_metadata()) {
+    for (std::string_view name : names) {
+      if (metadata.name() == name) ids.push_back(id);
+    }
+  }
+  return ids;
 }
 
 }  // namespace
@@ -70,20 +77,29 @@ void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space) {
   const OperatorEvents events = CollectOperatorEvents(*space);
   int builder_plane = -1;
   std::unique_ptr<xplane::XPlaneBuilder> builder;
+  std::vector<int64_t> stale_ids;
+  // Scopes and op names repeat every step: build each tf_op once.
+  absl::flat_hash_map<std::string, std::string> tf_ops;
+  std::string key;
   for (const OperatorEvent& op : events.ops) {
     tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
     if (op.plane != builder_plane) {
+      stale_ids = ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat,
+                                           xplane::kTfOpStat, xplane::kFlopsStat,
+                                           xplane::kBytesAccessedStat});
       builder = std::make_unique<xplane::XPlaneBuilder>(plane);
       builder_plane = op.plane;
+      tf_ops.clear();
     }
     tensorflow::profiler::XEvent* event =
         plane->mutable_lines(op.line)->mutable_events(op.event);
-    RemoveStats(*plane, event,
-                {xplane::kOpScopeStat, xplane::kOpLayerStat, xplane::kTfOpStat,
-                 xplane::kFlopsStat, xplane::kBytesAccessedStat});
-    if (!op.scope.empty()) builder->AddStat(event, xplane::kOpScopeStat, op.scope);
-    if (!op.layer.empty()) builder->AddStat(event, xplane::kOpLayerStat, op.layer);
-    builder->AddStat(event, xplane::kTfOpStat, TfOpValue(op.scope, op.name));
+    if (!stale_ids.empty()) RemoveStats(event, stale_ids);
+    if (!op.scope.empty()) builder->AddRefStat(event, xplane::kOpScopeStat, op.scope);
+    if (!op.layer.empty()) builder->AddRefStat(event, xplane::kOpLayerStat, op.layer);
+    key.assign(op.scope).append("\x1f").append(op.name);
+    auto tf_op = tf_ops.find(key);
+    if (tf_op == tf_ops.end()) tf_op = tf_ops.emplace(key, TfOpValue(op.scope, op.name)).first;
+    builder->AddRefStat(event, xplane::kTfOpStat, tf_op->second);
     if (op.source != CostSource::kUnknown) {
       builder->AddStat(event, xplane::kFlopsStat, op.self_flops);
       builder->AddStat(event, xplane::kBytesAccessedStat, op.self_bytes);

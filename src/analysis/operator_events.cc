@@ -21,22 +21,80 @@ using tensorflow::profiler::XStat;
 constexpr char kLayerPrefix[] = "layer:";
 constexpr size_t kLayerPrefixSize = sizeof(kLayerPrefix) - 1;
 
-const XStat* FindStat(const XPlane& plane, const XEvent& event, std::string_view name) {
-  auto matches = [&](const XStat& stat) {
-    auto it = plane.stat_metadata().find(stat.metadata_id());
-    return it != plane.stat_metadata().end() && it->second.name() == name;
-  };
+// The metadata id of stat `name` in `plane`, or -1.
+int64_t StatId(const XPlane& plane, std::string_view name) {
+  for (const auto& [id, metadata] : plane.stat_metadata()) {
+    if (metadata.name() == name) return id;
+  }
+  return -1;
+}
+
+// A stat of the event, else of its metadata; compares ids only, so callers
+// that read many events resolve names once per plane (StatId).
+const XStat* FindStatById(const XPlane& plane, const XEvent& event, int64_t id) {
+  if (id < 0) return nullptr;
   for (const XStat& stat : event.stats()) {
-    if (matches(stat)) return &stat;
+    if (stat.metadata_id() == id) return &stat;
   }
   auto meta = plane.event_metadata().find(event.metadata_id());
   if (meta != plane.event_metadata().end()) {
     for (const XStat& stat : meta->second.stats()) {
-      if (matches(stat)) return &stat;
+      if (stat.metadata_id() == id) return &stat;
     }
   }
   return nullptr;
 }
+
+const XStat* FindStat(const XPlane& plane, const XEvent& event, std::string_view name) {
+  return FindStatById(plane, event, StatId(plane, name));
+}
+
+void StatText(const XPlane& plane, const XStat& stat, std::string* out) {
+  switch (stat.value_case()) {
+    case XStat::kStrValue: *out = stat.str_value(); break;
+    case XStat::kRefValue: {
+      auto it = plane.stat_metadata().find(stat.ref_value());
+      *out = it == plane.stat_metadata().end() ? "" : it->second.name();
+      break;
+    }
+    case XStat::kInt64Value: *out = absl::StrCat(stat.int64_value()); break;
+    case XStat::kUint64Value: *out = absl::StrCat(stat.uint64_value()); break;
+    case XStat::kDoubleValue: *out = absl::StrCat(stat.double_value()); break;
+    default: *out = ""; break;
+  }
+}
+
+bool StatInt(const XStat* stat, int64_t* out) {
+  if (stat == nullptr) return false;
+  if (stat->value_case() == XStat::kInt64Value) {
+    *out = stat->int64_value();
+  } else if (stat->value_case() == XStat::kUint64Value) {
+    *out = static_cast<int64_t>(stat->uint64_value());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Stats the operator walk reads, resolved once per plane.
+struct OperatorStatIds {
+  explicit OperatorStatIds(const XPlane& plane)
+      : framework(StatId(plane, xplane::kOpFrameworkStat)),
+        root(StatId(plane, xplane::kRootLevelStat)),
+        direction(StatId(plane, xplane::kOpDirectionStat)),
+        seq(StatId(plane, xplane::kOpSequenceStat)),
+        dims(StatId(plane, xplane::kOpInputDimsStat)),
+        types(StatId(plane, xplane::kOpInputTypesStat)),
+        values(StatId(plane, xplane::kOpInputValuesStat)) {}
+  int64_t framework, root, direction, seq, dims, types, values;
+};
+
+// A whole capture holds a few hundred distinct (op, direction, inputs)
+// among millions of calls: their costs are computed once.
+struct CachedCost {
+  OpCost cost;
+  std::string error;  // Non-empty when the input stats did not parse.
+};
 
 std::string EventName(const XPlane& plane, const XEvent& event) {
   auto it = plane.event_metadata().find(event.metadata_id());
@@ -66,53 +124,44 @@ bool EventStatText(const XPlane& plane, const XEvent& event, std::string_view na
                    std::string* out) {
   const XStat* stat = FindStat(plane, event, name);
   if (!stat) return false;
-  switch (stat->value_case()) {
-    case XStat::kStrValue: *out = stat->str_value(); break;
-    case XStat::kRefValue: {
-      auto it = plane.stat_metadata().find(stat->ref_value());
-      *out = it == plane.stat_metadata().end() ? "" : it->second.name();
-      break;
-    }
-    case XStat::kInt64Value: *out = absl::StrCat(stat->int64_value()); break;
-    case XStat::kUint64Value: *out = absl::StrCat(stat->uint64_value()); break;
-    case XStat::kDoubleValue: *out = absl::StrCat(stat->double_value()); break;
-    default: *out = ""; break;
-  }
+  StatText(plane, *stat, out);
   return true;
 }
 
 bool EventStatInt(const XPlane& plane, const XEvent& event, std::string_view name,
                   int64_t* out) {
-  const XStat* stat = FindStat(plane, event, name);
-  if (!stat) return false;
-  if (stat->value_case() == XStat::kInt64Value) {
-    *out = stat->int64_value();
-  } else if (stat->value_case() == XStat::kUint64Value) {
-    *out = static_cast<int64_t>(stat->uint64_value());
-  } else {
-    return false;
-  }
-  return true;
+  return StatInt(FindStat(plane, event, name), out);
 }
 
 std::vector<int> SortedEventIndices(const XLine& line) {
   std::vector<int> order(line.events_size());
   for (int i = 0; i < line.events_size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+  auto before = [&](int a, int b) {
     const XEvent& x = line.events(a);
     const XEvent& y = line.events(b);
     if (x.offset_ps() != y.offset_ps()) return x.offset_ps() < y.offset_ps();
     return x.duration_ps() > y.duration_ps();
-  });
+  };
+  // Our own host planes are written in this order already.
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+  }
   return order;
 }
 
 OperatorEvents CollectOperatorEvents(const XSpace& space) {
   OperatorEvents result;
   std::vector<OperatorEvent>& ops = result.ops;
+  absl::flat_hash_map<std::string, CachedCost> costs;
+  std::string cost_key;
   for (int p = 0; p < space.planes_size(); ++p) {
     const XPlane& plane = space.planes(p);
     if (!absl::StartsWith(plane.name(), "/host:")) continue;
+    const OperatorStatIds ids(plane);
+    if (ids.framework < 0) continue;  // No operators on this plane.
+    size_t plane_events = 0;
+    for (const XLine& line : plane.lines()) plane_events += line.events_size();
+    ops.reserve(ops.size() + plane_events);
     for (int l = 0; l < plane.lines_size(); ++l) {
       const XLine& line = plane.lines(l);
       const int64_t line_ps = line.timestamp_ns() * 1000;
@@ -123,10 +172,9 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         const int64_t start = line_ps + event.offset_ps();
         const int64_t end = start + event.duration_ps();
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
-        std::string framework;
-        if (!EventStatText(plane, event, xplane::kOpFrameworkStat, &framework)) {
+        if (FindStatById(plane, event, ids.framework) == nullptr) {
           int64_t root = 0;
-          const bool step = EventStatInt(plane, event, xplane::kRootLevelStat, &root) && root != 0;
+          const bool step = StatInt(FindStatById(plane, event, ids.root), &root) && root != 0;
           stack.push_back({end, -1, step ? "" : EventName(plane, event), step});
           continue;
         }
@@ -138,8 +186,10 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         op.start_ps = start;
         op.duration_ps = event.duration_ps();
         op.self_ps = op.duration_ps;
-        EventStatText(plane, event, xplane::kOpDirectionStat, &op.direction);
-        op.has_seq = EventStatInt(plane, event, xplane::kOpSequenceStat, &op.seq);
+        if (const XStat* direction = FindStatById(plane, event, ids.direction)) {
+          StatText(plane, *direction, &op.direction);
+        }
+        op.has_seq = StatInt(FindStatById(plane, event, ids.seq), &op.seq);
         std::vector<std::string> scope, layers;
         for (const Open& open : stack) {
           if (open.op_index >= 0) {
@@ -158,21 +208,40 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
 
         std::string dims, types, values;
-        std::vector<OpInput> inputs;
-        if (EventStatText(plane, event, xplane::kOpInputDimsStat, &dims)) {
-          EventStatText(plane, event, xplane::kOpInputTypesStat, &types);
-          EventStatText(plane, event, xplane::kOpInputValuesStat, &values);
-          auto parsed = ParseOpInputs(dims, types, values);
-          if (parsed.ok()) {
-            inputs = std::move(*parsed);
-          } else {
-            if (result.malformed_inputs++ == 0) {
-              result.first_input_error = absl::StrCat(op.name, ": ", parsed.status().message());
-            }
+        const XStat* dims_stat = FindStatById(plane, event, ids.dims);
+        if (dims_stat != nullptr) {
+          StatText(plane, *dims_stat, &dims);
+          if (const XStat* stat = FindStatById(plane, event, ids.types)) {
+            StatText(plane, *stat, &types);
+          }
+          if (const XStat* stat = FindStatById(plane, event, ids.values)) {
+            StatText(plane, *stat, &values);
           }
         }
-        op.formula = ComputeOpCost(
-            op.name, inputs, op.direction == "bprop" ? Direction::kBackward : Direction::kForward);
+        const Direction direction =
+            op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
+        cost_key = absl::StrCat(op.name, "\x1f", direction == Direction::kBackward ? "b" : "f",
+                                "\x1f", dims_stat ? "1" : "0", dims, "\x1f", types, "\x1f",
+                                values);
+        auto cached = costs.find(cost_key);
+        if (cached == costs.end()) {
+          CachedCost entry;
+          std::vector<OpInput> inputs;
+          if (dims_stat != nullptr) {
+            auto parsed = ParseOpInputs(dims, types, values);
+            if (parsed.ok()) {
+              inputs = std::move(*parsed);
+            } else {
+              entry.error = std::string(parsed.status().message());
+            }
+          }
+          entry.cost = ComputeOpCost(op.name, inputs, direction);
+          cached = costs.emplace(cost_key, std::move(entry)).first;
+        }
+        if (!cached->second.error.empty() && result.malformed_inputs++ == 0) {
+          result.first_input_error = absl::StrCat(op.name, ": ", cached->second.error);
+        }
+        op.formula = cached->second.cost;
         if (op.parent >= 0) ops[op.parent].self_ps -= op.duration_ps;
         stack.push_back({end, static_cast<int>(ops.size()), "", false});
         ops.push_back(std::move(op));

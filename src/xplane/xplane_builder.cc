@@ -116,6 +116,11 @@ void XPlaneBuilder::AddStat(XEvent* event, std::string_view name,
                             std::string_view value) {
   NewStat(event->mutable_stats(), name)->set_str_value(std::string(value));
 }
+void XPlaneBuilder::AddRefStat(XEvent* event, std::string_view name,
+                               std::string_view value) {
+  XStat* stat = NewStat(event->mutable_stats(), name);
+  stat->set_ref_value(static_cast<uint64_t>(StatMetadataId(value)));
+}
 void XPlaneBuilder::AddPlaneStat(std::string_view name, int64_t value) {
   NewStat(plane_->mutable_stats(), name)->set_int64_value(value);
 }

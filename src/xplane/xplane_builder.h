@@ -46,6 +46,10 @@ class XPlaneBuilder {
   void AddStat(XEvent* event, std::string_view name, uint64_t value);
   void AddStat(XEvent* event, std::string_view name, double value);
   void AddStat(XEvent* event, std::string_view name, std::string_view value);
+  // A string stat whose value is interned as stat metadata (XStat
+  // ref_value, as TSL writes repeated strings): one copy per distinct value
+  // instead of one per event. xprof and our exporters read both forms.
+  void AddRefStat(XEvent* event, std::string_view name, std::string_view value);
   void AddPlaneStat(std::string_view name, int64_t value);
   void AddPlaneStat(std::string_view name, uint64_t value);
   void AddPlaneStat(std::string_view name, std::string_view value);

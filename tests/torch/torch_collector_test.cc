@@ -56,6 +56,9 @@ std::vector<Op> HostEvents(const XSpace& space) {
             case tensorflow::profiler::XStat::kDoubleValue:
               op.stats[key] = std::to_string(stat.double_value());
               break;
+            case tensorflow::profiler::XStat::kRefValue:  // Interned string.
+              op.stats[key] = plane.stat_metadata().at(stat.ref_value()).name();
+              break;
             default:
               op.stats[key] = stat.str_value();
           }
