@@ -145,7 +145,9 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
     CHECK(host->stat_metadata().at(step.stats(0).metadata_id()).name() == "step_num");
     CHECK(step.stats(0).int64_value() == i / 2);
     CHECK(host->stat_metadata().at(step.stats(1).metadata_id()).name() == "_r");
-    CHECK(child.stats(0).str_value() == "fc1");
+    // String arguments are interned (ref_value names a stat metadata entry).
+    REQUIRE(child.stats(0).value_case() == tensorflow::profiler::XStat::kRefValue);
+    CHECK(host->stat_metadata().at(child.stats(0).ref_value()).name() == "fc1");
   }
   // Line times are relative to the profile start and fall in the window.
   CHECK(main_line.timestamp_ns() >= 0);

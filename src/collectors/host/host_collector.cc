@@ -103,7 +103,8 @@ void AddHostPlane(const core::RecordedCapture& capture,
           case 'i': plane.AddStat(event, arg.key, arg.int_value); break;
           case 'u': plane.AddStat(event, arg.key, arg.uint_value); break;
           case 'd': plane.AddStat(event, arg.key, arg.double_value); break;
-          default: plane.AddStat(event, arg.key, arg.string_value); break;
+          // Interned: op inputs and most marker strings repeat per step.
+          default: plane.AddRefStat(event, arg.key, arg.string_value); break;
         }
       }
     }
