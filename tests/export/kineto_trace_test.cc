@@ -184,7 +184,7 @@ TEST_CASE("kineto trace: operator args in Kineto's spellings") {
   CHECK_FALSE(Trace::Has(Trace::Args(*trace.Named("aten::copy_")[0]), "Sequence number"));
 }
 
-TEST_CASE("kineto trace: External ids are unique; runtime and device events link to ops") {
+TEST_CASE("kineto trace: External ids are unique, runtime and device events link to ops") {
   Trace trace(testing::KinetoSampleSpace());
   std::map<double, const Struct*> host_by_external;
   for (const Struct* e : trace.events()) {
