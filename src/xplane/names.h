@@ -68,6 +68,7 @@ inline constexpr char kProfileStartTimeStat[] = "profile_start_time";
 inline constexpr char kProfileStopTimeStat[] = "profile_stop_time";
 
 // Plane-level stats written by neuronprof.
+inline constexpr char kProcessIdStat[] = "pid";  // int64, on the host plane
 inline constexpr char kDroppedEventsStat[] = "neuronprof_dropped_events";
 
 }  // namespace xplane

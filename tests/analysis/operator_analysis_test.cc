@@ -250,7 +250,7 @@ TEST_CASE("the step breakdown adds up to the step time") {
   CHECK(steps[1].name == "train 1");
 }
 
-TEST_CASE("annotation adds scope, layer, tf_op and self costs; twice changes nothing") {
+TEST_CASE("annotation adds scope, layer, tf_op and self costs, and twice changes nothing") {
   auto space = testing::MakeOperatorSpace(1, false);
   AnnotateOperatorEvents(&space);
   const auto once = space.SerializeAsString();

@@ -1,5 +1,7 @@
 #include "src/collectors/host/host_collector.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -53,7 +55,15 @@ class HostCollector : public Collector {
 
 void AddHostPlane(const core::RecordedCapture& capture,
                   tensorflow::profiler::XSpace* space, CollectStats* stats) {
+  // Lines are relative to the profile start of the whole capture (the
+  // Task Environment plane, set by the session before collecting), which
+  // other collectors' planes share; the recorder itself starts a little
+  // later (its buffer is committed first).
+  int64_t base_epoch_ns = xplane::ProfileStartEpochNs(*space);
+  if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
   xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  // Exporters that key by process (Kineto's pid) read it from here.
+  plane.AddPlaneStat(xplane::kProcessIdStat, static_cast<int64_t>(getpid()));
   const double ns_per_tick = capture.clock.ns_per_tick();
 
   // Linux reuses thread ids: threads that shared an id share a line.
@@ -87,7 +97,7 @@ void AddHostPlane(const core::RecordedCapture& capture,
     // into int64 picoseconds, which epoch nanoseconds would overflow.
     auto* line = plane.AddLine(
         thread_id, line_name,
-        capture.clock.ToEpochNs(line_start) - capture.start_epoch_ns);
+        capture.clock.ToEpochNs(line_start) - base_epoch_ns);
     uint64_t line_end = line_start;
     for (const EventRecord* record : events) {
       const int64_t metadata_id = plane.EventMetadataId(core::PlainName(*record));
