@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "src/export/json_text.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -17,48 +18,9 @@ namespace {
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XStat;
 
-void AppendEscaped(std::string* out, std::string_view text) {
-  out->push_back('"');
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\t': out->append("\\t"); break;
-      case '\r': out->append("\\r"); break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out->append(escaped);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-template <typename Int>
-void AppendInt(std::string* out, Int value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  out->append(digits, static_cast<size_t>(end - digits));
-}
-
-// Microseconds with nanosecond precision, printed exactly from integer ns.
-void AppendMicros(std::string* out, int64_t ns) {
-  if (ns < 0) {
-    out->push_back('-');
-    ns = -ns;
-  }
-  AppendInt(out, ns / 1000);
-  const int rest = static_cast<int>(ns % 1000);
-  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
-                            static_cast<char>('0' + rest / 10 % 10),
-                            static_cast<char>('0' + rest % 10)};
-  out->append(fraction, sizeof(fraction));
-}
+using json::AppendEscaped;
+using json::AppendInt;
+using json::AppendMicros;
 
 void AppendStatValue(std::string* out, const XPlane& plane, const XStat& stat) {
   switch (stat.value_case()) {
