@@ -1,6 +1,7 @@
 #include "src/analysis/operator_events.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -64,6 +65,18 @@ void StatText(const XPlane& plane, const XStat& stat, std::string* out) {
   }
 }
 
+// The text of a string or interned stat without copying it; other kinds
+// are printed into `scratch`.
+std::string_view StatView(const XPlane& plane, const XStat& stat, std::string* scratch) {
+  if (stat.value_case() == XStat::kStrValue) return stat.str_value();
+  if (stat.value_case() == XStat::kRefValue) {
+    auto it = plane.stat_metadata().find(stat.ref_value());
+    return it == plane.stat_metadata().end() ? std::string_view() : it->second.name();
+  }
+  StatText(plane, stat, scratch);
+  return *scratch;
+}
+
 bool StatInt(const XStat* stat, int64_t* out) {
   if (stat == nullptr) return false;
   if (stat->value_case() == XStat::kInt64Value) {
@@ -105,8 +118,10 @@ std::string EventName(const XPlane& plane, const XEvent& event) {
 struct Open {
   int64_t end_ps;
   int op_index;        // -1 for markers
-  std::string marker;  // marker name ("" for ops and steps)
-  bool step;
+  // Scope and layer path of whatever nests in this event, built once when
+  // it opens rather than per nested op.
+  std::shared_ptr<const std::string> scope;
+  std::shared_ptr<const std::string> layer;
 };
 
 }  // namespace
@@ -167,6 +182,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
       const int64_t line_ps = line.timestamp_ns() * 1000;
       const size_t first_op = ops.size();
       std::vector<Open> stack;
+      const auto empty = std::make_shared<const std::string>();
       for (int e : SortedEventIndices(line)) {
         const XEvent& event = line.events(e);
         const int64_t start = line_ps + event.offset_ps();
@@ -175,7 +191,22 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (FindStatById(plane, event, ids.framework) == nullptr) {
           int64_t root = 0;
           const bool step = StatInt(FindStatById(plane, event, ids.root), &root) && root != 0;
-          stack.push_back({end, -1, step ? "" : EventName(plane, event), step});
+          Open open{end, -1, empty, empty};
+          if (!stack.empty()) {
+            open.scope = stack.back().scope;
+            open.layer = stack.back().layer;
+          }
+          if (!step) {  // Steps are not scopes.
+            const std::string marker = EventName(plane, event);
+            open.scope = std::make_shared<const std::string>(
+                open.scope->empty() ? marker : absl::StrCat(*open.scope, "/", marker));
+            if (absl::StartsWith(marker, kLayerPrefix)) {
+              const std::string layer = marker.substr(kLayerPrefixSize);
+              open.layer = std::make_shared<const std::string>(
+                  open.layer->empty() ? layer : absl::StrCat(*open.layer, ":", layer));
+            }
+          }
+          stack.push_back(std::move(open));
           continue;
         }
         OperatorEvent op;
@@ -190,39 +221,43 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
           StatText(plane, *direction, &op.direction);
         }
         op.has_seq = StatInt(FindStatById(plane, event, ids.seq), &op.seq);
-        std::vector<std::string> scope, layers;
-        for (const Open& open : stack) {
-          if (open.op_index >= 0) {
-            op.parent = open.op_index;  // the innermost enclosing op wins
-            continue;
-          }
-          if (open.step) continue;
-          scope.push_back(open.marker);
-          if (absl::StartsWith(open.marker, kLayerPrefix)) {
-            layers.push_back(open.marker.substr(kLayerPrefixSize));
+        for (auto open = stack.rbegin(); open != stack.rend(); ++open) {
+          if (open->op_index >= 0) {
+            op.parent = open->op_index;  // the innermost enclosing op wins
+            break;
           }
         }
-        op.scope = absl::StrJoin(scope, "/");
-        op.layer = absl::StrJoin(layers, ":");
+        if (!stack.empty()) {
+          op.scope = *stack.back().scope;
+          op.layer = *stack.back().layer;
+        }
         if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
         if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
 
-        std::string dims, types, values;
+        // Views into the plane (interned values) or a scratch copy of
+        // numbers: no per-op copies of the input strings.
+        std::string dims_scratch, types_scratch, values_scratch;
+        std::string_view dims, types, values;
         const XStat* dims_stat = FindStatById(plane, event, ids.dims);
         if (dims_stat != nullptr) {
-          StatText(plane, *dims_stat, &dims);
+          dims = StatView(plane, *dims_stat, &dims_scratch);
           if (const XStat* stat = FindStatById(plane, event, ids.types)) {
-            StatText(plane, *stat, &types);
+            types = StatView(plane, *stat, &types_scratch);
           }
           if (const XStat* stat = FindStatById(plane, event, ids.values)) {
-            StatText(plane, *stat, &values);
+            values = StatView(plane, *stat, &values_scratch);
           }
         }
         const Direction direction =
             op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
-        cost_key = absl::StrCat(op.name, "\x1f", direction == Direction::kBackward ? "b" : "f",
-                                "\x1f", dims_stat ? "1" : "0", dims, "\x1f", types, "\x1f",
-                                values);
+        cost_key.assign(op.name)
+            .append(direction == Direction::kBackward ? "\x1f" "b" : "\x1f" "f")
+            .append(dims_stat ? "\x1f" "1" : "\x1f" "0")
+            .append(dims.data(), dims.size())
+            .append(1, '\x1f')
+            .append(types.data(), types.size())
+            .append(1, '\x1f')
+            .append(values.data(), values.size());
         auto cached = costs.find(cost_key);
         if (cached == costs.end()) {
           CachedCost entry;
@@ -243,7 +278,13 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         }
         op.formula = cached->second.cost;
         if (op.parent >= 0) ops[op.parent].self_ps -= op.duration_ps;
-        stack.push_back({end, static_cast<int>(ops.size()), "", false});
+        // Ops pass their enclosing scope on unchanged.
+        Open open{end, static_cast<int>(ops.size()), empty, empty};
+        if (!stack.empty()) {
+          open.scope = stack[stack.size() - 1].scope;
+          open.layer = stack[stack.size() - 1].layer;
+        }
+        stack.push_back(std::move(open));
         ops.push_back(std::move(op));
       }
 
