@@ -18,6 +18,7 @@
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
 #include "src/collectors/cupti/activity_translator.h"
+#include "tests/collectors/cupti_test_gpu.h"
 #include "src/collectors/cupti/buffer_pool.h"
 #include "src/collectors/cupti/cupti_collector.h"
 #include "src/collectors/cupti/gpu_properties.h"
@@ -31,6 +32,9 @@
 namespace neuronprof {
 namespace cupti {
 namespace {
+
+using testing::AsActivity;
+using testing::H100;
 
 // Copies everything the collector reports, as the real sink does.
 class RecordingSink : public DeviceActivitySink {
@@ -87,35 +91,6 @@ class RecordingSink : public DeviceActivitySink {
   std::map<std::pair<int, std::string>, std::string> string_properties;
   std::map<std::pair<int, std::string>, int64_t> int_properties;
 };
-
-// An H100 SXM as its driver reports it.
-GpuProperties H100() {
-  GpuProperties gpu;
-  gpu.name = "NVIDIA H100 80GB HBM3";
-  gpu.compute_major = 9;
-  gpu.compute_minor = 0;
-  gpu.sm_count = 132;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_threads_per_sm = 2048;
-  gpu.max_blocks_per_sm = 32;
-  gpu.regs_per_block = 65536;
-  gpu.regs_per_sm = 65536;
-  gpu.warp_size = 32;
-  gpu.shared_memory_per_block = 49152;
-  gpu.shared_memory_per_block_optin = 232448;
-  gpu.shared_memory_per_sm = 233472;
-  gpu.reserved_shared_memory_per_block = 1024;
-  gpu.clock_rate_khz = 1980000;
-  gpu.memory_clock_khz = 2619000;
-  gpu.memory_bus_width_bits = 5120;
-  gpu.memory_bytes = int64_t{85} << 30;
-  return gpu;
-}
-
-template <typename Record>
-const CUpti_Activity& AsActivity(const Record& record) {
-  return reinterpret_cast<const CUpti_Activity&>(record);
-}
 
 KernelRecord MakeKernel() {
   KernelRecord kernel{};

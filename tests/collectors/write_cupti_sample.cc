@@ -12,6 +12,7 @@
 #include <string>
 
 #include "src/collectors/cupti/activity_translator.h"
+#include "tests/collectors/cupti_test_gpu.h"
 #include "src/collectors/cupti/driver_properties.h"
 #include "src/collectors/device/device_activity.h"
 #include "src/collectors/device/device_planes.h"
@@ -24,33 +25,8 @@ using neuronprof::cupti::ApiRecord;
 using neuronprof::cupti::GpuProperties;
 using neuronprof::cupti::KernelRecord;
 using neuronprof::cupti::MemcpyRecord;
-
-template <typename Record>
-const CUpti_Activity& AsActivity(const Record& record) {
-  return reinterpret_cast<const CUpti_Activity&>(record);
-}
-
-GpuProperties H100() {
-  GpuProperties gpu;
-  gpu.name = "NVIDIA H100 80GB HBM3";
-  gpu.compute_major = 9;
-  gpu.sm_count = 132;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_threads_per_sm = 2048;
-  gpu.max_blocks_per_sm = 32;
-  gpu.regs_per_block = 65536;
-  gpu.regs_per_sm = 65536;
-  gpu.warp_size = 32;
-  gpu.shared_memory_per_block = 49152;
-  gpu.shared_memory_per_block_optin = 232448;
-  gpu.shared_memory_per_sm = 233472;
-  gpu.reserved_shared_memory_per_block = 1024;
-  gpu.clock_rate_khz = 1980000;
-  gpu.memory_clock_khz = 2619000;
-  gpu.memory_bus_width_bits = 5120;
-  gpu.memory_bytes = int64_t{85} << 30;
-  return gpu;
-}
+using neuronprof::testing::AsActivity;
+using neuronprof::testing::H100;
 
 }  // namespace
 
