@@ -19,7 +19,10 @@
 //                  ends; see docs/OPERATORS.md)
 // Callbacks are registered when a kOperator window opens and removed when
 // it closes, so libtorch runs at full speed outside captures. Operators need
-// host_tracer_level >= 1.
+// host_tracer_level >= 1. Remote captures through the profiler server
+// (TensorBoard's Capture Profile, `neuronprof capture`) have no
+// profile_type: once enabled here, they record operators when the client
+// asks for host_tracer_level >= 2 (the default).
 #ifndef NEURONPROF_TORCH_H_
 #define NEURONPROF_TORCH_H_
 
@@ -34,8 +37,8 @@ struct TorchOperatorOptions {
   bool record_shapes = true;
 };
 
-// Makes every later capture with ProfileType::kOperator record libtorch
-// operators. Safe to call again (the latest options apply to the next
+// Makes every later capture with ProfileType::kOperator (and every remote
+// capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest options apply to the next
 // capture) and from any thread.
 absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
 

@@ -26,6 +26,7 @@ collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
   collectors::CaptureOptions capture;
   capture.host_tracer_level = options.host_tracer_level;
   capture.operators = options.profile_type == ProfileType::kOperator;
+  capture.require_operators = capture.operators;
   capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
   return capture;
 }

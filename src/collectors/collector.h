@@ -20,7 +20,11 @@ namespace collectors {
 struct CaptureOptions {
   int host_tracer_level = 2;    // 0 = off, 1..3 as in ProfileOptions.
   int device_tracer_level = 1;  // 0 = off.
-  bool operators = false;       // profile_type == kOperator.
+  // Record framework operators when an operator collector is enabled
+  // (neuronprof::torch); with require_operators, a capture without one is
+  // refused (profile_type kOperator asks for them explicitly).
+  bool operators = false;
+  bool require_operators = false;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
 };
 

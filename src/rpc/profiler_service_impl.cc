@@ -216,6 +216,10 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     capture.host_tracer_level = static_cast<int>(opts.host_tracer_level());
     capture.device_tracer_level = static_cast<int>(opts.device_tracer_level());
   }
+  // A remote capture has no profile_type: framework operators come with the
+  // default host level (2, "info") and above, as TF's op events do, when the
+  // program enabled an operator collector (EnableTorchOperators).
+  capture.operators = capture.host_tracer_level >= 2;
   auto session = session::CaptureSession::Start(capture);
   if (!session.ok()) return ToGrpcStatus(session.status());
   g_running_captures.fetch_add(1);

@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   for (auto& collector : collectors::CreateCollectors(options)) {
     session->collectors_.push_back(std::move(collector));
   }
-  if (options.operators) {
+  if (options.require_operators) {
     bool have_operators = false;
     for (const auto& collector : session->collectors_) {
       have_operators |= collector->records_operators();

@@ -1,7 +1,9 @@
 // The libtorch operator collector end to end: EnableTorchOperators, a
 // kOperator Profiler, real libtorch ops, and the xplane.pb it writes.
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -9,7 +11,9 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include "neuronprof/capture.h"
 #include "neuronprof/neuronprof.h"
+#include "neuronprof/server.h"
 #include "neuronprof/torch.h"
 #include "src/xplane/names.h"
 #include "tests/test_util.h"
@@ -235,6 +239,61 @@ TEST_CASE("a kTrace capture records no operators") {
   torch::Tensor a = torch::ones({4, 4});
   torch::mm(a, a);
   REQUIRE(profiler.Stop().ok());
+}
+
+// A remote capture (the gRPC server, as TensorBoard's Capture Profile uses
+// it) has no profile_type: operators come with host_tracer_level >= 2 once
+// the program has enabled them.
+std::vector<Op> RemoteCaptureOps(int host_tracer_level) {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerServerOptions server_options;
+  server_options.port = 0;
+  server_options.allowed_root = dir.path();
+  auto server = ProfilerServer::Start(server_options);
+  REQUIRE(server.ok());
+
+  std::atomic<bool> done{false};
+  std::thread training([&] {
+    torch::Tensor a = torch::ones({8, 8});
+    while (!done.load()) {
+      ScopedTrace step("step");
+      torch::mm(a, a);
+    }
+  });
+  CaptureOptions options;
+  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
+  options.logdir = dir.path();
+  options.duration_ms = 200;
+  options.host_tracer_level = host_tracer_level;
+  options.write_chrome_trace = false;
+  auto result = Capture(options);
+  done.store(true);
+  training.join();
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == 1);
+  REQUIRE(result->hosts[0].status.ok());
+  std::string xplane_path;
+  for (const std::string& file : result->hosts[0].files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
+  }
+  REQUIRE(!xplane_path.empty());
+  return HostEvents(testing::ReadXSpace(xplane_path));
+}
+
+TEST_CASE("remote captures record operators from host_tracer_level 2") {
+  const std::vector<Op> ops = RemoteCaptureOps(2);
+  const std::vector<Op> mm = Named(ops, "aten::mm");
+  REQUIRE(!mm.empty());
+  CHECK(mm[0].stat("input_dims") == "[[8,8],[8,8]]");
+  CHECK(mm[0].stat("flops") == std::to_string(2 * 8 * 8 * 8));
+  CHECK_FALSE(at::hasGlobalCallbacks());  // Removed when the window closed.
+}
+
+TEST_CASE("remote captures at host_tracer_level 1 keep markers only") {
+  const std::vector<Op> ops = RemoteCaptureOps(1);
+  CHECK_FALSE(Named(ops, "step").empty());
+  CHECK(Named(ops, "aten::mm").empty());
 }
 
 }  // namespace
