@@ -13,6 +13,19 @@ namespace neuronprof {
 namespace cupti {
 namespace {
 
+// The fields that plain and peer copy records share, under the same names.
+template <typename CopyRecord>
+DeviceEvent CopyEventOf(const CopyRecord& copy) {
+  DeviceEvent event;
+  event.device_id = static_cast<int>(copy.deviceId);
+  event.queue_id = copy.streamId;
+  event.start_ns = copy.start;
+  event.end_ns = copy.end;
+  event.correlation_id = copy.correlationId;
+  event.bytes = static_cast<int64_t>(copy.bytes);
+  return event;
+}
+
 // Stat keys on kernel events; TSL's name for the first, Kineto's meaning
 // for the other two (its exporter writes "blocks per SM" and
 // "est. achieved occupancy %").
@@ -220,26 +233,14 @@ void ActivityTranslator::AddCopy(DeviceEvent& event, uint8_t copy_kind,
 
 void ActivityTranslator::TranslateMemcpy(const MemcpyRecord& copy) {
   if (!UsableTimes(copy.start, copy.end)) return;
-  DeviceEvent event;
-  event.device_id = static_cast<int>(copy.deviceId);
-  event.queue_id = copy.streamId;
-  event.start_ns = copy.start;
-  event.end_ns = copy.end;
-  event.correlation_id = copy.correlationId;
-  event.bytes = static_cast<int64_t>(copy.bytes);
+  DeviceEvent event = CopyEventOf(copy);
   AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags,
           copy.deviceId);
 }
 
 void ActivityTranslator::TranslatePeerMemcpy(const PeerMemcpyRecord& copy) {
   if (!UsableTimes(copy.start, copy.end)) return;
-  DeviceEvent event;
-  event.device_id = static_cast<int>(copy.deviceId);
-  event.queue_id = copy.streamId;
-  event.start_ns = copy.start;
-  event.end_ns = copy.end;
-  event.correlation_id = copy.correlationId;
-  event.bytes = static_cast<int64_t>(copy.bytes);
+  DeviceEvent event = CopyEventOf(copy);
   AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags,
           copy.dstDeviceId);
 }
