@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/xplane/names.h"
+#include "src/xplane/stat_lookup.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -22,71 +24,14 @@ using tensorflow::profiler::XStat;
 constexpr char kLayerPrefix[] = "layer:";
 constexpr size_t kLayerPrefixSize = sizeof(kLayerPrefix) - 1;
 
-// The metadata id of stat `name` in `plane`, or -1.
-int64_t StatId(const XPlane& plane, std::string_view name) {
-  for (const auto& [id, metadata] : plane.stat_metadata()) {
-    if (metadata.name() == name) return id;
-  }
-  return -1;
-}
+using xplane::FindStat;
+using xplane::StatId;
 
-// A stat of the event, else of its metadata; compares ids only, so callers
-// that read many events resolve names once per plane (StatId).
-const XStat* FindStatById(const XPlane& plane, const XEvent& event, int64_t id) {
-  if (id < 0) return nullptr;
-  for (const XStat& stat : event.stats()) {
-    if (stat.metadata_id() == id) return &stat;
-  }
-  auto meta = plane.event_metadata().find(event.metadata_id());
-  if (meta != plane.event_metadata().end()) {
-    for (const XStat& stat : meta->second.stats()) {
-      if (stat.metadata_id() == id) return &stat;
-    }
-  }
-  return nullptr;
-}
-
-const XStat* FindStat(const XPlane& plane, const XEvent& event, std::string_view name) {
-  return FindStatById(plane, event, StatId(plane, name));
-}
-
-void StatText(const XPlane& plane, const XStat& stat, std::string* out) {
-  switch (stat.value_case()) {
-    case XStat::kStrValue: *out = stat.str_value(); break;
-    case XStat::kRefValue: {
-      auto it = plane.stat_metadata().find(stat.ref_value());
-      *out = it == plane.stat_metadata().end() ? "" : it->second.name();
-      break;
-    }
-    case XStat::kInt64Value: *out = absl::StrCat(stat.int64_value()); break;
-    case XStat::kUint64Value: *out = absl::StrCat(stat.uint64_value()); break;
-    case XStat::kDoubleValue: *out = absl::StrCat(stat.double_value()); break;
-    default: *out = ""; break;
-  }
-}
-
-// The text of a string or interned stat without copying it; other kinds
-// are printed into `scratch`.
-std::string_view StatView(const XPlane& plane, const XStat& stat, std::string* scratch) {
-  if (stat.value_case() == XStat::kStrValue) return stat.str_value();
-  if (stat.value_case() == XStat::kRefValue) {
-    auto it = plane.stat_metadata().find(stat.ref_value());
-    return it == plane.stat_metadata().end() ? std::string_view() : it->second.name();
-  }
-  StatText(plane, stat, scratch);
-  return *scratch;
-}
-
+// True and *out set when the stat holds an integer.
 bool StatInt(const XStat* stat, int64_t* out) {
-  if (stat == nullptr) return false;
-  if (stat->value_case() == XStat::kInt64Value) {
-    *out = stat->int64_value();
-  } else if (stat->value_case() == XStat::kUint64Value) {
-    *out = static_cast<int64_t>(stat->uint64_value());
-  } else {
-    return false;
-  }
-  return true;
+  const std::optional<int64_t> value = xplane::IntValue(stat);
+  if (value) *out = *value;
+  return value.has_value();
 }
 
 // Stats the operator walk reads, resolved once per plane.
@@ -137,15 +82,17 @@ std::string_view CostSourceName(CostSource source) {
 
 bool EventStatText(const XPlane& plane, const XEvent& event, std::string_view name,
                    std::string* out) {
-  const XStat* stat = FindStat(plane, event, name);
+  const XStat* stat = FindStat(plane, event, StatId(plane, name));
   if (!stat) return false;
-  StatText(plane, *stat, out);
+  std::string scratch;
+  const std::string_view text = xplane::TextValue(plane, *stat, &scratch);
+  out->assign(text.data(), text.size());
   return true;
 }
 
 bool EventStatInt(const XPlane& plane, const XEvent& event, std::string_view name,
                   int64_t* out) {
-  return StatInt(FindStat(plane, event, name), out);
+  return StatInt(FindStat(plane, event, StatId(plane, name)), out);
 }
 
 std::vector<int> SortedEventIndices(const XLine& line) {
@@ -188,9 +135,9 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         const int64_t start = line_ps + event.offset_ps();
         const int64_t end = start + event.duration_ps();
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
-        if (FindStatById(plane, event, ids.framework) == nullptr) {
+        if (FindStat(plane, event, ids.framework) == nullptr) {
           int64_t root = 0;
-          const bool step = StatInt(FindStatById(plane, event, ids.root), &root) && root != 0;
+          const bool step = StatInt(FindStat(plane, event, ids.root), &root) && root != 0;
           Open open{end, -1, empty, empty};
           if (!stack.empty()) {
             open.scope = stack.back().scope;
@@ -217,10 +164,12 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         op.start_ps = start;
         op.duration_ps = event.duration_ps();
         op.self_ps = op.duration_ps;
-        if (const XStat* direction = FindStatById(plane, event, ids.direction)) {
-          StatText(plane, *direction, &op.direction);
+        if (const XStat* direction = FindStat(plane, event, ids.direction)) {
+          std::string scratch;
+          const std::string_view text = xplane::TextValue(plane, *direction, &scratch);
+          op.direction.assign(text.data(), text.size());
         }
-        op.has_seq = StatInt(FindStatById(plane, event, ids.seq), &op.seq);
+        op.has_seq = StatInt(FindStat(plane, event, ids.seq), &op.seq);
         for (auto open = stack.rbegin(); open != stack.rend(); ++open) {
           if (open->op_index >= 0) {
             op.parent = open->op_index;  // the innermost enclosing op wins
@@ -238,14 +187,14 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         // numbers: no per-op copies of the input strings.
         std::string dims_scratch, types_scratch, values_scratch;
         std::string_view dims, types, values;
-        const XStat* dims_stat = FindStatById(plane, event, ids.dims);
+        const XStat* dims_stat = FindStat(plane, event, ids.dims);
         if (dims_stat != nullptr) {
-          dims = StatView(plane, *dims_stat, &dims_scratch);
-          if (const XStat* stat = FindStatById(plane, event, ids.types)) {
-            types = StatView(plane, *stat, &types_scratch);
+          dims = xplane::TextValue(plane, *dims_stat, &dims_scratch);
+          if (const XStat* stat = FindStat(plane, event, ids.types)) {
+            types = xplane::TextValue(plane, *stat, &types_scratch);
           }
-          if (const XStat* stat = FindStatById(plane, event, ids.values)) {
-            values = StatView(plane, *stat, &values_scratch);
+          if (const XStat* stat = FindStat(plane, event, ids.values)) {
+            values = xplane::TextValue(plane, *stat, &values_scratch);
           }
         }
         const Direction direction =

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "src/export/json_text.h"
 #include "src/xplane/names.h"
+#include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -58,24 +59,10 @@ void AppendMetadataEvent(std::string* out, const char* kind, int64_t pid,
   out->append("}},\n");
 }
 
-// The plane's metadata id of the correlation_id stat, or -1.
-int64_t CorrelationStatId(const XPlane& plane) {
-  for (const auto& [id, metadata] : plane.stat_metadata()) {
-    if (metadata.name() == xplane::kCorrelationIdStat) return id;
-  }
-  return -1;
-}
-
-uint64_t CorrelationId(const tensorflow::profiler::XEvent& event, int64_t stat_id) {
-  if (stat_id < 0) return 0;
-  for (const XStat& stat : event.stats()) {
-    if (stat.metadata_id() != stat_id) continue;
-    if (stat.value_case() == XStat::kUint64Value) return stat.uint64_value();
-    if (stat.value_case() == XStat::kInt64Value) {
-      return static_cast<uint64_t>(stat.int64_value());
-    }
-  }
-  return 0;
+uint64_t CorrelationId(const XPlane& plane, const tensorflow::profiler::XEvent& event,
+                       int64_t stat_id) {
+  return static_cast<uint64_t>(
+      xplane::IntValue(xplane::FindStat(plane, event, stat_id)).value_or(0));
 }
 
 // Correlation ids present on both a host event (a runtime call) and a device
@@ -87,11 +74,11 @@ absl::flat_hash_set<uint64_t> LinkedCorrelationIds(
     const char* prefix = pass == 0 ? "/host:" : xplane::kDevicePlanePrefix;
     for (const XPlane& plane : space.planes()) {
       if (!absl::StartsWith(plane.name(), prefix)) continue;
-      const int64_t stat_id = CorrelationStatId(plane);
+      const int64_t stat_id = xplane::StatId(plane, xplane::kCorrelationIdStat);
       if (stat_id < 0) continue;
       for (const auto& line : plane.lines()) {
         for (const auto& event : line.events()) {
-          const uint64_t id = CorrelationId(event, stat_id);
+          const uint64_t id = CorrelationId(plane, event, stat_id);
           if (id == 0) continue;
           if (pass == 0) {
             host.insert(id);
@@ -158,7 +145,8 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
       AppendEscaped(&escaped, metadata.name());
       stat_keys.emplace(id, std::move(escaped));
     }
-    const int64_t correlation_stat = linked.empty() ? -1 : CorrelationStatId(plane);
+    const int64_t correlation_stat =
+        linked.empty() ? -1 : xplane::StatId(plane, xplane::kCorrelationIdStat);
     const bool host_plane = absl::StartsWith(plane.name(), "/host:");
     for (const auto& line : plane.lines()) {
       const int64_t tid = line.id();
@@ -191,7 +179,7 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
           out.push_back('}');
         }
         out.append("},\n");
-        if (const uint64_t id = CorrelationId(event, correlation_stat);
+        if (const uint64_t id = CorrelationId(plane, event, correlation_stat);
             id != 0 && linked.contains(id)) {
           AppendFlowEvent(&out, host_plane, id, pid, tid,
                           line.timestamp_ns() + event.offset_ps() / 1000);

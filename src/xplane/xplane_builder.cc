@@ -1,6 +1,7 @@
 #include "src/xplane/xplane_builder.h"
 
 #include "src/xplane/names.h"
+#include "src/xplane/stat_lookup.h"
 
 namespace neuronprof {
 namespace xplane {
@@ -22,21 +23,20 @@ const XPlane* FindPlane(const XSpace& space, std::string_view name) {
   return nullptr;
 }
 
-int64_t ProfileStartEpochNs(const XSpace& space) {
+namespace {
+int64_t TaskEnvironmentTime(const XSpace& space, std::string_view stat_name) {
   const XPlane* plane = FindPlane(space, kTaskEnvironmentPlaneName);
   if (plane == nullptr) return 0;
-  for (const XStat& stat : plane->stats()) {
-    auto it = plane->stat_metadata().find(stat.metadata_id());
-    if (it == plane->stat_metadata().end() ||
-        it->second.name() != kProfileStartTimeStat) {
-      continue;
-    }
-    if (stat.value_case() == XStat::kUint64Value) {
-      return static_cast<int64_t>(stat.uint64_value());
-    }
-    if (stat.value_case() == XStat::kInt64Value) return stat.int64_value();
-  }
-  return 0;
+  return IntValue(FindPlaneStat(*plane, stat_name)).value_or(0);
+}
+}  // namespace
+
+int64_t ProfileStartEpochNs(const XSpace& space) {
+  return TaskEnvironmentTime(space, kProfileStartTimeStat);
+}
+
+int64_t ProfileStopEpochNs(const XSpace& space) {
+  return TaskEnvironmentTime(space, kProfileStopTimeStat);
 }
 
 void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns) {

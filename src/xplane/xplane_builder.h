@@ -26,6 +26,8 @@ const XPlane* FindPlane(const XSpace& space, std::string_view name);
 // Epoch ns that line timestamps are relative to: the Task Environment
 // plane's profile_start_time, or 0 when the space has none.
 int64_t ProfileStartEpochNs(const XSpace& space);
+// Its profile_stop_time, or 0.
+int64_t ProfileStopEpochNs(const XSpace& space);
 // Adds the Task Environment plane with the capture's start and stop times.
 void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns);
 

@@ -38,22 +38,6 @@ struct Mapped {
   int64_t end_ns;
 };
 
-int64_t ProfileStopEpochNs(const XSpace& space) {
-  const XPlane* plane = xplane::FindPlane(space, xplane::kTaskEnvironmentPlaneName);
-  if (plane == nullptr) return 0;
-  for (const XStat& stat : plane->stats()) {
-    auto it = plane->stat_metadata().find(stat.metadata_id());
-    if (it == plane->stat_metadata().end() ||
-        it->second.name() != xplane::kProfileStopTimeStat) {
-      continue;
-    }
-    return stat.value_case() == XStat::kUint64Value
-               ? static_cast<int64_t>(stat.uint64_value())
-               : stat.int64_value();
-  }
-  return 0;
-}
-
 const char* KindName(DeviceEventKind kind) {
   switch (kind) {
     case DeviceEventKind::kKernel: return "kernel";
@@ -236,7 +220,7 @@ void AddDeviceActivity(std::string_view collector_name,
                        const DeviceActivity& activity, XSpace* space,
                        CollectStats* stats) {
   const int64_t window_start = xplane::ProfileStartEpochNs(*space);
-  const int64_t window_stop = ProfileStopEpochNs(*space);
+  const int64_t window_stop = xplane::ProfileStopEpochNs(*space);
   const DeviceClockFit clock(activity.clock_pairs);
   if (!clock.warning().empty()) {
     space->add_warnings(absl::StrCat("neuronprof: device plug-in '", Sv(collector_name),
