@@ -6,12 +6,8 @@
 set -u
 CLI=$1
 SERVER=$2
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/neuronprof_cli_XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/cli_test_lib.sh"
+cli_test_begin cli
 
 # expect_usage DESCRIPTION EXPECTED_STDERR_TEXT ARGS...: exit 2, message.
 expect_usage() {
@@ -103,8 +99,4 @@ else
   fail "all hosts refused: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all CLI capture checks passed"
+cli_test_end

@@ -7,12 +7,8 @@
 set -u
 CLI=$1
 WRITER=$2
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/neuronprof_summary_XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/cli_test_lib.sh"
+cli_test_begin summary
 
 # run EXPECTED_RC DESCRIPTION ARGS...: exit status and output in $WORK/out, $WORK/err.
 run() {
@@ -84,5 +80,4 @@ run 2 "unknown flag" summary "$NEW" --bogus && has "unknown flag message" "$WORK
 run 2 "two inputs" summary "$NEW" "$OLD" && has "two inputs message" "$WORK/err" "unexpected argument"
 run 0 "help lists summary" help && has "help" "$WORK/out" "summary <LOGDIR | RUN_DIR | FILE.xplane.pb>"
 
-echo "$failures failure(s)"
-[[ $failures -eq 0 ]]
+cli_test_end
