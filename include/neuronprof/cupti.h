@@ -2,7 +2,8 @@
 // neuronprof::cupti; built when the CUDA toolkit with CUPTI is found).
 //
 //   neuronprof::EnableCuptiCollector();     // once, at startup
-//   neuronprof::Profiler profiler(options); // device_tracer_level >= 1
+//   neuronprof::Profiler profiler(options); // options.device_tracer_level
+//                                           // >= 1 (the default); 0 = off
 //   ... kernels, copies ...
 //   profiler.Stop();
 //

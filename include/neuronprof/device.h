@@ -16,10 +16,11 @@
 //   neuronprof::RegisterDeviceCollector(
 //       "my_npu", [] { return std::make_unique<MyNpuCollector>(); });
 //
-// Every capture (Profiler, or a remote capture through the gRPC server) with
-// device_tracer_level > 0 creates one collector per factory, calls Start()
-// when the window opens, Stop() when it closes, then Flush() once on the
-// collecting thread. Events become the planes "/device:GPU:<device_id>" for
+// Every capture with a device_tracer_level > 0 (ProfilerOptions for a
+// Profiler, default 1; the request's ProfileOptions for a remote capture
+// through the gRPC server, CaptureOptions for `neuronprof capture`) creates
+// one collector per factory, calls Start() when the window opens, Stop()
+// when it closes, then Flush() once on the collecting thread. Events become the planes "/device:GPU:<device_id>" for
 // device_type "GPU" and "/device:CUSTOM:<TYPE>:<device_id>" for any other
 // type (xprof's trace viewer shows no other device planes), one line per
 // queue ("Stream #<queue>(Kernel,Memcpy)"). Runtime calls go on the plane

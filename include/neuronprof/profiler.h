@@ -62,6 +62,11 @@ struct ProfilerOptions {
   // 0 = no host markers, 1 = ScopedTrace/StepTrace (kTraceCritical),
   // 2 = info, 3 = verbose. Markers above this level are not recorded.
   int host_tracer_level = 2;
+  // 0 = no device activity: registered device plug-ins (neuronprof/device.h)
+  // and the CUPTI collector (neuronprof/cupti.h) are not created for this
+  // capture. 1 = they run. 2 is accepted as in CaptureOptions (remote
+  // captures' "verbose") and records the same as 1. Range 0..2.
+  int device_tracer_level = 1;
   // Memory for recorded events (32 bytes each) and copied names. When it is
   // full, further events are dropped and counted, never blocking.
   int64_t max_buffer_bytes = int64_t{256} << 20;

@@ -25,6 +25,7 @@ constexpr char kWorkingDirName[] = ".neuronprof_working";
 collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
   collectors::CaptureOptions capture;
   capture.host_tracer_level = options.host_tracer_level;
+  capture.device_tracer_level = options.device_tracer_level;
   capture.operators = options.profile_type == ProfileType::kOperator;
   capture.require_operators = capture.operators;
   capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
@@ -69,6 +70,11 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
   if (options.host_tracer_level < 0 || options.host_tracer_level > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_tracer_level must be 0..3, got ", options.host_tracer_level));
+  }
+  if (options.device_tracer_level < 0 || options.device_tracer_level > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device_tracer_level must be 0..2 (0 = no device plug-ins or CUPTI), "
+        "got ", options.device_tracer_level));
   }
   constexpr int64_t kMinBuffer = 64 * 1024;
   constexpr int64_t kMaxBuffer = int64_t{1} << 40;

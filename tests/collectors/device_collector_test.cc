@@ -485,6 +485,42 @@ TEST_CASE("device_tracer_level 0 leaves plug-ins out") {
   }
 }
 
+// A local capture through the public Profiler: the option reaches the
+// session, so the plug-in runs at 1 (the default) and is not created at 0.
+TEST_CASE("ProfilerOptions::device_tracer_level turns plug-ins on and off") {
+  auto script = std::make_shared<NpuScript>();
+  Registration registration("switched_npu", script);
+  REQUIRE(registration.status().ok());
+  testing::TempDir dir;
+  auto capture = [&](int device_tracer_level) {
+    ProfilerOptions options;
+    options.logdir = dir.path();
+    options.port = 0;
+    options.host_name = "testhost";
+    options.device_tracer_level = device_tracer_level;
+    Profiler profiler(options);
+    REQUIRE(profiler.status().ok());
+    script->Enqueue("matmul", 0, 1, DeviceEventKind::kKernel);
+    auto result = profiler.Stop();
+    REQUIRE(result.ok());
+    return testing::ReadXSpace(result->run_dir + "/testhost.xplane.pb");
+  };
+  CHECK(ProfilerOptions().device_tracer_level == 1);
+
+  const XSpace off = capture(0);
+  CHECK_FALSE(script->started);
+  CHECK(script->flushes == 0);
+  for (const XPlane& plane : off.planes()) {
+    CHECK_FALSE(Contains(plane.name(), xplane::kDevicePlanePrefix));
+  }
+  CHECK(xplane::FindPlane(off, xplane::kHostPlaneName) != nullptr);
+
+  const XSpace on = capture(1);
+  CHECK(script->started);
+  CHECK(script->flushes == 1);
+  CHECK(xplane::FindPlane(on, "/device:CUSTOM:NPU:0") != nullptr);
+}
+
 TEST_CASE("registration refuses duplicates and bad names") {
   auto script = std::make_shared<NpuScript>();
   Registration first("dup_npu", script);

@@ -50,6 +50,8 @@ TEST_CASE("bad options are refused with a message naming the option") {
       {"run_name", [](ProfilerOptions* o) { o->run_name = "../escape"; }},
       {"host_name", [](ProfilerOptions* o) { o->host_name = "a/b"; }},
       {"host_tracer_level", [](ProfilerOptions* o) { o->host_tracer_level = 4; }},
+      {"device_tracer_level", [](ProfilerOptions* o) { o->device_tracer_level = -1; }},
+      {"device_tracer_level", [](ProfilerOptions* o) { o->device_tracer_level = 3; }},
       {"max_buffer_bytes", [](ProfilerOptions* o) { o->max_buffer_bytes = 1; }},
   };
   for (const Case& c : cases) {
