@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "proto/xplane.pb.h"
 #include "src/export/atomic_file.h"
 
@@ -27,10 +29,16 @@ class TempDir {
   std::string path_;
 };
 
+// Reads an .xplane.pb; an unreadable file or one that is not an XSpace
+// fails the test with the path and the reason (never an empty XSpace).
 inline tensorflow::profiler::XSpace ReadXSpace(const std::string& path) {
-  tensorflow::profiler::XSpace space;
   auto data = exporter::ReadFile(path);
-  if (data.ok()) space.ParseFromString(*data);
+  INFO("reading the XSpace " << path);
+  if (!data.ok()) FAIL("cannot read it: " << data.status().ToString());
+  tensorflow::profiler::XSpace space;
+  if (!space.ParseFromString(*data)) {
+    FAIL("not an XSpace: protobuf parse failed on " << data->size() << " bytes");
+  }
   return space;
 }
 

@@ -2,12 +2,19 @@
 // the files written and what happens when they cannot be written.
 #include <sys/stat.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
+#include "src/collectors/collector.h"
+#include "src/core/recorder.h"
 #include "src/export/atomic_file.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -36,6 +43,82 @@ std::string EventName(const XPlane& plane, int64_t metadata_id) {
   auto it = plane.event_metadata().find(metadata_id);
   return it == plane.event_metadata().end() ? "" : it->second.name();
 }
+
+bool HasEventNamed(const tensorflow::profiler::XSpace& space, const std::string& prefix) {
+  for (const XPlane& plane : space.planes()) {
+    for (const auto& [id, metadata] : plane.event_metadata()) {
+      if (metadata.name().rfind(prefix, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+// What a fake collector is told to do, and what happened to it.
+struct FakeScript {
+  std::string name;
+  absl::Status start_status, stop_status, collect_status;
+  std::function<void()> on_stop;  // Runs inside Stop(), before it returns.
+  int starts = 0, stops = 0, collects = 0;
+  bool recording_at_start = false;
+};
+
+// A collector driven by a FakeScript; Collect adds the plane "/fake:<name>".
+class FakeCollector : public collectors::Collector {
+ public:
+  explicit FakeCollector(FakeScript* script) : script_(script) {}
+  std::string name() const override { return script_->name; }
+  absl::Status Start() override {
+    ++script_->starts;
+    script_->recording_at_start = core::IsRecording();
+    return script_->start_status;
+  }
+  absl::Status Stop() override {
+    ++script_->stops;
+    if (script_->on_stop) script_->on_stop();
+    return script_->stop_status;
+  }
+  absl::Status Collect(tensorflow::profiler::XSpace* space,
+                       collectors::CollectStats*) override {
+    ++script_->collects;
+    if (!script_->collect_status.ok()) return script_->collect_status;
+    xplane::FindOrAddPlane(space, "/fake:" + script_->name);
+    return absl::OkStatus();
+  }
+
+ private:
+  FakeScript* script_;
+};
+
+// Two fake collectors in the session's real factory list, after the host
+// collector. Factories stay registered for the process, so each creates a
+// collector only while a test has armed its slot.
+std::mutex g_fakes_mutex;
+FakeScript* g_fakes[2] = {nullptr, nullptr};
+
+class ArmedFakes {
+ public:
+  explicit ArmedFakes(FakeScript* first, FakeScript* second = nullptr) {
+    static std::once_flag registered;
+    std::call_once(registered, [] {
+      for (int slot = 0; slot < 2; ++slot) {
+        collectors::RegisterCollectorFactory(
+            [slot](const collectors::CaptureOptions&)
+                -> std::unique_ptr<collectors::Collector> {
+              std::lock_guard<std::mutex> lock(g_fakes_mutex);
+              if (g_fakes[slot] == nullptr) return nullptr;
+              return std::make_unique<FakeCollector>(g_fakes[slot]);
+            });
+      }
+    });
+    std::lock_guard<std::mutex> lock(g_fakes_mutex);
+    g_fakes[0] = first;
+    g_fakes[1] = second;
+  }
+  ~ArmedFakes() {
+    std::lock_guard<std::mutex> lock(g_fakes_mutex);
+    g_fakes[0] = g_fakes[1] = nullptr;
+  }
+};
 
 TEST_CASE("bad options are refused with a message naming the option") {
   TempDir dir;
@@ -156,24 +239,151 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
   CHECK(main_line.timestamp_ns() < result->duration_ns);
 }
 
-TEST_CASE("the window ends by itself after ms_duration") {
+// Blocks the collecting thread inside a fake collector's Stop() (which the
+// session calls after the host recorder's) until the test lets it go.
+class StopGate {
+ public:
+  void Arm(FakeScript* script) {
+    script->on_stop = [this] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      stopping_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return released_; });
+    };
+  }
+  // True once a Stop() is waiting; false if none came within a minute.
+  bool WaitUntilStopping() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::minutes(1), [this] { return stopping_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  bool released_ = false;
+};
+
+// Lets a StopGate go when the scope ends, even when an assertion left early.
+struct ReleaseAtExit {
+  StopGate& gate;
+  ~ReleaseAtExit() { gate.Release(); }
+};
+
+TEST_CASE("the window ends by itself after ms_duration; later markers are left out") {
   TempDir dir;
+  FakeScript gate_collector{"gate"};
+  StopGate gate;
+  gate.Arm(&gate_collector);
+  ArmedFakes fakes(&gate_collector);
   ProfilerOptions options = TestOptions(dir.path());
   options.ms_duration = 20;
   Profiler profiler(options);
   REQUIRE(profiler.status().ok());
+  ReleaseAtExit release{gate};
   { ScopedTrace inside("inside"); }
+  // Nobody calls Stop(): the window has to end by itself.
+  REQUIRE(gate.WaitUntilStopping());
+  // The window has ended but the capture is not yet collected or written:
+  // markers now, literal or copied, must not get into it.
+  { ScopedTrace after("after_literal"); }
+  { ScopedTrace after(std::string("after_") + "copied"); }
+  gate.Release();
   auto result = profiler.WaitForCompletion();
   REQUIRE(result.ok());
   CHECK_FALSE(profiler.capturing());
-  { ScopedTrace after("after"); }  // Not recorded: the window has ended.
   CHECK(result->events == 1);
   CHECK(result->duration_ns >= 20000000);
   auto space = testing::ReadXSpace(result->files[0]);
+  CHECK_FALSE(HasEventNamed(space, "after_"));
   const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
   REQUIRE(host->lines_size() == 1);
-  CHECK(host->lines(0).events_size() == 1);
+  REQUIRE(host->lines(0).events_size() == 1);
+  CHECK(EventName(*host, host->lines(0).events(0).metadata_id()) == "inside");
+}
+
+TEST_CASE("a collector that fails to start rolls back the ones started before it") {
+  TempDir dir;
+  FakeScript started{"fake_started"};
+  FakeScript refusing{"fake_refusing"};
+  refusing.start_status = absl::UnavailableError("fake device is busy");
+  {
+    ArmedFakes fakes(&started, &refusing);
+    Profiler failed(TestOptions(dir.path()));
+    // The error is the collector's, and names it.
+    CHECK(absl::IsUnavailable(failed.status()));
+    const std::string message(failed.status().message());
+    CHECK(message.find("fake_refusing") != std::string::npos);
+    CHECK(message.find("fake device is busy") != std::string::npos);
+    CHECK_FALSE(failed.capturing());
+    CHECK(failed.Stop().status() == failed.status());
+    // The host recorder and the fake started before it were stopped again;
+    // the refusing one is never stopped.
+    CHECK(started.recording_at_start);
+    CHECK(started.starts == 1);
+    CHECK(started.stops == 1);
+    CHECK(started.collects == 0);
+    CHECK(refusing.starts == 1);
+    CHECK(refusing.stops == 0);
+    CHECK_FALSE(core::IsRecording());
+    { ScopedTrace lost("while_nothing_records"); }
+  }
+  CHECK_FALSE(Exists(dir.path() + "/plugins"));
+
+  // Nothing is left half-open: the next capture starts and records.
+  refusing.start_status = absl::OkStatus();
+  ArmedFakes fakes(&started, &refusing);
+  Profiler next(TestOptions(dir.path()));
+  REQUIRE(next.status().ok());
+  { ScopedTrace marker("next_capture"); }
+  auto result = next.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->events == 1);
+  CHECK(result->warnings.empty());
+  auto space = testing::ReadXSpace(result->files[0]);
+  CHECK(HasEventNamed(space, "next_capture"));
+  CHECK_FALSE(HasEventNamed(space, "while_nothing_records"));
+  CHECK(xplane::FindPlane(space, "/fake:fake_started") != nullptr);
+  CHECK(xplane::FindPlane(space, "/fake:fake_refusing") != nullptr);
+}
+
+TEST_CASE("a collector failing in Stop or Collect keeps the rest of the capture") {
+  TempDir dir;
+  FakeScript bad_stop{"fake_bad_stop"};
+  bad_stop.stop_status = absl::DataLossError("fake lost its records");
+  FakeScript bad_collect{"fake_bad_collect"};
+  bad_collect.collect_status = absl::InternalError("fake cannot translate");
+  ArmedFakes fakes(&bad_stop, &bad_collect);
+  Profiler profiler(TestOptions(dir.path()));
+  REQUIRE(profiler.status().ok());
+  { ScopedTrace kept("kept_marker"); }
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->events == 1);
+  // Each failure is an error naming its collector, in the result and file.
+  auto space = testing::ReadXSpace(result->files[0]);
+  REQUIRE(space.errors_size() == 2);
+  CHECK(space.errors(0).find("fake_bad_stop collector failed to stop") != std::string::npos);
+  CHECK(space.errors(0).find("fake lost its records") != std::string::npos);
+  CHECK(space.errors(1).find("fake_bad_collect collector failed") != std::string::npos);
+  CHECK(space.errors(1).find("fake cannot translate") != std::string::npos);
+  REQUIRE(result->warnings.size() == 2);
+  CHECK(result->warnings[0] == "error: " + space.errors(0));
+  CHECK(result->warnings[1] == "error: " + space.errors(1));
+  // A collector that did not stop is not collected; the other one is.
+  CHECK(bad_stop.collects == 0);
+  CHECK(bad_collect.stops == 1);
+  CHECK(bad_collect.collects == 1);
+  // The host plane is all there.
+  CHECK(HasEventNamed(space, "kept_marker"));
+  CHECK(xplane::FindPlane(space, xplane::kHostPlaneName) != nullptr);
+  CHECK_FALSE(core::IsRecording());
 }
 
 TEST_CASE("delete_working=false keeps the raw capture") {
