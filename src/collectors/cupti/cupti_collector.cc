@@ -144,7 +144,13 @@ void CuptiTracer::DisableAll() {
   enabled_.clear();
 }
 
-absl::Status CuptiTracer::Start(const CuptiOptions& options) {
+absl::Status CuptiTracer::Start(const CuptiOptions& options,
+                                const std::string& driver_library) {
+  // Without a driver CUPTI only answers CUPTI_ERROR_UNKNOWN; say why. Checked
+  // first: without a driver that is the answer, whatever else holds CUPTI.
+  if (absl::Status status = CheckDriverPresent(driver_library); !status.ok()) {
+    return status;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (active_) {
     return absl::FailedPreconditionError(
@@ -153,8 +159,6 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options) {
   if (absl::Status status = ValidateCuptiOptions(options); !status.ok()) {
     return status;
   }
-  // Without a driver CUPTI only answers CUPTI_ERROR_UNKNOWN; say why.
-  if (absl::Status status = CheckDriverPresent(); !status.ok()) return status;
   if (absl::Status status = PreparePool(options); !status.ok()) return status;
   g_dropped.store(0, std::memory_order_relaxed);
   cupti_dropped_ = 0;
@@ -280,7 +284,7 @@ CuptiCollector::~CuptiCollector() {
 
 absl::Status CuptiCollector::Start() {
   if (started_) return absl::FailedPreconditionError("CUPTI collector already started");
-  absl::Status status = CuptiTracer::Get().Start(options_);
+  absl::Status status = CuptiTracer::Get().Start(options_, driver_library_);
   started_ = status.ok();
   ran_ = ran_ || started_;
   return status;

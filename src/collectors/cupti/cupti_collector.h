@@ -11,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "neuronprof/cupti.h"
 #include "neuronprof/device.h"
 #include "src/collectors/cupti/buffer_pool.h"
+#include "src/collectors/cupti/driver_properties.h"
 #include "src/collectors/cupti/gpu_properties.h"
 
 namespace neuronprof {
@@ -30,9 +32,11 @@ class CuptiTracer {
  public:
   static CuptiTracer& Get();
 
-  // Enables the activity kinds. On failure nothing stays enabled and the
-  // error names the cause (no driver, CUPTI's result for the failing kind).
-  absl::Status Start(const CuptiOptions& options);
+  // Enables the activity kinds once `driver_library` loads. On failure
+  // nothing stays enabled and the error names the cause (no driver, CUPTI's
+  // result for the failing kind).
+  absl::Status Start(const CuptiOptions& options,
+                     const std::string& driver_library = kDriverLibrary);
   // Forces CUPTI to hand back every buffer, then disables the kinds.
   absl::Status Stop();
   // Translates what the last window recorded into `sink`.
@@ -63,7 +67,10 @@ class CuptiTracer {
 
 class CuptiCollector : public DeviceCollector {
  public:
-  explicit CuptiCollector(CuptiOptions options) : options_(options) {}
+  // `driver_library`: tests name a missing one to take the no-driver path.
+  explicit CuptiCollector(CuptiOptions options,
+                          std::string driver_library = kDriverLibrary)
+      : options_(options), driver_library_(std::move(driver_library)) {}
   ~CuptiCollector() override;
 
   std::string_view device_type() const override { return "GPU"; }
@@ -73,6 +80,7 @@ class CuptiCollector : public DeviceCollector {
 
  private:
   CuptiOptions options_;
+  std::string driver_library_;
   bool started_ = false;
   bool ran_ = false;  // Start() succeeded: Flush() has this window's data.
 };

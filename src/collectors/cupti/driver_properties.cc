@@ -11,8 +11,6 @@ namespace neuronprof {
 namespace cupti {
 namespace {
 
-constexpr char kDriverLibrary[] = "libcuda.so.1";
-
 // The few driver entry points we call, resolved by name.
 struct DriverApi {
   CUresult (*init)(unsigned int) = nullptr;
@@ -29,13 +27,13 @@ bool Resolve(void* library, const char* symbol, Fn* fn) {
   return *fn != nullptr;
 }
 
-absl::StatusOr<DriverApi> LoadDriver() {
+absl::StatusOr<DriverApi> LoadDriver(const std::string& name = kDriverLibrary) {
   // Kept loaded for the process: the app uses CUDA anyway.
-  void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* error = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
-        "no NVIDIA driver: ", kDriverLibrary, " cannot be loaded (",
+        "no NVIDIA driver: ", name, " cannot be loaded (",
         error ? error : "unknown error", "); CUPTI needs a GPU and its driver"));
   }
   DriverApi api;
@@ -46,14 +44,16 @@ absl::StatusOr<DriverApi> LoadDriver() {
       !Resolve(library, "cuDeviceGetAttribute", &api.attribute) ||
       !Resolve(library, "cuDeviceTotalMem_v2", &api.total_mem)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        kDriverLibrary, " lacks a driver entry point neuronprof needs"));
+        name, " lacks a driver entry point neuronprof needs"));
   }
   return api;
 }
 
 }  // namespace
 
-absl::Status CheckDriverPresent() { return LoadDriver().status(); }
+absl::Status CheckDriverPresent(const std::string& library) {
+  return LoadDriver(library).status();
+}
 
 absl::StatusOr<std::map<int, GpuProperties>> ReadGpuProperties() {
   absl::StatusOr<DriverApi> api = LoadDriver();

@@ -4,6 +4,7 @@
 #define NEURONPROF_SRC_COLLECTORS_CUPTI_DRIVER_PROPERTIES_H_
 
 #include <map>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -13,8 +14,13 @@
 namespace neuronprof {
 namespace cupti {
 
-// OK when libcuda.so.1 can be loaded; else FailedPrecondition naming it.
-absl::Status CheckDriverPresent();
+// The NVIDIA driver library CUPTI needs.
+inline constexpr char kDriverLibrary[] = "libcuda.so.1";
+
+// OK when `library` (the driver) can be loaded; else FailedPrecondition
+// naming it. Tests name a missing library to take the no-driver path on any
+// machine.
+absl::Status CheckDriverPresent(const std::string& library = kDriverLibrary);
 
 // Every visible GPU by device ordinal (CUPTI's deviceId). Attributes the
 // driver refuses stay 0.
