@@ -3,6 +3,11 @@
 //   sessions: neuronprof::Profiler, neuronprof::ProfilerOptions (profiler.h)
 //   remote capture client: neuronprof::Capture, neuronprof::CaptureOptions
 //                          (capture.h)
+//   capture server: neuronprof::ProfilerServer, ProfilerServerOptions
+//                   (server.h)
+// Included on their own: device plug-ins (device.h), and the separately
+// linked CUPTI collector (cupti.h, neuronprof::cupti) and libtorch
+// operators (torch.h, neuronprof::torch).
 #ifndef NEURONPROF_NEURONPROF_H_
 #define NEURONPROF_NEURONPROF_H_
 

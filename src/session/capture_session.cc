@@ -20,8 +20,9 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   bool expected = false;
   if (!g_window_open.compare_exchange_strong(expected, true)) {
     return absl::FailedPreconditionError(
-        "a capture is already running in this process (one capture at a "
-        "time); stop the other Profiler or wait for its window to end");
+        "a capture is already running in this process (a Profiler or a "
+        "remote capture through the profiler server; one at a time): wait "
+        "for its window to end, or stop that Profiler");
   }
   std::unique_ptr<CaptureSession> session(new CaptureSession());
   session->collectors_.push_back(collectors::CreateHostCollector(options));
@@ -37,8 +38,9 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
       session->Release();
       return absl::FailedPreconditionError(
           "profile_type kOperator needs an operator collector, and none is "
-          "registered: link neuronprof::torch (built when libtorch is found) "
-          "or use profile_type kTrace");
+          "enabled: link neuronprof::torch (built when libtorch is found) and "
+          "call neuronprof::EnableTorchOperators() before the capture, or use "
+          "profile_type kTrace");
     }
   }
   session->start_epoch_ns_ = core::EpochNowNs();

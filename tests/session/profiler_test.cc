@@ -172,7 +172,11 @@ TEST_CASE("operator profiles need an operator collector") {
   options.profile_type = ProfileType::kOperator;
   Profiler profiler(options);
   CHECK(absl::IsFailedPrecondition(profiler.status()));
-  CHECK(std::string(profiler.status().message()).find("kOperator") != std::string::npos);
+  const std::string message(profiler.status().message());
+  CHECK(message.find("kOperator") != std::string::npos);
+  // Names what the user can do: enable the collector, or not ask for it.
+  CHECK(message.find("EnableTorchOperators()") != std::string::npos);
+  CHECK(message.find("kTrace") != std::string::npos);
 }
 
 TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
