@@ -276,7 +276,8 @@ void SetCurrentThreadName(std::string_view name);
 // The literal is kept in a `static constexpr` StaticName, so the marker
 // records it by pointer (zero-copy) unless it has arguments. The name must
 // be a string literal: anything else (a variable, a buffer, a std::string)
-// fails to compile, because the macro pastes it after "". Use
+// fails to compile, because the macro pastes it after "" (the compiler
+// then says "expected '}' before '<your argument>'"). Use
 // neuronprof::ScopedTrace for names built at run time (they are copied).
 // The macro is one declaration, like the ScopedTrace it declares.
 #define NEURONPROF_SCOPE(...)                                              \
