@@ -137,35 +137,35 @@ struct MacroName {
 class ScopedTrace {
  public:
   explicit ScopedTrace(std::string_view name, uint32_t level = kTraceCritical) {
-    BeginCopied(name, level);
+    if (Admit(level)) CopyPlain(name);
   }
 
   ScopedTrace(std::string_view name, std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical) {
-    Begin(name, args.begin(), args.size(), nullptr, 0, level);
+    if (Admit(level)) CopyWithArgs(name, args.begin(), args.size(), nullptr, 0);
   }
 
   // A char array (a literal or a buffer): copied, up to its first NUL and
   // never past the array's end.
   template <size_t N>
   explicit ScopedTrace(const char (&name)[N], uint32_t level = kTraceCritical) {
-    BeginCopied(std::string_view(name, internal::BoundedLength(name, N)), level);
+    if (Admit(level)) {
+      CopyPlain(std::string_view(name, internal::BoundedLength(name, N)));
+    }
   }
 
   template <size_t N>
   ScopedTrace(const char (&name)[N], std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical) {
-    Begin(std::string_view(name, internal::BoundedLength(name, N)), args.begin(),
-          args.size(), nullptr, 0, level);
+    if (Admit(level)) {
+      CopyWithArgs(std::string_view(name, internal::BoundedLength(name, N)),
+                   args.begin(), args.size(), nullptr, 0);
+    }
   }
 
   // Zero-copy: the record points at `name` (see StaticName).
   explicit ScopedTrace(StaticName name, uint32_t level = kTraceCritical) {
-    state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) < level) {
-      state_ = 0;
-      return;
-    }
+    if (!Admit(level)) return;
     name_ = name.data();
     name_length_ = name.size();
     start_ticks_ = internal::NowTicks();
@@ -173,8 +173,10 @@ class ScopedTrace {
 
   ScopedTrace(StaticName name, std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical) {
-    Begin(std::string_view(name.data(), name.size()), args.begin(),
-          args.size(), nullptr, 0, level);
+    if (Admit(level)) {
+      CopyWithArgs(std::string_view(name.data(), name.size()), args.begin(),
+                   args.size(), nullptr, 0);
+    }
   }
 
   // NEURONPROF_SCOPE's entry points: `literal` repeats the macro's first
@@ -200,13 +202,17 @@ class ScopedTrace {
   friend class StepTrace;
   ScopedTrace() = default;
 
-  // A name without arguments: the cheapest copy (a memcpy into the arena).
-  void BeginCopied(std::string_view name, uint32_t level) {
+  // Reads the capture state; false (and nothing to record) when no capture
+  // records markers of `level`. Nothing else runs before this check.
+  bool Admit(uint32_t level) {
     state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) < level) {
-      state_ = 0;
-      return;
-    }
+    if ((state_ & internal::kLevelMask) >= level) return true;
+    state_ = 0;
+    return false;
+  }
+
+  // A name without arguments: the cheapest copy (a memcpy into the arena).
+  void CopyPlain(std::string_view name) {
     name_ = internal::CopyPlainName(state_, name, &name_length_);
     if (name_ == nullptr) {
       state_ = 0;  // Capture ended, buffer full or name too large (counted).
@@ -216,13 +222,9 @@ class ScopedTrace {
   }
 
   // Name plus `args`, then `more_args` (StepTrace's extras), encoded.
-  void Begin(std::string_view name, const TraceArg* args, size_t num_args,
-             const TraceArg* more_args, size_t num_more_args, uint32_t level) {
-    state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) < level) {
-      state_ = 0;
-      return;
-    }
+  void CopyWithArgs(std::string_view name, const TraceArg* args,
+                    size_t num_args, const TraceArg* more_args,
+                    size_t num_more_args) {
     name_ = internal::CopyNameWithArgs(state_, name, args, num_args, more_args,
                                        num_more_args, &name_length_,
                                        &args_offset_);

@@ -329,8 +329,9 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
   // step_num identifies the step; _r=1 marks the event as a root that
   // groups everything nested under it, as TSL's StepTraceAnnotation does.
   const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
-  trace_.Begin(name, fixed, 2, extra_args.begin(), extra_args.size(),
-               kTraceCritical);
+  if (trace_.Admit(kTraceCritical)) {
+    trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
+  }
 }
 
 namespace core {
