@@ -178,8 +178,9 @@ class ArenaWriter {
   }
   void PutText(std::string_view text) {
     const bool clean =
-        std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
-        std::memchr(text.data(), kKindSeparator, text.size()) == nullptr;
+        text.empty() ||
+        (std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
+         std::memchr(text.data(), kKindSeparator, text.size()) == nullptr);
     if (clean) {
       PutRaw(text);
       return;
