@@ -2,6 +2,11 @@
 // raw clock floor, memory per recorded event and the export of 1M events.
 // See docs/PERFORMANCE.md for the commands and the latest figures.
 //
+// Marker names: NEURONPROF_SCOPE("literal") and ScopedTrace(StaticName) are
+// stored by pointer; every other ScopedTrace copies its name (the old-style
+// ScopedTrace("literal") included). BM_Marker_* compare those paths against
+// the clock floor; run them with --benchmark_enable_random_interleaving.
+//
 // Enabled benchmarks run inside a capture started before the timed loop and
 // stopped after it (thread 0 does both; Google Benchmark's start/stop
 // barriers keep the other threads inside). Each run records at most ~40M
@@ -150,28 +155,70 @@ void BM_ScopedTrace_Disabled(benchmark::State& state) {
 }
 BENCHMARK(BM_ScopedTrace_Disabled);
 
+void BM_ScopeMacro_Disabled(benchmark::State& state) {
+  for (auto _ : state) {
+    NEURONPROF_SCOPE("disabled_marker");
+  }
+}
+BENCHMARK(BM_ScopeMacro_Disabled);
+
 // Capture running at level 2, marker at level 3: the "filtered" branch.
 void BM_ScopedTrace_AboveLevel(benchmark::State& state) {
   CaptureForRun capture(state);
   for (auto _ : state) {
-    ScopedTrace trace("verbose_marker", neuronprof::kTraceVerbose);
+    NEURONPROF_SCOPE("verbose_marker", neuronprof::kTraceVerbose);
   }
   capture.Finish();
 }
 BENCHMARK(BM_ScopedTrace_AboveLevel)->Iterations(20'000'000);
 
-void BM_ScopedTrace_EnabledLiteral(benchmark::State& state) {
+// The four enabled paths to compare in one run (20M events each).
+// NEURONPROF_SCOPE("literal"): zero-copy.
+void BM_Marker_ScopeMacroLiteral(benchmark::State& state) {
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    NEURONPROF_SCOPE("literal_marker");
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_Marker_ScopeMacroLiteral)->Iterations(20'000'000);
+// Per thread: 2 x 10M, 8 x 2.5M.
+BENCHMARK(BM_Marker_ScopeMacroLiteral)->Iterations(10'000'000)->Threads(2);
+BENCHMARK(BM_Marker_ScopeMacroLiteral)->Iterations(2'500'000)->Threads(8);
+
+// ScopedTrace(StaticName): the code path ScopedTrace("literal") took
+// before names were copied (store the pointer, no arena).
+void BM_Marker_StaticName(benchmark::State& state) {
+  static constexpr neuronprof::StaticName kName("literal_marker");
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    ScopedTrace trace(kName);
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_Marker_StaticName)->Iterations(20'000'000);
+
+// The old-style literal, ScopedTrace("literal"): now copied (14 bytes).
+void BM_Marker_CopiedLiteral(benchmark::State& state) {
   CaptureForRun capture(state);
   for (auto _ : state) {
     ScopedTrace trace("literal_marker");
   }
   capture.Finish();
 }
-// 20M events = 640 MB of records.
-BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(20'000'000);
-// Per thread: 2 x 10M, 8 x 2.5M.
-BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(10'000'000)->Threads(2);
-BENCHMARK(BM_ScopedTrace_EnabledLiteral)->Iterations(2'500'000)->Threads(8);
+BENCHMARK(BM_Marker_CopiedLiteral)->Iterations(20'000'000);
+
+// A short name built at run time (a snprintf'd char buffer, 8 bytes).
+void BM_Marker_CopiedShortName(benchmark::State& state) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "layer_%d", 17);
+  CaptureForRun capture(state);
+  for (auto _ : state) {
+    ScopedTrace trace(name);
+  }
+  capture.Finish();
+}
+BENCHMARK(BM_Marker_CopiedShortName)->Iterations(20'000'000);
 
 void BM_ScopedTrace_EnabledDynamicName(benchmark::State& state) {
   const std::string name = "layers.17.self_attn.q_proj";  // 26 bytes.
@@ -197,18 +244,18 @@ BENCHMARK(BM_ScopedTrace_EnabledArgs)->Iterations(10'000'000);
 
 constexpr int kExportEvents = 1'000'000;
 
-// 1M literal markers, 8 names, as one thread records them.
+// 1M zero-copy literal markers, 8 names, as one thread records them.
 void RecordMillion() {
   for (int i = 0; i < kExportEvents; ++i) {
     switch (i & 7) {
-      case 0: { ScopedTrace t("matmul"); break; }
-      case 1: { ScopedTrace t("add"); break; }
-      case 2: { ScopedTrace t("layer_norm"); break; }
-      case 3: { ScopedTrace t("softmax"); break; }
-      case 4: { ScopedTrace t("all_reduce"); break; }
-      case 5: { ScopedTrace t("optimizer_step"); break; }
-      case 6: { ScopedTrace t("data_loader_next"); break; }
-      default: { ScopedTrace t("gelu"); break; }
+      case 0: { NEURONPROF_SCOPE("matmul"); break; }
+      case 1: { NEURONPROF_SCOPE("add"); break; }
+      case 2: { NEURONPROF_SCOPE("layer_norm"); break; }
+      case 3: { NEURONPROF_SCOPE("softmax"); break; }
+      case 4: { NEURONPROF_SCOPE("all_reduce"); break; }
+      case 5: { NEURONPROF_SCOPE("optimizer_step"); break; }
+      case 6: { NEURONPROF_SCOPE("data_loader_next"); break; }
+      default: { NEURONPROF_SCOPE("gelu"); break; }
     }
   }
 }

@@ -1,4 +1,5 @@
-// libtorch's RECORD_FUNCTION next to neuronprof's ScopedTrace, in one run.
+// libtorch's RECORD_FUNCTION next to neuronprof's markers, in one run: the
+// zero-copy literal (NEURONPROF_SCOPE) and a copied name (ScopedTrace).
 // Built only when find_package(Torch) succeeds (Debian: libtorch-dev 1.13).
 //
 // "Enabled" for libtorch means the legacy autograd profiler (the CPU-only
@@ -45,7 +46,7 @@ BENCHMARK(BM_Torch_RecordFunction_LegacyProfiler)->Iterations(2'000'000);
 
 void BM_Neuronprof_ScopedTrace_Disabled(benchmark::State& state) {
   for (auto _ : state) {
-    neuronprof::ScopedTrace trace("neuronprof_marker");
+    NEURONPROF_SCOPE("neuronprof_marker");
   }
 }
 BENCHMARK(BM_Neuronprof_ScopedTrace_Disabled);
@@ -56,7 +57,7 @@ void BM_Neuronprof_ScopedTrace_Enabled(benchmark::State& state) {
     return;
   }
   for (auto _ : state) {
-    neuronprof::ScopedTrace trace("neuronprof_marker");
+    NEURONPROF_SCOPE("neuronprof_marker");
   }
   auto capture = neuronprof::core::StopRecording();
   if (capture.ok()) state.counters["drops"] = static_cast<double>(capture->dropped);

@@ -2,10 +2,11 @@
 //
 // Cost: when no capture is running (or the marker's level is above the
 // capture's host_tracer_level) a marker is one relaxed atomic load and a
-// branch. During a capture a marker with a string-literal name reads the
-// clock twice and writes one 32-byte record into its thread's buffer: no
-// lock, no allocation, no syscall. Dynamic names and metadata are copied into
-// the thread's arena (a bounded memcpy). The first marker of a thread in a
+// branch. During a capture a marker reads the clock twice and writes one
+// 32-byte record into its thread's buffer: no lock, no allocation, no
+// syscall. Its name is copied into the thread's arena (a bounded memcpy),
+// except for NEURONPROF_SCOPE("literal") and StaticName, which are stored by
+// pointer; arguments are always copied. The first marker of a thread in a
 // capture takes a slower path once (it claims a buffer block and reads the
 // thread's name). When the capture's buffer is full, events are dropped and
 // counted, never blocking the caller.
@@ -72,38 +73,121 @@ inline bool TracingEnabled(uint32_t level = kTraceCritical) {
           internal::kLevelMask) >= level;
 }
 
+namespace internal {
+// Length of the text in a char array: up to its first NUL, as for a C
+// string, but never past the array's end.
+constexpr size_t BoundedLength(const char* text, size_t capacity) {
+  size_t n = 0;
+  while (n < capacity && text[n] != '\0') ++n;
+  return n;
+}
+}  // namespace internal
+
+// A marker name stored by pointer, never copied: the caller promises that
+// the text outlives every capture that can record it, i.e. it has static
+// storage (a string literal, or a global or static char array that is never
+// rewritten). Anything else (a stack buffer, a std::string, text that
+// changes) must go through the copying constructors of ScopedTrace instead,
+// or events come out with whatever the memory holds when the capture ends.
+//
+//   static constexpr neuronprof::StaticName kForward("forward");
+//   neuronprof::ScopedTrace t(kForward);   // Zero-copy.
+//
+// NEURONPROF_SCOPE("literal") builds one for you and accepts only literals.
+class StaticName {
+ public:
+  template <size_t N>
+  constexpr explicit StaticName(const char (&text)[N])
+      : data_(text), size_(static_cast<uint32_t>(internal::BoundedLength(text, N))) {}
+
+  constexpr const char* data() const { return data_; }
+  constexpr uint32_t size() const { return size_; }
+
+ private:
+  const char* data_;
+  uint32_t size_;
+};
+
+namespace internal {
+// What NEURONPROF_SCOPE hands to ScopedTrace; not for direct use.
+struct MacroName {
+  StaticName name;
+};
+}  // namespace internal
+
 // RAII marker: the twin of torch_xla's `xp.Trace(name)` and TSL's TraceMe.
 // The event spans the object's lifetime and nests under enclosing markers of
 // the same thread.
 //
-//   neuronprof::ScopedTrace t("model_build");                 // literal
-//   neuronprof::ScopedTrace t(layer_name);                    // copied
+//   NEURONPROF_SCOPE("model_build");                           // zero-copy
+//   neuronprof::ScopedTrace t(layer_name);                     // copied
 //   neuronprof::ScopedTrace t("fwd", {{"batch", 32}, {"dtype", "bf16"}});
 //
-// A string literal (or any char array with static storage) is stored by
-// pointer; everything else, and any marker with arguments, is copied.
+// The event's name is always the text the caller passed at construction:
+// every constructor that takes a string (a literal, a char buffer, a
+// `const char*`, a std::string or string_view) copies it into the thread's
+// buffer when the marker begins, so the caller may rewrite or free it
+// straight away. Only a StaticName (and NEURONPROF_SCOPE with a literal,
+// which makes one) is stored by pointer. A marker with arguments is always
+// copied, name included.
+//
+// A marker whose name and arguments, encoded, exceed one 64 KiB buffer block
+// is not recorded; the capture counts it on its own and warns that a marker
+// was too large.
 class ScopedTrace {
  public:
-  template <size_t N>
-  explicit ScopedTrace(const char (&name)[N], uint32_t level = kTraceCritical) {
-    state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) < level) {
-      state_ = 0;
-      return;
-    }
-    name_ = name;
-    name_length_ = static_cast<uint32_t>(N - 1);
-    start_ticks_ = internal::NowTicks();
-  }
-
   explicit ScopedTrace(std::string_view name, uint32_t level = kTraceCritical) {
-    Begin(name, nullptr, 0, level);
+    if (Admit(level)) CopyPlain(name);
   }
 
   ScopedTrace(std::string_view name, std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical) {
-    Begin(name, args.begin(), args.size(), level);
+    if (Admit(level)) CopyWithArgs(name, args.begin(), args.size(), nullptr, 0);
   }
+
+  // A char array (a literal or a buffer): copied, up to its first NUL and
+  // never past the array's end.
+  template <size_t N>
+  explicit ScopedTrace(const char (&name)[N], uint32_t level = kTraceCritical) {
+    if (Admit(level)) {
+      CopyPlain(std::string_view(name, internal::BoundedLength(name, N)));
+    }
+  }
+
+  template <size_t N>
+  ScopedTrace(const char (&name)[N], std::initializer_list<TraceArg> args,
+              uint32_t level = kTraceCritical) {
+    if (Admit(level)) {
+      CopyWithArgs(std::string_view(name, internal::BoundedLength(name, N)),
+                   args.begin(), args.size(), nullptr, 0);
+    }
+  }
+
+  // Zero-copy: the record points at `name` (see StaticName).
+  explicit ScopedTrace(StaticName name, uint32_t level = kTraceCritical) {
+    if (!Admit(level)) return;
+    name_ = name.data();
+    name_length_ = name.size();
+    start_ticks_ = internal::NowTicks();
+  }
+
+  ScopedTrace(StaticName name, std::initializer_list<TraceArg> args,
+              uint32_t level = kTraceCritical) {
+    if (Admit(level)) {
+      CopyWithArgs(std::string_view(name.data(), name.size()), args.begin(),
+                   args.size(), nullptr, 0);
+    }
+  }
+
+  // NEURONPROF_SCOPE's entry points: `literal` repeats the macro's first
+  // argument and is not used (the macro cannot strip it portably).
+  ScopedTrace(internal::MacroName name, const char* /*literal*/,
+              uint32_t level = kTraceCritical)
+      : ScopedTrace(name.name, level) {}
+  ScopedTrace(internal::MacroName name, const char* /*literal*/,
+              std::initializer_list<TraceArg> args,
+              uint32_t level = kTraceCritical)
+      : ScopedTrace(name.name, args, level) {}
 
   ~ScopedTrace() {
     if (state_ == 0) return;
@@ -118,17 +202,34 @@ class ScopedTrace {
   friend class StepTrace;
   ScopedTrace() = default;
 
-  void Begin(std::string_view name, const TraceArg* args, size_t num_args,
-             uint32_t level) {
+  // Reads the capture state; false (and nothing to record) when no capture
+  // records markers of `level`. Nothing else runs before this check.
+  bool Admit(uint32_t level) {
     state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) < level) {
-      state_ = 0;
+    if ((state_ & internal::kLevelMask) >= level) return true;
+    state_ = 0;
+    return false;
+  }
+
+  // A name without arguments: the cheapest copy (a memcpy into the arena).
+  void CopyPlain(std::string_view name) {
+    name_ = internal::CopyPlainName(state_, name, &name_length_);
+    if (name_ == nullptr) {
+      state_ = 0;  // Capture ended, buffer full or name too large (counted).
       return;
     }
-    name_ = internal::CopyName(state_, name, args, num_args, &name_length_,
-                               &args_offset_);
+    start_ticks_ = internal::NowTicks();
+  }
+
+  // Name plus `args`, then `more_args` (StepTrace's extras), encoded.
+  void CopyWithArgs(std::string_view name, const TraceArg* args,
+                    size_t num_args, const TraceArg* more_args,
+                    size_t num_more_args) {
+    name_ = internal::CopyNameWithArgs(state_, name, args, num_args, more_args,
+                                       num_more_args, &name_length_,
+                                       &args_offset_);
     if (name_ == nullptr) {
-      state_ = 0;  // Capture ended or buffer full (the drop is counted).
+      state_ = 0;  // Capture ended, buffer full or marker too large (counted).
       return;
     }
     start_ticks_ = internal::NowTicks();
@@ -145,7 +246,8 @@ class ScopedTrace {
 // step_num=n)`. It records stats step_num=n and _r=1 (a root). xprof's
 // overview page counts one step per StepTrace that has markers nested in it
 // and groups those markers into the step. Do not nest StepTraces: an
-// enclosing one swallows the inner steps.
+// enclosing one swallows the inner steps. The name is copied (as for
+// ScopedTrace); `extra_args` may hold any number of arguments.
 class StepTrace {
  public:
   StepTrace(std::string_view name, int64_t step_num,
@@ -167,15 +269,34 @@ void SetCurrentThreadName(std::string_view name);
 #define NEURONPROF_CONCAT_INNER_(a, b) a##b
 #define NEURONPROF_CONCAT_(a, b) NEURONPROF_CONCAT_INNER_(a, b)
 
-// Scoped marker with a unique variable name:
+#define NEURONPROF_FIRST_ARG_(first, ...) first
+
+// Scoped marker with a unique variable name, for a string-literal name:
 //   NEURONPROF_SCOPE("optimizer_step");
 //   NEURONPROF_SCOPE("fwd", {{"layer", i}});
-#define NEURONPROF_SCOPE(...) \
-  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)(__VA_ARGS__)
+//   NEURONPROF_SCOPE("detail", neuronprof::kTraceVerbose);
+// The literal is kept in a `static constexpr` StaticName, so the marker
+// records it by pointer (zero-copy) unless it has arguments. The name must
+// be a string literal: anything else (a variable, a buffer, a std::string)
+// fails to compile, because the macro pastes it after "" (the compiler
+// then says "expected '}' before '<your argument>'"). Use
+// neuronprof::ScopedTrace for names built at run time (they are copied).
+// The macro is one declaration, like the ScopedTrace it declares.
+#define NEURONPROF_SCOPE(...)                                              \
+  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)( \
+      [] {                                                                   \
+        static constexpr ::neuronprof::StaticName neuronprof_literal_name{   \
+            "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)};                       \
+        return ::neuronprof::internal::MacroName{neuronprof_literal_name};   \
+      }(),                                                                   \
+      __VA_ARGS__)
 
-// Evaluates `expr` (e.g. an expensive name or argument) only while a capture
-// records markers of `level`:
-//   NEURONPROF_IF_TRACING(neuronprof::kTraceInfo) { ... }
+// Guards code that is only worth running while a capture records markers of
+// `level`. The macro is the head of an `if` statement: the statement or
+// block that follows it runs only then (nothing is evaluated otherwise):
+//   NEURONPROF_IF_TRACING(neuronprof::kTraceInfo) {
+//     shapes = DescribeShapes(batch);  // Costly; skipped when not recorded.
+//   }
 #define NEURONPROF_IF_TRACING(level) if (::neuronprof::TracingEnabled(level))
 
 #endif  // NEURONPROF_TRACE_H_

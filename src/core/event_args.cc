@@ -26,10 +26,10 @@ void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* ou
     std::string_view item = rest.substr(0, end);
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
     const size_t split = item.find(kKindSeparator);
-    if (split == std::string_view::npos || split + 1 >= item.size() + 1) continue;
+    // An item needs a key, the kind separator and a kind char.
+    if (split == std::string_view::npos || split + 1 >= item.size()) continue;
     DecodedArg arg;
     arg.key = item.substr(0, split);
-    if (split + 1 >= item.size()) continue;
     arg.kind = item[split + 1];
     std::string_view value = item.substr(split + 2);
     const char* first = value.data();

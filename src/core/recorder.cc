@@ -133,6 +133,8 @@ void ResetSlot(RegisteredThread* slot, uint32_t state) {
   slot->first_block = slot->last_block = nullptr;
   slot->recorded = 0;
   slot->dropped = 0;
+  slot->too_large = 0;
+  slot->largest_too_large = 0;
   char name[17] = {};
   prctl(PR_GET_NAME, name, 0, 0, 0);
   std::memcpy(slot->os_name, name, sizeof(name));
@@ -156,24 +158,31 @@ bool EnsureRecordSpace(RegisteredThread* slot, uint32_t state) {
   return true;
 }
 
-// Appends bytes to the arena, replacing control characters so that the
-// argument separators stay unambiguous.
+// Writes a marker's encoding (see event_args.h) into up to `capacity` bytes
+// at `begin`, and counts every byte, so that an encoding that does not fit
+// says how large it is. Argument keys and string values have their
+// separator characters replaced, so that the encoding stays unambiguous;
+// the plain name is never parsed and is written as is.
 class ArenaWriter {
  public:
-  ArenaWriter(char* begin, char* limit) : cursor_(begin), limit_(limit) {}
+  ArenaWriter(char* begin, size_t capacity) : begin_(begin), capacity_(capacity) {}
   void Put(char c) {
-    if (cursor_ < limit_) {
-      *cursor_ = c;
+    if (size_ < capacity_) begin_[size_] = c;
+    ++size_;
+  }
+  void PutRaw(std::string_view text) {
+    if (!text.empty() && size_ <= capacity_ && text.size() <= capacity_ - size_) {
+      std::memcpy(begin_ + size_, text.data(), text.size());
     }
-    ++cursor_;
+    size_ += text.size();
   }
   void PutText(std::string_view text) {
     const bool clean =
-        std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
-        std::memchr(text.data(), kKindSeparator, text.size()) == nullptr;
-    if (clean && cursor_ + text.size() <= limit_) {
-      std::memcpy(cursor_, text.data(), text.size());
-      cursor_ += text.size();
+        text.empty() ||
+        (std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
+         std::memchr(text.data(), kKindSeparator, text.size()) == nullptr);
+    if (clean) {
+      PutRaw(text);
       return;
     }
     for (char c : text) Put((c == kArgSeparator || c == kKindSeparator) ? '?' : c);
@@ -182,46 +191,61 @@ class ArenaWriter {
   void PutNumber(T value) {
     char digits[32];
     auto result = std::to_chars(digits, digits + sizeof(digits), value);
-    for (char* p = digits; p < result.ptr; ++p) Put(*p);
+    PutRaw(std::string_view(digits, static_cast<size_t>(result.ptr - digits)));
   }
-  bool overflowed() const { return cursor_ > limit_; }
-  char* cursor() const { return cursor_; }
+  // Bytes the whole encoding takes; it was written only if <= capacity.
+  size_t size() const { return size_; }
 
  private:
-  char* cursor_;
-  char* limit_;
+  char* begin_;
+  size_t capacity_;
+  size_t size_ = 0;
 };
 
-// Writes name and arguments; returns the end, or nullptr if it did not fit.
-char* EncodeName(char* begin, char* limit, std::string_view name,
-                 const TraceArg* args, size_t num_args) {
-  ArenaWriter out(begin, limit);
-  out.PutText(name);
-  for (size_t i = 0; i < num_args; ++i) {
-    const TraceArg& arg = args[i];
-    out.Put(kArgSeparator);
-    out.PutText(arg.key());
-    out.Put(kKindSeparator);
-    switch (arg.kind()) {
-      case TraceArg::Kind::kInt:
-        out.Put('i');
-        out.PutNumber(arg.int_value());
-        break;
-      case TraceArg::Kind::kUint:
-        out.Put('u');
-        out.PutNumber(static_cast<uint64_t>(arg.int_value()));
-        break;
-      case TraceArg::Kind::kDouble:
-        out.Put('d');
-        out.PutNumber(arg.double_value());
-        break;
-      case TraceArg::Kind::kString:
-        out.Put('s');
-        out.PutText(arg.string_value());
-        break;
-    }
+void EncodeArg(const TraceArg& arg, ArenaWriter* out) {
+  out->Put(kArgSeparator);
+  out->PutText(arg.key());
+  out->Put(kKindSeparator);
+  switch (arg.kind()) {
+    case TraceArg::Kind::kInt:
+      out->Put('i');
+      out->PutNumber(arg.int_value());
+      break;
+    case TraceArg::Kind::kUint:
+      out->Put('u');
+      out->PutNumber(static_cast<uint64_t>(arg.int_value()));
+      break;
+    case TraceArg::Kind::kDouble:
+      out->Put('d');
+      out->PutNumber(arg.double_value());
+      break;
+    case TraceArg::Kind::kString:
+      out->Put('s');
+      out->PutText(arg.string_value());
+      break;
   }
-  return out.overflowed() ? nullptr : out.cursor();
+}
+
+// A marker's name and arguments, to be encoded into the arena.
+struct MarkerText {
+  std::string_view name;
+  const TraceArg* args;
+  size_t num_args;
+  const TraceArg* more_args;
+  size_t num_more_args;
+};
+
+// Encodes `marker` into `capacity` bytes at `begin` (which may be null when
+// `capacity` is 0). Returns the size of the whole encoding: it was written
+// only if that is <= capacity.
+size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
+  ArenaWriter out(begin, capacity);
+  out.PutRaw(marker.name);
+  for (size_t i = 0; i < marker.num_args; ++i) EncodeArg(marker.args[i], &out);
+  for (size_t i = 0; i < marker.num_more_args; ++i) {
+    EncodeArg(marker.more_args[i], &out);
+  }
+  return out.size();
 }
 
 }  // namespace
@@ -250,39 +274,45 @@ void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
   LeaveWriteSection(slot);
 }
 
-const char* CopyName(uint32_t state, std::string_view name,
-                     const TraceArg* args, size_t num_args,
-                     uint32_t* out_length, uint32_t* out_args_offset) {
+const char* CopyNameWithArgs(uint32_t state, std::string_view name,
+                             const TraceArg* args, size_t num_args,
+                             const TraceArg* more_args, size_t num_more_args,
+                             uint32_t* out_length, uint32_t* out_args_offset) {
   auto* slot = core::CurrentThreadSlot();
   if (slot == nullptr) return nullptr;
   if (!EnterWriteSection(slot, state)) return nullptr;
   if (slot->generation != GenerationOf(state)) core::ResetSlot(slot, state);
-  // Names longer than a block are cut; a profile name that long is a bug.
-  constexpr size_t kMaxName = EventBlock::kBytes / 4;
-  if (name.size() > kMaxName) name = name.substr(0, kMaxName);
+  const core::MarkerText marker{name, args, num_args, more_args, num_more_args};
   char* begin = slot->arena_cursor;
-  char* end = begin ? core::EncodeName(begin, slot->arena_limit, name, args,
-                                       num_args)
-                    : nullptr;
-  if (end == nullptr) {
-    core::EventPool* pool = core::PoolFor(state);
-    char* block = pool ? static_cast<char*>(pool->ClaimBlock()) : nullptr;
-    if (block != nullptr) {
-      begin = block;
-      slot->arena_limit = block + EventBlock::kBytes;
-      end = core::EncodeName(begin, slot->arena_limit, name, args, num_args);
+  const size_t room = static_cast<size_t>(slot->arena_limit - begin);
+  size_t size = core::EncodeMarker(begin, room, marker);
+  if (begin == nullptr || size > room) {
+    if (size > EventBlock::kBytes) {
+      // No block could hold it: leave the arena as it is, so that nothing
+      // else is lost, and count it apart from the drops of a full buffer.
+      ++slot->too_large;
+      slot->largest_too_large = std::max<uint64_t>(slot->largest_too_large, size);
+      LeaveWriteSection(slot);
+      return nullptr;
     }
+    core::EventPool* pool = core::PoolFor(state);
+    begin = pool ? static_cast<char*>(pool->ClaimBlock()) : nullptr;
+    if (begin == nullptr) {
+      ++slot->dropped;  // The event this name belonged to is lost.
+      LeaveWriteSection(slot);
+      return nullptr;
+    }
+    // The arena's cursor and limit always move to a new block together.
+    slot->arena_cursor = begin;
+    slot->arena_limit = begin + EventBlock::kBytes;
+    size = core::EncodeMarker(begin, EventBlock::kBytes, marker);
   }
-  if (end == nullptr) {
-    ++slot->dropped;  // The event this name belonged to is lost.
-    LeaveWriteSection(slot);
-    return nullptr;
-  }
-  slot->arena_cursor = end;
+  slot->arena_cursor = begin + size;
   LeaveWriteSection(slot);
-  *out_length = static_cast<uint32_t>(end - begin);
-  *out_args_offset =
-      num_args == 0 ? 0 : static_cast<uint32_t>(std::min(name.size(), kMaxName) + 1);
+  *out_length = static_cast<uint32_t>(size);
+  *out_args_offset = num_args + num_more_args == 0
+                         ? 0
+                         : static_cast<uint32_t>(name.size() + 1);
   return begin;
 }
 
@@ -297,20 +327,12 @@ void SetCurrentThreadName(std::string_view name) {
 
 StepTrace::StepTrace(std::string_view name, int64_t step_num,
                      std::initializer_list<TraceArg> extra_args) {
-  if (!TracingEnabled(kTraceCritical)) return;
   // step_num identifies the step; _r=1 marks the event as a root that
   // groups everything nested under it, as TSL's StepTraceAnnotation does.
-  constexpr size_t kMaxArgs = 16;
   const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
-  size_t count = 0;
-  alignas(TraceArg) unsigned char storage[kMaxArgs * sizeof(TraceArg)];
-  auto* all = reinterpret_cast<TraceArg*>(storage);
-  for (const TraceArg& arg : fixed) new (&all[count++]) TraceArg(arg);
-  for (const TraceArg& arg : extra_args) {
-    if (count == kMaxArgs) break;
-    new (&all[count++]) TraceArg(arg);
+  if (trace_.Admit(kTraceCritical)) {
+    trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
   }
-  trace_.Begin(name, all, count, kTraceCritical);
 }
 
 namespace core {
@@ -378,13 +400,16 @@ absl::StatusOr<RecordedCapture> StopRecording() {
   }
   for (RegisteredThread* slot : registry) {
     if (slot->generation != generation) continue;
-    if (slot->recorded == 0 && slot->dropped == 0) continue;
+    if (slot->recorded == 0 && slot->dropped == 0 && slot->too_large == 0) {
+      continue;
+    }
     ThreadEvents thread;
     thread.thread_id = slot->thread_id;
     thread.thread_name =
         slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
     thread.exited = slot->exited.load(std::memory_order_acquire);
     thread.dropped = slot->dropped;
+    thread.too_large = slot->too_large;
     thread.events.reserve(slot->recorded);
     uint64_t remaining = slot->recorded;
     for (EventBlock* block = slot->first_block; block && remaining;
@@ -395,6 +420,9 @@ absl::StatusOr<RecordedCapture> StopRecording() {
       remaining -= n;
     }
     capture.dropped += thread.dropped;
+    capture.too_large += thread.too_large;
+    capture.largest_too_large =
+        std::max(capture.largest_too_large, slot->largest_too_large);
     capture.threads.push_back(std::move(thread));
   }
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);

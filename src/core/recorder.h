@@ -24,7 +24,8 @@ struct ThreadEvents {
   std::string thread_name;
   bool exited = false;  // The thread ended before the capture did.
   std::vector<internal::EventRecord> events;  // In the order they ended.
-  uint64_t dropped = 0;
+  uint64_t dropped = 0;    // Lost to a full buffer.
+  uint64_t too_large = 0;  // Markers larger than a block (never recorded).
 };
 
 // The result of one capture. Owns the memory that copied names point into,
@@ -37,6 +38,10 @@ struct RecordedCapture {
 
   std::vector<ThreadEvents> threads;  // Threads with at least one event or drop.
   uint64_t dropped = 0;               // Sum over threads, plus unattributed.
+  // Markers whose name and arguments, encoded, exceed one block
+  // (kBlockBytes): not recorded, and not counted in `dropped`.
+  uint64_t too_large = 0;
+  uint64_t largest_too_large = 0;     // Encoded bytes of the largest one.
   uint64_t buffer_bytes = 0;          // Size of the capture's buffer.
   TickConverter clock;
   int64_t start_epoch_ns = 0;

@@ -1,6 +1,8 @@
 // The recorder: what a capture keeps, what it leaves out, and how it counts
 // what it could not keep.
 #include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -9,8 +11,19 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
+#include "proto/xplane.pb.h"
+#include "src/collectors/host/host_collector.h"
 #include "src/core/event_args.h"
+#include "src/core/event_pool.h"
 #include "src/core/recorder.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+// A marker that kept a pointer into a returned stack frame must be an ASan
+// error here (GCC's runtime leaves this check off by default).
+extern "C" const char* __asan_default_options() {
+  return "detect_stack_use_after_return=1";
+}
+#endif
 
 namespace neuronprof {
 namespace {
@@ -116,6 +129,253 @@ TEST_CASE("StepTrace carries step_num and the root marker") {
   CHECK(ArgInt(record, "step_num") == 42);
   CHECK(ArgInt(record, "_r") == 1);
   CHECK(ArgInt(record, "batch") == 8);
+}
+
+TEST_CASE("StepTrace keeps every extra argument") {
+  REQUIRE(core::StartRecording(1, kBigBuffer).ok());
+  {
+    StepTrace step("train", 7,
+                   {{"a0", 0}, {"a1", 1}, {"a2", 2}, {"a3", 3}, {"a4", 4},
+                    {"a5", 5}, {"a6", 6}, {"a7", 7}, {"a8", 8}, {"a9", 9},
+                    {"a10", 10}, {"a11", 11}, {"a12", 12}, {"a13", 13},
+                    {"a14", 14}, {"a15", 15}, {"a16", 16}, {"a17", 17},
+                    {"a18", 18}, {"a19", 19}});
+  }
+  RecordedCapture capture = Stop();
+  REQUIRE(capture.threads.size() == 1);
+  const auto& record = capture.threads[0].events.at(0);
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(record, &args);
+  REQUIRE(args.size() == 22);
+  CHECK(args[0].key == "step_num");
+  CHECK(args[0].int_value == 7);
+  CHECK(args[1].key == "_r");
+  for (int i = 0; i < 20; ++i) {
+    CHECK(std::string(args[2 + i].key) == "a" + std::to_string(i));
+    CHECK(args[2 + i].int_value == i);
+  }
+}
+
+// --- Names: what the caller's text held when the marker began. ---
+
+const core::ThreadEvents& OnlyThread(const RecordedCapture& capture) {
+  REQUIRE(capture.threads.size() == 1);
+  return capture.threads[0];
+}
+
+std::vector<std::string> Names(const RecordedCapture& capture) {
+  std::vector<std::string> names;
+  for (const auto& record : OnlyThread(capture).events) {
+    names.emplace_back(core::PlainName(record));
+  }
+  return names;
+}
+
+TEST_CASE("a char buffer rewritten inside the scope keeps the text at begin") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  char name[32];
+  for (int layer = 0; layer < 3; ++layer) {
+    std::snprintf(name, sizeof(name), "layer_%d", layer);
+    ScopedTrace trace(name);
+    std::snprintf(name, sizeof(name), "rewritten_%d", layer);
+  }
+  {
+    // Not NUL-terminated: the array's end bounds the name.
+    const char unterminated[4] = {'a', 'b', 'c', 'd'};
+    ScopedTrace trace(unterminated);
+  }
+  RecordedCapture capture = Stop();
+  CHECK(Names(capture) ==
+        std::vector<std::string>{"layer_0", "layer_1", "layer_2", "abcd"});
+}
+
+// The marker's name lives in this frame, which is gone (and overwritten by
+// ScribbleStack) long before the capture is read.
+[[gnu::noinline]] void MarkerNamedFromStack(int i) {
+  char name[48];
+  std::snprintf(name, sizeof(name), "stack_frame_marker_%d", i);
+  ScopedTrace trace(name);
+}
+
+[[gnu::noinline]] void ScribbleStack() {
+  volatile char junk[512];
+  for (size_t i = 0; i < sizeof(junk); ++i) junk[i] = static_cast<char>(i);
+}
+
+TEST_CASE("a name from a stack frame that has returned is kept") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  for (int i = 0; i < 3; ++i) {
+    MarkerNamedFromStack(i);
+    ScribbleStack();
+  }
+  RecordedCapture capture = Stop();
+  CHECK(Names(capture) == std::vector<std::string>{"stack_frame_marker_0",
+                                                   "stack_frame_marker_1",
+                                                   "stack_frame_marker_2"});
+}
+
+TEST_CASE("a std::string temporary's name is kept") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  for (int i = 0; i < 3; ++i) {
+    // Longer than the small-string buffer: the text is on the heap and
+    // freed at the end of the declaration.
+    ScopedTrace trace(std::string("temporary_heap_allocated_name_") +
+                      std::to_string(i));
+    std::string reuse(40, 'z');  // Likely reuses the freed allocation.
+    (void)reuse;
+  }
+  RecordedCapture capture = Stop();
+  CHECK(Names(capture) ==
+        std::vector<std::string>{"temporary_heap_allocated_name_0",
+                                 "temporary_heap_allocated_name_1",
+                                 "temporary_heap_allocated_name_2"});
+}
+
+constexpr char kGlobalName[] = "global_static_name";
+
+TEST_CASE("StaticName and NEURONPROF_SCOPE store the name by pointer") {
+  static constexpr StaticName kStatic(kGlobalName);
+  static_assert(kStatic.size() == sizeof(kGlobalName) - 1, "length");
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  for (int i = 0; i < 2; ++i) {
+    { ScopedTrace trace(kStatic); }
+    { NEURONPROF_SCOPE("macro_literal"); }
+    { NEURONPROF_SCOPE("macro_verbose", kTraceVerbose); }  // Above level 2.
+  }
+  RecordedCapture zero_copy = Stop();
+  const auto& events = OnlyThread(zero_copy).events;
+  REQUIRE(events.size() == 4);
+  CHECK(events[0].name == kGlobalName);
+  CHECK(events[2].name == kGlobalName);
+  CHECK(core::PlainName(events[1]) == "macro_literal");
+  // Both passes point at the same text: the macro's static, not a copy.
+  CHECK(events[1].name == events[3].name);
+  // Only the records' block was claimed: no arena for copies.
+  CHECK(zero_copy.pool->used_bytes() == core::kBlockBytes);
+
+  // The same literal through ScopedTrace is copied: one copy per marker.
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  for (int i = 0; i < 2; ++i) ScopedTrace trace("macro_literal");
+  RecordedCapture copied = Stop();
+  const auto& copies = OnlyThread(copied).events;
+  REQUIRE(copies.size() == 2);
+  CHECK(core::PlainName(copies[0]) == "macro_literal");
+  CHECK(copies[0].name != copies[1].name);
+  CHECK(copied.pool->used_bytes() == 2 * core::kBlockBytes);
+}
+
+TEST_CASE("NEURONPROF_SCOPE forwards arguments and levels") {
+  REQUIRE(core::StartRecording(3, kBigBuffer).ok());
+  { NEURONPROF_SCOPE("with_args", {{"layer", 4}, {"dtype", "bf16"}}); }
+  { NEURONPROF_SCOPE("with_args_and_level", {{"layer", 5}}, kTraceVerbose); }
+  RecordedCapture capture = Stop();
+  const auto& events = OnlyThread(capture).events;
+  REQUIRE(events.size() == 2);
+  CHECK(core::PlainName(events[0]) == "with_args");
+  CHECK(ArgInt(events[0], "layer") == 4);
+  CHECK(core::PlainName(events[1]) == "with_args_and_level");
+  CHECK(ArgInt(events[1], "layer") == 5);
+}
+
+// --- Markers too large for a block. ---
+
+std::string AfterName(int i) {
+  // ~100 bytes each: the 1,000 of them need two more arena blocks.
+  return "after_the_big_marker_" + std::to_string(i) + "_" + std::string(80, 'p');
+}
+
+TEST_CASE("a marker too large for a block is counted on its own; nothing else is lost") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  // The first copy claims the arena's block before the records claim
+  // theirs, so an arena that ran past its block would overwrite records.
+  for (int i = 0; i < 10; ++i) ScopedTrace trace("dynamic_before_" + std::to_string(i));
+  for (int i = 0; i < 100; ++i) NEURONPROF_SCOPE("literal_before");
+  const std::string blob(70 * 1000, 'x');
+  { ScopedTrace big("big", {{"blob", blob}}); }
+  for (int i = 0; i < 1000; ++i) ScopedTrace trace(AfterName(i));
+  RecordedCapture capture = Stop();
+
+  const std::vector<std::string> names = Names(capture);
+  REQUIRE(names.size() == 1110);
+  int wrong_before = 0;
+  for (int i = 0; i < 10; ++i) wrong_before += names[i] != "dynamic_before_" + std::to_string(i);
+  for (int i = 10; i < 110; ++i) wrong_before += names[i] != "literal_before";
+  CHECK(wrong_before == 0);
+  int wrong_after = 0;
+  for (int i = 0; i < 1000; ++i) wrong_after += names[110 + i] != AfterName(i);
+  CHECK(wrong_after == 0);
+  CHECK(capture.dropped == 0);
+  CHECK(capture.too_large == 1);
+  // "big" + separator + "blob" + separator + kind + the value.
+  const uint64_t big_bytes = 3 + 1 + 4 + 1 + 1 + blob.size();
+  CHECK(capture.largest_too_large == big_bytes);
+
+  tensorflow::profiler::XSpace space;
+  collectors::CollectStats stats;
+  collectors::AddHostPlane(capture, &space, &stats);
+  CHECK(stats.dropped == 0);
+  REQUIRE(space.warnings_size() == 1);
+  const std::string& warning = space.warnings(0);
+  INFO(warning);
+  CHECK(warning.find("1 host markers were too large") != std::string::npos);
+  CHECK(warning.find(std::to_string(big_bytes) + " bytes") != std::string::npos);
+  CHECK(warning.find("limit of 65536 bytes") != std::string::npos);
+  CHECK(warning.find("max_buffer_bytes") == std::string::npos);
+}
+
+TEST_CASE("markers too large for a block take no buffer space") {
+  // Three blocks: one for records, one for copied names, one spare. Each
+  // oversized marker used to claim a block of its own.
+  REQUIRE(core::StartRecording(2, 3 * core::kBlockBytes).ok());
+  const std::string huge_name(70 * 1000, 'n');
+  for (int i = 0; i < 10; ++i) {
+    ScopedTrace big_name(huge_name);
+    ScopedTrace big_arg("big", {{"blob", huge_name}});
+    ScopedTrace kept("kept_" + std::to_string(i));
+  }
+  RecordedCapture capture = Stop();
+  std::vector<std::string> expected;
+  for (int i = 0; i < 10; ++i) expected.push_back("kept_" + std::to_string(i));
+  CHECK(Names(capture) == expected);
+  CHECK(capture.too_large == 20);
+  CHECK(capture.largest_too_large == 3 + 1 + 4 + 1 + 1 + huge_name.size());
+  CHECK(capture.dropped == 0);
+  CHECK(capture.pool->used_bytes() == 2 * core::kBlockBytes);
+}
+
+TEST_CASE("a marker that fills a whole block is still recorded") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  { ScopedTrace small("small"); }
+  // Exactly one block: it cannot share the first block, so it takes its own.
+  const std::string block_name(core::kBlockBytes, 'b');
+  { ScopedTrace full(block_name); }
+  { ScopedTrace next("next"); }
+  RecordedCapture capture = Stop();
+  const std::vector<std::string> names = Names(capture);
+  REQUIRE(names.size() == 3);
+  CHECK(names[0] == "small");
+  CHECK(names[1] == block_name);
+  CHECK(names[2] == "next");
+  CHECK(capture.too_large == 0);
+}
+
+TEST_CASE("DecodeArgs skips malformed items and keeps the rest") {
+  // Encoded by hand: an item without a kind separator, one without a kind
+  // char, then a well-formed one.
+  const std::string encoded = std::string("n") + core::kArgSeparator + "k1" +
+                              core::kArgSeparator + "k2" + core::kKindSeparator +
+                              core::kArgSeparator + "k3" + core::kKindSeparator +
+                              "i7";
+  internal::EventRecord record{};
+  record.name = encoded.data();
+  record.name_length = static_cast<uint32_t>(encoded.size());
+  record.args_offset = 2;
+  CHECK(core::PlainName(record) == "n");
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(record, &args);
+  REQUIRE(args.size() == 1);
+  CHECK(args[0].key == "k3");
+  CHECK(args[0].int_value == 7);
 }
 
 TEST_CASE("host_tracer_level filters markers by level") {
@@ -240,11 +500,11 @@ TEST_CASE("threads that exit during a capture keep their events, once") {
 }
 
 TEST_CASE("a full buffer drops and counts exactly, without blocking") {
-  // Two blocks: one thread holds at most 2 * kRecords literal-name events.
+  // Two blocks: one thread holds at most 2 * kRecords zero-copy events.
   const uint64_t records_per_block = (core::kBlockBytes / 32) - 1;
   REQUIRE(core::StartRecording(2, 2 * core::kBlockBytes).ok());
   constexpr int kEvents = 10000;
-  for (int i = 0; i < kEvents; ++i) ScopedTrace trace("fill");
+  for (int i = 0; i < kEvents; ++i) NEURONPROF_SCOPE("fill");
   RecordedCapture capture = Stop();
   REQUIRE(capture.threads.size() == 1);
   CHECK(capture.threads[0].events.size() == 2 * records_per_block);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <time.h>
 
@@ -39,7 +40,7 @@ inline uint64_t NowTicks() {
 
 // One finished scope; 32 bytes so a 64 KiB block holds 2047 of them.
 struct EventRecord {
-  const char* name;  // String literal or a copy in the capture's arena.
+  const char* name;  // A StaticName or a copy in the capture's arena.
   uint64_t start_ticks;
   uint64_t end_ticks;
   uint32_t name_length;  // Bytes at `name`, arguments included.
@@ -65,7 +66,9 @@ struct ThreadSlot {
   EventBlock* first_block = nullptr;
   EventBlock* last_block = nullptr;
   uint64_t recorded = 0;
-  uint64_t dropped = 0;
+  uint64_t dropped = 0;             // Events lost to a full buffer.
+  uint64_t too_large = 0;           // Markers larger than a block, not kept.
+  uint64_t largest_too_large = 0;   // Encoded bytes of the largest of them.
 };
 
 // `__thread` rather than `thread_local`: a trivially initialised TLS
@@ -115,12 +118,42 @@ inline void AppendRecord(ThreadSlot* slot, const char* name,
 void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
                      uint32_t args_offset, uint64_t start_ticks,
                      uint64_t end_ticks);
-// Copies `name` (plus encoded metadata, if any) into the thread's arena.
-// Returns nullptr when the capture ended or the buffer is full (counted).
-// On success also sets *out_args_offset (see EventRecord::args_offset).
-const char* CopyName(uint32_t state, std::string_view name,
-                     const TraceArg* args, size_t num_args,
-                     uint32_t* out_length, uint32_t* out_args_offset);
+// Copies `name` plus its encoded arguments (`args`, then `more_args`) into
+// the thread's arena. Returns nullptr when the capture ended, the buffer is
+// full (counted as dropped) or the encoding cannot fit one block (counted as
+// too large). On success also sets *out_args_offset (see
+// EventRecord::args_offset).
+const char* CopyNameWithArgs(uint32_t state, std::string_view name,
+                             const TraceArg* args, size_t num_args,
+                             const TraceArg* more_args, size_t num_more_args,
+                             uint32_t* out_length, uint32_t* out_args_offset);
+inline const char* CopyName(uint32_t state, std::string_view name,
+                            const TraceArg* args, size_t num_args,
+                            uint32_t* out_length, uint32_t* out_args_offset) {
+  return CopyNameWithArgs(state, name, args, num_args, nullptr, 0, out_length,
+                          out_args_offset);
+}
+
+// Copies a name without arguments: a memcpy when the thread's current arena
+// block has room, else the out-of-line path (same results as CopyName).
+inline const char* CopyPlainName(uint32_t state, std::string_view name,
+                                 uint32_t* out_length) {
+  ThreadSlot* slot = t_slot;
+  // Strictly less: a null arena (no block yet) never takes this path.
+  if (slot != nullptr && slot->generation == GenerationOf(state) &&
+      name.size() < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
+    if (!EnterWriteSection(slot, state)) return nullptr;
+    char* copy = slot->arena_cursor;
+    std::memcpy(copy, name.data(), name.size());
+    slot->arena_cursor = copy + name.size();
+    LeaveWriteSection(slot);
+    *out_length = static_cast<uint32_t>(name.size());
+    return copy;
+  }
+  uint32_t no_args_offset = 0;
+  return CopyNameWithArgs(state, name, nullptr, 0, nullptr, 0, out_length,
+                          &no_args_offset);
+}
 
 inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
                         uint32_t args_offset, uint64_t start_ticks,

@@ -134,6 +134,16 @@ void AddHostPlane(const core::RecordedCapture& capture,
         " bytes) was full; raise ProfilerOptions::max_buffer_bytes or shorten "
         "ms_duration"));
   }
+  // Counted apart from the drops: no buffer size would have kept these.
+  if (capture.too_large > 0) {
+    space->add_warnings(absl::StrCat(
+        "neuronprof: ", capture.too_large,
+        " host markers were too large to record and were left out: the "
+        "largest took ", capture.largest_too_large,
+        " bytes (name plus arguments, encoded), above the limit of ",
+        core::kBlockBytes, " bytes per marker; shorten its name or string "
+        "arguments"));
+  }
 }
 
 std::unique_ptr<Collector> CreateHostCollector(const CaptureOptions& options) {

@@ -105,7 +105,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   op.name = internal::CopyName(op.state, name, args, count, &op.name_length,
                                &op.args_offset);
   if (op.name == nullptr) {
-    op.state = 0;  // Window closed or buffer full (counted as a drop).
+    op.state = 0;  // Window closed, buffer full or op too large (counted).
     return nullptr;
   }
   op.start_ticks = internal::NowTicks();
