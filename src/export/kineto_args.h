@@ -23,11 +23,6 @@ std::string KinetoTypeName(std::string_view scalar_type);
 // "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}.
 std::vector<std::string> KinetoInputTypes(std::string_view input_types);
 
-// True if `text` is one JSON array made of numbers, strings, literals and
-// nested arrays/objects: such stats (input_dims, input_values) are copied
-// into the trace verbatim, anything else would corrupt the file.
-bool IsJsonArray(std::string_view text);
-
 // Launch properties of a kernel, parsed from a kernel_details stat. Tokens
 // are "key:value" or "key=value" separated by spaces; unknown tokens are
 // skipped. Accepted keys: grid, block (X,Y,Z), registers / regs,
