@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <limits>
 #include <regex>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
+#include "src/export/json_text.h"
 #include "src/export/logdir.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -150,6 +152,19 @@ TEST_CASE("Chrome trace JSON is strict: U+FFFD for bad UTF-8, escapes, null for 
   CHECK(ChromeEvents(root, "M", "thread_name").at(0)->fields().at("args").struct_value()
             .fields().at("name").string_value() == "main " + kBadUtf8Repaired);
   CHECK(Warnings(root).find("warning " + kBadUtf8Repaired) != std::string::npos);
+}
+
+TEST_CASE("JSON micros are exact for every int64 ns, INT64_MIN included") {
+  auto micros = [](int64_t ns) {
+    std::string out;
+    exporter::json::AppendMicros(&out, ns);
+    return out;
+  };
+  CHECK(micros(1234) == "1.234");
+  CHECK(micros(-5) == "-0.005");
+  CHECK(micros(0) == "0.000");
+  CHECK(micros(std::numeric_limits<int64_t>::max()) == "9223372036854775.807");
+  CHECK(micros(std::numeric_limits<int64_t>::min()) == "-9223372036854775.808");
 }
 
 TEST_CASE("Chrome trace: int64 extremes in times are exact or left out and counted") {
