@@ -103,8 +103,9 @@ inline constexpr int kExtremeTimesLeftOut = 12;
 inline tensorflow::profiler::XSpace ExtremeTimesSpace() {
   tensorflow::profiler::XSpace space;
   xplane::SetProfileTimes(&space, 1700000000000000000, 1700000001000000000);
-  for (const char* name : {xplane::kHostPlaneName, "/host:CPU-GPU-runtime",
-                           "/device:GPU:9223372036854775807"}) {
+  // A device number at the int64 edge, and GPU 0 with the events.
+  xplane::FindOrAddPlane(&space, "/device:GPU:9223372036854775807");
+  for (const char* name : {xplane::kHostPlaneName, "/host:CPU-GPU-runtime", "/device:GPU:0"}) {
     xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(&space, name));
     auto* high = plane.AddLine(1, "high", kMaxI64);
     auto* low = plane.AddLine(2, "low", kMinI64);

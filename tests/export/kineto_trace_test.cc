@@ -445,8 +445,12 @@ TEST_CASE("kineto trace: int64 extremes in times are exact or left out and count
   CHECK(warnings.values(0).string_value().find(
             "left out " + std::to_string(testing::kExtremeTimesLeftOut) + " events") !=
         std::string::npos);
+  const Struct& kernel = *trace.Named("edge_max", "kernel")[0];
   // A double past int64 where an int is read is no number: the line id.
-  CHECK(Trace::Arg(*trace.Named("edge_max", "kernel")[0], "stream") == 1);
+  CHECK(Trace::Arg(kernel, "stream") == 1);
+  // Launch properties past int64: computed in doubles, or left out.
+  CHECK(Trace::Arg(kernel, "blocks per SM") == Approx(9223372036854775807.0 * 16 / 3));
+  CHECK_FALSE(Trace::Has(Trace::Args(kernel), "shared memory"));
   // Device INT64_MAX: deviceProperties stops at its cap.
   CHECK(trace.root().fields().at("deviceProperties").list_value().values_size() == 1024);
 }
