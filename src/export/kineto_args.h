@@ -1,6 +1,6 @@
 // Translations from neuronprof's XSpace stat values to the argument forms
 // that Kineto traces carry (and the PyTorch TensorBoard plugin / HTA read):
-// dtype spellings, kernel launch properties, JSON-valued stats.
+// dtype spellings, kernel launch properties, compute capability.
 #ifndef NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
 #define NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
 
