@@ -1,7 +1,7 @@
 // The Kineto (.pt.trace.json) export: what the PyTorch TensorBoard plugin
 // and HTA rely on — categories, External id / correlation links, fwd/bwd
 // flows, steps, device properties, microsecond times — and its argument
-// translations.
+// translations; both JSON exports under int64 edge values.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,6 +13,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_args.h"
 #include "src/export/kineto_trace.h"
@@ -453,6 +454,53 @@ TEST_CASE("kineto trace: int64 extremes in times are exact or left out and count
   CHECK_FALSE(Trace::Has(Trace::Args(kernel), "shared memory"));
   // Device INT64_MAX: deviceProperties stops at its cap.
   CHECK(trace.root().fields().at("deviceProperties").list_value().values_size() == 1024);
+}
+
+// Sets every time field, then every integer stat, of a training-like capture
+// to int64 edge values one at a time: both JSON exports stay strict (under
+// UBSan this also shows their arithmetic never overflows).
+TEST_CASE("both JSON exports stay strict with int64 edges in any time or integer stat") {
+  const int64_t edges[] = {testing::kMinI64, testing::kMinI64 + 1, -1000, -1, 0, 1,
+                           testing::kMaxI64 - 1, testing::kMaxI64};
+  const tensorflow::profiler::XSpace sample = testing::KinetoSampleSpace();
+  auto check = [](const tensorflow::profiler::XSpace& space) {
+    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToChromeTraceJson(space)));
+    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToKinetoTraceJson(space)));
+  };
+  for (int64_t edge : edges) {
+    INFO("edge " << edge);
+    for (int p = 0; p < sample.planes_size(); ++p) {
+      for (int l = 0; l < sample.planes(p).lines_size(); ++l) {
+        INFO("plane " << sample.planes(p).name() << " line " << l);
+        tensorflow::profiler::XSpace space = sample;
+        space.mutable_planes(p)->mutable_lines(l)->set_timestamp_ns(edge);
+        check(space);
+        for (int e = 0; e < sample.planes(p).lines(l).events_size(); ++e) {
+          for (bool offset : {true, false}) {
+            space = sample;
+            auto* event = space.mutable_planes(p)->mutable_lines(l)->mutable_events(e);
+            offset ? event->set_offset_ps(edge) : event->set_duration_ps(edge);
+            check(space);
+          }
+        }
+      }
+    }
+    tensorflow::profiler::XSpace space = sample;
+    for (auto& plane : *space.mutable_planes()) {
+      auto set = [edge](tensorflow::profiler::XStat& stat) {
+        if (stat.has_int64_value()) stat.set_int64_value(edge);
+        if (stat.has_uint64_value()) stat.set_uint64_value(static_cast<uint64_t>(edge));
+        if (stat.has_double_value()) stat.set_double_value(static_cast<double>(edge) * 1e10);
+      };
+      for (auto& stat : *plane.mutable_stats()) set(stat);
+      for (auto& line : *plane.mutable_lines()) {
+        for (auto& event : *line.mutable_events()) {
+          for (auto& stat : *event.mutable_stats()) set(stat);
+        }
+      }
+    }
+    check(space);
+  }
 }
 
 TEST_CASE("kineto trace: an empty XSpace still gives a file the plugin parses") {
