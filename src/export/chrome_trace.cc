@@ -1,13 +1,14 @@
 #include "src/export/chrome_trace.h"
 
-#include <charconv>
-#include <cstdio>
+#include <optional>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "src/export/event_stats.h"
 #include "src/export/json_text.h"
+#include "src/xplane/event_time.h"
 #include "src/xplane/names.h"
 #include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
@@ -22,27 +23,6 @@ using tensorflow::profiler::XStat;
 using json::AppendEscaped;
 using json::AppendInt;
 using json::AppendMicros;
-
-void AppendStatValue(std::string* out, const XPlane& plane, const XStat& stat) {
-  switch (stat.value_case()) {
-    case XStat::kDoubleValue: {
-      char number[32];
-      std::snprintf(number, sizeof(number), "%.17g", stat.double_value());
-      out->append(number);
-      break;
-    }
-    case XStat::kUint64Value: AppendInt(out, stat.uint64_value()); break;
-    case XStat::kInt64Value: AppendInt(out, stat.int64_value()); break;
-    case XStat::kStrValue: AppendEscaped(out, stat.str_value()); break;
-    case XStat::kBytesValue: AppendEscaped(out, "<bytes>"); break;
-    case XStat::kRefValue: {
-      auto it = plane.stat_metadata().find(static_cast<int64_t>(stat.ref_value()));
-      AppendEscaped(out, it == plane.stat_metadata().end() ? "" : it->second.name());
-      break;
-    }
-    default: out->append("null"); break;
-  }
-}
 
 void AppendMetadataEvent(std::string* out, const char* kind, int64_t pid,
                          const int64_t* tid, std::string_view name) {
@@ -126,6 +106,7 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
   out.append(",\"traceEvents\":[\n");
   const absl::flat_hash_set<uint64_t> linked = LinkedCorrelationIds(space);
   int64_t pid = 0;
+  int64_t unplaceable = 0;  // Events whose times do not fit int64 ns.
   for (const XPlane& plane : space.planes()) {
     ++pid;
     if (plane.lines_size() == 0) continue;
@@ -139,6 +120,7 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
                                   : metadata.display_name());
       names.emplace(id, std::move(escaped));
     }
+    const PlaneStatNames stat_names(plane);
     absl::flat_hash_map<int64_t, std::string> stat_keys;
     for (const auto& [id, metadata] : plane.stat_metadata()) {
       std::string escaped;
@@ -154,14 +136,19 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
                           line.display_name().empty() ? line.name()
                                                       : line.display_name());
       for (const auto& event : line.events()) {
+        const std::optional<xplane::EventTime> time = xplane::CheckedEventTime(line, event);
+        if (!time) {
+          ++unplaceable;
+          continue;
+        }
         out.append("{\"ph\":\"X\",\"pid\":");
         AppendInt(&out, pid);
         out.append(",\"tid\":");
         AppendInt(&out, tid);
         out.append(",\"ts\":");
-        AppendMicros(&out, line.timestamp_ns() + event.offset_ps() / 1000);
+        AppendMicros(&out, time->start_ns);
         out.append(",\"dur\":");
-        AppendMicros(&out, event.duration_ps() / 1000);
+        AppendMicros(&out, time->duration_ns);
         out.append(",\"name\":");
         auto name = names.find(event.metadata_id());
         out.append(name == names.end() ? "\"\"" : name->second);
@@ -174,15 +161,14 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
             auto key = stat_keys.find(stat.metadata_id());
             out.append(key == stat_keys.end() ? "\"?\"" : key->second);
             out.push_back(':');
-            AppendStatValue(&out, plane, stat);
+            AppendStatValue(&out, stat, stat_names);
           }
           out.push_back('}');
         }
         out.append("},\n");
         if (const uint64_t id = CorrelationId(plane, event, correlation_stat);
             id != 0 && linked.contains(id)) {
-          AppendFlowEvent(&out, host_plane, id, pid, tid,
-                          line.timestamp_ns() + event.offset_ps() / 1000);
+          AppendFlowEvent(&out, host_plane, id, pid, tid, time->start_ns);
         }
       }
     }
@@ -192,6 +178,10 @@ std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
   for (int i = 0; i < space.warnings_size(); ++i) {
     if (i) out.push_back(',');
     AppendEscaped(&out, space.warnings(i));
+  }
+  if (unplaceable > 0) {
+    if (space.warnings_size() > 0) out.push_back(',');
+    AppendEscaped(&out, xplane::UnplaceableEventsWarning(unplaceable));
   }
   out.append("]}}\n]}\n");
   return out;

@@ -47,7 +47,12 @@ std::optional<int64_t> EventStats::Int(std::string_view name) const {
   switch (stat->value_case()) {
     case XStat::kInt64Value: return stat->int64_value();
     case XStat::kUint64Value: return static_cast<int64_t>(stat->uint64_value());
-    case XStat::kDoubleValue: return static_cast<int64_t>(stat->double_value());
+    case XStat::kDoubleValue: {
+      // Only doubles an int64 holds: casting others is undefined behaviour.
+      const double value = stat->double_value();
+      if (!(value >= -0x1p63 && value < 0x1p63)) return std::nullopt;
+      return static_cast<int64_t>(value);
+    }
     case XStat::kStrValue: {
       int64_t value = 0;
       const std::string& text = stat->str_value();
@@ -68,20 +73,24 @@ std::optional<std::string_view> EventStats::Str(std::string_view name) const {
   return std::nullopt;
 }
 
-void EventStats::AppendValue(std::string* out, const XStat& stat) const {
+void AppendStatValue(std::string* out, const XStat& stat, const PlaneStatNames& names) {
   switch (stat.value_case()) {
     case XStat::kDoubleValue: json::AppendDouble(out, stat.double_value()); break;
     case XStat::kUint64Value: json::AppendInt(out, stat.uint64_value()); break;
     case XStat::kInt64Value: json::AppendInt(out, stat.int64_value()); break;
     case XStat::kStrValue: json::AppendEscaped(out, stat.str_value()); break;
     case XStat::kRefValue:
-      json::AppendEscaped(out, names_.Name(static_cast<int64_t>(stat.ref_value())));
+      json::AppendEscaped(out, names.Name(static_cast<int64_t>(stat.ref_value())));
       break;
     case XStat::kBytesValue:
       json::AppendEscaped(out, absl::StrCat("<", stat.bytes_value().size(), " bytes>"));
       break;
     default: out->append("null"); break;
   }
+}
+
+void EventStats::AppendValue(std::string* out, const XStat& stat) const {
+  AppendStatValue(out, stat, names_);
 }
 
 void EventStats::Add(const XStat& stat) {

@@ -29,6 +29,12 @@ class PlaneStatNames {
   absl::flat_hash_map<int64_t, std::string_view> names_;
 };
 
+// A stat's value as JSON: numbers (NaN and infinities as null), strings
+// and interned strings (ref_value, named in `names`), bytes as "<N bytes>".
+// The one stat writer of both JSON exports.
+void AppendStatValue(std::string* out, const tensorflow::profiler::XStat& stat,
+                     const PlaneStatNames& names);
+
 // The stats of one event by name: its metadata's stats, then its own (which
 // win on a clash). Or the stats of the plane itself.
 class EventStats {
@@ -37,7 +43,8 @@ class EventStats {
   EventStats(const PlaneStatNames& names, const tensorflow::profiler::XPlane& plane);
 
   const tensorflow::profiler::XStat* Find(std::string_view name) const;
-  // Integers of any width, doubles (truncated) and numeric strings.
+  // Integers of any width, doubles (truncated; nullopt past int64 or NaN)
+  // and numeric strings.
   std::optional<int64_t> Int(std::string_view name) const;
   // String and ref (interned string) stats.
   std::optional<std::string_view> Str(std::string_view name) const;
@@ -45,7 +52,7 @@ class EventStats {
       const {
     return stats_;
   }
-  // The stat's value as JSON (bytes as "<N bytes>").
+  // The stat's value as JSON (AppendStatValue).
   void AppendValue(std::string* out, const tensorflow::profiler::XStat& stat) const;
 
  private:

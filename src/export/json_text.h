@@ -1,5 +1,7 @@
-// Appending JSON text: escaped strings, integers, doubles, and microsecond
-// times printed exactly from integer nanoseconds.
+// Appending strict JSON text (RFC 8259, what Python's json and Perfetto
+// accept): escaped strings of valid UTF-8, integers, doubles, and
+// microsecond times printed exactly from integer nanoseconds. Every JSON
+// file we write goes through these.
 #ifndef NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 #define NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 
@@ -12,11 +14,13 @@ namespace neuronprof {
 namespace exporter {
 namespace json {
 
-// `text` as a quoted JSON string (control characters as \uXXXX).
+// `text` as a quoted JSON string: control characters as \uXXXX (or \n, \t,
+// \r), '"' and '\' escaped, invalid UTF-8 replaced by U+FFFD (utf8::Valid).
 void AppendEscaped(std::string* out, std::string_view text);
-// %.10g; NaN and infinities (not JSON) as null.
+// Shortest text that reads back as the same double; NaN and infinities (not JSON) as null.
 void AppendDouble(std::string* out, double value);
-// ns / 1000 with 3 decimals: 1234 -> "1.234", -5 -> "-0.005".
+// ns / 1000 with 3 decimals: 1234 -> "1.234", -5 -> "-0.005"; exact for
+// every int64, INT64_MIN included.
 void AppendMicros(std::string* out, int64_t ns);
 
 template <typename Int>
@@ -25,6 +29,15 @@ void AppendInt(std::string* out, Int value) {
   const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
   out->append(digits, static_cast<size_t>(end - digits));
 }
+
+// True if `text` is exactly one strict JSON value (whitespace around it
+// allowed): no NaN/Infinity, no leading zeros, no trailing commas, strings
+// of valid UTF-8 without raw control characters or unpaired surrogate
+// escapes. Nesting deeper than 64 is refused, so hostile input cannot
+// exhaust the stack.
+bool IsStrictJson(std::string_view text);
+// The same, and the value is an array.
+bool IsStrictJsonArray(std::string_view text);
 
 }  // namespace json
 }  // namespace exporter

@@ -1,7 +1,5 @@
 #include "src/export/kineto_args.h"
 
-#include <cctype>
-#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -15,118 +13,6 @@ namespace kineto {
 namespace {
 
 absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
-
-// A small recursive-descent checker of JSON text. Depth is bounded so a
-// hostile stat cannot exhaust the stack.
-class JsonChecker {
- public:
-  explicit JsonChecker(std::string_view text) : text_(text) {}
-
-  bool WholeArray() {
-    SkipSpace();
-    if (pos_ >= text_.size() || text_[pos_] != '[') return false;
-    if (!Value(0)) return false;
-    SkipSpace();
-    return pos_ == text_.size();
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-
-  void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-  bool Eat(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool Literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-  bool Digits() {
-    const size_t start = pos_;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    return pos_ > start;
-  }
-  bool Number() {
-    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
-    if (!Digits()) return false;
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
-      if (!Digits()) return false;
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      if (!Digits()) return false;
-    }
-    return true;
-  }
-  bool String() {
-    ++pos_;  // The opening quote.
-    while (pos_ < text_.size()) {
-      const unsigned char c = static_cast<unsigned char>(text_[pos_++]);
-      if (c == '"') return true;
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        if (pos_ >= text_.size()) return false;
-        const char e = text_[pos_++];
-        if (e == 'u') {
-          for (int i = 0; i < 4; ++i, ++pos_) {
-            if (pos_ >= text_.size() ||
-                !std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
-              return false;
-            }
-          }
-        } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
-          return false;
-        }
-      }
-    }
-    return false;
-  }
-  bool Sequence(char close, int depth, bool object) {
-    ++pos_;  // The opening bracket.
-    if (Eat(close)) return true;
-    do {
-      if (object) {
-        SkipSpace();
-        if (pos_ >= text_.size() || text_[pos_] != '"' || !String() || !Eat(':')) {
-          return false;
-        }
-      }
-      if (!Value(depth + 1)) return false;
-    } while (Eat(','));
-    return Eat(close);
-  }
-  bool Value(int depth) {
-    if (depth > kMaxDepth) return false;
-    SkipSpace();
-    if (pos_ >= text_.size()) return false;
-    switch (text_[pos_]) {
-      case '[': return Sequence(']', depth, false);
-      case '{': return Sequence('}', depth, true);
-      case '"': return String();
-      case 't': return Literal("true");
-      case 'f': return Literal("false");
-      case 'n': return Literal("null");
-      default: return Number();
-    }
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
 
 std::optional<std::array<int64_t, 3>> ParseDim3(absl::string_view text) {
   std::array<int64_t, 3> dims = {1, 1, 1};
@@ -173,8 +59,6 @@ std::vector<std::string> KinetoInputTypes(std::string_view input_types) {
   return types;
 }
 
-bool IsJsonArray(std::string_view text) { return JsonChecker(text).WholeArray(); }
-
 KernelLaunch ParseKernelDetails(std::string_view details) {
   KernelLaunch launch;
   std::optional<int64_t> static_shared, dynamic_shared;
@@ -213,7 +97,11 @@ KernelLaunch ParseKernelDetails(std::string_view details) {
     }
   }
   if (!launch.shared_memory && (static_shared || dynamic_shared)) {
-    launch.shared_memory = static_shared.value_or(0) + dynamic_shared.value_or(0);
+    // A sum past int64 (a crafted stat) is unreadable, not wrapped.
+    int64_t sum = 0;
+    if (!__builtin_add_overflow(static_shared.value_or(0), dynamic_shared.value_or(0), &sum)) {
+      launch.shared_memory = sum;
+    }
   }
   return launch;
 }

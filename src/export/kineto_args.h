@@ -1,6 +1,6 @@
 // Translations from neuronprof's XSpace stat values to the argument forms
 // that Kineto traces carry (and the PyTorch TensorBoard plugin / HTA read):
-// dtype spellings, kernel launch properties, JSON-valued stats.
+// dtype spellings, kernel launch properties, compute capability.
 #ifndef NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
 #define NEURONPROF_SRC_EXPORT_KINETO_ARGS_H_
 
@@ -22,11 +22,6 @@ std::string KinetoTypeName(std::string_view scalar_type);
 
 // "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}.
 std::vector<std::string> KinetoInputTypes(std::string_view input_types);
-
-// True if `text` is one JSON array made of numbers, strings, literals and
-// nested arrays/objects: such stats (input_dims, input_values) are copied
-// into the trace verbatim, anything else would corrupt the file.
-bool IsJsonArray(std::string_view text);
 
 // Launch properties of a kernel, parsed from a kernel_details stat. Tokens
 // are "key:value" or "key=value" separated by spaces; unknown tokens are

@@ -16,6 +16,7 @@
 #include "src/export/event_stats.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
+#include "src/xplane/event_time.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -44,10 +45,6 @@ struct HostSpan {
   HostKind kind = HostKind::kAnnotation;
   const XEvent* event = nullptr;
 };
-
-int64_t StartNs(const XLine& line, const XEvent& event) {
-  return line.timestamp_ns() + event.offset_ps() / 1000;
-}
 
 bool IsRuntimePlane(std::string_view name) {
   return name == xplane::kCuptiPlaneName ||
@@ -105,7 +102,14 @@ class KinetoWriter {
     BeginEvent("i", nullptr, "Record Window End");
     out_.append(",\"pid\":\"\",\"tid\":\"\",\"s\":\"g\",\"ts\":");
     json::AppendMicros(&out_, WindowEndNs());
-    out_.append("}\n]\n}\n");
+    out_.append("}\n]");
+    if (unplaceable_ > 0) {
+      // Readers ignore unknown top-level keys; people find it here.
+      out_.append(",\n\"neuronprof_warnings\":[");
+      json::AppendEscaped(&out_, xplane::UnplaceableEventsWarning(unplaceable_));
+      out_.push_back(']');
+    }
+    out_.append("\n}\n");
     return std::move(out_);
   }
 
@@ -153,6 +157,13 @@ class KinetoWriter {
     out_.append("}}");
   }
 
+  // The event's times, or nullopt (counted) when they do not fit int64 ns.
+  std::optional<xplane::EventTime> Placed(const XLine& line, const XEvent& event) {
+    std::optional<xplane::EventTime> time = xplane::CheckedEventTime(line, event);
+    if (!time) ++unplaceable_;
+    return time;
+  }
+
   // Sorts the planes into host, runtime and device planes, and finds the pid.
   void Classify() {
     for (const XPlane& plane : space_.planes()) {
@@ -193,7 +204,7 @@ class KinetoWriter {
       if (auto id = DeviceNumber(plane->name())) by_id.emplace(*id, plane);
     }
     if (by_id.empty()) return;
-    const int64_t count = std::min<int64_t>(by_id.rbegin()->first + 1, 1024);
+    const int64_t count = std::min<int64_t>(by_id.rbegin()->first, 1023) + 1;
     for (int64_t id = 0; id < count; ++id) {
       out_.append(id == 0 ? "\n{\"id\":" : ",\n{\"id\":");
       json::AppendInt(&out_, id);
@@ -267,9 +278,11 @@ class KinetoWriter {
       named_threads_.insert(line.id());
       std::vector<HostSpan>& spans = host_spans_[line.id()];
       for (const XEvent& event : line.events()) {
+        const std::optional<xplane::EventTime> time = Placed(line, event);
+        if (!time) continue;
         HostSpan span;
-        span.start_ns = StartNs(line, event);
-        span.end_ns = span.start_ns + event.duration_ps() / 1000;
+        span.start_ns = time->start_ns;
+        span.end_ns = time->end_ns();
         span.tid = line.id();
         span.event = &event;
         spans.push_back(span);
@@ -311,7 +324,7 @@ class KinetoWriter {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
-    if (auto dims = stats.Str(xplane::kOpInputDimsStat); dims && kineto::IsJsonArray(*dims)) {
+    if (auto dims = stats.Str(xplane::kOpInputDimsStat); dims && json::IsStrictJsonArray(*dims)) {
       args.Raw("Input Dims", *dims);
       copied.push_back(xplane::kOpInputDimsStat);
     }
@@ -327,7 +340,7 @@ class KinetoWriter {
       out_.push_back(']');
       copied.push_back(xplane::kOpInputTypesStat);
     }
-    if (auto values = stats.Str("input_values"); values && kineto::IsJsonArray(*values)) {
+    if (auto values = stats.Str("input_values"); values && json::IsStrictJsonArray(*values)) {
       args.Raw("Concrete Inputs", *values);
       copied.push_back("input_values");
     }
@@ -431,14 +444,18 @@ class KinetoWriter {
                    line.display_name().empty() ? line.name() : line.display_name());
         }
         std::vector<std::pair<int64_t, int64_t>> calls;
+        std::vector<const XEvent*> placed;
         calls.reserve(line.events_size());
+        placed.reserve(line.events_size());
         for (const XEvent& event : line.events()) {
-          const int64_t start = StartNs(line, event);
-          calls.emplace_back(start, start + event.duration_ps() / 1000);
+          const std::optional<xplane::EventTime> time = Placed(line, event);
+          if (!time) continue;
+          calls.emplace_back(time->start_ns, time->end_ns());
+          placed.push_back(&event);
         }
         const std::vector<int64_t> external_ids = EnclosingExternalIds(line.id(), calls);
-        for (int i = 0; i < line.events_size(); ++i) {
-          const XEvent& event = line.events(i);
+        for (size_t i = 0; i < placed.size(); ++i) {
+          const XEvent& event = *placed[i];
           EventStats stats(names, event);
           const int64_t start = calls[i].first;
           const int64_t duration = calls[i].second - start;
@@ -502,8 +519,10 @@ class KinetoWriter {
                       : kind == "memcpy" ? "Memcpy"
                       : kind == "memset" ? "Memset"
                                          : "device_activity";
-    const int64_t start = StartNs(line, event);
-    const int64_t duration = event.duration_ps() / 1000;
+    const std::optional<xplane::EventTime> time = Placed(line, event);
+    if (!time) return;
+    const int64_t start = time->start_ns;
+    const int64_t duration = time->duration_ns;
     BeginEvent("X", cat, EventName(plane, event));
     out_.append(",\"pid\":");
     json::AppendInt(&out_, device);
@@ -552,7 +571,9 @@ class KinetoWriter {
     if (!blocks_per_sm && launch.grid && sms != num_sms_.end() && sms->second > 0) {
       // As Kineto computes it: blocks launched over the device's SMs.
       const auto& g = *launch.grid;
-      blocks_per_sm = static_cast<double>(g[0] * g[1] * g[2]) / sms->second;
+      // In doubles: a crafted grid's product overflows int64.
+      blocks_per_sm = static_cast<double>(g[0]) * static_cast<double>(g[1]) *
+                      static_cast<double>(g[2]) / static_cast<double>(sms->second);
     }
     if (blocks_per_sm) args->Double("blocks per SM", *blocks_per_sm);
     if (launch.occupancy_pct) {
@@ -612,6 +633,7 @@ class KinetoWriter {
   std::string out_;
   bool first_event_ = true;
   int64_t max_end_ns_ = 0;
+  int64_t unplaceable_ = 0;  // Events left out: times past int64 ns.
   int64_t host_pid_ = 0;
   const XPlane* host_plane_ = nullptr;
   const XPlane* task_plane_ = nullptr;

@@ -76,9 +76,10 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
     absl::Status status = collectors_[i]->Stop();
     stopped[i] = status.ok();
     if (!status.ok()) {
-      result.space.add_errors(absl::StrCat(collectors_[i]->name(),
-                                           " collector failed to stop: ",
-                                           status.ToString()));
+      // A plug-in's message may hold any bytes; AddError keeps it UTF-8.
+      xplane::AddError(&result.space, absl::StrCat(collectors_[i]->name(),
+                                                   " collector failed to stop: ",
+                                                   status.ToString()));
     }
   }
   result.stop_epoch_ns = core::EpochNowNs();
@@ -88,9 +89,9 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
     if (!stopped[i]) continue;
     absl::Status status = collectors_[i]->Collect(&result.space, &result.stats);
     if (!status.ok()) {
-      result.space.add_errors(absl::StrCat(collectors_[i]->name(),
-                                           " collector failed: ",
-                                           status.ToString()));
+      xplane::AddError(&result.space, absl::StrCat(collectors_[i]->name(),
+                                                   " collector failed: ",
+                                                   status.ToString()));
     }
   }
   return result;

@@ -2,11 +2,14 @@
 
 #include "src/xplane/names.h"
 #include "src/xplane/stat_lookup.h"
+#include "src/xplane/utf8.h"
 
 namespace neuronprof {
 namespace xplane {
 
-XPlane* FindOrAddPlane(XSpace* space, std::string_view name) {
+XPlane* FindOrAddPlane(XSpace* space, std::string_view raw_name) {
+  std::string scratch;
+  const std::string_view name = utf8::Valid(raw_name, &scratch);
   for (XPlane& plane : *space->mutable_planes()) {
     if (plane.name() == name) return &plane;
   }
@@ -54,7 +57,9 @@ XPlaneBuilder::XPlaneBuilder(XPlane* plane) : plane_(plane) {
   }
 }
 
-int64_t XPlaneBuilder::EventMetadataId(std::string_view name) {
+int64_t XPlaneBuilder::EventMetadataId(std::string_view raw_name) {
+  std::string scratch;
+  const std::string_view name = utf8::Valid(raw_name, &scratch);
   auto it = event_ids_.find(absl::string_view(name.data(), name.size()));
   if (it != event_ids_.end()) return it->second;
   // Id 0 stays unused, as in TSL.
@@ -66,7 +71,9 @@ int64_t XPlaneBuilder::EventMetadataId(std::string_view name) {
   return id;
 }
 
-int64_t XPlaneBuilder::StatMetadataId(std::string_view name) {
+int64_t XPlaneBuilder::StatMetadataId(std::string_view raw_name) {
+  std::string scratch;
+  const std::string_view name = utf8::Valid(raw_name, &scratch);
   auto it = stat_ids_.find(absl::string_view(name.data(), name.size()));
   if (it != stat_ids_.end()) return it->second;
   const int64_t id = static_cast<int64_t>(plane_->stat_metadata_size()) + 1;
@@ -82,7 +89,7 @@ XLine* XPlaneBuilder::AddLine(int64_t id, std::string_view name,
   XLine* line = plane_->add_lines();
   line->set_id(id);
   line->set_display_id(id);
-  line->set_name(std::string(name));
+  line->set_name(utf8::ToValid(name));
   line->set_timestamp_ns(timestamp_ns);
   return line;
 }
@@ -114,7 +121,7 @@ void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, double value) 
 }
 void XPlaneBuilder::AddStat(XEvent* event, std::string_view name,
                             std::string_view value) {
-  NewStat(event->mutable_stats(), name)->set_str_value(std::string(value));
+  NewStat(event->mutable_stats(), name)->set_str_value(utf8::ToValid(value));
 }
 void XPlaneBuilder::AddRefStat(XEvent* event, std::string_view name,
                                std::string_view value) {
@@ -128,7 +135,15 @@ void XPlaneBuilder::AddPlaneStat(std::string_view name, uint64_t value) {
   NewStat(plane_->mutable_stats(), name)->set_uint64_value(value);
 }
 void XPlaneBuilder::AddPlaneStat(std::string_view name, std::string_view value) {
-  NewStat(plane_->mutable_stats(), name)->set_str_value(std::string(value));
+  NewStat(plane_->mutable_stats(), name)->set_str_value(utf8::ToValid(value));
+}
+
+void AddWarning(XSpace* space, std::string_view text) {
+  space->add_warnings(utf8::ToValid(text));
+}
+
+void AddError(XSpace* space, std::string_view text) {
+  space->add_errors(utf8::ToValid(text));
 }
 
 }  // namespace xplane

@@ -1,5 +1,10 @@
 // Small builders over the XSpace protobuf: interned event and stat metadata
 // per plane, lines, events and typed stats.
+//
+// Every string a builder stores (plane, line, event and stat names, string
+// stat values, warnings) is valid UTF-8: proto3 `string` fields with other
+// bytes make the whole file unreadable (C++ and Python protobuf refuse to
+// parse it), so ill-formed bytes become U+FFFD (utf8.h) on the way in.
 #ifndef NEURONPROF_SRC_XPLANE_XPLANE_BUILDER_H_
 #define NEURONPROF_SRC_XPLANE_XPLANE_BUILDER_H_
 
@@ -19,7 +24,7 @@ using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 using tensorflow::profiler::XStat;
 
-// Finds the plane named `name` in `space`, or adds it.
+// Finds the plane named `name` (made valid UTF-8) in `space`, or adds it.
 XPlane* FindOrAddPlane(XSpace* space, std::string_view name);
 const XPlane* FindPlane(const XSpace& space, std::string_view name);
 
@@ -30,6 +35,10 @@ int64_t ProfileStartEpochNs(const XSpace& space);
 int64_t ProfileStopEpochNs(const XSpace& space);
 // Adds the Task Environment plane with the capture's start and stop times.
 void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns);
+
+// Appends to the space's warnings / errors (made valid UTF-8).
+void AddWarning(XSpace* space, std::string_view text);
+void AddError(XSpace* space, std::string_view text);
 
 class XPlaneBuilder {
  public:

@@ -1,7 +1,7 @@
 // The Kineto (.pt.trace.json) export: what the PyTorch TensorBoard plugin
 // and HTA rely on — categories, External id / correlation links, fwd/bwd
 // flows, steps, device properties, microsecond times — and its argument
-// translations.
+// translations; both JSON exports under int64 edge values.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,11 +13,15 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_args.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
+#include "src/export/json_text.h"
+#include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"
+#include "tests/export/strict_json.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -27,15 +31,9 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 using google::protobuf::ListValue;
 
-// The export parsed by a real JSON reader (protobuf's), so malformed JSON
-// fails here.
-Struct Parse(const std::string& json) {
-  Struct root;
-  const auto status = google::protobuf::util::JsonStringToMessage(json, &root);
-  INFO(json.substr(0, 2000));
-  REQUIRE(status.ok());
-  return root;
-}
+// The export checked strictly and parsed by a real JSON reader (protobuf's),
+// so malformed JSON fails here.
+Struct Parse(const std::string& json) { return testing::ParseStrictJson(json); }
 
 class Trace {
  public:
@@ -392,6 +390,119 @@ TEST_CASE("kineto trace: unreadable stats stay visible and the JSON stays valid"
   CHECK(types[1].string_value() == "Quux");
 }
 
+TEST_CASE("kineto trace: strict JSON with bad UTF-8, control characters and NaN stats") {
+  using testing::kBadUtf8Repaired;
+  using testing::kControlChars;
+  Trace trace(testing::HostileStringsSpace());
+  const std::string suffix = " " + kBadUtf8Repaired + kControlChars;
+  for (const auto& [name, cat] : std::vector<std::pair<std::string, std::string>>{
+           {"marker", "user_annotation"}, {"aten::op", "cpu_op"},
+           {"cudaLaunchKernel", "Runtime"}, {"kernel", "kernel"}}) {
+    INFO(name);
+    const auto events = trace.Named(name + suffix, cat);
+    REQUIRE(events.size() == 1);
+    const Struct& args = Trace::Args(*events[0]);
+    CHECK(Trace::Str(args, "text") == kBadUtf8Repaired + kControlChars);
+    for (const char* key : {"nan", "inf", "minus_inf"}) {
+      INFO(key);
+      CHECK(args.fields().at(key).kind_case() == Value::kNullValue);
+    }
+    CHECK(Trace::Num(args, "label " + kBadUtf8Repaired) == 1);
+  }
+  // Arrays with bad bytes are not copied verbatim: they stay visible as text.
+  const Struct& op = Trace::Args(*trace.Named("aten::op" + suffix)[0]);
+  CHECK_FALSE(Trace::Has(op, "Input Dims"));
+  CHECK(Trace::Str(op, "input_dims") == "[[1],[\"" + kBadUtf8Repaired + "\"]]");
+  CHECK(Trace::Str(op, "input_values") == "[\"\xEF\xBF\xBD\"]");
+  bool host_named = false;
+  for (const Struct* e : trace.events()) {
+    if (Trace::Str(*e, "name") == "process_name" &&
+        Trace::Str(Trace::Args(*e), "name") == "host " + kBadUtf8Repaired) {
+      host_named = true;
+    }
+  }
+  CHECK(host_named);
+}
+
+TEST_CASE("kineto trace: int64 extremes in times are exact or left out and counted") {
+  Trace trace(testing::ExtremeTimesSpace());
+  for (const char* name : {"edge_max", "edge_min"}) {
+    INFO(name);
+    CHECK(trace.Named(name, "user_annotation").size() == 1);
+    CHECK(trace.Named(name, "Runtime").size() == 1);
+    CHECK(trace.Named(name, "kernel").size() == 1);
+  }
+  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low",
+                           "negative"}) {
+    INFO(name);
+    CHECK(trace.Named(name).empty());
+  }
+  CHECK(trace.json().find("\"ts\":9223372036854775.807,\"dur\":0.000") !=
+        std::string::npos);
+  CHECK(trace.json().find("\"ts\":-9223372036854775.808,\"dur\":9223372036854.775") !=
+        std::string::npos);
+  const auto& warnings = trace.root().fields().at("neuronprof_warnings").list_value();
+  REQUIRE(warnings.values_size() == 1);
+  CHECK(warnings.values(0).string_value().find(
+            "left out " + std::to_string(testing::kExtremeTimesLeftOut) + " events") !=
+        std::string::npos);
+  const Struct& kernel = *trace.Named("edge_max", "kernel")[0];
+  // A double past int64 where an int is read is no number: the line id.
+  CHECK(Trace::Arg(kernel, "stream") == 1);
+  // Launch properties past int64: computed in doubles, or left out.
+  CHECK(Trace::Arg(kernel, "blocks per SM") == Approx(9223372036854775807.0 * 16 / 3));
+  CHECK_FALSE(Trace::Has(Trace::Args(kernel), "shared memory"));
+  // Device INT64_MAX: deviceProperties stops at its cap.
+  CHECK(trace.root().fields().at("deviceProperties").list_value().values_size() == 1024);
+}
+
+// Sets every time field, then every integer stat, of a training-like capture
+// to int64 edge values one at a time: both JSON exports stay strict (under
+// UBSan this also shows their arithmetic never overflows).
+TEST_CASE("both JSON exports stay strict with int64 edges in any time or integer stat") {
+  const int64_t edges[] = {testing::kMinI64, testing::kMinI64 + 1, -1000, -1, 0, 1,
+                           testing::kMaxI64 - 1, testing::kMaxI64};
+  const tensorflow::profiler::XSpace sample = testing::KinetoSampleSpace();
+  auto check = [](const tensorflow::profiler::XSpace& space) {
+    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToChromeTraceJson(space)));
+    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToKinetoTraceJson(space)));
+  };
+  for (int64_t edge : edges) {
+    INFO("edge " << edge);
+    for (int p = 0; p < sample.planes_size(); ++p) {
+      for (int l = 0; l < sample.planes(p).lines_size(); ++l) {
+        INFO("plane " << sample.planes(p).name() << " line " << l);
+        tensorflow::profiler::XSpace space = sample;
+        space.mutable_planes(p)->mutable_lines(l)->set_timestamp_ns(edge);
+        check(space);
+        for (int e = 0; e < sample.planes(p).lines(l).events_size(); ++e) {
+          for (bool offset : {true, false}) {
+            space = sample;
+            auto* event = space.mutable_planes(p)->mutable_lines(l)->mutable_events(e);
+            offset ? event->set_offset_ps(edge) : event->set_duration_ps(edge);
+            check(space);
+          }
+        }
+      }
+    }
+    tensorflow::profiler::XSpace space = sample;
+    for (auto& plane : *space.mutable_planes()) {
+      auto set = [edge](tensorflow::profiler::XStat& stat) {
+        if (stat.has_int64_value()) stat.set_int64_value(edge);
+        if (stat.has_uint64_value()) stat.set_uint64_value(static_cast<uint64_t>(edge));
+        if (stat.has_double_value()) stat.set_double_value(static_cast<double>(edge) * 1e10);
+      };
+      for (auto& stat : *plane.mutable_stats()) set(stat);
+      for (auto& line : *plane.mutable_lines()) {
+        for (auto& event : *line.mutable_events()) {
+          for (auto& stat : *event.mutable_stats()) set(stat);
+        }
+      }
+    }
+    check(space);
+  }
+}
+
 TEST_CASE("kineto trace: an empty XSpace still gives a file the plugin parses") {
   Trace trace(tensorflow::profiler::XSpace{});
   CHECK(trace.root().fields().at("deviceProperties").list_value().values_size() == 0);
@@ -417,7 +528,7 @@ TEST_CASE("kineto args: torch dtype names become Kineto's C++ spellings") {
 }
 
 TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
-  using exporter::kineto::IsJsonArray;
+  const auto IsJsonArray = exporter::json::IsStrictJsonArray;
   CHECK(IsJsonArray("[[64,784],[],[128,784]]"));
   CHECK(IsJsonArray(" [ \"1\", \"\", \"a\\\"b\", -2.5e3, null, true, {\"k\":[1]} ] "));
   CHECK(IsJsonArray("[]"));
@@ -429,6 +540,21 @@ TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
   CHECK_FALSE(IsJsonArray("[\"unterminated]"));
   CHECK_FALSE(IsJsonArray("[01x]"));
   CHECK_FALSE(IsJsonArray(std::string(200, '[') + std::string(200, ']')));  // Too deep.
+  // Strict: what Python's json (with NaN refused) and Perfetto reject.
+  CHECK(IsJsonArray("[0,-0.5,1e-7,\"\\u00e9\\ud834\\udd1e\",\"\xC3\xA9\"]"));
+  CHECK_FALSE(IsJsonArray("[NaN]"));
+  CHECK_FALSE(IsJsonArray("[nan]"));
+  CHECK_FALSE(IsJsonArray("[Infinity]"));
+  CHECK_FALSE(IsJsonArray("[-inf]"));
+  CHECK_FALSE(IsJsonArray("[01]"));
+  CHECK_FALSE(IsJsonArray("[\"\x01\"]"));            // Raw control character.
+  CHECK_FALSE(IsJsonArray("[\"\xFF\"]"));            // Not UTF-8.
+  CHECK_FALSE(IsJsonArray("[\"\xED\xA0\x80\"]"));  // Encoded surrogate.
+  CHECK_FALSE(IsJsonArray("[\"\\ud800\"]"));         // Unpaired surrogate escape.
+  CHECK_FALSE(IsJsonArray("[\"\\udc00\\ud800\"]"));
+  CHECK_FALSE(IsJsonArray("[\"\\x41\"]"));           // Not a JSON escape.
+  CHECK(exporter::json::IsStrictJson("{\"a\":null} "));
+  CHECK_FALSE(exporter::json::IsStrictJson("{\"a\":1,}"));
 }
 
 TEST_CASE("kineto args: kernel details in neuronprof and xprof styles") {

@@ -2,18 +2,24 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <limits>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
+#include "src/export/json_text.h"
 #include "src/export/logdir.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/export/hostile_space.h"
+#include "tests/export/strict_json.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -101,6 +107,81 @@ TEST_CASE("Chrome trace JSON has exact relative microseconds and escaped text") 
         std::string::npos);
   CHECK(json.find("\"process_name\",\"pid\":2,\"args\":{\"name\":\"/host:CPU\"}") !=
         std::string::npos);
+}
+
+// Chrome trace events by (ph, name).
+std::vector<const google::protobuf::Struct*> ChromeEvents(const google::protobuf::Struct& root,
+                                                          const std::string& ph,
+                                                          const std::string& name) {
+  std::vector<const google::protobuf::Struct*> found;
+  for (const auto& value : root.fields().at("traceEvents").list_value().values()) {
+    const auto& fields = value.struct_value().fields();
+    if (fields.at("ph").string_value() == ph && fields.count("name") &&
+        fields.at("name").string_value() == name) {
+      found.push_back(&value.struct_value());
+    }
+  }
+  return found;
+}
+
+std::string Warnings(const google::protobuf::Struct& root) {
+  const auto* last = ChromeEvents(root, "M", "neuronprof").at(0);
+  std::string all;
+  for (const auto& w : last->fields().at("args").struct_value().fields().at("warnings")
+                           .list_value().values()) {
+    all += w.string_value() + "\n";
+  }
+  return all;
+}
+
+TEST_CASE("Chrome trace JSON is strict: U+FFFD for bad UTF-8, escapes, null for NaN") {
+  using testing::kBadUtf8Repaired;
+  using testing::kControlChars;
+  const std::string json = exporter::XSpaceToChromeTraceJson(testing::HostileStringsSpace());
+  const google::protobuf::Struct root = testing::ParseStrictJson(json);
+  const auto markers = ChromeEvents(root, "X", "marker " + kBadUtf8Repaired + kControlChars);
+  REQUIRE(markers.size() == 1);
+  const auto& args = markers[0]->fields().at("args").struct_value().fields();
+  CHECK(args.at("text").string_value() == kBadUtf8Repaired + kControlChars);
+  for (const char* key : {"nan", "inf", "minus_inf"}) {
+    INFO(key);
+    CHECK(args.at(key).kind_case() == google::protobuf::Value::kNullValue);
+  }
+  CHECK(args.at("label " + kBadUtf8Repaired).number_value() == 1);
+  CHECK(json.find("\\u0001\\u001f\x7f") != std::string::npos);  // DEL is no control.
+  CHECK(ChromeEvents(root, "M", "thread_name").at(0)->fields().at("args").struct_value()
+            .fields().at("name").string_value() == "main " + kBadUtf8Repaired);
+  CHECK(Warnings(root).find("warning " + kBadUtf8Repaired) != std::string::npos);
+}
+
+TEST_CASE("JSON micros are exact for every int64 ns, INT64_MIN included") {
+  auto micros = [](int64_t ns) {
+    std::string out;
+    exporter::json::AppendMicros(&out, ns);
+    return out;
+  };
+  CHECK(micros(1234) == "1.234");
+  CHECK(micros(-5) == "-0.005");
+  CHECK(micros(0) == "0.000");
+  CHECK(micros(std::numeric_limits<int64_t>::max()) == "9223372036854775.807");
+  CHECK(micros(std::numeric_limits<int64_t>::min()) == "-9223372036854775.808");
+}
+
+TEST_CASE("Chrome trace: int64 extremes in times are exact or left out and counted") {
+  const std::string json = exporter::XSpaceToChromeTraceJson(testing::ExtremeTimesSpace());
+  const google::protobuf::Struct root = testing::ParseStrictJson(json);
+  CHECK(ChromeEvents(root, "X", "edge_max").size() == 3);
+  CHECK(ChromeEvents(root, "X", "edge_min").size() == 3);
+  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low",
+                           "negative"}) {
+    INFO(name);
+    CHECK(ChromeEvents(root, "X", name).empty());
+  }
+  CHECK(json.find("\"ts\":9223372036854775.807,\"dur\":0.000") != std::string::npos);
+  CHECK(json.find("\"ts\":-9223372036854775.808,\"dur\":9223372036854.775") !=
+        std::string::npos);
+  CHECK(Warnings(root).find(absl::StrCat("left out ", testing::kExtremeTimesLeftOut,
+                                         " events")) != std::string::npos);
 }
 
 TEST_CASE("plain names keep network and user input out of paths") {

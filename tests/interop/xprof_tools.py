@@ -4,6 +4,7 @@
 Importable helpers (all conversions are done by the pinned `xprof` wheel, see
 requirements.txt):
 
+    trace_text(path)          -> the trace viewer's JSON text
     trace_events(path)        -> list of {name, ts_us, dur_us, pid, tid, args}
     trace_metadata(path)      -> {"pids": {pid: name}, "tids": {(pid, tid): name}}
     streaming_trace_json(path) -> trace_viewer@ JSON (custom device planes, flows)
@@ -188,9 +189,14 @@ def tool_names(xplane_path: str) -> List[str]:
         [_private_copy(xplane_path, workdir)])
 
 
+def trace_text(xplane_path: str) -> str:
+  """The text of xprof's `trace_viewer` tool output (Chrome-trace JSON)."""
+  return _convert(xplane_path, "trace_viewer")
+
+
 def trace_json(xplane_path: str) -> Dict[str, Any]:
   """The raw Chrome-trace JSON produced by xprof's `trace_viewer` tool."""
-  return json.loads(_convert(xplane_path, "trace_viewer"))
+  return json.loads(trace_text(xplane_path))
 
 
 def streaming_trace_json(xplane_path: str) -> Dict[str, Any]:

@@ -223,8 +223,8 @@ void AddDeviceActivity(std::string_view collector_name,
   const int64_t window_stop = xplane::ProfileStopEpochNs(*space);
   const DeviceClockFit clock(activity.clock_pairs);
   if (!clock.warning().empty()) {
-    space->add_warnings(absl::StrCat("neuronprof: device plug-in '", Sv(collector_name),
-                                     "': ", clock.warning()));
+    xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
+                                           Sv(collector_name), "': ", clock.warning()));
   }
   std::map<std::string, uint64_t> our_drops;
   auto keep = [&](uint64_t start, uint64_t end, int64_t host_start,
@@ -278,15 +278,16 @@ void AddDeviceActivity(std::string_view collector_name,
 
   for (const auto& [reason, count] : activity.dropped) {
     stats->dropped += static_cast<int64_t>(count);
-    space->add_warnings(absl::StrCat("neuronprof: device plug-in '", Sv(collector_name),
-                                     "' (", Sv(device_type), ") lost ", count,
-                                     " records: ", reason));
+    xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
+                                           Sv(collector_name), "' (", Sv(device_type),
+                                           ") lost ", count, " records: ", reason));
   }
   for (const auto& [reason, count] : our_drops) {
     stats->dropped += static_cast<int64_t>(count);
-    space->add_warnings(absl::StrCat("neuronprof: dropped ", count,
-                                     " records of device plug-in '", Sv(collector_name),
-                                     "' (", Sv(device_type), "): ", reason));
+    xplane::AddWarning(space, absl::StrCat("neuronprof: dropped ", count,
+                                           " records of device plug-in '",
+                                           Sv(collector_name), "' (", Sv(device_type),
+                                           "): ", reason));
   }
 }
 
