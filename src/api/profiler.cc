@@ -83,7 +83,8 @@ class Profiler::Impl {
     // The capture goes on without the server: losing the window because
     // another program holds the port would cost more than the warning.
     if (options_.port != 0) {
-      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir);
+      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir,
+                                                options_.max_buffer_bytes);
     }
     auto session = session::CaptureSession::Start(ToCaptureOptions(options_));
     if (!session.ok()) {
