@@ -4,6 +4,7 @@
 // hostile clients: links swapped in during the window, huge fields,
 // unparsable requests, a full disk.
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -694,6 +695,94 @@ TEST_CASE("the drop warning of a remote capture names settings a remote user can
   CHECK(Contains(warnings, "ProfilerServerOptions::max_buffer_bytes"));
   CHECK(Contains(warnings, "duration_ms"));
   CHECK_FALSE(Contains(warnings, "ms_duration"));
+}
+
+// ---- What held in the attack, kept.
+
+// True if a TCP connection to address:port is accepted.
+bool Connects(const char* address, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(inet_pton(AF_INET, address, &target.sin_addr) == 1);
+  const bool connected =
+      connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0;
+  close(fd);
+  return connected;
+}
+
+TEST_CASE("the server listens on 127.0.0.1 only unless bind_all_interfaces is set") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  // 127.0.0.2 is this machine too, but not the address a loopback-only
+  // server is bound to; a server on every interface takes it.
+  for (const bool all : {false, true}) {
+    CAPTURE(all);
+    options.bind_all_interfaces = all;
+    auto server = ProfilerServer::Start(options);
+    REQUIRE(server.ok());
+    CHECK(Connects("127.0.0.1", (*server)->port()));
+    CHECK(Connects("127.0.0.2", (*server)->port()) == all);
+  }
+}
+
+TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") {
+  TempDir dir;
+  TestServer server(dir.path());
+  constexpr int kCalls = 200;
+  std::vector<std::future<std::pair<grpc::Status, ProfileResponse>>> calls;
+  for (int i = 0; i < kCalls; ++i) calls.push_back(server.ProfileAsync(XSpaceRequest("same", 60000)));
+  // Every call but the one holding the window comes back refused.
+  int refused = 0;
+  std::vector<bool> done(kCalls, false);
+  const auto deadline = std::chrono::steady_clock::now() + kBound * 3;
+  while (refused < kCalls - 1) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    for (int i = 0; i < kCalls; ++i) {
+      if (done[i] || calls[i].wait_for(std::chrono::milliseconds(0)) !=
+                         std::future_status::ready) {
+        continue;
+      }
+      done[i] = true;
+      auto [status, unused] = calls[i].get();
+      CHECK(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+      ++refused;
+    }
+  }
+  CHECK(CaptureRunning());
+  int ok = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    if (done[i]) continue;
+    REQUIRE(TerminateUntilDone(server, "same", calls[i]));
+    ok += calls[i].get().first.ok() ? 1 : 0;
+  }
+  CHECK(ok == 1);
+}
+
+TEST_CASE("a thousand dropped connections leave the server serving") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const int port = server.server->port();
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in target{};
+    target.sin_family = AF_INET;
+    target.sin_port = htons(static_cast<uint16_t>(port));
+    target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0);
+    // Half an HTTP/2 preface on every other one, then gone.
+    if (i % 2 == 1) REQUIRE(write(fd, "PRI * HTTP/2.0\r\n", 16) == 16);
+    close(fd);
+  }
+  ProfileResponse response;
+  grpc::Status status = server.Profile(XSpaceRequest("after", 10), &response);
+  CHECK(status.ok());
+  CHECK(rpc::RunningCapturesForTesting() == 0);
 }
 
 }  // namespace
