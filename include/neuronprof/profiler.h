@@ -39,7 +39,8 @@ struct ProfilerOptions {
   // clients (TensorBoard's Capture Profile, `neuronprof capture`, xp.trace)
   // use. The first Profiler with a given port starts it on 127.0.0.1; it
   // then serves for the rest of the process and saves remote captures only
-  // under this Profiler's logdir. A port held by another program does not
+  // under this Profiler's logdir, recording remote windows into this
+  // Profiler's max_buffer_bytes. A port held by another program does not
   // stop the capture: ProfileResult::warnings says so. 0 = no server.
   // For other interfaces or settings, see neuronprof/server.h.
   int port = 9012;
@@ -110,8 +111,9 @@ class Profiler {
   bool capturing() const;
   // Ends the window now (if ms_duration has not ended it already), writes
   // the logdir and returns what was written. Later calls return the same
-  // result. If the logdir cannot be written, the error names a fallback
-  // directory that holds the capture.
+  // result. If the logdir cannot be written, what was made there for this
+  // run is removed and the error names a fallback directory that holds the
+  // capture (a fresh $TMPDIR/neuronprof-unsaved-<run>-XXXXXX, mkdtemp).
   absl::StatusOr<ProfileResult> Stop();
   // Blocks until the window ends by itself (ms_duration), then as Stop().
   absl::StatusOr<ProfileResult> WaitForCompletion();

@@ -27,15 +27,26 @@ struct ProfilerServerOptions {
   // false: listen on 127.0.0.1 only; true: every interface ([::]).
   bool bind_all_interfaces = false;
   // Profiles that the server saves itself (requests without emit_xspace)
-  // must have a repository_root inside this folder.
+  // must have a repository_root inside this folder. It is resolved (and
+  // made, if missing) when the request arrives and held open; the
+  // <repository_root>/<session_id>/ folders below it are made and entered
+  // when the window ends without following symbolic links, so a client
+  // that swaps a folder for a link meanwhile gets PERMISSION_DENIED naming
+  // the link and nothing is written outside. On a failed save the folders
+  // this request made are taken away again.
   std::string allowed_root = "./logs";
   // Longest capture window a client may ask for.
   int64_t max_duration_ms = 3600 * 1000;
+  // Event memory of one remote capture (32 B per event), 64 KiB..1 TiB;
+  // beyond it events are dropped and counted, and the capture's warning
+  // names this setting.
+  int64_t max_buffer_bytes = int64_t{256} << 20;
 };
 
 class ProfilerServer {
  public:
-  // Starts listening. The error names the port when it cannot be bound.
+  // Starts listening. The error names the port when it cannot be bound,
+  // or the option that is out of range.
   static absl::StatusOr<std::unique_ptr<ProfilerServer>> Start(
       const ProfilerServerOptions& options);
   // Shuts the server down (ends a running capture first).

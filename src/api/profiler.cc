@@ -32,12 +32,6 @@ collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
   return capture;
 }
 
-std::string FallbackDirectory(const std::string& run) {
-  const char* tmp = std::getenv("TMPDIR");
-  return absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/neuronprof-unsaved-", run,
-                      "-", getpid());
-}
-
 }  // namespace
 
 absl::Status ValidateOptions(const ProfilerOptions& options) {
@@ -95,7 +89,8 @@ class Profiler::Impl {
     // The capture goes on without the server: losing the window because
     // another program holds the port would cost more than the warning.
     if (options_.port != 0) {
-      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir);
+      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir,
+                                                options_.max_buffer_bytes);
     }
     auto session = session::CaptureSession::Start(ToCaptureOptions(options_));
     if (!session.ok()) {
@@ -184,27 +179,29 @@ class Profiler::Impl {
       result.run_dir = *run_dir;
       written = WriteRun(captured.space, *run_dir, host, &result.files);
       if (written.ok()) return result;
+      exporter::RemoveTree(*run_dir);  // Ours (made exclusively), half-written.
     }
     // Keep the capture: write it where we can and say where.
     const std::string run =
         options_.run_name.empty() ? exporter::RunNameForTime(captured.start_epoch_ns)
                                   : options_.run_name;
-    const std::string fallback = FallbackDirectory(run);
-    exporter::ExportOptions export_options;
-    export_options.chrome_trace = options_.write_chrome_trace;
-    if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = fallback;
-    absl::Status fallback_status = exporter::MakeDirectories(fallback);
-    if (fallback_status.ok()) {
+    auto fallback = exporter::CreateFallbackDirectory(run);
+    absl::Status fallback_status = fallback.status();
+    if (fallback.ok()) {
+      exporter::ExportOptions export_options;
+      export_options.chrome_trace = options_.write_chrome_trace;
+      if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
       fallback_status =
-          exporter::WriteProfileFiles(captured.space, fallback, host, export_options)
+          exporter::WriteProfileFiles(captured.space, *fallback, host, export_options)
               .status();
+      if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
     }
     if (fallback_status.ok()) {
       return absl::Status(
           written.code(),
           absl::StrCat("cannot write the profile to logdir '", options_.logdir,
                        "': ", written.message(), ". The capture (",
-                       result.events, " events) was saved to '", fallback,
+                       result.events, " events) was saved to '", *fallback,
                        "/' instead; copy that folder to <logdir>/plugins/profile/"));
     }
     return absl::Status(
@@ -224,10 +221,22 @@ class Profiler::Impl {
     const std::string working_root =
         absl::StrCat(options_.logdir, "/", kWorkingDirName);
     const std::string working = absl::StrCat(working_root, "/", run);
-    if (auto s = exporter::MakeDirectories(working); !s.ok()) return s;
+    // On failure nothing of this run stays: no working copy, no empty
+    // folders (the caller removes the run folder).
+    auto remove_working = [&] {
+      exporter::RemoveTree(working);
+      rmdir(working_root.c_str());  // Only if no other run left files there.
+    };
+    if (auto s = exporter::MakeDirectories(working); !s.ok()) {
+      remove_working();
+      return s;
+    }
     auto raw = exporter::WriteProfileFiles(space, working, host,
                                            exporter::ExportOptions{false, ""});
-    if (!raw.ok()) return raw.status();
+    if (!raw.ok()) {
+      remove_working();
+      return raw.status();
+    }
     exporter::ExportOptions export_options;
     export_options.chrome_trace = options_.write_chrome_trace;
     // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
@@ -236,11 +245,16 @@ class Profiler::Impl {
       export_options.pytorch_trace_dir = absl::StrCat(options_.logdir, "/", run);
     }
     auto exported = exporter::WriteProfileFiles(space, run_dir, host, export_options);
-    if (!exported.ok()) return exported.status();
+    if (!exported.ok()) {
+      remove_working();
+      if (!export_options.pytorch_trace_dir.empty()) {
+        rmdir(export_options.pytorch_trace_dir.c_str());  // Only if empty.
+      }
+      return exported.status();
+    }
     *files = *exported;
     if (options_.delete_working) {
-      exporter::RemoveTree(working);
-      rmdir(working_root.c_str());  // Only if no other run left files there.
+      remove_working();
     } else {
       files->insert(files->end(), raw->begin(), raw->end());
     }

@@ -16,6 +16,10 @@
 namespace neuronprof {
 namespace collectors {
 
+// What the owner of a local Profiler changes when its event buffer fills.
+inline constexpr char kLocalBufferAdvice[] =
+    "raise ProfilerOptions::max_buffer_bytes or shorten ms_duration";
+
 // What a capture asks of the collectors.
 struct CaptureOptions {
   int host_tracer_level = 2;    // 0 = off, 1..3 as in ProfileOptions.
@@ -26,6 +30,9 @@ struct CaptureOptions {
   bool operators = false;
   bool require_operators = false;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
+  // Ends the warning when events were dropped: the settings that whoever
+  // reads it (a local user, a remote capture client) can change.
+  std::string buffer_advice = kLocalBufferAdvice;
 };
 
 // What a collector reports beyond its planes.

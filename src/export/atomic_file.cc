@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -22,8 +23,11 @@ absl::Status ErrnoError(std::string_view what, const std::string& path, int err)
   if (err == EACCES || err == EPERM || err == EROFS) {
     return absl::PermissionDeniedError(message);
   }
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(message);
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
+    return absl::ResourceExhaustedError(message);
+  }
   if (err == ENOENT || err == ENOTDIR) return absl::NotFoundError(message);
+  if (err == ENAMETOOLONG) return absl::InvalidArgumentError(message);
   return absl::InternalError(message);
 }
 
@@ -34,45 +38,96 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-}  // namespace
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  return dir == "/" ? absl::StrCat("/", name) : absl::StrCat(dir, "/", name);
+}
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view data) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string temp = absl::StrCat(
-      DirectoryOf(path), "/.", path.substr(path.rfind('/') + 1), ".tmp.",
-      getpid(), ".", counter.fetch_add(1));
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", temp, errno);
+absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
   const char* cursor = data.data();
   size_t remaining = data.size();
   while (remaining > 0) {
     const ssize_t written = write(fd, cursor, remaining);
     if (written < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      unlink(temp.c_str());
-      return ErrnoError("cannot write", temp, err);
+      return ErrnoError("cannot write", path, errno);
     }
     cursor += written;
     remaining -= static_cast<size_t>(written);
   }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    const int err = errno;
-    unlink(temp.c_str());
-    return ErrnoError("cannot flush", temp, err);
+  return absl::OkStatus();
+}
+
+// Opens the directory `name` inside `parent` without following a link.
+absl::StatusOr<UniqueFd> OpenChildDirectory(int parent, const std::string& name,
+                                            const std::string& path) {
+  const int fd =
+      openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) return UniqueFd(fd);
+  const int err = errno;
+  struct stat info;
+  if (fstatat(parent, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(info.st_mode)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "'", path, "' is a symbolic link; profiles are only written through "
+          "real directories, links are not followed"));
+    }
+    if (!S_ISDIR(info.st_mode)) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("'", path, "' is not a directory"));
+    }
   }
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(temp.c_str());
-    return ErrnoError("cannot rename onto", path, err);
+  return ErrnoError("cannot open directory", path, err);
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.Release();
   }
-  // Make the rename itself durable.
-  const int dir = open(DirectoryOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    fsync(dir);
-    close(dir);
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int UniqueFd::Release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data) {
+  const std::string dir_path = DirectoryOf(path);
+  auto dir = OpenDirectory(dir_path);
+  if (!dir.ok()) return dir.status();
+  return WriteFileAtomicallyAt(dir->get(), dir_path, path.substr(path.rfind('/') + 1),
+                               data);
+}
+
+absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
+                                   const std::string& name, std::string_view data) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string path = JoinPath(dir_path, name);
+  // Short and fixed-length, so a target name near NAME_MAX still works.
+  const std::string temp =
+      absl::StrCat(".neuronprof-", getpid(), "-", counter.fetch_add(1), ".tmp");
+  const int fd = openat(dir, temp.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create a file next to", path, errno);
+  absl::Status status = WriteAll(fd, data, path);
+  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot flush", path, errno);
+  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot flush", path, errno);
+  if (status.ok() && renameat(dir, temp.c_str(), dir, name.c_str()) != 0) {
+    status = ErrnoError("cannot rename onto", path, errno);
   }
+  if (!status.ok()) {
+    unlinkat(dir, temp.c_str(), 0);
+    return status;
+  }
+  fsync(dir);  // Makes the rename itself durable.
   return absl::OkStatus();
 }
 
@@ -120,6 +175,59 @@ absl::Status MakeDirectories(const std::string& path) {
 void RemoveTree(const std::string& path) {
   std::error_code ignored;
   std::filesystem::remove_all(path, ignored);
+}
+
+absl::StatusOr<UniqueFd> OpenDirectory(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open directory", path, errno);
+  return UniqueFd(fd);
+}
+
+absl::StatusOr<UniqueFd> OpenDirectoryBelow(int root, const std::string& root_path,
+                                            const std::string& relative,
+                                            std::vector<std::string>* created) {
+  UniqueFd current(fcntl(root, F_DUPFD_CLOEXEC, 0));
+  if (!current.valid()) return ErrnoError("cannot open directory", root_path, errno);
+  std::string path = root_path;
+  std::string below;  // Relative to root, for *created.
+  for (const absl::string_view part : absl::StrSplit(relative, '/')) {
+    const std::string name(part);
+    path = JoinPath(path, name);
+    below = below.empty() ? name : absl::StrCat(below, "/", name);
+    if (name.empty() || name == "." || name == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "': empty, '.' and '..' components are refused"));
+    }
+    if (created != nullptr) {
+      if (mkdirat(current.get(), name.c_str(), 0755) == 0) {
+        created->push_back(below);
+      } else if (errno != EEXIST) {
+        return ErrnoError("cannot create directory", path, errno);
+      }
+    }
+    auto child = OpenChildDirectory(current.get(), name, path);
+    if (!child.ok()) return child.status();
+    current = std::move(*child);
+  }
+  return current;
+}
+
+void RemoveCreatedDirectories(int root, const std::vector<std::string>& created) {
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    // Through the same no-link walk: a folder swapped for a link meanwhile
+    // leads nowhere outside.
+    const size_t slash = it->rfind('/');
+    UniqueFd parent;
+    if (slash == std::string::npos) {
+      parent = UniqueFd(fcntl(root, F_DUPFD_CLOEXEC, 0));
+    } else {
+      auto opened = OpenDirectoryBelow(root, "", it->substr(0, slash), nullptr);
+      if (!opened.ok()) continue;
+      parent = std::move(*opened);
+    }
+    const std::string name = slash == std::string::npos ? *it : it->substr(slash + 1);
+    unlinkat(parent.get(), name.c_str(), AT_REMOVEDIR);  // Only if empty.
+  }
 }
 
 }  // namespace exporter

@@ -1,11 +1,14 @@
 // Whole-file writes that never leave a partial file under the final name:
 // data goes to a temporary file in the same directory, is flushed to disk,
-// then renamed over the target.
+// then renamed over the target. Writes relative to an open directory
+// (WriteFileAtomicallyAt) never leave that directory, whatever other
+// processes do to the path meanwhile.
 #ifndef NEURONPROF_SRC_EXPORT_ATOMIC_FILE_H_
 #define NEURONPROF_SRC_EXPORT_ATOMIC_FILE_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -13,12 +16,59 @@
 namespace neuronprof {
 namespace exporter {
 
+// A file descriptor this code owns; closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release();
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes `path` atomically; the directory part of `path` is opened as
+// given (links followed: it is the caller's own folder).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data);
+// Writes `name` (a plain file name) atomically inside the open directory
+// `dir`: temporary file created there with O_EXCL|O_NOFOLLOW, written,
+// fsynced, renamed onto `name` within `dir`, then `dir` fsynced. On any
+// failure the temporary file is removed and the error names
+// `<dir_path>/<name>` and the errno text. `dir_path` is only for messages.
+absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
+                                   const std::string& name, std::string_view data);
+
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 // mkdir -p; the error names the first directory that could not be made.
 absl::Status MakeDirectories(const std::string& path);
 // rm -r for a directory this library created.
 void RemoveTree(const std::string& path);
+
+// Opens the existing directory `path` (links in it followed: the caller
+// trusts it) for use with the *At functions.
+absl::StatusOr<UniqueFd> OpenDirectory(const std::string& path);
+
+// Opens `relative` ("a/b/c": no "", "." or ".." components, not absolute)
+// below the open directory `root`, one component at a time, creating the
+// missing ones (0755) and never following a symbolic link: a link (or a
+// non-directory) at any component is refused with PermissionDenied naming
+// it. The directories it created are appended to *created, parents first
+// (relative to `root`), for RemoveCreatedDirectories; with created ==
+// nullptr nothing is created. `root_path` is only for messages.
+absl::StatusOr<UniqueFd> OpenDirectoryBelow(int root, const std::string& root_path,
+                                            const std::string& relative,
+                                            std::vector<std::string>* created);
+// Removes the directories in `created` (as filled by OpenDirectoryBelow)
+// below `root`, deepest first, as long as they are empty.
+void RemoveCreatedDirectories(int root, const std::vector<std::string>& created);
 
 }  // namespace exporter
 }  // namespace neuronprof

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 
@@ -24,10 +25,18 @@ bool IsPlainChar(char c) {
          (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
 }
 
+constexpr size_t kMaxEchoBytes = 200;
+
 }  // namespace
 
+std::string QuoteForMessage(std::string_view input) {
+  if (input.size() <= kMaxEchoBytes) return absl::StrCat("'", std::string(input), "'");
+  return absl::StrCat("'", std::string(input.substr(0, kMaxEchoBytes)), "'...(",
+                      input.size(), " bytes)");
+}
+
 bool IsPlainName(std::string_view name) {
-  if (name.empty() || name == "." || name == ".." || name.size() > 255) {
+  if (name.empty() || name == "." || name == ".." || name.size() > kMaxFileNameBytes) {
     return false;
   }
   for (char c : name) {
@@ -37,11 +46,27 @@ bool IsPlainName(std::string_view name) {
 }
 
 absl::Status CheckPlainName(std::string_view name, std::string_view what) {
-  if (IsPlainName(name)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      std::string(what), " '", std::string(name),
-      "' is not a plain name: use letters, digits, '.', '-' and '_' only (no "
-      "path separators, not '.' or '..')"));
+  return CheckFileNameStem(name, "", what);
+}
+
+absl::Status CheckFileNameStem(std::string_view name, std::string_view suffix,
+                               std::string_view what) {
+  if (!IsPlainName(name.substr(0, kMaxFileNameBytes))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(what), " ", QuoteForMessage(name),
+        " is not a plain name: use letters, digits, '.', '-' and '_' only (no "
+        "path separators, not '.' or '..')"));
+  }
+  if (name.size() + suffix.size() > kMaxFileNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(what), " ", QuoteForMessage(name), " is too long: the name",
+        suffix.empty() ? ""
+                       : absl::StrCat(" '<", std::string(what), ">", std::string(suffix), "'"),
+        " is ",
+        name.size() + suffix.size(), " bytes, the file system takes at most ",
+        kMaxFileNameBytes, " (NAME_MAX)"));
+  }
+  return absl::OkStatus();
 }
 
 std::string ToPlainName(std::string_view name) {
@@ -106,6 +131,18 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
   }
   return absl::AlreadyExistsError(
       absl::StrCat("cannot find a free run directory name near '", base, "'"));
+}
+
+absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                                  "/neuronprof-unsaved-", run, "-XXXXXX");
+  if (mkdtemp(path.data()) == nullptr) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create a fallback folder like '", path, "': ", std::strerror(errno),
+        " (set TMPDIR to a writable folder)"));
+  }
+  return path;
 }
 
 namespace {

@@ -17,10 +17,23 @@ namespace exporter {
 inline constexpr char kXPlaneSuffix[] = ".xplane.pb";
 inline constexpr char kChromeTraceSuffix[] = ".trace.json.gz";
 
-// A plain file or folder name: [A-Za-z0-9._-]+, not "." or "..".
+// The longest file or folder name Linux file systems take (NAME_MAX).
+inline constexpr size_t kMaxFileNameBytes = 255;
+// Input echoed in an error message: quoted, cut to 200 bytes with
+// "...(N bytes)" so that a hostile 100 KB field keeps a message short
+// (gRPC drops a status whose message overflows its metadata limit).
+std::string QuoteForMessage(std::string_view input);
+
+// A plain file or folder name: [A-Za-z0-9._-]+, not "." or "..", at most
+// kMaxFileNameBytes.
 bool IsPlainName(std::string_view name);
-// InvalidArgument naming `what` unless IsPlainName(name).
+// InvalidArgument naming `what` (and the length limit when that is what
+// failed) unless IsPlainName(name).
 absl::Status CheckPlainName(std::string_view name, std::string_view what);
+// CheckPlainName, and `name` + `suffix` (the file written for it, e.g.
+// "<host>.xplane.pb") fits kMaxFileNameBytes.
+absl::Status CheckFileNameStem(std::string_view name, std::string_view suffix,
+                               std::string_view what);
 // Replaces every character a plain name may not hold with '_'.
 std::string ToPlainName(std::string_view name);
 
@@ -37,6 +50,12 @@ std::string ProfileRoot(const std::string& logdir);  // <logdir>/plugins/profile
 absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
                                                const std::string& run_name,
                                                int64_t epoch_ns);
+
+// Creates a fresh folder $TMPDIR/neuronprof-unsaved-<run>-XXXXXX (mode
+// 0700, /tmp without TMPDIR) with mkdtemp: exclusive, never an existing
+// folder or a link planted at a predictable name. For captures that could
+// not be written to their logdir.
+absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run);
 
 struct ExportOptions {
   bool chrome_trace = true;

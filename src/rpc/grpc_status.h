@@ -3,6 +3,7 @@
 #ifndef NEURONPROF_SRC_RPC_GRPC_STATUS_H_
 #define NEURONPROF_SRC_RPC_GRPC_STATUS_H_
 
+#include <cstddef>
 #include <string>
 
 #include <grpcpp/support/status.h>
@@ -12,10 +13,19 @@
 namespace neuronprof {
 namespace rpc {
 
+// gRPC drops a status whose message overflows its metadata limit (the
+// client then sees RESOURCE_EXHAUSTED "Stream removed"); messages are kept
+// well below it. Echoed input is already cut (exporter::QuoteForMessage).
+inline constexpr size_t kMaxStatusMessageBytes = 4096;
+
 inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  std::string message(status.message());
+  if (message.size() > kMaxStatusMessageBytes) {
+    message.resize(kMaxStatusMessageBytes);
+    message += "...";
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
 }
 
 inline absl::StatusCode ToAbslCode(grpc::StatusCode code) {

@@ -10,7 +10,8 @@
 namespace neuronprof {
 namespace rpc {
 
-absl::Status EnsureProcessServer(int port, const std::string& allowed_root) {
+absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
+                                 int64_t max_buffer_bytes) {
   // Never destroyed: gRPC's threads may still run during static
   // destruction, and the servers must outlive every Profiler.
   static std::mutex* mutex = new std::mutex;
@@ -20,6 +21,7 @@ absl::Status EnsureProcessServer(int port, const std::string& allowed_root) {
   ProfilerServerOptions options;
   options.port = port;
   options.allowed_root = allowed_root;
+  options.max_buffer_bytes = max_buffer_bytes;
   auto server = ProfilerServer::Start(options);
   if (!server.ok()) return server.status();
   servers->emplace(port, std::move(*server));

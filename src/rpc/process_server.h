@@ -5,6 +5,7 @@
 #ifndef NEURONPROF_SRC_RPC_PROCESS_SERVER_H_
 #define NEURONPROF_SRC_RPC_PROCESS_SERVER_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -14,8 +15,10 @@ namespace rpc {
 
 // Makes sure this process serves tensorflow.ProfilerService on 127.0.0.1:port
 // (1..65535). A server already started here on that port is reused; a new
-// one saves profiles only under `allowed_root`. The error names the port.
-absl::Status EnsureProcessServer(int port, const std::string& allowed_root);
+// one saves profiles only under `allowed_root` and captures with an event
+// buffer of `max_buffer_bytes`. The error names the port.
+absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
+                                 int64_t max_buffer_bytes);
 
 }  // namespace rpc
 }  // namespace neuronprof

@@ -3,19 +3,33 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "neuronprof/server.h"
+#include "src/rpc/parse_error_interceptor.h"
 #include "src/rpc/profiler_service_impl.h"
 
 namespace neuronprof {
 
+namespace {
+
+rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options) {
+  rpc::ServiceOptions service;
+  service.allowed_root = options.allowed_root;
+  service.max_duration_ms = options.max_duration_ms;
+  service.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
+  return service;
+}
+
+}  // namespace
+
 class ProfilerServer::Impl {
  public:
   Impl(const ProfilerServerOptions& options)
-      : service_(rpc::ServiceOptions{options.allowed_root, options.max_duration_ms}) {}
+      : service_(ToServiceOptions(options)) {}
   ~Impl() { Shutdown(); }
 
   absl::Status Start(const ProfilerServerOptions& options) {
@@ -32,6 +46,10 @@ class ProfilerServer::Impl {
     builder.SetMaxReceiveMessageSize(INT_MAX);
     builder.SetMaxSendMessageSize(INT_MAX);
     builder.RegisterService(&service_);
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(rpc::CreateParseErrorInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected_port == 0) {
       if (server_ != nullptr) server_->Shutdown();
@@ -71,6 +89,13 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
   if (options.max_duration_ms <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_duration_ms must be positive, got ", options.max_duration_ms));
+  }
+  constexpr int64_t kMinBuffer = 64 * 1024;
+  constexpr int64_t kMaxBuffer = int64_t{1} << 40;
+  if (options.max_buffer_bytes < kMinBuffer || options.max_buffer_bytes > kMaxBuffer) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer,
+                     ", got ", options.max_buffer_bytes));
   }
   if (options.allowed_root.empty()) {
     return absl::InvalidArgumentError("allowed_root must not be empty");

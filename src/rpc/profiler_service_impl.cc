@@ -72,8 +72,8 @@ absl::StatusOr<std::string> ResolvePath(const std::string& path) {
   for (size_t i = existing; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     if (parts[i] == "..") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", path, "' has '..' below its existing part"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          exporter::QuoteForMessage(path), " has '..' below its existing part"));
     }
     if (resolved != "/") resolved += "/";
     resolved += parts[i];
@@ -93,7 +93,7 @@ ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
 
 absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& request,
                                            uint64_t* duration_ms, std::string* host,
-                                           std::string* save_dir) const {
+                                           SaveTarget* save) const {
   const tensorflow::ProfileOptions& opts = request.opts();
   *duration_ms = opts.duration_ms() != 0 ? opts.duration_ms() : request.duration_ms();
   if (*duration_ms == 0 ||
@@ -122,13 +122,16 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   std::string request_host = request.host_name();
   std::replace(request_host.begin(), request_host.end(), ':', '_');
   if (!request_host.empty()) {
-    if (auto s = exporter::CheckPlainName(request_host, "host_name"); !s.ok()) {
+    if (auto s = exporter::CheckFileNameStem(request_host, exporter::kXPlaneSuffix,
+                                             "host_name");
+        !s.ok()) {
       return s;
     }
   }
   const std::string override_host = OverrideHostname(opts);
   if (!override_host.empty()) {
-    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname");
+    if (auto s = exporter::CheckFileNameStem(override_host, exporter::kXPlaneSuffix,
+                                             "opts.override_hostname");
         !s.ok()) {
       return s;
     }
@@ -143,35 +146,76 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
     }
   }
   if (request.emit_xspace()) return absl::OkStatus();
+  return PrepareSave(request, *host, save);
+}
 
+absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& request,
+                                              const std::string& host,
+                                              SaveTarget* save) const {
   // Saving on this host: only under allowed_root.
   if (request.repository_root().empty()) {
     return absl::InvalidArgumentError(
         "repository_root must be set unless emit_xspace is true");
   }
+  const std::string allowed = exporter::QuoteForMessage(options_.allowed_root);
   auto root = ResolvePath(options_.allowed_root);
   if (!root.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot resolve ProfilerServerOptions::allowed_root '",
-        options_.allowed_root, "': ", root.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot resolve ProfilerServerOptions::allowed_root ", allowed,
+                     ": ", root.status().message()));
   }
   auto repository = ResolvePath(request.repository_root());
   if (!repository.ok() || !IsInside(*root, *repository)) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "repository_root '", request.repository_root(),
-        "' is outside ProfilerServerOptions::allowed_root '", options_.allowed_root,
-        "' (", *root, "); this server only writes profiles there"));
+        "repository_root ", exporter::QuoteForMessage(request.repository_root()),
+        " is outside ProfilerServerOptions::allowed_root ", allowed, " (",
+        exporter::QuoteForMessage(*root), "); this server only writes profiles there"));
   }
-  *save_dir = absl::StrCat(*repository, "/", request.session_id());
+  // From here on the root is held open and everything below it is reached
+  // without following links (at save time, when it counts).
+  if (auto s = exporter::MakeDirectories(*root); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create ProfilerServerOptions::allowed_root ", allowed, ": ", s.message()));
+  }
+  auto root_fd = exporter::OpenDirectory(*root);
+  if (!root_fd.ok()) return root_fd.status();
+  save->root = std::move(*root_fd);
+  save->root_path = *root;
+  std::string below = repository->substr(root->size());  // "", "/a/b" or "a/b".
+  if (!below.empty() && below[0] == '/') below.erase(0, 1);
+  save->relative_dir = below.empty() ? request.session_id()
+                                     : absl::StrCat(below, "/", request.session_id());
+  save->file_name = absl::StrCat(host, exporter::kXPlaneSuffix);
   return absl::OkStatus();
 }
+
+namespace {
+
+// Writes the profile below the held root; on failure takes away the
+// folders this call made, so nothing half-done stays.
+absl::Status Save(const SaveTarget& save, std::string_view data) {
+  std::vector<std::string> created;
+  auto dir = exporter::OpenDirectoryBelow(save.root.get(), save.root_path,
+                                          save.relative_dir, &created);
+  absl::Status status = dir.status();
+  if (dir.ok()) {
+    status = exporter::WriteFileAtomicallyAt(
+        dir->get(), absl::StrCat(save.root_path, "/", save.relative_dir),
+        save.file_name, data);
+  }
+  if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
+  return status;
+}
+
+}  // namespace
 
 grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
                                           const tensorflow::ProfileRequest* request,
                                           tensorflow::ProfileResponse* response) {
   uint64_t duration_ms = 0;
-  std::string host, save_dir;
-  if (auto s = Validate(*request, &duration_ms, &host, &save_dir); !s.ok()) {
+  std::string host;
+  SaveTarget save;
+  if (auto s = Validate(*request, &duration_ms, &host, &save); !s.ok()) {
     return ToGrpcStatus(s);
   }
   {
@@ -183,8 +227,9 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     if (running_) {
       return grpc::Status(
           grpc::StatusCode::FAILED_PRECONDITION,
-          absl::StrCat("a capture is already running on this server (session '",
-                       running_session_, "'); only one runs at a time"));
+          absl::StrCat("a capture is already running on this server (session ",
+                       exporter::QuoteForMessage(running_session_),
+                       "); only one runs at a time"));
     }
     running_ = true;
     running_session_ = request->session_id();
@@ -220,6 +265,13 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   // default host level (2, "info") and above, as TF's op events do, when the
   // program enabled an operator collector (EnableTorchOperators).
   capture.operators = capture.host_tracer_level >= 2;
+  capture.max_buffer_bytes = options_.max_buffer_bytes;
+  // The remote reader cannot change ProfilerOptions: name what they can.
+  capture.buffer_advice =
+      "ask the owner of the profiled program to raise "
+      "ProfilerServerOptions::max_buffer_bytes (ProfilerOptions::max_buffer_bytes "
+      "when a Profiler started the server with ProfilerOptions::port), or capture "
+      "a shorter duration_ms";
   auto session = session::CaptureSession::Start(capture);
   if (!session.ok()) return ToGrpcStatus(session.status());
   g_running_captures.fetch_add(1);
@@ -251,16 +303,11 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     *response->mutable_xspace() = std::move(captured->space);
     return grpc::Status::OK;
   }
-  if (auto s = exporter::MakeDirectories(save_dir); !s.ok()) return ToGrpcStatus(s);
   std::string data;
   if (!captured->space.SerializeToString(&data)) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the XSpace");
   }
-  const std::string path = absl::StrCat(save_dir, "/", host, exporter::kXPlaneSuffix);
-  if (auto s = exporter::WriteFileAtomically(path, data); !s.ok()) {
-    return ToGrpcStatus(s);
-  }
-  return grpc::Status::OK;
+  return ToGrpcStatus(Save(save, data));
 }
 
 ProfilerServiceImpl::WaitEnd ProfilerServiceImpl::WaitUntil(

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/profiler_service.grpc.pb.h"
+#include "src/export/atomic_file.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -20,6 +22,16 @@ struct ServiceOptions {
   // Profiles saved by the server must resolve inside this folder.
   std::string allowed_root = "./logs";
   int64_t max_duration_ms = 3600 * 1000;
+  uint64_t max_buffer_bytes = uint64_t{256} << 20;
+};
+
+// Where a Profile without emit_xspace saves: <relative_dir>/<file_name>
+// below the allowed root, held open since the request was validated.
+struct SaveTarget {
+  exporter::UniqueFd root;  // The resolved allowed_root.
+  std::string root_path;    // Its resolved path, for messages.
+  std::string relative_dir; // <repository_root below root>/<session_id>.
+  std::string file_name;    // <host>.xplane.pb
 };
 
 // Resolves `path` (relative to the working directory) without requiring it
@@ -55,7 +67,11 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
  private:
   absl::Status Validate(const tensorflow::ProfileRequest& request,
                         uint64_t* duration_ms, std::string* host,
-                        std::string* save_dir) const;
+                        SaveTarget* save) const;
+  // Resolves repository_root/session_id below allowed_root and opens the
+  // root (made if missing) before the window opens.
+  absl::Status PrepareSave(const tensorflow::ProfileRequest& request,
+                           const std::string& host, SaveTarget* save) const;
 
   enum class WaitEnd { kReached, kStopped, kCancelled };
   // Waits until `deadline`; ends early at Terminate of the running

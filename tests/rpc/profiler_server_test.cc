@@ -1,7 +1,12 @@
 // The tensorflow.ProfilerService server, driven by the generated C++ gRPC
 // client over 127.0.0.1: captures returned and saved, validation, one
-// capture at a time, Terminate, client cancellation and port handling.
+// capture at a time, Terminate, client cancellation and port handling, and
+// hostile clients: links swapped in during the window, huge fields,
+// unparsable requests, a full disk.
+#include <dirent.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,8 +18,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
@@ -23,6 +30,7 @@
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/export/file_size_limit.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
@@ -455,6 +463,326 @@ TEST_CASE("ProfilerOptions::port held by another program: captured, with a warni
   REQUIRE(result->warnings.size() == 1);
   CHECK(Contains(result->warnings[0], std::to_string(options.port)));
   CHECK(Contains(result->warnings[0], "ProfilerOptions::port"));
+}
+
+// ---- Hostile clients: links swapped in during the window, huge fields,
+// unparsable requests, a full disk.
+
+std::string RealPath(const std::string& path) {
+  char resolved[PATH_MAX];
+  REQUIRE(realpath(path.c_str(), resolved) != nullptr);
+  return resolved;
+}
+
+// Number of entries below `path`, recursively (links not followed).
+int CountEntries(const std::string& path) {
+  int count = 0;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      ++count;
+      if (entry->d_type == DT_DIR) count += CountEntries(path + "/" + name);
+    }
+    closedir(dir);
+  }
+  return count;
+}
+
+TEST_CASE("a client that turns folders into links during its window writes nothing outside") {
+  TempDir allowed_dir;
+  TempDir outside;
+  const std::string allowed = RealPath(allowed_dir.path());
+  TestServer server(allowed);
+  struct Attack {
+    const char* what;
+    std::string repository_root;  // As requested: a real folder or none yet.
+    std::string link;             // Made a link to `outside` during the window.
+    std::function<void()> before;
+  };
+  const std::vector<Attack> attacks = {
+      {"repository_root swapped for a link", allowed + "/sub", allowed + "/sub",
+       [&] { REQUIRE(mkdir((allowed + "/sub").c_str(), 0755) == 0); }},
+      {"a missing folder created as a link", allowed + "/new/plugins/profile",
+       allowed + "/new", [] {}},
+      {"the session folder planted as a link", allowed + "/sub2", allowed + "/sub2/run",
+       [&] { REQUIRE(mkdir((allowed + "/sub2").c_str(), 0755) == 0); }},
+  };
+  for (const Attack& attack : attacks) {
+    CAPTURE(attack.what);
+    attack.before();
+    ProfileRequest request = XSpaceRequest("run", 60000);
+    request.set_emit_xspace(false);
+    request.set_repository_root(attack.repository_root);
+    auto call = server.ProfileAsync(request);
+    REQUIRE(WaitFor(CaptureRunning));
+    // The window is open: validation is long past.
+    if (Exists(attack.link)) {
+      REQUIRE(rename(attack.link.c_str(), (attack.link + ".moved").c_str()) == 0);
+    }
+    REQUIRE(symlink(outside.path().c_str(), attack.link.c_str()) == 0);
+    REQUIRE(TerminateUntilDone(server, "run", call));
+    auto [status, response] = call.get();
+    CHECK(status.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+    CHECK(Contains(status.error_message(), "'" + attack.link + "' is a symbolic link"));
+    CHECK(CountEntries(outside.path()) == 0);
+  }
+}
+
+TEST_CASE("100 KB fields are cut in the error, so the client gets the server's message") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string huge(100000, 'a');
+  struct Case {
+    const char* field;
+    grpc::StatusCode code;
+    std::function<void(ProfileRequest*)> apply;
+  };
+  const std::vector<Case> cases = {
+      {"session_id", grpc::StatusCode::INVALID_ARGUMENT,
+       [&](ProfileRequest* r) { r->set_session_id(huge + "/"); }},
+      {"host_name", grpc::StatusCode::INVALID_ARGUMENT,
+       [&](ProfileRequest* r) { r->set_host_name(huge); }},
+      {"opts.override_hostname", grpc::StatusCode::INVALID_ARGUMENT,
+       [&](ProfileRequest* r) { r->mutable_opts()->set_override_hostname(huge + "/"); }},
+      {"repository_root", grpc::StatusCode::PERMISSION_DENIED,
+       [&](ProfileRequest* r) {
+         r->set_emit_xspace(false);
+         r->set_repository_root("/" + huge);
+       }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.field);
+    ProfileRequest request = XSpaceRequest("run", 10);
+    c.apply(&request);
+    ProfileResponse response;
+    grpc::Status status = server.Profile(request, &response);
+    CHECK(status.error_code() == c.code);
+    CHECK(Contains(status.error_message(), c.field));
+    CHECK(Contains(status.error_message(), "bytes)"));
+    CHECK(status.error_message().size() < 1000);
+  }
+  CHECK(CountEntries(dir.path()) == 0);
+}
+
+TEST_CASE("names past the file system's NAME_MAX are refused before the window opens") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string root = dir.path() + "/plugins/profile";
+  struct Case {
+    const char* field;
+    std::function<void(ProfileRequest*)> apply;
+  };
+  // <host>.xplane.pb must fit 255 bytes: 246 + 10 does not.
+  const std::vector<Case> cases = {
+      {"host_name", [](ProfileRequest* r) { r->set_host_name(std::string(246, 'h')); }},
+      {"opts.override_hostname",
+       [](ProfileRequest* r) { r->mutable_opts()->set_override_hostname(std::string(250, 'h')); }},
+      {"session_id", [](ProfileRequest* r) { r->set_session_id(std::string(256, 's')); }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.field);
+    // A window of an hour: only a refusal before it returns at once.
+    ProfileRequest request = XSpaceRequest("run", 3600 * 1000);
+    request.set_emit_xspace(false);
+    request.set_repository_root(root);
+    c.apply(&request);
+    ProfileResponse response;
+    grpc::Status status = server.Profile(request, &response, kBound);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(Contains(status.error_message(), c.field));
+    CHECK(Contains(status.error_message(), "NAME_MAX"));
+  }
+  CHECK_FALSE(Exists(root));
+  // The longest that fits is saved.
+  const std::string host(245, 'h');
+  ProfileRequest request = XSpaceRequest("run", 10);
+  request.set_emit_xspace(false);
+  request.set_repository_root(root);
+  request.set_host_name(host);
+  ProfileResponse response;
+  grpc::Status status = server.Profile(request, &response);
+  CHECK(status.ok());
+  CHECK(Exists(root + "/run/" + host + ".xplane.pb"));
+}
+
+TEST_CASE("a request that cannot be parsed is INVALID_ARGUMENT naming the fields") {
+  TempDir dir;
+  TestServer server(dir.path());
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server.server->port()),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  // session_id (field 6) holding bytes that are not UTF-8; duration_ms 10.
+  const std::string raw("\x08\x0a\x32\x02\xff\xfe", 6);
+  grpc::Slice slice(raw);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kBound);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/tensorflow.ProfilerService/Profile", grpc::StubOptions(),
+                 &request, &response, [&](grpc::Status s) { done.set_value(s); });
+  grpc::Status status = done.get_future().get();
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(Contains(status.error_message(), "session_id"));
+  CHECK(Contains(status.error_message(), "UTF-8"));
+  CHECK(Contains(status.error_message(), "/tensorflow.ProfilerService/Profile"));
+}
+
+TEST_CASE("a full disk mid-save leaves no folder or partial file and names path and errno") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string allowed = RealPath(dir.path());
+  ProfileRequest request = XSpaceRequest("run", 60000);
+  request.set_emit_xspace(false);
+  request.set_repository_root(allowed + "/plugins/profile");
+  auto call = server.ProfileAsync(request);
+  REQUIRE(WaitFor(CaptureRunning));
+  RecordMarkersOnThread();
+  grpc::Status status;
+  {
+    testing::ScopedFileSizeLimit full_disk(16);
+    REQUIRE(TerminateUntilDone(server, "run", call));
+    status = call.get().first;
+  }
+  CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(Contains(status.error_message(),
+                 allowed + "/plugins/profile/run/testhost.xplane.pb"));
+  CHECK(Contains(status.error_message(), "File too large"));
+  CHECK(CountEntries(allowed) == 0);
+}
+
+TEST_CASE("the drop warning of a remote capture names settings a remote user can change") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  options.max_buffer_bytes = 1;
+  auto refused = ProfilerServer::Start(options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(Contains(std::string(refused.status().message()), "max_buffer_bytes"));
+
+  options.max_buffer_bytes = 64 * 1024;  // One block.
+  auto started = ProfilerServer::Start(options);
+  REQUIRE(started.ok());
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*started)->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = ProfilerService::NewStub(channel);
+  auto call = std::async(std::launch::async, [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound * 3);
+    ProfileResponse response;
+    grpc::Status status = stub->Profile(&context, XSpaceRequest("drops", 60000), &response);
+    return std::make_pair(status, response);
+  });
+  REQUIRE(WaitFor(CaptureRunning));
+  for (int i = 0; i < 5000; ++i) ScopedTrace t("many");
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (call.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    grpc::ClientContext context;
+    tensorflow::TerminateRequest terminate;
+    terminate.set_session_id("drops");
+    tensorflow::TerminateResponse unused;
+    REQUIRE(stub->Terminate(&context, terminate, &unused).ok());
+  }
+  auto [status, response] = call.get();
+  REQUIRE(status.ok());
+  std::string warnings;
+  for (const std::string& warning : response.xspace().warnings()) warnings += warning;
+  CAPTURE(warnings);
+  CHECK(Contains(warnings, "dropped"));
+  CHECK(Contains(warnings, "ProfilerServerOptions::max_buffer_bytes"));
+  CHECK(Contains(warnings, "duration_ms"));
+  CHECK_FALSE(Contains(warnings, "ms_duration"));
+}
+
+// ---- What held in the attack, kept.
+
+// True if a TCP connection to address:port is accepted.
+bool Connects(const char* address, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(inet_pton(AF_INET, address, &target.sin_addr) == 1);
+  const bool connected =
+      connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0;
+  close(fd);
+  return connected;
+}
+
+TEST_CASE("the server listens on 127.0.0.1 only unless bind_all_interfaces is set") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  // 127.0.0.2 is this machine too, but not the address a loopback-only
+  // server is bound to; a server on every interface takes it.
+  for (const bool all : {false, true}) {
+    CAPTURE(all);
+    options.bind_all_interfaces = all;
+    auto server = ProfilerServer::Start(options);
+    REQUIRE(server.ok());
+    CHECK(Connects("127.0.0.1", (*server)->port()));
+    CHECK(Connects("127.0.0.2", (*server)->port()) == all);
+  }
+}
+
+TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") {
+  TempDir dir;
+  TestServer server(dir.path());
+  constexpr int kCalls = 200;
+  std::vector<std::future<std::pair<grpc::Status, ProfileResponse>>> calls;
+  for (int i = 0; i < kCalls; ++i) calls.push_back(server.ProfileAsync(XSpaceRequest("same", 60000)));
+  // Every call but the one holding the window comes back refused.
+  int refused = 0;
+  std::vector<bool> done(kCalls, false);
+  const auto deadline = std::chrono::steady_clock::now() + kBound * 3;
+  while (refused < kCalls - 1) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    for (int i = 0; i < kCalls; ++i) {
+      if (done[i] || calls[i].wait_for(std::chrono::milliseconds(0)) !=
+                         std::future_status::ready) {
+        continue;
+      }
+      done[i] = true;
+      auto [status, unused] = calls[i].get();
+      CHECK(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+      ++refused;
+    }
+  }
+  CHECK(CaptureRunning());
+  int ok = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    if (done[i]) continue;
+    REQUIRE(TerminateUntilDone(server, "same", calls[i]));
+    ok += calls[i].get().first.ok() ? 1 : 0;
+  }
+  CHECK(ok == 1);
+}
+
+TEST_CASE("a thousand dropped connections leave the server serving") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const int port = server.server->port();
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in target{};
+    target.sin_family = AF_INET;
+    target.sin_port = htons(static_cast<uint16_t>(port));
+    target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0);
+    // Half an HTTP/2 preface on every other one, then gone.
+    if (i % 2 == 1) REQUIRE(write(fd, "PRI * HTTP/2.0\r\n", 16) == 16);
+    close(fd);
+  }
+  ProfileResponse response;
+  grpc::Status status = server.Profile(XSpaceRequest("after", 10), &response);
+  CHECK(status.ok());
+  CHECK(rpc::RunningCapturesForTesting() == 0);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class HostCollector : public Collector {
 
   absl::Status Collect(tensorflow::profiler::XSpace* space,
                        CollectStats* stats) override {
-    AddHostPlane(capture_, space, stats);
+    AddHostPlane(capture_, space, stats, options_.buffer_advice);
     return absl::OkStatus();
   }
 
@@ -54,7 +54,8 @@ class HostCollector : public Collector {
 }  // namespace
 
 void AddHostPlane(const core::RecordedCapture& capture,
-                  tensorflow::profiler::XSpace* space, CollectStats* stats) {
+                  tensorflow::profiler::XSpace* space, CollectStats* stats,
+                  const std::string& buffer_advice) {
   // Lines are relative to the profile start of the whole capture (the
   // Task Environment plane, set by the session before collecting), which
   // other collectors' planes share; the recorder itself starts a little
@@ -131,8 +132,7 @@ void AddHostPlane(const core::RecordedCapture& capture,
         "neuronprof: ", capture.dropped,
         " host events were dropped because the event buffer (",
         capture.buffer_bytes,
-        " bytes) was full; raise ProfilerOptions::max_buffer_bytes or shorten "
-        "ms_duration"));
+        " bytes) was full; ", buffer_advice));
   }
   // Counted apart from the drops: no buffer size would have kept these.
   if (capture.too_large > 0) {
