@@ -26,6 +26,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
+#include "src/export/xspace_file.h"
 #include "src/xplane/names.h"
 #include "tools/summary_command.h"
 
@@ -66,15 +67,12 @@ int Fail(const std::string& message) {
 }
 
 bool LoadSpace(const std::string& path, XSpace* space, std::string* error) {
-  auto data = neuronprof::exporter::ReadFile(path);
-  if (!data.ok()) {
-    *error = std::string(data.status().message());
+  auto read = neuronprof::exporter::ReadXSpaceFile(path);
+  if (!read.ok()) {
+    *error = std::string(read.status().message());
     return false;
   }
-  if (!space->ParseFromString(*data)) {
-    *error = absl::StrCat("'", path, "' is not an XSpace (.xplane.pb) file");
-    return false;
-  }
+  *space = std::move(*read);
   return true;
 }
 
