@@ -15,6 +15,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/rpc/capture_client.h"
 #include "src/rpc/service_address.h"
+#include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
 

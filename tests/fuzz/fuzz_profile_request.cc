@@ -21,6 +21,7 @@
 #include "proto/profiler_service.pb.h"
 #include "src/export/atomic_file.h"
 #include "src/rpc/profiler_service_impl.h"
+#include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "tools/info_command.h"
+#include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
 
