@@ -3,7 +3,9 @@
 #   1. unit tests and packaging tests (ctest) on a RelWithDebInfo build
 #   2. interop tests against the real xprof converters (pytest, pinned PyPI)
 #   3. unit tests again under ASan+UBSan and under TSan
-# Set NEURONPROF_SKIP_SANITIZERS=1 to skip step 3 while iterating.
+#   4. each libFuzzer target (tests/fuzz) for NEURONPROF_FUZZ_SECONDS (60)
+#      seconds, built with clang under ASan+UBSan; any finding fails
+# Set NEURONPROF_SKIP_SANITIZERS=1 to skip steps 3 and 4 while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh --python
@@ -30,5 +32,11 @@ if [ "${NEURONPROF_SKIP_SANITIZERS:-0}" != "1" ]; then
     cmake --build "$dir" -j"$jobs"
     ctest --test-dir "$dir" --output-on-failure -j"$jobs"
   done
+
+  echo "== fuzzing each reader for ${NEURONPROF_FUZZ_SECONDS:-60}s (clang, ASan+UBSan)"
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DNEURONPROF_FUZZ=ON >/dev/null
+  cmake --build build-fuzz -j"$jobs"
+  bash tests/fuzz/run_fuzzers.sh build-fuzz "${NEURONPROF_FUZZ_SECONDS:-60}"
 fi
 echo "== all test stages passed"

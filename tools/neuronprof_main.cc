@@ -26,7 +26,9 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
+#include "src/export/xspace_file.h"
 #include "src/xplane/names.h"
+#include "tools/info_command.h"
 #include "tools/summary_command.h"
 
 namespace {
@@ -66,15 +68,12 @@ int Fail(const std::string& message) {
 }
 
 bool LoadSpace(const std::string& path, XSpace* space, std::string* error) {
-  auto data = neuronprof::exporter::ReadFile(path);
-  if (!data.ok()) {
-    *error = std::string(data.status().message());
+  auto read = neuronprof::exporter::ReadXSpaceFile(path);
+  if (!read.ok()) {
+    *error = std::string(read.status().message());
     return false;
   }
-  if (!space->ParseFromString(*data)) {
-    *error = absl::StrCat("'", path, "' is not an XSpace (.xplane.pb) file");
-    return false;
-  }
+  *space = std::move(*read);
   return true;
 }
 
@@ -83,22 +82,9 @@ int Info(const std::vector<std::string>& args) {
   XSpace space;
   std::string error;
   if (!LoadSpace(args[0], &space, &error)) return Fail(error);
-  std::printf("%s\n", args[0].c_str());
-  for (const auto& host : space.hostnames()) std::printf("host: %s\n", host.c_str());
-  for (const auto& plane : space.planes()) {
-    int64_t events = 0;
-    for (const auto& line : plane.lines()) events += line.events_size();
-    std::printf("plane %s: %d lines, %lld events\n", plane.name().c_str(),
-                plane.lines_size(), static_cast<long long>(events));
-    for (const auto& line : plane.lines()) {
-      std::printf("  line %lld %s: %d events\n", static_cast<long long>(line.id()),
-                  line.name().c_str(), line.events_size());
-    }
-  }
-  for (const auto& warning : space.warnings()) {
-    std::printf("warning: %s\n", warning.c_str());
-  }
-  for (const auto& e : space.errors()) std::printf("error: %s\n", e.c_str());
+  // fwrite: a name holding a NUL byte must not cut the rest short.
+  const std::string text = absl::StrCat(args[0], "\n", neuronprof::tools::FormatInfo(space));
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 

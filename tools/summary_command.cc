@@ -13,6 +13,7 @@
 #include "src/analysis/summary_report.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/export/xspace_file.h"
 
 namespace neuronprof {
 namespace tools {
@@ -146,13 +147,9 @@ int SummaryCommand(const std::vector<std::string>& args) {
 
   auto file = ResolveInput(input, host);
   if (!file.ok()) return Fail(std::string(file.status().message()));
-  auto data = exporter::ReadFile(file->string());
-  if (!data.ok()) return Fail(std::string(data.status().message()));
-  if (data->empty()) return Fail(absl::StrCat("'", file->string(), "' is empty"));
-  tensorflow::profiler::XSpace space;
-  if (!space.ParseFromString(*data)) {
-    return Fail(absl::StrCat("'", file->string(), "' is not an XSpace (.xplane.pb) file"));
-  }
+  auto read = exporter::ReadXSpaceFile(file->string());
+  if (!read.ok()) return Fail(std::string(read.status().message()));
+  const tensorflow::profiler::XSpace& space = *read;
   if (space.planes_size() == 0) {
     return Fail(absl::StrCat("'", file->string(), "' holds no planes"));
   }

@@ -189,7 +189,10 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   int64_t groups = 1;
   if (args.groups < static_cast<int>(in.size()) && !in[args.groups].value.empty()) {
     std::vector<int64_t> g;
-    if (!ParseIntList(in[args.groups].value, &g) || g.size() != 1 || g[0] < 1) return {};
+    if (!ParseIntList(in[args.groups].value, &g) || g.size() != 1 || g[0] < 1 ||
+        g[0] > (int64_t{1} << 31)) {  // no real model has more; keeps K exact
+      return {};
+    }
     groups = g[0];
   }
   bool transposed = args.transposed == -2;

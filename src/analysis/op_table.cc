@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "src/analysis/saturating.h"
+
 namespace neuronprof {
 namespace analysis {
 
@@ -28,24 +30,24 @@ OpTable BuildOpTable(const OperatorEvents& events) {
       row.params = op.formula.params;
     }
     ++row.calls;
-    row.total_ps += op.duration_ps;
-    row.self_ps += op.self_ps;
+    row.total_ps = SaturatingAdd(row.total_ps, op.duration_ps);
+    row.self_ps = SaturatingAdd(row.self_ps, op.self_ps);
     switch (op.source) {
       case CostSource::kOwn: ++row.own_calls; break;
       case CostSource::kInChildren: ++row.in_children_calls; break;
       case CostSource::kUnknown: ++row.unknown_calls; ++table.unknown_calls; break;
     }
-    row.flops += op.self_flops;
-    row.bytes += op.self_bytes;
-    table.total_flops += op.self_flops;
-    table.total_bytes += op.self_bytes;
+    row.flops = SaturatingAdd(row.flops, op.self_flops);
+    row.bytes = SaturatingAdd(row.bytes, op.self_bytes);
+    table.total_flops = SaturatingAdd(table.total_flops, op.self_flops);
+    table.total_bytes = SaturatingAdd(table.total_bytes, op.self_bytes);
     ++table.calls;
 
     OpShare& share = shares[op.name];
     share.op = op.name;
     ++share.calls;
-    share.self_ps += op.self_ps;
-    table.total_self_ps += op.self_ps;
+    share.self_ps = SaturatingAdd(share.self_ps, op.self_ps);
+    table.total_self_ps = SaturatingAdd(table.total_self_ps, op.self_ps);
   }
   for (auto& [key, row] : rows) table.rows.push_back(std::move(row));
   std::stable_sort(table.rows.begin(), table.rows.end(),

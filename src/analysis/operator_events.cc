@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/stat_lookup.h"
 
@@ -126,14 +127,14 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
     ops.reserve(ops.size() + plane_events);
     for (int l = 0; l < plane.lines_size(); ++l) {
       const XLine& line = plane.lines(l);
-      const int64_t line_ps = line.timestamp_ns() * 1000;
+      const int64_t line_ps = LineStartPs(line.timestamp_ns());
       const size_t first_op = ops.size();
       std::vector<Open> stack;
       const auto empty = std::make_shared<const std::string>();
       for (int e : SortedEventIndices(line)) {
         const XEvent& event = line.events(e);
-        const int64_t start = line_ps + event.offset_ps();
-        const int64_t end = start + event.duration_ps();
+        const int64_t start = SaturatingAdd(line_ps, event.offset_ps());
+        const int64_t end = SaturatingAdd(start, event.duration_ps());
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
         if (FindStat(plane, event, ids.framework) == nullptr) {
           int64_t root = 0;
@@ -226,7 +227,9 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
           result.first_input_error = absl::StrCat(op.name, ": ", cached->second.error);
         }
         op.formula = cached->second.cost;
-        if (op.parent >= 0) ops[op.parent].self_ps -= op.duration_ps;
+        if (op.parent >= 0) {
+          ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
+        }
         // Ops pass their enclosing scope on unchanged.
         Open open{end, static_cast<int>(ops.size()), empty, empty};
         if (!stack.empty()) {

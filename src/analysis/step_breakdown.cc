@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {
@@ -40,7 +41,7 @@ std::array<int64_t, N> Sweep(const std::vector<Interval>& intervals, int64_t beg
   for (const auto& [time, delta] : edges) {
     for (int c = static_cast<int>(N) - 1; c >= 0; --c) {
       if (active[c] > 0) {
-        covered[c] += time - at;
+        covered[c] = SaturatingAdd(covered[c], SaturatingSub(time, at));
         break;
       }
     }
@@ -75,9 +76,9 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     has_device = true;
     for (const XLine& line : plane.lines()) {
       for (const XEvent& event : line.events()) {
-        const int64_t start = line.timestamp_ns() * 1000 + event.offset_ps();
+        const int64_t start = SaturatingAdd(LineStartPs(line.timestamp_ns()), event.offset_ps());
         device_by_kind[DeviceKind(plane, event)].push_back(
-            {start, start + event.duration_ps(), 0});
+            {start, SaturatingAdd(start, event.duration_ps()), 0});
       }
     }
   }
@@ -98,13 +99,13 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
       const int category = op.direction == "bprop"   ? kBackward
                            : op.direction == "fprop" ? kForward
                                                      : kOtherOp;
-      op_intervals.push_back({op.start_ps, op.start_ps + op.duration_ps, category});
+      op_intervals.push_back({op.start_ps, SaturatingAdd(op.start_ps, op.duration_ps), category});
       longest_op = std::max(longest_op, op.duration_ps);
     }
     std::sort(op_intervals.begin(), op_intervals.end(),
               [](const Interval& a, const Interval& b) { return a.start < b.start; });
     for (const XLine& line : plane.lines()) {
-      const int64_t line_ps = line.timestamp_ns() * 1000;
+      const int64_t line_ps = LineStartPs(line.timestamp_ns());
       const std::vector<int> order = SortedEventIndices(line);
       for (size_t i = 0; i < order.size(); ++i) {
         const XEvent& step_event = line.events(order[i]);
@@ -121,14 +122,14 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
         step.name = EventStatInt(plane, step_event, xplane::kStepNumStat, &step_num)
                         ? absl::StrCat(name, " ", step_num)
                         : name;
-        step.start_ps = line_ps + step_event.offset_ps();
+        step.start_ps = SaturatingAdd(line_ps, step_event.offset_ps());
         step.duration_ps = step_event.duration_ps();
-        const int64_t end = step.start_ps + step.duration_ps;
+        const int64_t end = SaturatingAdd(step.start_ps, step.duration_ps);
         // Markers nested in the step on its own line (the sorted order puts
         // them right after it).
         // Only ops that can overlap the window (starts are sorted).
         auto first = std::lower_bound(
-            op_intervals.begin(), op_intervals.end(), step.start_ps - longest_op,
+            op_intervals.begin(), op_intervals.end(), SaturatingSub(step.start_ps, longest_op),
             [](const Interval& a, int64_t t) { return a.start < t; });
         std::vector<Interval> intervals;
         for (auto it = first; it != op_intervals.end() && it->start < end; ++it) {
@@ -136,18 +137,21 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
         }
         for (size_t j = i + 1; j < order.size(); ++j) {
           const XEvent& inner = line.events(order[j]);
-          const int64_t s = line_ps + inner.offset_ps();
+          const int64_t s = SaturatingAdd(line_ps, inner.offset_ps());
           if (s >= end) break;
           if (EventStatText(plane, inner, xplane::kOpFrameworkStat, &framework)) continue;
-          intervals.push_back({s, s + inner.duration_ps(), kMarker});
+          intervals.push_back({s, SaturatingAdd(s, inner.duration_ps()), kMarker});
         }
         const auto covered = Sweep<kCategories>(intervals, step.start_ps, end);
         step.backward_ps = covered[kBackward];
         step.forward_ps = covered[kForward];
         step.other_ops_ps = covered[kOtherOp];
         step.markers_ps = covered[kMarker];
-        step.idle_ps = step.duration_ps - step.backward_ps - step.forward_ps -
-                       step.other_ops_ps - step.markers_ps;
+        step.idle_ps = step.duration_ps;
+        for (int64_t busy : {step.backward_ps, step.forward_ps, step.other_ops_ps,
+                             step.markers_ps}) {
+          step.idle_ps = SaturatingSub(step.idle_ps, busy);
+        }
         step.has_device = has_device;
         if (has_device) {
           step.device_busy_ps = Sweep<1>(device_all, step.start_ps, end)[0];

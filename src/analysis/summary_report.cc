@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "src/analysis/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -128,7 +129,7 @@ void AppendShares(const OpTable& table, size_t top, std::string* out) {
   const size_t shown = std::min(top, table.shares.size());
   int64_t rest_ps = 0, rest_calls = 0;
   for (size_t i = shown; i < table.shares.size(); ++i) {
-    rest_ps += table.shares[i].self_ps;
+    rest_ps = SaturatingAdd(rest_ps, table.shares[i].self_ps);
     rest_calls += table.shares[i].calls;
   }
   for (size_t i = 0; i < shown; ++i) {
@@ -187,14 +188,16 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, std::strin
   }
   for (size_t i : shown) add(steps[i]);
   for (const StepBreakdown& s : steps) {
-    sum.duration_ps += s.duration_ps;
-    sum.forward_ps += s.forward_ps;
-    sum.backward_ps += s.backward_ps;
-    sum.other_ops_ps += s.other_ops_ps;
-    sum.markers_ps += s.markers_ps;
-    sum.idle_ps += s.idle_ps;
-    sum.device_busy_ps += s.device_busy_ps;
-    for (const auto& [kind, ps] : s.device_kind_ps) sum.device_kind_ps[kind] += ps;
+    sum.duration_ps = SaturatingAdd(sum.duration_ps, s.duration_ps);
+    sum.forward_ps = SaturatingAdd(sum.forward_ps, s.forward_ps);
+    sum.backward_ps = SaturatingAdd(sum.backward_ps, s.backward_ps);
+    sum.other_ops_ps = SaturatingAdd(sum.other_ops_ps, s.other_ops_ps);
+    sum.markers_ps = SaturatingAdd(sum.markers_ps, s.markers_ps);
+    sum.idle_ps = SaturatingAdd(sum.idle_ps, s.idle_ps);
+    sum.device_busy_ps = SaturatingAdd(sum.device_busy_ps, s.device_busy_ps);
+    for (const auto& [kind, ps] : s.device_kind_ps) {
+      sum.device_kind_ps[kind] = SaturatingAdd(sum.device_kind_ps[kind], ps);
+    }
   }
   add(sum);
   absl::StrAppend(out, text.Render());
@@ -213,6 +216,15 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, std::strin
 Summary Summarize(const tensorflow::profiler::XSpace& space) {
   const OperatorEvents ops = CollectOperatorEvents(space);
   Summary summary;
+  for (const auto& plane : space.planes()) {
+    for (const auto& line : plane.lines()) {
+      for (const auto& event : line.events()) {
+        if (!EventTimesFit(line.timestamp_ns(), event.offset_ps(), event.duration_ps())) {
+          ++summary.clamped_events;
+        }
+      }
+    }
+  }
   summary.table = BuildOpTable(ops);
   summary.steps = BuildStepBreakdown(space, ops);
   return summary;
@@ -221,6 +233,11 @@ Summary Summarize(const tensorflow::profiler::XSpace& space) {
 std::string FormatSummaryText(const Summary& summary, int top) {
   const size_t limit = top <= 0 ? SIZE_MAX : static_cast<size_t>(top);
   std::string out;
+  if (summary.clamped_events > 0) {
+    absl::StrAppend(&out, "warning: ", summary.clamped_events,
+                    " events have times beyond the int64 picosecond range (a corrupt or "
+                    "crafted file); their times were clamped\n");
+  }
   AppendOpTable(summary.table, limit, &out);
   AppendShares(summary.table, limit, &out);
   AppendSteps(summary.steps, limit, &out);

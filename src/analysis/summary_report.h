@@ -16,6 +16,9 @@ namespace analysis {
 struct Summary {
   OpTable table;
   std::vector<StepBreakdown> steps;
+  // Events whose start or end in picoseconds lies outside int64 (only a
+  // corrupt or crafted file has them): their times were clamped.
+  int64_t clamped_events = 0;
 };
 
 Summary Summarize(const tensorflow::profiler::XSpace& space);

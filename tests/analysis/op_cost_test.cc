@@ -205,6 +205,13 @@ TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {
   CHECK_FALSE(Cost("aten::conv2d", "[[1,1,8,8],[1,1,3,3],[],[],[],[],[]]", "Float,Float,,,,,",
                    R"(["","","None","[1, 1]","[9000000000000, 0]","[1, 1]","1"])")
                   .known);
+  // A transposed convolution's K is weight dim 1 times groups: a huge
+  // groups value would overflow it (UB) before any Fits() check.
+  CHECK_FALSE(Cost("aten::convolution", "[[1,8,4,4],[8,2,3,3],[],[],[],[],[],[],[]]",
+                   "Float,Float,,,,,,,",
+                   R"(["","","None","[1, 1]","[0, 0]","[1, 1]","true","[0, 0]",)"
+                   R"("4611686018427387904"])")
+                  .known);
 }
 
 }  // namespace

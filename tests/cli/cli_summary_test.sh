@@ -63,7 +63,7 @@ fi
 # Bad input: exit 1 and a message naming the problem.
 run 1 "missing path" summary "$WORK/nope" && has "missing path message" "$WORK/err" "does not exist"
 : >"$WORK/empty.xplane.pb"
-run 1 "empty file" summary "$WORK/empty.xplane.pb" && has "empty file message" "$WORK/err" "is empty"
+run 1 "empty file" summary "$WORK/empty.xplane.pb" && has "empty file message" "$WORK/err" "empty file: not an XSpace"
 printf '\377\377\377\377' >"$WORK/bad.xplane.pb"
 run 1 "corrupt file" summary "$WORK/bad.xplane.pb" && has "corrupt message" "$WORK/err" "is not an XSpace"
 mkdir -p "$WORK/emptydir"

@@ -1,0 +1,1 @@
+8B20no neuronprof markers ran during the 1 ms window

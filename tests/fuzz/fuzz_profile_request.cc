@@ -1,0 +1,61 @@
+// Fuzz target: a ProfileRequest as the server receives it, through
+// ProfilerServiceImpl::Profile (src/rpc/profiler_service_impl.cc): its
+// validation (durations, start time, tracer levels, host, session and
+// repository_root names, allowed_root), then, for a request that passes,
+// a capture window of at most 2 ms and the XSpace in the response or saved
+// under allowed_root. Validate() is private, so the request goes through
+// Profile() as gRPC would hand it over.
+//
+// allowed_root is a scratch folder made at start-up (removed at exit); a
+// repository_root starting with "$ROOT" is rewritten to it, so that seeds
+// (and their mutations) reach the saving path.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <grpcpp/server_context.h>
+
+#include "absl/strings/match.h"
+#include "proto/profiler_service.pb.h"
+#include "src/export/atomic_file.h"
+#include "src/rpc/profiler_service_impl.h"
+#include "tests/fuzz/quiet_protobuf.h"
+
+namespace {
+
+std::string& AllowedRoot() {
+  static std::string* root = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/neuronprof_fuzz_XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) std::abort();
+    std::atexit([] { neuronprof::exporter::RemoveTree(AllowedRoot()); });
+    return new std::string(pattern);
+  }();
+  return *root;
+}
+
+neuronprof::rpc::ProfilerServiceImpl& Service() {
+  static auto* service = [] {
+    neuronprof::rpc::ServiceOptions options;
+    options.allowed_root = AllowedRoot();
+    options.max_duration_ms = 2;  // Valid requests capture for 1-2 ms.
+    return new neuronprof::rpc::ProfilerServiceImpl(options);
+  }();
+  return *service;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  tensorflow::ProfileRequest request;
+  if (!request.ParseFromArray(data, static_cast<int>(size))) return 0;
+  if (absl::StartsWith(request.repository_root(), "$ROOT")) {
+    request.set_repository_root(AllowedRoot() + request.repository_root().substr(5));
+  }
+  grpc::ServerContext context;
+  tensorflow::ProfileResponse response;
+  Service().Profile(&context, &request, &response);
+  return 0;
+}
