@@ -4,6 +4,9 @@
 # folder, so the tree stays clean) plus the kept findings. Any crash, leak,
 # sanitizer report or timeout fails the run; libFuzzer leaves the input as
 # crash-*/leak-*/timeout-* in the artifacts folder, which is printed.
+# The seed is fixed (NEURONPROF_FUZZ_SEED, default 1), so a run is a prefix
+# of the same input sequence everywhere: what passed here for longer passes
+# in CI too, and a finding reproduces.
 #   tests/fuzz/run_fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET]
 set -euo pipefail
 build=$1
@@ -25,6 +28,7 @@ for pair in fuzz_xspace_readers:xspace fuzz_capture_response:response \
   echo "== $target for ${seconds}s"
   # -rss_limit_mb: the readers must not allocate without bound.
   if ! "$build/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 \
+       -seed="${NEURONPROF_FUZZ_SEED:-1}" \
        -dict="$here/int64_extremes.dict" \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="$scratch/$target/artifacts/" \
