@@ -268,14 +268,15 @@ class KinetoWriter {
     Metadata("process_name", host_pid_, nullptr, process);
     if (host_plane_ == nullptr) return;
     PlaneStatNames names(*host_plane_);
-    // External ids in time order, line by line, as Kineto numbers its ops.
-    int64_t next_external_id = 1;
-    int64_t steps_seen = 0;
+    // Every span is placed before any is written: the writers keep pointers
+    // into these vectors, and a crafted plane can repeat a line id (its
+    // events then share one thread and one vector).
+    std::vector<int64_t> tids;  // In line order, each once.
     for (const XLine& line : host_plane_->lines()) {
       const std::string tid = std::to_string(line.id());
       Metadata("thread_name", host_pid_, &tid,
                line.display_name().empty() ? line.name() : line.display_name());
-      named_threads_.insert(line.id());
+      if (named_threads_.insert(line.id()).second) tids.push_back(line.id());
       std::vector<HostSpan>& spans = host_spans_[line.id()];
       for (const XEvent& event : line.events()) {
         const std::optional<xplane::EventTime> time = Placed(line, event);
@@ -287,33 +288,42 @@ class KinetoWriter {
         span.event = &event;
         spans.push_back(span);
       }
+    }
+    // External ids in time order, thread by thread, as Kineto numbers its ops.
+    int64_t next_external_id = 1;
+    int64_t steps_seen = 0;
+    for (int64_t tid : tids) {
+      std::vector<HostSpan>& spans = host_spans_[tid];
       std::stable_sort(spans.begin(), spans.end(), [](const HostSpan& a, const HostSpan& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
       });
-      for (HostSpan& span : spans) {
-        span.external_id = next_external_id++;
-        EventStats stats(names, *span.event);
-        if (stats.Find(xplane::kOpFrameworkStat) != nullptr) {
-          span.kind = HostKind::kOperator;
-          WriteOperator(span, stats);
-        } else if (stats.Int(xplane::kRootLevelStat).value_or(0) != 0) {
-          span.kind = HostKind::kStep;
-          auto number = stats.Int(xplane::kStepNumStat);
-          if (!number) number = stats.Int(xplane::kIterNumStat);
-          WriteStep(span, stats, number.value_or(steps_seen));
-          ++steps_seen;
-        } else {
-          span.kind = HostKind::kAnnotation;
-          BeginEvent("X", "user_annotation", EventName(*host_plane_, *span.event));
-          PidTid(host_pid_, span.tid);
-          Times(span.start_ns, span.end_ns - span.start_ns);
-          JsonArgs args(&out_);
-          args.Int("External id", span.external_id);
-          args.PassThrough(stats, {});
-          args.Close();
-          out_.push_back('}');
-        }
-      }
+      for (HostSpan& span : spans) WriteHostSpan(span, names, next_external_id++, steps_seen);
+    }
+  }
+
+  void WriteHostSpan(HostSpan& span, const PlaneStatNames& names, int64_t external_id,
+                     int64_t& steps_seen) {
+    span.external_id = external_id;
+    EventStats stats(names, *span.event);
+    if (stats.Find(xplane::kOpFrameworkStat) != nullptr) {
+      span.kind = HostKind::kOperator;
+      WriteOperator(span, stats);
+    } else if (stats.Int(xplane::kRootLevelStat).value_or(0) != 0) {
+      span.kind = HostKind::kStep;
+      auto number = stats.Int(xplane::kStepNumStat);
+      if (!number) number = stats.Int(xplane::kIterNumStat);
+      WriteStep(span, stats, number.value_or(steps_seen));
+      ++steps_seen;
+    } else {
+      span.kind = HostKind::kAnnotation;
+      BeginEvent("X", "user_annotation", EventName(*host_plane_, *span.event));
+      PidTid(host_pid_, span.tid);
+      Times(span.start_ns, span.end_ns - span.start_ns);
+      JsonArgs args(&out_);
+      args.Int("External id", span.external_id);
+      args.PassThrough(stats, {});
+      args.Close();
+      out_.push_back('}');
     }
   }
 

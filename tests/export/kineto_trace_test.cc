@@ -265,6 +265,23 @@ TEST_CASE("kineto trace: forward ops flow to their backward nodes in both catego
   }
 }
 
+TEST_CASE("kineto trace: a host line id repeated by a crafted file keeps every op") {
+  // Found by fuzz_xspace_readers: the flow links pointed into the first
+  // line's span vector, which the repeated line's events reallocated.
+  tensorflow::profiler::XSpace space = testing::KinetoSampleSpace();
+  tensorflow::profiler::XPlane* host = nullptr;
+  for (auto& plane : *space.mutable_planes()) {
+    if (plane.name() == "/host:CPU") host = &plane;
+  }
+  REQUIRE(host != nullptr);
+  const int lines = host->lines_size();
+  for (int i = 0; i < lines; ++i) *host->add_lines() = host->lines(i);
+  const size_t once = Trace(testing::KinetoSampleSpace()).Named("aten::addmm").size();
+  Trace trace(space);
+  CHECK(trace.Named("aten::addmm").size() == 2 * once);
+  CHECK(trace.WithPhase("s", "fwdbwd").size() == 3);  // One link per seq.
+}
+
 TEST_CASE("kineto trace: a fwd_thread_id that is no line id links by seq when unambiguous") {
   tensorflow::profiler::XSpace space;
   testing::SampleSpaceBuilder builder(&space);
