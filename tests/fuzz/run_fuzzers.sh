@@ -6,7 +6,9 @@
 # crash-*/leak-*/timeout-* in the artifacts folder, which is printed.
 # The seed is fixed (NEURONPROF_FUZZ_SEED, default 1), so a run is a prefix
 # of the same input sequence everywhere: what passed here for longer passes
-# in CI too, and a finding reproduces.
+# in CI too, and a finding reproduces. NEURONPROF_FUZZ_MAX_RUNS (300000)
+# caps the inputs per target, so a faster machine does not run past the
+# prefix that was checked before submitting.
 #   tests/fuzz/run_fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET]
 set -euo pipefail
 build=$1
@@ -28,7 +30,7 @@ for pair in fuzz_xspace_readers:xspace fuzz_capture_response:response \
   echo "== $target for ${seconds}s"
   # -rss_limit_mb: the readers must not allocate without bound.
   if ! "$build/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 \
-       -seed="${NEURONPROF_FUZZ_SEED:-1}" \
+       -seed="${NEURONPROF_FUZZ_SEED:-1}" -runs="${NEURONPROF_FUZZ_MAX_RUNS:-300000}" \
        -dict="$here/int64_extremes.dict" \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="$scratch/$target/artifacts/" \
