@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
 #include "proto/xplane.pb.h"
@@ -33,6 +34,19 @@ int64_t CountEvents(const tensorflow::profiler::XSpace& space);
 std::string EmptyCaptureReason(const CaptureOptions& options,
                                const ServiceAddress& address,
                                const tensorflow::profiler::XSpace* space);
+
+// The XSpace of a successful Profile call, wherever the server put it:
+// in the response (emit_xspace), as "xplane.pb" tool data (older TSL
+// servers), or saved by the server itself as
+// <saved_dir>/<RequestHostName>.xplane.pb, saved_dir being
+// <repository_root>/<session_id> (TSL servers that ignore emit_xspace; only
+// visible when the server shares this filesystem). That file is read with
+// exporter::ReadXSpaceFile: a FIFO, device, empty or oversized file is an
+// error, never a hang. `saved_file` is set when the space came from it.
+// The space is moved out of `response`.
+absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
+    tensorflow::ProfileResponse* response, const ServiceAddress& address,
+    const std::string& saved_dir, std::string* saved_file);
 
 // The file name prefix for a host before collisions are resolved: the
 // server's plain host name, else host_port; with "_<port>" when the

@@ -251,6 +251,35 @@ TEST_CASE("host names are the server's plain name or host_port, with the port wh
   CHECK(rpc::BaseHostName(space, *address, false) == "10.0.0.2_9012");
 }
 
+TEST_CASE("a profile the server saved is read and a FIFO in its place is refused at once") {
+  TempDir dir;
+  auto address = rpc::ParseServiceAddress("worker0:9012");
+  REQUIRE(address.ok());
+  const std::string saved = dir.path() + "/worker0.xplane.pb";
+  std::string saved_file;
+
+  XSpace space;
+  space.add_hostnames("worker0");
+  REQUIRE(exporter::WriteFileAtomically(saved, space.SerializeAsString()).ok());
+  tensorflow::ProfileResponse response;  // No xspace, no tool data: a TSL server.
+  auto read = rpc::ResponseSpace(&response, *address, dir.path(), &saved_file);
+  REQUIRE(read.ok());
+  CHECK(read->hostnames(0) == "worker0");
+  CHECK(saved_file == saved);
+
+  // A FIFO with no writer: a plain read would wait for one forever.
+  REQUIRE(unlink(saved.c_str()) == 0);
+  REQUIRE(mkfifo(saved.c_str(), 0600) == 0);
+  saved_file.clear();
+  auto from_fifo = rpc::ResponseSpace(&response, *address, dir.path(), &saved_file);
+  REQUIRE_FALSE(from_fifo.ok());
+  CHECK(absl::IsInvalidArgument(from_fifo.status()));
+  CHECK(Contains(Message(from_fifo.status()), "worker0:9012"));
+  CHECK(Contains(Message(from_fifo.status()), saved));
+  CHECK(Contains(Message(from_fifo.status()), "FIFO"));
+  CHECK(saved_file.empty());
+}
+
 TEST_CASE("bad capture options are refused with the field named") {
   TempDir dir;
   const std::string logdir = dir.path() + "/logs";
