@@ -165,7 +165,8 @@ struct Run {
 
 // Picks this host's unique file name prefix in the run folder.
 std::string ClaimHostName(Run& run, const XSpace& space, const HostJob& job) {
-  std::string name = BaseHostName(space, job.address, job.host_is_shared);
+  std::string name = BaseHostName(space, job.address, job.host_is_shared,
+                                  LongestFileSuffix(*run.options));
   std::lock_guard<std::mutex> lock(run.mutex);
   if (run.taken_names.count(name) > 0) {
     const std::string with_port = absl::StrCat(name, "_", job.address.port);
@@ -425,14 +426,24 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
       saved_dir, "/; copy it from there"));
 }
 
+std::string_view LongestFileSuffix(const CaptureOptions& options) {
+  return options.write_chrome_trace ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
+}
+
+std::string AddressHostName(const ServiceAddress& address) {
+  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
+}
+
 std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
-                         bool host_is_shared) {
+                         bool host_is_shared, std::string_view longest_suffix) {
   if (space.hostnames_size() > 0 && exporter::IsPlainName(space.hostnames(0))) {
     std::string name = space.hostnames(0);
     if (host_is_shared) absl::StrAppend(&name, "_", address.port);
-    return name;
+    // A name too long for its files falls back to host_port, which
+    // CheckOptions made sure fits before the capture started.
+    if (name.size() + longest_suffix.size() <= exporter::kMaxFileNameBytes) return name;
   }
-  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
+  return AddressHostName(address);
 }
 
 }  // namespace rpc
@@ -468,6 +479,20 @@ absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& o
     if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
         !s.ok()) {
       return s;
+    }
+  }
+  // Every host's files are named at worst <host>_<port><suffix>: refuse
+  // now what could only fail after the whole capture.
+  const std::string_view suffix = LongestFileSuffix(options);
+  for (size_t i = 0; i < addresses->size(); ++i) {
+    const std::string name = AddressHostName((*addresses)[i]);
+    if (name.size() + suffix.size() > exporter::kMaxFileNameBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CaptureOptions::service_addresses[", i, "]: the host name of ",
+          exporter::QuoteForMessage((*addresses)[i].address),
+          " is too long for its files: '<host>_<port>", std::string(suffix), "' would be ",
+          name.size() + suffix.size(), " bytes, the file system takes at most ",
+          exporter::kMaxFileNameBytes, " (NAME_MAX); use a shorter host name or its IP address"));
     }
   }
   return addresses;

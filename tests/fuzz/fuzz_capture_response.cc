@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     neuronprof::rpc::EmptyCaptureReason(options, address, &*space);
     return 0;
   }
-  neuronprof::rpc::BaseHostName(*space, address, true);
+  neuronprof::rpc::BaseHostName(*space, address, true,
+                                neuronprof::rpc::LongestFileSuffix(options));
   std::string bytes;
   space->SerializeToString(&bytes);
   neuronprof::exporter::XSpaceToChromeTraceJson(*space);
