@@ -5,11 +5,13 @@
 #include <stdlib.h>
 
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
 #include "proto/xplane.pb.h"
 #include "src/export/atomic_file.h"
+#include "src/export/xspace_file.h"
 
 namespace neuronprof {
 namespace testing {
@@ -32,14 +34,9 @@ class TempDir {
 // Reads an .xplane.pb; an unreadable file or one that is not an XSpace
 // fails the test with the path and the reason (never an empty XSpace).
 inline tensorflow::profiler::XSpace ReadXSpace(const std::string& path) {
-  auto data = exporter::ReadFile(path);
-  INFO("reading the XSpace " << path);
-  if (!data.ok()) FAIL("cannot read it: " << data.status().ToString());
-  tensorflow::profiler::XSpace space;
-  if (!space.ParseFromString(*data)) {
-    FAIL("not an XSpace: protobuf parse failed on " << data->size() << " bytes");
-  }
-  return space;
+  auto space = exporter::ReadXSpaceFile(path);
+  if (!space.ok()) FAIL("cannot read the XSpace " << path << ": " << space.status().ToString());
+  return std::move(*space);
 }
 
 }  // namespace testing

@@ -72,7 +72,12 @@ struct CaptureProgress {
 struct CaptureOptions {
   // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
   // gRPC URL scheme prefix, as TensorBoard writes addresses, is ignored.
-  // Every host is captured at the same time.
+  // Every host is captured at the same time. Its files are named after the
+  // server's host name, else <host>_<port>; an address whose
+  // <host>_<port>.trace.json.gz (.xplane.pb without write_chrome_trace)
+  // would pass the file system's 255-byte NAME_MAX is refused before any
+  // capture starts, and a server name too long for its files gives way to
+  // <host>_<port>.
   std::vector<std::string> service_addresses;
   // TensorBoard logdir; profiles go to <logdir>/plugins/profile/<run>/.
   std::string logdir = "./logs";

@@ -27,6 +27,7 @@
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/export/xspace_file.h"
 #include "src/rpc/grpc_status.h"
 
 namespace neuronprof {
@@ -162,52 +163,10 @@ struct Run {
   std::set<std::string> taken_names;  // Host names given out in run_dir.
 };
 
-// The XSpace of a successful Profile call, wherever the server put it:
-// in the response (emit_xspace), as "xplane.pb" tool data (older TSL
-// servers), or saved by the server itself under
-// <repository_root>/<session_id>/<host>.xplane.pb (TSL servers that ignore
-// emit_xspace; only visible when the server shares this filesystem).
-// `saved_file` is set when it came from such a file.
-absl::StatusOr<XSpace> ResponseSpace(const Run& run, const ServiceAddress& address,
-                                     tensorflow::ProfileResponse* response,
-                                     std::string* saved_file) {
-  XSpace space;
-  if (response->has_xspace()) {
-    space.Swap(response->mutable_xspace());  // Profiles can be large: no copy.
-    return space;
-  }
-  for (const auto& tool : response->tool_data()) {
-    if (absl::EndsWith(tool.name(), "xplane.pb")) {
-      if (!space.ParseFromString(tool.data())) {
-        return absl::DataLossError(absl::StrCat(
-            address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
-      }
-      return space;
-    }
-  }
-  const std::string file = absl::StrCat(run.repository_root, "/", run.session_id, "/",
-                                        RequestHostName(address), exporter::kXPlaneSuffix);
-  if (access(file.c_str(), F_OK) == 0) {
-    auto data = exporter::ReadFile(file);
-    if (!data.ok()) return data.status();
-    if (!space.ParseFromString(*data)) {
-      return absl::DataLossError(absl::StrCat("'", file, "', saved by ", address.address,
-                                              ", is not an XSpace"));
-    }
-    *saved_file = file;
-    return space;
-  }
-  if (response->empty_trace()) return space;  // Nothing to fetch: empty.
-  return absl::FailedPreconditionError(absl::StrCat(
-      address.address,
-      " did not return its profile (it does not support emit_xspace) and saved it on "
-      "its own machine under ",
-      run.repository_root, "/", run.session_id, "/; copy it from there"));
-}
-
 // Picks this host's unique file name prefix in the run folder.
 std::string ClaimHostName(Run& run, const XSpace& space, const HostJob& job) {
-  std::string name = BaseHostName(space, job.address, job.host_is_shared);
+  std::string name = BaseHostName(space, job.address, job.host_is_shared,
+                                  LongestFileSuffix(*run.options));
   std::lock_guard<std::mutex> lock(run.mutex);
   if (run.taken_names.count(name) > 0) {
     const std::string with_port = absl::StrCat(name, "_", job.address.port);
@@ -273,7 +232,9 @@ void CaptureHost(Run& run, size_t index) {
       if (!status.ok()) return DescribeRpcFailure(status, job.address, options.duration_ms);
 
       std::string saved_file;
-      auto space = ResponseSpace(run, job.address, &response, &saved_file);
+      auto space = ResponseSpace(&response, job.address,
+                                 absl::StrCat(run.repository_root, "/", run.session_id),
+                                 &saved_file);
       if (!space.ok()) return space.status();
       const int64_t events = CountEvents(*space);
       if (events == 0) {
@@ -426,14 +387,63 @@ std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddre
   return absl::StrJoin(reasons, "; ");
 }
 
+absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
+                                     const ServiceAddress& address,
+                                     const std::string& saved_dir, std::string* saved_file) {
+  XSpace space;
+  if (response->has_xspace()) {
+    space.Swap(response->mutable_xspace());  // Profiles can be large: no copy.
+    return space;
+  }
+  for (const auto& tool : response->tool_data()) {
+    if (absl::EndsWith(tool.name(), "xplane.pb")) {
+      if (!space.ParseFromString(tool.data())) {
+        return absl::DataLossError(absl::StrCat(
+            address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
+      }
+      return space;
+    }
+  }
+  const std::string file =
+      absl::StrCat(saved_dir, "/", RequestHostName(address), exporter::kXPlaneSuffix);
+  if (access(file.c_str(), F_OK) == 0) {
+    // What is there is untrusted: ReadXSpaceFile refuses a FIFO (which would
+    // hang a plain read), a device, an empty or oversized file.
+    auto saved = exporter::ReadXSpaceFile(file);
+    if (!saved.ok()) {
+      return absl::Status(saved.status().code(),
+                          absl::StrCat("the profile ", address.address,
+                                       " saved: ", saved.status().message()));
+    }
+    *saved_file = file;
+    return std::move(*saved);
+  }
+  if (response->empty_trace()) return space;  // Nothing to fetch: empty.
+  return absl::FailedPreconditionError(absl::StrCat(
+      address.address,
+      " did not return its profile (it does not support emit_xspace) and saved it on "
+      "its own machine under ",
+      saved_dir, "/; copy it from there"));
+}
+
+std::string_view LongestFileSuffix(const CaptureOptions& options) {
+  return options.write_chrome_trace ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
+}
+
+std::string AddressHostName(const ServiceAddress& address) {
+  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
+}
+
 std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
-                         bool host_is_shared) {
+                         bool host_is_shared, std::string_view longest_suffix) {
   if (space.hostnames_size() > 0 && exporter::IsPlainName(space.hostnames(0))) {
     std::string name = space.hostnames(0);
     if (host_is_shared) absl::StrAppend(&name, "_", address.port);
-    return name;
+    // A name too long for its files falls back to host_port, which
+    // CheckOptions made sure fits before the capture started.
+    if (name.size() + longest_suffix.size() <= exporter::kMaxFileNameBytes) return name;
   }
-  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
+  return AddressHostName(address);
 }
 
 }  // namespace rpc
@@ -469,6 +479,20 @@ absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& o
     if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
         !s.ok()) {
       return s;
+    }
+  }
+  // Every host's files are named at worst <host>_<port><suffix>: refuse
+  // now what could only fail after the whole capture.
+  const std::string_view suffix = LongestFileSuffix(options);
+  for (size_t i = 0; i < addresses->size(); ++i) {
+    const std::string name = AddressHostName((*addresses)[i]);
+    if (name.size() + suffix.size() > exporter::kMaxFileNameBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CaptureOptions::service_addresses[", i, "]: the host name of ",
+          exporter::QuoteForMessage((*addresses)[i].address),
+          " is too long for its files: '<host>_<port>", std::string(suffix), "' would be ",
+          name.size() + suffix.size(), " bytes, the file system takes at most ",
+          exporter::kMaxFileNameBytes, " (NAME_MAX); use a shorter host name or its IP address"));
     }
   }
   return addresses;

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
 #include "proto/xplane.pb.h"
@@ -34,11 +36,36 @@ std::string EmptyCaptureReason(const CaptureOptions& options,
                                const ServiceAddress& address,
                                const tensorflow::profiler::XSpace* space);
 
+// The XSpace of a successful Profile call, wherever the server put it:
+// in the response (emit_xspace), as "xplane.pb" tool data (older TSL
+// servers), or saved by the server itself as
+// <saved_dir>/<RequestHostName>.xplane.pb, saved_dir being
+// <repository_root>/<session_id> (TSL servers that ignore emit_xspace; only
+// visible when the server shares this filesystem). That file is read with
+// exporter::ReadXSpaceFile: a FIFO, device, empty or oversized file is an
+// error, never a hang. `saved_file` is set when the space came from it.
+// The space is moved out of `response`.
+absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
+    tensorflow::ProfileResponse* response, const ServiceAddress& address,
+    const std::string& saved_dir, std::string* saved_file);
+
+// The longest suffix the client gives a host's files: ".trace.json.gz"
+// with CaptureOptions::write_chrome_trace, else ".xplane.pb".
+std::string_view LongestFileSuffix(const CaptureOptions& options);
+
+// <host>_<port> of `address`, as a plain name: the fallback file name
+// prefix. Capture() refuses an address whose prefix plus
+// LongestFileSuffix exceeds NAME_MAX before any capture starts.
+std::string AddressHostName(const ServiceAddress& address);
+
 // The file name prefix for a host before collisions are resolved: the
-// server's plain host name, else host_port; with "_<port>" when the
-// address shares its host with another address of the same capture.
+// server's plain host name, else AddressHostName; with "_<port>" when the
+// address shares its host with another address of the same capture. A
+// server name whose files (prefix + `longest_suffix`) would exceed NAME_MAX
+// falls back to AddressHostName too.
 std::string BaseHostName(const tensorflow::profiler::XSpace& space,
-                         const ServiceAddress& address, bool host_is_shared);
+                         const ServiceAddress& address, bool host_is_shared,
+                         std::string_view longest_suffix);
 
 }  // namespace rpc
 }  // namespace neuronprof

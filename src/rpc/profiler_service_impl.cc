@@ -113,9 +113,17 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
         " ms ahead; at most ", options_.max_duration_ms,
         " ms (ProfilerServerOptions::max_duration_ms) is allowed"));
   }
+  // Checked as the uint32 they are: a cast to int would make a huge level
+  // negative, which means off. version 0 leaves them unset (defaults apply).
   if (opts.version() != 0 && opts.host_tracer_level() > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "opts.host_tracer_level must be 0..3, got ", opts.host_tracer_level()));
+        "opts.host_tracer_level must be 0..3 (0 off, 1 user markers, 2 info, 3 verbose), "
+        "got ", opts.host_tracer_level()));
+  }
+  if (opts.version() != 0 && opts.device_tracer_level() > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "opts.device_tracer_level must be 0..2 (0 off, 1 on, 2 verbose), got ",
+        opts.device_tracer_level()));
   }
   // Capture clients send the address they dialled ("localhost:9012"); TSL
   // names the file "localhost_9012", and so do we.

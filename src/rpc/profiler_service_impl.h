@@ -64,10 +64,17 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   // ones. Called before grpc::Server::Shutdown.
   void BeginShutdown();
 
- private:
+  // Profile's first step, before any window opens (public for the fuzz
+  // target): the request's fields against this server's options. On
+  // success sets the window's `duration_ms`, the `host` naming the profile
+  // and, without emit_xspace, where it will be saved (the allowed_root is
+  // made if missing and held open). A refusal names the field and the
+  // accepted values.
   absl::Status Validate(const tensorflow::ProfileRequest& request,
                         uint64_t* duration_ms, std::string* host,
                         SaveTarget* save) const;
+
+ private:
   // Resolves repository_root/session_id below allowed_root and opens the
   // root (made if missing) before the window opens.
   absl::Status PrepareSave(const tensorflow::ProfileRequest& request,

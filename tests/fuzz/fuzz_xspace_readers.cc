@@ -1,6 +1,8 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
-// `summary`'s analysis (text and CSV). Only parse errors may stop it.
+// `summary`'s analysis (text and CSV). Only parse errors may stop it, and
+// both JSON outputs must be strict JSON (json::IsStrictJson): a non-strict
+// one aborts, so libFuzzer keeps the input.
 //
 // Byte mutations rarely keep a protobuf's nested lengths intact while
 // changing a time, so each parsed space is read a second time with some of
@@ -11,6 +13,7 @@
 // look past a known finding in one of them while its fix is pending.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -18,6 +21,7 @@
 
 #include "src/analysis/summary_report.h"
 #include "src/export/chrome_trace.h"
+#include "src/export/json_text.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "tools/info_command.h"
@@ -32,10 +36,23 @@ bool Skipped(const char* reader) {
   return skip != nullptr && std::strstr(skip, reader) != nullptr;
 }
 
+// Python's json and Perfetto reject the whole file over one bad value.
+void RequireStrictJson(const std::string& json, const char* writer) {
+  if (neuronprof::exporter::json::IsStrictJson(json)) return;
+  std::fprintf(stderr, "%s wrote JSON that is not strict (%zu bytes)\n", writer, json.size());
+  std::abort();
+}
+
 void ReadAll(const XSpace& space) {
   if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
-  if (!Skipped("chrome")) neuronprof::exporter::XSpaceToChromeTraceJson(space);
-  if (!Skipped("kineto")) neuronprof::exporter::XSpaceToKinetoTraceJson(space);
+  if (!Skipped("chrome")) {
+    RequireStrictJson(neuronprof::exporter::XSpaceToChromeTraceJson(space),
+                      "XSpaceToChromeTraceJson");
+  }
+  if (!Skipped("kineto")) {
+    RequireStrictJson(neuronprof::exporter::XSpaceToKinetoTraceJson(space),
+                      "XSpaceToKinetoTraceJson");
+  }
   if (!Skipped("summary")) {
     const auto summary = neuronprof::analysis::Summarize(space);
     neuronprof::analysis::FormatSummaryText(summary, 0);

@@ -243,12 +243,67 @@ TEST_CASE("host names are the server's plain name or host_port, with the port wh
   auto address = rpc::ParseServiceAddress("10.0.0.2:9012");
   REQUIRE(address.ok());
   XSpace space;
-  CHECK(rpc::BaseHostName(space, *address, false) == "10.0.0.2_9012");
+  const std::string_view kChrome = ".trace.json.gz";
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "10.0.0.2_9012");
   space.add_hostnames("worker0");
-  CHECK(rpc::BaseHostName(space, *address, false) == "worker0");
-  CHECK(rpc::BaseHostName(space, *address, true) == "worker0_9012");
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "worker0");
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "worker0_9012");
   space.set_hostnames(0, "not/plain");
-  CHECK(rpc::BaseHostName(space, *address, false) == "10.0.0.2_9012");
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "10.0.0.2_9012");
+  // A server name whose <name>.trace.json.gz would pass NAME_MAX (255):
+  // host_port instead, not a failed write after the capture.
+  space.set_hostnames(0, std::string(241, 'w'));  // 241 + 14 = 255 bytes.
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == std::string(241, 'w'));
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "10.0.0.2_9012");
+  space.set_hostnames(0, std::string(242, 'w'));
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "10.0.0.2_9012");
+  CHECK(rpc::BaseHostName(space, *address, false, ".xplane.pb") == std::string(242, 'w'));
+}
+
+TEST_CASE("a host name too long for its files is refused before the capture starts") {
+  TempDir dir;
+  const std::string logdir = dir.path() + "/logs";
+  // <240 x h>_9012.trace.json.gz is 259 bytes; .xplane.pb alone 255.
+  const std::string address = std::string(240, 'h') + ":9012";
+  CaptureOptions options = Options(logdir, {"127.0.0.1:1", address}, 100);
+  auto result = Capture(options);
+  REQUIRE_FALSE(result.ok());
+  CHECK(absl::IsInvalidArgument(result.status()));
+  CHECK(Contains(Message(result.status()), "CaptureOptions::service_addresses[1]"));
+  CHECK(Contains(Message(result.status()), "'<host>_<port>.trace.json.gz' would be 259 bytes"));
+  CHECK(Contains(Message(result.status()), "255 (NAME_MAX)"));
+  CHECK_FALSE(Exists(logdir));  // Refused before any run folder was made.
+  options.write_chrome_trace = false;
+  CHECK(ValidateCaptureOptions(options).ok());
+}
+
+TEST_CASE("a profile the server saved is read and a FIFO in its place is refused at once") {
+  TempDir dir;
+  auto address = rpc::ParseServiceAddress("worker0:9012");
+  REQUIRE(address.ok());
+  const std::string saved = dir.path() + "/worker0.xplane.pb";
+  std::string saved_file;
+
+  XSpace space;
+  space.add_hostnames("worker0");
+  REQUIRE(exporter::WriteFileAtomically(saved, space.SerializeAsString()).ok());
+  tensorflow::ProfileResponse response;  // No xspace, no tool data: a TSL server.
+  auto read = rpc::ResponseSpace(&response, *address, dir.path(), &saved_file);
+  REQUIRE(read.ok());
+  CHECK(read->hostnames(0) == "worker0");
+  CHECK(saved_file == saved);
+
+  // A FIFO with no writer: a plain read would wait for one forever.
+  REQUIRE(unlink(saved.c_str()) == 0);
+  REQUIRE(mkfifo(saved.c_str(), 0600) == 0);
+  saved_file.clear();
+  auto from_fifo = rpc::ResponseSpace(&response, *address, dir.path(), &saved_file);
+  REQUIRE_FALSE(from_fifo.ok());
+  CHECK(absl::IsInvalidArgument(from_fifo.status()));
+  CHECK(Contains(Message(from_fifo.status()), "worker0:9012"));
+  CHECK(Contains(Message(from_fifo.status()), saved));
+  CHECK(Contains(Message(from_fifo.status()), "FIFO"));
+  CHECK(saved_file.empty());
 }
 
 TEST_CASE("bad capture options are refused with the field named") {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
@@ -264,6 +265,41 @@ TEST_CASE("bad requests are refused with the field named") {
 
   CHECK_FALSE(Exists(dir.path() + "/x"));
   CHECK(rpc::RunningCapturesForTesting() == 0);
+}
+
+TEST_CASE("tracer levels out of range are refused before the window opens") {
+  TempDir dir;
+  TestServer server(dir.path());
+  struct Case {
+    const char* field;
+    const char* range;
+    uint32_t host_level;
+    uint32_t device_level;
+  };
+  // 2^32 - 1 would be -1 as an int: "off" instead of an error.
+  for (const Case& c : {Case{"opts.host_tracer_level", "0..3", 4, 1},
+                        Case{"opts.host_tracer_level", "0..3", UINT32_MAX, 1},
+                        Case{"opts.device_tracer_level", "0..2", 2, 3},
+                        Case{"opts.device_tracer_level", "0..2", 2, UINT32_MAX}}) {
+    CAPTURE(c.host_level, c.device_level);
+    ProfileRequest request = XSpaceRequest("levels", 10);
+    request.mutable_opts()->set_version(1);
+    request.mutable_opts()->set_host_tracer_level(c.host_level);
+    request.mutable_opts()->set_device_tracer_level(c.device_level);
+    ProfileResponse response;
+    grpc::Status status = server.Profile(request, &response);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(Contains(status.error_message(), c.field));
+    CHECK(Contains(status.error_message(), c.range));
+    CHECK_FALSE(response.has_xspace());
+  }
+  // The edges of the ranges are accepted.
+  ProfileRequest edges = XSpaceRequest("edges", 10);
+  edges.mutable_opts()->set_version(1);
+  edges.mutable_opts()->set_host_tracer_level(3);
+  edges.mutable_opts()->set_device_tracer_level(2);
+  ProfileResponse response;
+  CHECK(server.Profile(edges, &response).ok());
 }
 
 TEST_CASE("repository_root outside allowed_root is refused") {
