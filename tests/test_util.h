@@ -2,10 +2,14 @@
 #ifndef NEURONPROF_TESTS_TEST_UTIL_H_
 #define NEURONPROF_TESTS_TEST_UTIL_H_
 
+#include <dirent.h>
 #include <stdlib.h>
+
+#include <algorithm>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -33,6 +37,21 @@ class TempDir {
 
 // Reads an .xplane.pb; an unreadable file or one that is not an XSpace
 // fails the test with the path and the reason (never an empty XSpace).
+// The entries of a folder, sorted, without "." and ".."; empty if it
+// cannot be opened.
+inline std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 inline tensorflow::profiler::XSpace ReadXSpace(const std::string& path) {
   auto space = exporter::ReadXSpaceFile(path);
   if (!space.ok()) FAIL("cannot read the XSpace " << path << ": " << space.status().ToString());

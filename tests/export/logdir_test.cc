@@ -22,19 +22,8 @@ namespace neuronprof {
 namespace {
 
 using testing::ScopedFileSizeLimit;
+using testing::ListDir;
 using testing::TempDir;
-
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(dir);
-  }
-  return names;
-}
 
 bool IsRealDirectory(const std::string& path) {
   struct stat info;

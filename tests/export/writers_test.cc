@@ -25,20 +25,8 @@
 namespace neuronprof {
 namespace {
 
+using testing::ListDir;
 using testing::TempDir;
-
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(dir);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 TEST_CASE("atomic writes replace the file whole and leave no temp files") {
   TempDir dir;
