@@ -1,0 +1,2 @@
+// Allowed: low includes nothing of the project.
+#pragma once

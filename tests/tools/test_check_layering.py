@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""tools/check_layering.py must reject the fixture tree's two bad includes.
+
+The ctest `layering` proves the real tree is clean; this proves the check can
+fail: on tests/tools/layering_fixture/ it must exit 1 and name each bad
+include by file:line, the modules involved and what the table allows.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "tools", "check_layering.py")
+FIXTURE = os.path.join(HERE, "layering_fixture")
+
+
+class CheckLayeringRejectsTest(unittest.TestCase):
+    def test_reports_upward_and_unlisted_includes(self):
+        run = subprocess.run([sys.executable, SCRIPT, "--root", FIXTURE],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        problems = [l for l in run.stderr.splitlines() if l.startswith("src/")]
+        self.assertEqual(problems, [
+            'src/high/high.h:4: module `high` includes `low` ("src/low/low.h"), into a module '
+            'it may not include; docs/ARCHITECTURE.md lets `high` include `mid`',
+            'src/low/bad.cc:3: module `low` includes `high` ("src/high/high.h"), up the '
+            'table; docs/ARCHITECTURE.md lets `low` include no other module',
+        ])
+
+    def test_refuses_a_table_that_lets_a_module_use_one_below_it(self):
+        with tempfile.TemporaryDirectory() as root:
+            shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+            table = os.path.join(root, "docs", "ARCHITECTURE.md")
+            with open(table, encoding="utf-8") as f:
+                text = f.read()
+            upward = text.replace("| `mid` | the middle | `low` |", "| `mid` | the middle | `high` |")
+            self.assertNotEqual(upward, text)
+            with open(table, "w", encoding="utf-8") as f:
+                f.write(upward)
+            run = subprocess.run([sys.executable, SCRIPT, "--root", root],
+                                 capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+        self.assertIn("`mid` may include `high`, which is not a module above it", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Checks that every project include follows the module table of docs/ARCHITECTURE.md.
+
+The table ("## Modules") names each module (`core` is src/core/, `tools/` is
+the top-level tools/ folder) and, in its "may include" column, the modules its
+files may include. A module may only name modules above it, so dependencies
+flow down the table. The "## Public headers" table says which module owns each
+include/neuronprof/ header; including one counts as using that module.
+
+Every file under the modules' folders is scanned for `#include "src/..."` and
+`#include "neuronprof/..."`; an include of a module that is not the file's own
+and not in its "may include" list is reported as file:line and the check fails.
+
+Usage: check_layering.py [--root DIR]   (DIR defaults to this repository)
+Exit status: 0 clean, 1 layering violations, 2 a table that cannot be used.
+Python 3 standard library only.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+TABLE = os.path.join("docs", "ARCHITECTURE.md")
+SOURCE_SUFFIXES = (".h", ".cc", ".cpp", ".hpp", ".cu")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"((?:src|neuronprof)/[^"]+)"')
+NAME = re.compile(r"`([^`]+)`")
+
+
+class TableError(Exception):
+    pass
+
+
+def read_table(lines, heading):
+    """Rows of the first markdown table after `heading`, as dicts by column name."""
+    try:
+        start = lines.index(heading)
+    except ValueError:
+        raise TableError(f"{TABLE} has no '{heading}' section")
+    block = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            break
+    if len(block) < 3:
+        raise TableError(f"{TABLE}: '{heading}' has no table")
+    split = lambda l: [c.strip() for c in l.strip().strip("|").split("|")]
+    columns = [c.lower() for c in split(block[0])]
+    return [dict(zip(columns, split(l))) for l in block[2:]]
+
+
+def names_in(cell):
+    return NAME.findall(cell or "")
+
+
+def folder_of(module):
+    """`tools/` is a top-level folder; any other module lives under src/."""
+    return module.rstrip("/") if module.endswith("/") else "src/" + module
+
+
+def load_rules(root):
+    with open(os.path.join(root, TABLE), encoding="utf-8") as f:
+        lines = [l.rstrip("\n") for l in f]
+    order, allowed = [], {}
+    for row in read_table(lines, "## Modules (`src/<module>/`)"):
+        if "may include" not in row:
+            raise TableError(f"{TABLE}: the module table needs a 'may include' column")
+        (module,) = names_in(row["module"]) or [None]
+        if module is None:
+            raise TableError(f"{TABLE}: a module row has no `name`: {row['module']}")
+        uses = names_in(row["may include"])
+        for used in uses:
+            if used not in allowed:
+                raise TableError(
+                    f"{TABLE}: `{module}` may include `{used}`, which is not a module "
+                    f"above it in the table (dependencies flow down the table only)")
+        order.append(module)
+        allowed[module] = set(uses)
+    owners = {}
+    for row in read_table(lines, "## Public headers"):
+        module = (names_in(row.get("module")) or [None])[0]
+        if module not in allowed:
+            raise TableError(f"{TABLE}: public header row names no module of the table: {row}")
+        for header in names_in(row.get("header")):
+            owners["neuronprof/" + header] = module
+    return order, allowed, owners
+
+
+def module_of_path(path, modules):
+    """The module whose folder holds `path` (the deepest one), or None."""
+    best = None
+    for module in modules:
+        folder = folder_of(module) + "/"
+        if path.startswith(folder) and (best is None or len(folder) > len(folder_of(best))):
+            best = module
+    return best
+
+
+def source_files(root, modules):
+    for module in modules:
+        top = os.path.join(root, folder_of(module))
+        for dirpath, _, files in os.walk(top):
+            for name in sorted(files):
+                if name.endswith(SOURCE_SUFFIXES):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def check(root):
+    order, allowed, owners = load_rules(root)
+    problems = []
+    for path in sorted(set(source_files(root, order))):
+        module = module_of_path(path, order)
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                target = match.group(1)
+                if target.startswith("neuronprof/"):
+                    used = owners.get(target)
+                    if used is None:
+                        problems.append(f"{path}:{number}: includes \"{target}\", a public header "
+                                        f"the '## Public headers' table of {TABLE} does not list")
+                        continue
+                else:
+                    used = module_of_path(target, order)
+                    if used is None:
+                        problems.append(f"{path}:{number}: includes \"{target}\", which is in no "
+                                        f"module of {TABLE}")
+                        continue
+                if used == module or used in allowed[module]:
+                    continue
+                direction = ("up the table" if order.index(used) > order.index(module)
+                             else "into a module it may not include")
+                may = ", ".join(f"`{m}`" for m in sorted(allowed[module])) or "no other module"
+                problems.append(f"{path}:{number}: module `{module}` includes `{used}` "
+                                f"(\"{target}\"), {direction}; {TABLE} lets `{module}` "
+                                f"include {may}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        help="repository root (default: the one holding this script)")
+    root = parser.parse_args().root
+    try:
+        problems = check(root)
+    except (TableError, OSError) as error:
+        print(f"check_layering: {error}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"check_layering: {len(problems)} include(s) break the module table of {TABLE}; "
+              f"move the code or change the table (and the CMake targets) on purpose",
+              file=sys.stderr)
+        return 1
+    print(f"check_layering: every include follows the module table of {TABLE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
