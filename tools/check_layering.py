@@ -66,9 +66,10 @@ def load_rules(root):
     for row in read_table(lines, "## Modules (`src/<module>/`)"):
         if "may include" not in row:
             raise TableError(f"{TABLE}: the module table needs a 'may include' column")
-        (module,) = names_in(row["module"]) or [None]
-        if module is None:
-            raise TableError(f"{TABLE}: a module row has no `name`: {row['module']}")
+        names = names_in(row.get("module"))
+        if len(names) != 1:
+            raise TableError(f"{TABLE}: a module row needs one `name`, not: {row.get('module')}")
+        module = names[0]
         uses = names_in(row["may include"])
         for used in uses:
             if used not in allowed:
