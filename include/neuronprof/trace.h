@@ -10,6 +10,21 @@
 // capture takes a slower path once (it claims a buffer block and reads the
 // thread's name). When the capture's buffer is full, events are dropped and
 // counted, never blocking the caller.
+//
+// Compiling markers out: define NEURONPROF_DISABLE for a translation unit
+// (`-DNEURONPROF_DISABLE`, or CMake's
+// `target_compile_definitions(app PRIVATE NEURONPROF_DISABLE)`) and every
+// marker below compiles to nothing: no clock read, no capture-state load,
+// no reference to a libneuronprof symbol (a target whose sources all define
+// it needs only this include directory, not the library). The same source
+// compiles in both modes. What still runs when disabled: the arguments of a
+// ScopedTrace / StepTrace / SetCurrentThreadName call are evaluated, as for
+// any function call (keep costly ones inside NEURONPROF_IF_TRACING).
+// Nothing of NEURONPROF_SCOPE's arguments or NEURONPROF_IF_TRACING's level
+// is evaluated, and NEURONPROF_IF_TRACING's body is dead code (it must
+// still compile). Disabled and enabled translation units may share one
+// program: the disabled classes live in their own inline namespace, so
+// their inline code never replaces the enabled one at link time.
 #ifndef NEURONPROF_TRACE_H_
 #define NEURONPROF_TRACE_H_
 
@@ -19,7 +34,9 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef NEURONPROF_DISABLE
 #include "neuronprof/internal/recorder.h"
+#endif
 
 namespace neuronprof {
 
@@ -67,11 +84,13 @@ class TraceArg {
   std::string_view string_value_;
 };
 
+#ifndef NEURONPROF_DISABLE
 // True when a marker of `level` would be recorded now.
 inline bool TracingEnabled(uint32_t level = kTraceCritical) {
   return (internal::g_capture_state.load(std::memory_order_relaxed) &
           internal::kLevelMask) >= level;
 }
+#endif
 
 namespace internal {
 // Length of the text in a char array: up to its first NUL, as for a C
@@ -115,6 +134,7 @@ struct MacroName {
 };
 }  // namespace internal
 
+#ifndef NEURONPROF_DISABLE
 // RAII marker: the twin of torch_xla's `xp.Trace(name)` and TSL's TraceMe.
 // The event spans the object's lifetime and nests under enclosing markers of
 // the same thread.
@@ -264,6 +284,51 @@ class StepTrace {
 // Names the calling thread's line in captures (default: the OS thread name).
 void SetCurrentThreadName(std::string_view name);
 
+#else  // NEURONPROF_DISABLE: the same API, compiled to nothing.
+inline namespace disabled {
+
+constexpr bool TracingEnabled(uint32_t /*level*/ = kTraceCritical) {
+  return false;
+}
+
+class ScopedTrace {
+ public:
+  explicit ScopedTrace(std::string_view, uint32_t = kTraceCritical) {}
+  ScopedTrace(std::string_view, std::initializer_list<TraceArg>,
+              uint32_t = kTraceCritical) {}
+  // Char arrays by reference, so that a buffer without a NUL is not read.
+  template <size_t N>
+  explicit ScopedTrace(const char (&)[N], uint32_t = kTraceCritical) {}
+  template <size_t N>
+  ScopedTrace(const char (&)[N], std::initializer_list<TraceArg>,
+              uint32_t = kTraceCritical) {}
+  explicit ScopedTrace(StaticName, uint32_t = kTraceCritical) {}
+  ScopedTrace(StaticName, std::initializer_list<TraceArg>,
+              uint32_t = kTraceCritical) {}
+  ScopedTrace(internal::MacroName, const char*, uint32_t = kTraceCritical) {}
+  ScopedTrace(internal::MacroName, const char*, std::initializer_list<TraceArg>,
+              uint32_t = kTraceCritical) {}
+  ~ScopedTrace() {}  // User-provided: no unused-variable warnings.
+
+  ScopedTrace(const ScopedTrace&) = delete;
+  ScopedTrace& operator=(const ScopedTrace&) = delete;
+};
+
+class StepTrace {
+ public:
+  StepTrace(std::string_view, int64_t,
+            std::initializer_list<TraceArg> = {}) {}
+  ~StepTrace() {}
+
+  StepTrace(const StepTrace&) = delete;
+  StepTrace& operator=(const StepTrace&) = delete;
+};
+
+inline void SetCurrentThreadName(std::string_view) {}
+
+}  // namespace disabled
+#endif  // NEURONPROF_DISABLE
+
 }  // namespace neuronprof
 
 #define NEURONPROF_CONCAT_INNER_(a, b) a##b
@@ -281,7 +346,10 @@ void SetCurrentThreadName(std::string_view name);
 // fails to compile, because the macro pastes it after "" (the compiler
 // then says "expected '}' before '<your argument>'"). Use
 // neuronprof::ScopedTrace for names built at run time (they are copied).
-// The macro is one declaration, like the ScopedTrace it declares.
+// The macro is one declaration, like the ScopedTrace it declares. With
+// NEURONPROF_DISABLE it is a static_assert on the same expression, so the
+// same arguments are checked and none is evaluated.
+#ifndef NEURONPROF_DISABLE
 #define NEURONPROF_SCOPE(...)                                              \
   ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)( \
       [] {                                                                   \
@@ -290,6 +358,14 @@ void SetCurrentThreadName(std::string_view name);
         return ::neuronprof::internal::MacroName{neuronprof_literal_name};   \
       }(),                                                                   \
       __VA_ARGS__)
+#else
+#define NEURONPROF_SCOPE(...)                                                \
+  static_assert(sizeof(::neuronprof::ScopedTrace(                            \
+                    ::neuronprof::internal::MacroName{::neuronprof::StaticName{ \
+                        "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}},          \
+                    __VA_ARGS__)) > 0,                                       \
+                "NEURONPROF_SCOPE")
+#endif
 
 // Guards code that is only worth running while a capture records markers of
 // `level`. The macro is the head of an `if` statement: the statement or
@@ -297,6 +373,13 @@ void SetCurrentThreadName(std::string_view name);
 //   NEURONPROF_IF_TRACING(neuronprof::kTraceInfo) {
 //     shapes = DescribeShapes(batch);  // Costly; skipped when not recorded.
 //   }
+// With NEURONPROF_DISABLE the condition is the constant false (`level` is
+// not evaluated) and the guarded code is dead.
+#ifndef NEURONPROF_DISABLE
 #define NEURONPROF_IF_TRACING(level) if (::neuronprof::TracingEnabled(level))
+#else
+#define NEURONPROF_IF_TRACING(level) \
+  if (false && ::neuronprof::TracingEnabled(level))
+#endif
 
 #endif  // NEURONPROF_TRACE_H_

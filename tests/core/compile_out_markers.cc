@@ -1,0 +1,65 @@
+// Every marker form of <neuronprof/trace.h>, in one program built twice:
+// with NEURONPROF_DISABLE (tests/core/compile_out_test.sh: compiled and
+// linked without libneuronprof, then checked with nm) and normally (the
+// compile_out_markers_enabled target). Exits non-zero when an argument was
+// evaluated that the mode promises not to evaluate.
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "neuronprof/trace.h"
+
+namespace {
+
+int evaluations = 0;
+
+int Counted(int value) {
+  ++evaluations;
+  return value;
+}
+
+constexpr neuronprof::StaticName kStatic("static_name");
+
+void EveryMarker(int step) {
+  std::string runtime_name = "layer_" + std::to_string(step);
+  char buffer[8] = {'n', 'o', '_', 'n', 'u', 'l', '!', '!'};  // No NUL.
+  neuronprof::SetCurrentThreadName("compile_out");
+  neuronprof::StepTrace step_trace("train", step, {{"batch", 32}});
+  neuronprof::ScopedTrace by_copy(runtime_name);
+  neuronprof::ScopedTrace with_args(runtime_name, {{"k", 1}, {"s", "v"}},
+                                    neuronprof::kTraceInfo);
+  neuronprof::ScopedTrace literal("literal");
+  neuronprof::ScopedTrace literal_args("literal", {{"d", 0.5}, {"b", true}});
+  neuronprof::ScopedTrace from_buffer(buffer);
+  neuronprof::ScopedTrace static_name(kStatic, neuronprof::kTraceVerbose);
+  neuronprof::ScopedTrace static_args(kStatic, {{"u", 7u}});
+  auto [first, second] = std::pair<int, int>(step, step + 1);
+  NEURONPROF_SCOPE("scope");
+  NEURONPROF_SCOPE("scope_level", neuronprof::kTraceVerbose);
+  NEURONPROF_SCOPE("scope_args", {{"first", first}, {"second", second}});
+  NEURONPROF_SCOPE("scope_counted", {{"n", Counted(step)}});
+  NEURONPROF_IF_TRACING(static_cast<uint32_t>(Counted(neuronprof::kTraceInfo))) {
+    Counted(step);
+  }
+  if (neuronprof::TracingEnabled()) Counted(step);
+}
+
+}  // namespace
+
+int main() {
+#ifdef NEURONPROF_DISABLE
+  static_assert(!neuronprof::TracingEnabled(neuronprof::kTraceCritical),
+                "disabled TracingEnabled is a constant false");
+  const int expected = 0;  // Nothing of the macros' arguments runs.
+#else
+  const int expected = 2;  // No capture: the SCOPE argument and the level.
+#endif
+  EveryMarker(3);
+  if (evaluations != expected) {
+    std::fprintf(stderr, "evaluated %d counted arguments, expected %d\n",
+                 evaluations, expected);
+    return 1;
+  }
+  std::puts("ok");
+  return 0;
+}
