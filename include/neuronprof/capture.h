@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -43,7 +44,7 @@ struct HostCaptureResult {
   std::vector<std::string> warnings;
 };
 
-struct CaptureResult {
+struct NEURONPROF_API CaptureResult {
   std::string run_dir;                   // <logdir>/plugins/profile/<run>
   std::vector<HostCaptureResult> hosts;  // In service_addresses order.
   // True when every host has a profile.
@@ -107,14 +108,14 @@ struct CaptureOptions {
 
 // Checks options without connecting to anything. InvalidArgument names the
 // field.
-absl::Status ValidateCaptureOptions(const CaptureOptions& options);
+NEURONPROF_API absl::Status ValidateCaptureOptions(const CaptureOptions& options);
 
 // Captures every host in parallel and writes their profiles into one run
 // folder. OK when at least one host succeeded (result->hosts says which
 // failed and why); an error listing every host's failure when none did
 // (the run folder is then removed; on_progress's `finished` reports still
 // carry each host's details), or InvalidArgument for bad options.
-absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options);
+NEURONPROF_API absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options);
 
 }  // namespace neuronprof
 

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 
 namespace neuronprof {
@@ -50,7 +51,7 @@ struct CuptiOptions {
 // name "cupti"). Idempotent: calling it again with equal options is OK;
 // different options are FailedPrecondition (the first call's options stay).
 // InvalidArgument for out-of-range options. Thread-safe.
-absl::Status EnableCuptiCollector(const CuptiOptions& options = {});
+NEURONPROF_API absl::Status EnableCuptiCollector(const CuptiOptions& options = {});
 
 }  // namespace neuronprof
 

@@ -40,6 +40,7 @@
 #include <memory>
 #include <string_view>
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "neuronprof/trace.h"
 
@@ -47,7 +48,7 @@ namespace neuronprof {
 
 // Nanoseconds since the Unix epoch on the clock every neuronprof plane uses.
 // Pair it with the device runtime's own clock in AddClockSync.
-int64_t HostEpochNowNs();
+NEURONPROF_API int64_t HostEpochNowNs();
 
 enum class DeviceEventKind : uint8_t { kKernel, kMemcpy, kMemset, kOther };
 
@@ -84,7 +85,7 @@ struct RuntimeCall {
 
 // Receives one collector's activity during Flush(). Not thread-safe; valid
 // only for the duration of the Flush() call.
-class DeviceActivitySink {
+class NEURONPROF_API DeviceActivitySink {
  public:
   virtual ~DeviceActivitySink() = default;
   // A pair of simultaneous readings of the device clock and HostEpochNowNs().
@@ -104,7 +105,7 @@ class DeviceActivitySink {
                                  int64_t value) = 0;
 };
 
-class DeviceCollector {
+class NEURONPROF_API DeviceCollector {
  public:
   virtual ~DeviceCollector() = default;
   // "GPU", "NPU", ...: letters, digits and '_'. Names the planes.
@@ -126,13 +127,13 @@ using DeviceCollectorFactory = std::function<std::unique_ptr<DeviceCollector>()>
 // AlreadyExists. A device_type() that is not a plain name is reported as the
 // collector's error when a capture starts. A factory may return nullptr when its
 // device is absent. Thread-safe.
-absl::Status RegisterDeviceCollector(std::string_view name,
+NEURONPROF_API absl::Status RegisterDeviceCollector(std::string_view name,
                                      DeviceCollectorFactory factory);
 
 // Removes a registration (before unloading a plug-in's library, or between
 // tests); captures that start later do not create it. NotFound if `name` is
 // not registered. Thread-safe.
-absl::Status UnregisterDeviceCollector(std::string_view name);
+NEURONPROF_API absl::Status UnregisterDeviceCollector(std::string_view name);
 
 }  // namespace neuronprof
 

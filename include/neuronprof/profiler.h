@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -81,7 +82,7 @@ struct ProfilerOptions {
 };
 
 // Checks options without starting anything. InvalidArgument names the field.
-absl::Status ValidateOptions(const ProfilerOptions& options);
+NEURONPROF_API absl::Status ValidateOptions(const ProfilerOptions& options);
 
 struct ProfileResult {
   std::string run_dir;                 // <logdir>/plugins/profile/<run>
@@ -94,7 +95,7 @@ struct ProfileResult {
   std::vector<std::string> warnings;   // Also stored in the XSpace.
 };
 
-class Profiler {
+class NEURONPROF_API Profiler {
  public:
   // Starts a capture window. If the options are bad or another capture is
   // running, nothing is captured and status() / Stop() report why.

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -43,7 +44,7 @@ struct ProfilerServerOptions {
   int64_t max_buffer_bytes = int64_t{256} << 20;
 };
 
-class ProfilerServer {
+class NEURONPROF_API ProfilerServer {
  public:
   // Starts listening. The error names the port when it cannot be bound,
   // or the option that is out of range.
@@ -69,7 +70,7 @@ class ProfilerServer {
 };
 
 // ProfilerServer::Start with default options on `port`.
-absl::StatusOr<std::unique_ptr<ProfilerServer>> StartProfilerServer(int port);
+NEURONPROF_API absl::StatusOr<std::unique_ptr<ProfilerServer>> StartProfilerServer(int port);
 
 }  // namespace neuronprof
 

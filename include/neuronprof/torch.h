@@ -26,6 +26,7 @@
 #ifndef NEURONPROF_TORCH_H_
 #define NEURONPROF_TORCH_H_
 
+#include "neuronprof/export.h"
 #include "absl/status/status.h"
 
 namespace neuronprof {
@@ -40,7 +41,7 @@ struct TorchOperatorOptions {
 // Makes every later capture with ProfileType::kOperator (and every remote
 // capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest options apply to the next
 // capture) and from any thread.
-absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
+NEURONPROF_API absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
 
 }  // namespace neuronprof
 

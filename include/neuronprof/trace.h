@@ -35,6 +35,7 @@
 #include <type_traits>
 
 #ifndef NEURONPROF_DISABLE
+#include "neuronprof/export.h"
 #include "neuronprof/internal/recorder.h"
 #endif
 
@@ -268,7 +269,7 @@ class ScopedTrace {
 // and groups those markers into the step. Do not nest StepTraces: an
 // enclosing one swallows the inner steps. The name is copied (as for
 // ScopedTrace); `extra_args` may hold any number of arguments.
-class StepTrace {
+class NEURONPROF_API StepTrace {
  public:
   StepTrace(std::string_view name, int64_t step_num,
             std::initializer_list<TraceArg> extra_args = {});
@@ -282,7 +283,7 @@ class StepTrace {
 };
 
 // Names the calling thread's line in captures (default: the OS thread name).
-void SetCurrentThreadName(std::string_view name);
+NEURONPROF_API void SetCurrentThreadName(std::string_view name);
 
 #else  // NEURONPROF_DISABLE: the same API, compiled to nothing.
 inline namespace disabled {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "neuronprof/export.h"
 #include "proto/xplane.pb.h"
 
 namespace neuronprof {
@@ -42,7 +43,7 @@ struct CollectStats {
   int64_t dropped = 0;
 };
 
-class Collector {
+class NEURONPROF_API Collector {
  public:
   virtual ~Collector() = default;
   // Short name for messages ("host", "cupti").
@@ -60,8 +61,9 @@ class Collector {
 using CollectorFactory =
     std::function<std::unique_ptr<Collector>(const CaptureOptions&)>;
 
-// Adds a factory used by every later capture. Thread-safe.
-void RegisterCollectorFactory(CollectorFactory factory);
+// Adds a factory used by every later capture. Thread-safe. Exported from
+// libneuronprof for neuronprof::torch (not public API).
+NEURONPROF_API void RegisterCollectorFactory(CollectorFactory factory);
 // Instantiates every registered collector for one capture.
 std::vector<std::unique_ptr<Collector>> CreateCollectors(
     const CaptureOptions& options);

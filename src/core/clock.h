@@ -7,6 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "neuronprof/export.h"
+
+// NEURONPROF_API here: exported from libneuronprof_markers for the other
+// neuronprof libraries (not public API; see neuronprof/export.h).
+
 namespace neuronprof {
 namespace core {
 
@@ -26,14 +31,14 @@ bool TicksAreTsc();
 std::string TickSourceDescription();
 
 // Wall-clock now, in nanoseconds since the Unix epoch (CLOCK_REALTIME).
-int64_t EpochNowNs();
+NEURONPROF_API int64_t EpochNowNs();
 
 // Takes a sample whose clock reads are as close together as the machine
 // allows (the tightest of a few tries).
 ClockSample TakeClockSample();
 
 // Linear map from ticks to epoch ns fitted through two samples.
-class TickConverter {
+class NEURONPROF_API TickConverter {
  public:
   TickConverter() = default;
   TickConverter(const ClockSample& begin, const ClockSample& end);

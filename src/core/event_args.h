@@ -13,6 +13,9 @@
 
 #include "neuronprof/internal/recorder.h"
 
+// NEURONPROF_API here: exported from libneuronprof_markers for the other
+// neuronprof libraries (not public API; see neuronprof/export.h).
+
 namespace neuronprof {
 namespace core {
 
@@ -29,9 +32,9 @@ struct DecodedArg {
 };
 
 // The plain name of a record (without arguments).
-std::string_view PlainName(const internal::EventRecord& record);
+NEURONPROF_API std::string_view PlainName(const internal::EventRecord& record);
 // Decodes the arguments of a record into `out` (cleared first).
-void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out);
+NEURONPROF_API void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out);
 
 }  // namespace core
 }  // namespace neuronprof

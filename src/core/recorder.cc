@@ -31,7 +31,8 @@ namespace neuronprof {
 namespace internal {
 
 std::atomic<uint32_t> g_capture_state{0};
-__thread ThreadSlot* t_slot = nullptr;
+__thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) =
+    nullptr;
 
 }  // namespace internal
 

@@ -13,6 +13,9 @@
 #include "neuronprof/internal/recorder.h"
 #include "src/core/clock.h"
 
+// NEURONPROF_API here: exported from libneuronprof_markers for the other
+// neuronprof libraries (not public API; see neuronprof/export.h).
+
 namespace neuronprof {
 namespace core {
 
@@ -30,7 +33,7 @@ struct ThreadEvents {
 
 // The result of one capture. Owns the memory that copied names point into,
 // so records stay valid as long as this object lives.
-struct RecordedCapture {
+struct NEURONPROF_API RecordedCapture {
   RecordedCapture();
   ~RecordedCapture();
   RecordedCapture(RecordedCapture&&) noexcept;
@@ -52,11 +55,11 @@ struct RecordedCapture {
 // Enables markers up to `host_tracer_level` (1..3; 0 records nothing but
 // still opens a window). Fails if a capture is already running or the
 // buffer cannot be reserved.
-absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes);
+NEURONPROF_API absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes);
 
 // Disables markers, waits until no thread is still writing a record, and
 // returns everything recorded since StartRecording.
-absl::StatusOr<RecordedCapture> StopRecording();
+NEURONPROF_API absl::StatusOr<RecordedCapture> StopRecording();
 
 bool IsRecording();
 

@@ -11,6 +11,8 @@
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
+
+#include "neuronprof/export.h"
 #endif
 
 namespace neuronprof {
@@ -20,10 +22,10 @@ namespace internal {
 // Capture state in one word so that a marker reads it with a single relaxed
 // load: low 8 bits are the host tracer level in force (0 = not capturing),
 // high 24 bits are the capture generation.
-extern std::atomic<uint32_t> g_capture_state;
+NEURONPROF_API extern std::atomic<uint32_t> g_capture_state;
 // True when raw ticks are TSC cycles; false when they are CLOCK_MONOTONIC ns.
 // Fixed before the first capture is enabled and never changed afterwards.
-extern bool g_ticks_are_tsc;
+NEURONPROF_API extern bool g_ticks_are_tsc;
 
 constexpr uint32_t kLevelMask = 0xffu;
 constexpr uint32_t GenerationOf(uint32_t state) { return state >> 8; }
@@ -72,8 +74,12 @@ struct ThreadSlot {
 };
 
 // `__thread` rather than `thread_local`: a trivially initialised TLS
-// pointer, so the compiler emits no per-access TLS-init check.
-extern __thread ThreadSlot* t_slot;
+// pointer, so the compiler emits no per-access TLS-init check. Initial-exec:
+// markers in any shared object reach it with one thread-pointer-relative
+// load instead of a __tls_get_addr call; the 8 bytes fit the static TLS
+// space glibc keeps for libraries loaded with dlopen.
+NEURONPROF_API extern __thread ThreadSlot* t_slot
+    __attribute__((tls_model("initial-exec")));
 
 // Opens a write section for the capture `state`. Returns false (and leaves
 // no section open) when that capture has ended. Pairs with the collector's
@@ -115,7 +121,7 @@ inline void AppendRecord(ThreadSlot* slot, const char* name,
 
 // Out-of-line paths: first event of a thread or of a capture, a full block,
 // copies of dynamic names.
-void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
+NEURONPROF_API void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
                      uint32_t args_offset, uint64_t start_ticks,
                      uint64_t end_ticks);
 // Copies `name` plus its encoded arguments (`args`, then `more_args`) into
@@ -123,7 +129,7 @@ void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
 // full (counted as dropped) or the encoding cannot fit one block (counted as
 // too large). On success also sets *out_args_offset (see
 // EventRecord::args_offset).
-const char* CopyNameWithArgs(uint32_t state, std::string_view name,
+NEURONPROF_API const char* CopyNameWithArgs(uint32_t state, std::string_view name,
                              const TraceArg* args, size_t num_args,
                              const TraceArg* more_args, size_t num_more_args,
                              uint32_t* out_length, uint32_t* out_args_offset);
