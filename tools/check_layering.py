@@ -11,6 +11,11 @@ Every file under the modules' folders is scanned for `#include "src/..."` and
 `#include "neuronprof/..."`; an include of a module that is not the file's own
 and not in its "may include" list is reported as file:line and the check fails.
 
+The CMake targets must say the same: each `neuronprof_module(<name> ...
+MAY_INCLUDE ...)` call in a CMakeLists.txt under src/ (the module whose
+folder ends in <name>) must list exactly the table's "may include" modules,
+and every src/ module of the table must have one.
+
 Usage: check_layering.py [--root DIR]   (DIR defaults to this repository)
 Exit status: 0 clean, 1 layering violations, 2 a table that cannot be used.
 Python 3 standard library only.
@@ -25,6 +30,8 @@ TABLE = os.path.join("docs", "ARCHITECTURE.md")
 SOURCE_SUFFIXES = (".h", ".cc", ".cpp", ".hpp", ".cu")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"((?:src|neuronprof)/[^"]+)"')
 NAME = re.compile(r"`([^`]+)`")
+MODULE_CALL = re.compile(r"^\s*neuronprof_module\(\s*([A-Za-z0-9_]+)([^)]*)\)", re.M)
+MODULE_KEYWORDS = ("SOURCES", "MAY_INCLUDE", "DEPENDS")
 
 
 class TableError(Exception):
@@ -107,9 +114,45 @@ def source_files(root, modules):
                     yield os.path.relpath(os.path.join(dirpath, name), root)
 
 
+def cmake_problems(root, order, allowed):
+    """Differences between neuronprof_module() calls and the module table."""
+    by_leaf = {m.rstrip("/").split("/")[-1]: m for m in order}
+    problems, defined = [], set()
+    for dirpath, _, files in os.walk(os.path.join(root, "src")):
+        if "CMakeLists.txt" not in files:
+            continue
+        path = os.path.relpath(os.path.join(dirpath, "CMakeLists.txt"), root)
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        for call in MODULE_CALL.finditer(text):
+            line = text.count("\n", 0, call.start()) + 1
+            name = call.group(1)
+            module = by_leaf.get(name)
+            if module is None:
+                problems.append(f"{path}:{line}: neuronprof_module({name}) is no module of {TABLE}")
+                continue
+            defined.add(module)
+            listed, keyword = set(), None
+            for token in call.group(2).split():
+                if token in MODULE_KEYWORDS:
+                    keyword = token
+                elif keyword == "MAY_INCLUDE":
+                    listed.add(by_leaf.get(token, token))
+            if listed != allowed[module]:
+                said = " ".join(sorted(listed)) or "nothing"
+                may = ", ".join(f"`{m}`" for m in sorted(allowed[module])) or "no other module"
+                problems.append(f"{path}:{line}: neuronprof_module({name}) MAY_INCLUDE {said}, "
+                                f"but {TABLE} lets `{module}` include {may}")
+    if defined:
+        for module in order:
+            if not module.endswith("/") and module not in defined:
+                problems.append(f"src/: `{module}` of {TABLE} has no neuronprof_module() target")
+    return problems
+
+
 def check(root):
     order, allowed, owners = load_rules(root)
-    problems = []
+    problems = cmake_problems(root, order, allowed)
     for path in sorted(set(source_files(root, order))):
         module = module_of_path(path, order)
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
@@ -154,11 +197,11 @@ def main():
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(f"check_layering: {len(problems)} include(s) break the module table of {TABLE}; "
-              f"move the code or change the table (and the CMake targets) on purpose",
+        print(f"check_layering: {len(problems)} include(s) or target(s) break the module table "
+              f"of {TABLE}; move the code or change the table and the CMake targets on purpose",
               file=sys.stderr)
         return 1
-    print(f"check_layering: every include follows the module table of {TABLE}")
+    print(f"check_layering: every include and module target follows the module table of {TABLE}")
     return 0
 
 

@@ -1,39 +1,50 @@
 #!/usr/bin/env bash
-# Proves neuronprof is consumable by other CMake projects.
+# Proves neuronprof is consumable by other CMake projects, as users meet it.
 #
-#   tests/packaging/check_packaging.sh <neuronprof_source_dir> <work_dir>
+#   tests/packaging/check_packaging.sh <neuronprof_source_dir> <build_dir> <work_dir>
 #
-# 1. configures, builds and installs neuronprof (Release, no tests/examples/
-#    bench) into <work_dir>/prefix;
-# 2. checks the installed headers include no protobuf / grpc headers and
-#    the installed package files do not point into the build or source tree;
-# 3. builds tests/packaging/find_package against the prefix
-#    (find_package(neuronprof CONFIG REQUIRED) via CMAKE_PREFIX_PATH);
-# 4. builds tests/packaging/add_subdirectory (add_subdirectory(<source>));
-# 5. runs both consumers.
+# 1. installs <build_dir> (an already built tree: nothing is built twice)
+#    into <work_dir>/prefix;
+# 2. checks the installed headers (no protobuf / grpc), the package files
+#    (no build or source paths), the shared libraries' sonames, and that they
+#    export only neuronprof symbols (no protobuf, gRPC or Abseil ones);
+# 3. markers_only: find_package(neuronprof COMPONENTS markers) loads no other
+#    package, the consumer's link line has no gRPC/protobuf/Abseil, it runs;
+#    the same project builds plugin_backend.so, linked to markers only;
+# 4. find_package: the full library; the consumer dlopens plugin_backend.so
+#    (RTLD_LOCAL) inside its capture and every backend marker is in the
+#    file, as the installed CLI converts it;
+# 5. torch (when installed): the libtorch_mlp example trains under a
+#    kOperator capture, and `neuronprof summary` shows its aten operators;
+# 6. cupti (when installed): EnableCuptiCollector and a capture without a GPU;
+# 7. add_subdirectory: the source tree vendored.
 # Prints one "PASS:"/"FAIL:" line per check and exits non-zero if any failed.
 # Parallelism: $NEURONPROF_JOBS (default 2). Extra configure arguments for
 # every project (e.g. -DCMAKE_CXX_COMPILER=...): $NEURONPROF_CMAKE_ARGS.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 <neuronprof_source_dir> <work_dir>" >&2
+if [[ $# -ne 3 ]]; then
+  echo "usage: $0 <neuronprof_source_dir> <build_dir> <work_dir>" >&2
   exit 2
 fi
 SRC=$(cd "$1" && pwd) || { echo "no such source dir: $1" >&2; exit 2; }
-mkdir -p "$2" || exit 2
-WORK=$(cd "$2" && pwd)
+MAIN_BUILD=$(cd "$2" && pwd) || { echo "no such build dir: $2" >&2; exit 2; }
+mkdir -p "$3" || exit 2
+WORK=$(cd "$3" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 JOBS=${NEURONPROF_JOBS:-2}
 read -r -a EXTRA_ARGS <<< "${NEURONPROF_CMAKE_ARGS:-}"
 
 PREFIX=$WORK/prefix
-MAIN_BUILD=$WORK/build-neuronprof
+MO_BUILD=$WORK/build-markers_only
 FP_BUILD=$WORK/build-find_package
+TORCH_BUILD=$WORK/build-torch
+CUPTI_BUILD=$WORK/build-cupti
 AS_BUILD=$WORK/build-add_subdirectory
 LOGS=$WORK/logs
 # Fresh state every run: stale caches or an old prefix must not hide a bug.
-rm -rf "$PREFIX" "$MAIN_BUILD" "$FP_BUILD" "$AS_BUILD" "$LOGS"
+rm -rf "$PREFIX" "$MO_BUILD" "$FP_BUILD" "$TORCH_BUILD" "$CUPTI_BUILD" "$AS_BUILD" "$LOGS" \
+  "$WORK"/logdir-*
 mkdir -p "$LOGS"
 
 FAILED=0
@@ -53,23 +64,19 @@ run_logged() {
 
 echo "== neuronprof packaging check: source $SRC, work dir $WORK"
 
-# The optional collectors (libtorch, CUPTI) have their own tests and are not
-# installed; leaving them out keeps this check to the core library's packaging.
+# The add_subdirectory consumer builds the core library only.
 OPTIONAL_OFF=(-DNEURONPROF_WITH_TORCH=OFF -DNEURONPROF_WITH_CUPTI=OFF)
 
-# ---- 1. Build and install the library. -------------------------------------
+# ---- 1. Install the build tree. --------------------------------------------
 INSTALLED=0
-if run_logged main-configure cmake -S "$SRC" -B "$MAIN_BUILD" \
-      -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
-      -DNEURONPROF_BUILD_TESTS=OFF -DNEURONPROF_BUILD_EXAMPLES=OFF \
-      -DNEURONPROF_BUILD_BENCH=OFF -DNEURONPROF_INSTALL=ON "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
-   run_logged main-build cmake --build "$MAIN_BUILD" -j "$JOBS" &&
-   run_logged main-install cmake --install "$MAIN_BUILD"; then
-  pass "install: neuronprof built and installed into $PREFIX"
+if run_logged main-install cmake --install "$MAIN_BUILD" --prefix "$PREFIX"; then
+  pass "install: $MAIN_BUILD installed into $PREFIX"
   INSTALLED=1
 else
-  fail "install: building/installing neuronprof (logs in $LOGS)"
+  fail "install: cmake --install $MAIN_BUILD (logs in $LOGS)"
 fi
+LIBDIR=$(dirname "$(find "$PREFIX" -name 'libneuronprof_markers.*' -print -quit 2>/dev/null)")
+CLI=$PREFIX/bin/neuronprof
 
 # ---- 2. What got installed. ------------------------------------------------
 if [[ $INSTALLED == 1 ]]; then
@@ -100,6 +107,43 @@ if [[ $INSTALLED == 1 ]]; then
   fi
 fi
 
+# ---- 2b. The shared libraries: sonames, exports, dependencies. -------------
+if [[ $INSTALLED == 1 ]]; then
+  for lib in "$LIBDIR"/libneuronprof*.so; do
+    [[ -e $lib ]] || { fail "libraries: no libneuronprof*.so in $LIBDIR"; break; }
+    name=$(basename "$lib" .so)
+    soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+    if [[ $soname =~ ^$name\.so\.[0-9]+\.[0-9]+$ ]]; then
+      pass "soname: $name.so is $soname"
+    else
+      fail "soname: $name.so has soname '$soname' (want $name.so.MAJOR.MINOR)"
+    fi
+    # Hidden visibility leaves neuronprof's own symbols and the weak
+    # standard-library instantiations every C++ library exports.
+    if leaked=$(nm -D --defined-only -C "$lib" | cut -d' ' -f3- |
+                grep -E '^((typeinfo( name)?|vtable|VTT) for )?(tensorflow|google|grpc|absl|upb)::|^(grpc|gpr|upb)_'); then
+      echo "$leaked" | head -5
+      fail "exports: $name.so exports protobuf/gRPC/Abseil symbols (see above)"
+    else
+      pass "exports: $name.so exports only neuronprof's API ($(nm -D --defined-only "$lib" | grep -c neuronprof) symbols)"
+    fi
+  done
+  if needed=$(readelf -d "$LIBDIR/libneuronprof_markers.so" | grep -E 'NEEDED.*(grpc|protobuf)'); then
+    echo "$needed"
+    fail "markers: libneuronprof_markers.so needs gRPC/protobuf"
+  else
+    pass "markers: libneuronprof_markers.so needs no gRPC/protobuf"
+  fi
+fi
+
+# configure_and_build <name> <project dir> <build dir> [cmake args...]
+configure_and_build() {
+  local name=$1 dir=$2 build=$3; shift 3
+  run_logged "$name-configure" cmake -S "$dir" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$PREFIX" "$@" "${EXTRA_ARGS[@]}" &&
+    run_logged "$name-build" cmake --build "$build" -j "$JOBS"
+}
+
 # run_consumer <name> <build dir>: runs the consumer with a fresh logdir.
 run_consumer() {
   local name=$1 build=$2 logdir="$WORK/logdir-$1"
@@ -115,17 +159,103 @@ run_consumer() {
   fi
 }
 
-# ---- 3. find_package consumer. ---------------------------------------------
-if [[ $INSTALLED == 1 ]] &&
-   run_logged find_package-configure cmake -S "$HERE/find_package" -B "$FP_BUILD" \
-      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" "${EXTRA_ARGS[@]}" &&
-   run_logged find_package-build cmake --build "$FP_BUILD" -j "$JOBS"; then
-  run_consumer find_package "$FP_BUILD"
+# ---- 3. markers_only consumer (and the plugin backend). -------------------
+PLUGIN=""
+if [[ $INSTALLED == 1 ]] && configure_and_build markers_only "$HERE/markers_only" "$MO_BUILD"; then
+  link_line=$(cat "$MO_BUILD"/CMakeFiles/consumer_markers.dir/link.txt)
+  if grep -qE 'grpc|protobuf|absl' <<<"$link_line"; then
+    echo "$link_line"
+    fail "markers_only: the link line mentions gRPC/protobuf/Abseil (above)"
+  else
+    pass "markers_only: link line is libneuronprof_markers and the standard library"
+  fi
+  if run_logged markers_only-run "$MO_BUILD/consumer_markers"; then
+    pass "markers_only: consumer ran"
+  else
+    fail "markers_only: consumer exited non-zero (log: $LOGS/markers_only-run.log)"
+  fi
+  PLUGIN=$MO_BUILD/plugin_backend.so
+  [[ -f $PLUGIN ]] || { fail "markers_only: no $PLUGIN"; PLUGIN=""; }
+else
+  fail "markers_only: consumer did not configure/build (logs in $LOGS)"
+fi
+
+# count_events <xplane> : prints "<name> <count>" per event name and the
+# thread names, from the installed CLI's Chrome trace of the file.
+count_events() {
+  "$CLI" convert "$1" -o "$WORK/converted.json" >/dev/null &&
+    python3 -c '
+import collections, json, sys
+trace = json.load(open(sys.argv[1]))
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+names = collections.Counter(e["name"] for e in events if e.get("ph") == "X")
+threads = [e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"]
+for name, count in sorted(names.items()): print(name, count)
+for thread in threads: print("thread", thread)
+' "$WORK/converted.json"
+}
+
+# ---- 4. find_package consumer: full library, plugin loaded with dlopen. -----
+if [[ $INSTALLED == 1 ]] && configure_and_build find_package "$HERE/find_package" "$FP_BUILD"; then
+  logdir=$WORK/logdir-find_package
+  if run_logged find_package-run "$FP_BUILD/consumer" "$logdir" $PLUGIN; then
+    pass "find_package: consumer built, ran, recorded exactly its own and the plugin's markers"
+    xplane=$(compgen -G "$logdir/plugins/profile/*/consumer.xplane.pb" | head -1)
+    if [[ -n $PLUGIN && -n $xplane ]] && counts=$(count_events "$xplane" 2>"$LOGS/convert.log"); then
+      if grep -qx 'backend_op 20' <<<"$counts" && grep -qx 'backend_step 20' <<<"$counts" &&
+         grep -qx 'thread backend_worker' <<<"$counts"; then
+        pass "dlopen: the RTLD_LOCAL plugin's 40 markers (2 threads) are in $xplane"
+      else
+        echo "$counts"
+        fail "dlopen: the plugin's markers are not all in the capture (counts above)"
+      fi
+    else
+      fail "dlopen: no plugin or no capture file to read (log: $LOGS/convert.log)"
+    fi
+  else
+    fail "find_package: consumer exited non-zero (log: $LOGS/find_package-run.log)"
+  fi
 else
   fail "find_package: consumer did not configure/build (logs in $LOGS)"
 fi
 
-# ---- 4. add_subdirectory consumer. -----------------------------------------
+# ---- 5. torch consumer. -----------------------------------------------------
+if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTorchTargets.cmake" >/dev/null; then
+  if configure_and_build torch "$HERE/torch" "$TORCH_BUILD" -DNEURONPROF_SOURCE_DIR="$SRC"; then
+    logdir=$WORK/logdir-torch
+    if run_logged torch-run "$TORCH_BUILD/consumer_torch" --logdir "$logdir" --epochs 2 &&
+       run_logged torch-summary "$CLI" summary "$logdir" --top 0; then
+      if grep -qE 'fprop +aten::addmm' "$LOGS/torch-summary.log" &&
+         grep -qE 'bprop +AddmmBackward0' "$LOGS/torch-summary.log"; then
+        pass "torch: the MLP trained under kOperator; summary lists its aten operators"
+      else
+        fail "torch: summary has no fprop aten::addmm / bprop AddmmBackward0 (log: $LOGS/torch-summary.log)"
+      fi
+    else
+      fail "torch: consumer or summary failed (logs: $LOGS/torch-run.log, torch-summary.log)"
+    fi
+  else
+    fail "torch: consumer did not configure/build (logs in $LOGS)"
+  fi
+else
+  echo "SKIP: torch: neuronprof was built without libtorch"
+fi
+
+# ---- 6. cupti consumer. -----------------------------------------------------
+if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofCuptiTargets.cmake" >/dev/null; then
+  no_gpu=()
+  command -v nvidia-smi >/dev/null && nvidia-smi >/dev/null 2>&1 || no_gpu=(--no-gpu)
+  if configure_and_build cupti "$HERE/cupti" "$CUPTI_BUILD" &&
+     run_logged cupti-run "$CUPTI_BUILD/consumer_cupti" "$WORK/logdir-cupti" "${no_gpu[@]}"; then
+    pass "cupti: collector enabled from the installed package, capture ran ${no_gpu[*]}"
+  else
+    fail "cupti: consumer failed (logs in $LOGS)"
+  fi
+else
+  echo "SKIP: cupti: neuronprof was built without CUPTI"
+fi
+
+# ---- 7. add_subdirectory consumer. -----------------------------------------
 if run_logged add_subdirectory-configure cmake -S "$HERE/add_subdirectory" -B "$AS_BUILD" \
       -DCMAKE_BUILD_TYPE=Release -DNEURONPROF_SOURCE_DIR="$SRC" "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
    run_logged add_subdirectory-build cmake --build "$AS_BUILD" -j "$JOBS" --target consumer; then

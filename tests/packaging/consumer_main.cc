@@ -1,9 +1,15 @@
 // A minimal consumer of the installed / add_subdirectory'd neuronprof:
-// captures one ScopedTrace inside one StepTrace, stops, and checks the
-// result. Exits 0 only if >= 2 events were recorded and the .xplane.pb
-// file exists. Used by tests/packaging/check_packaging.sh.
+// captures one ScopedTrace inside each of three StepTraces, stops, and
+// checks the result. With a plugin, it also loads it inside the window as
+// an inference server loads a backend (dlopen, RTLD_LOCAL) and calls its
+// backend_run(10), whose 40 markers must land in this capture.
+//   consumer [LOGDIR [PLUGIN.so]]
+// Exits 0 only if exactly the expected events were recorded and the
+// .xplane.pb file exists. Used by tests/packaging/check_packaging.sh.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,6 +59,23 @@ int main(int argc, char** argv) {
     volatile double acc = 0;
     for (int i = 0; i < 1000; ++i) acc = acc + i * 0.5;
   }
+  int64_t expected_events = 6;
+  if (argc > 2) {
+    // Never dlclose'd: NEURONPROF_SCOPE names point into the plugin.
+    void* plugin = ::dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    if (plugin == nullptr) {
+      std::fprintf(stderr, "dlopen: %s\n", ::dlerror());
+      return 1;
+    }
+    auto backend_run =
+        reinterpret_cast<void (*)(int)>(::dlsym(plugin, "backend_run"));
+    if (backend_run == nullptr) {
+      std::fprintf(stderr, "dlsym(backend_run): %s\n", ::dlerror());
+      return 1;
+    }
+    backend_run(10);
+    expected_events += 40;
+  }
   absl::StatusOr<neuronprof::ProfileResult> result = profiler.Stop();
   if (!result.ok()) {
     std::fprintf(stderr, "Stop() failed: %s\n", result.status().ToString().c_str());
@@ -61,8 +84,9 @@ int main(int argc, char** argv) {
   std::printf("events=%lld files=%zu run_dir=%s\n",
               static_cast<long long>(result->events), result->files.size(),
               result->run_dir.c_str());
-  if (result->events < 2) {
-    std::fprintf(stderr, "expected >= 2 events, got %lld\n",
+  if (result->events != expected_events) {
+    std::fprintf(stderr, "expected %lld events, got %lld\n",
+                 static_cast<long long>(expected_events),
                  static_cast<long long>(result->events));
     return 1;
   }

@@ -46,6 +46,24 @@ class CheckLayeringRejectsTest(unittest.TestCase):
         self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
         self.assertIn("`mid` may include `high`, which is not a module above it", run.stderr)
 
+    def test_reports_cmake_targets_that_disagree_with_the_table(self):
+        with tempfile.TemporaryDirectory() as root:
+            shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+            cmake = os.path.join(root, "src", "CMakeLists.txt")
+            with open(cmake, encoding="utf-8") as f:
+                text = f.read()
+            wider = text.replace("MAY_INCLUDE mid)", "MAY_INCLUDE mid low)")
+            self.assertNotEqual(wider, text)
+            with open(cmake, "w", encoding="utf-8") as f:
+                f.write(wider.replace("neuronprof_module(low SOURCES low/bad.cc)\n", ""))
+            run = subprocess.run([sys.executable, SCRIPT, "--root", root],
+                                 capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("src/CMakeLists.txt:3: neuronprof_module(high) MAY_INCLUDE low mid, but "
+                      "docs/ARCHITECTURE.md lets `high` include `mid`", run.stderr)
+        self.assertIn("src/: `low` of docs/ARCHITECTURE.md has no neuronprof_module() target",
+                      run.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
