@@ -128,7 +128,9 @@ if [[ $INSTALLED == 1 ]]; then
       pass "exports: $name.so exports only neuronprof's API ($(nm -D --defined-only "$lib" | grep -c neuronprof) symbols)"
     fi
   done
-  if needed=$(readelf -d "$LIBDIR/libneuronprof_markers.so" | grep -E 'NEEDED.*(grpc|protobuf)'); then
+  if ! dynamic=$(readelf -d "$LIBDIR/libneuronprof_markers.so"); then
+    fail "markers: cannot read $LIBDIR/libneuronprof_markers.so"
+  elif needed=$(grep -E 'NEEDED.*(grpc|protobuf)' <<<"$dynamic"); then
     echo "$needed"
     fail "markers: libneuronprof_markers.so needs gRPC/protobuf"
   else
