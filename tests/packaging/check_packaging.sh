@@ -17,7 +17,8 @@
 # 5. torch (when installed): the libtorch_mlp example trains under a
 #    kOperator capture, and `neuronprof summary` shows its aten operators;
 # 6. cupti (when installed): EnableCuptiCollector and a capture without a GPU;
-# 7. add_subdirectory: the source tree vendored.
+# 7. add_subdirectory: the source tree vendored, as static libraries
+#    (BUILD_SHARED_LIBS=OFF, the one-copy build).
 # Prints one "PASS:"/"FAIL:" line per check and exits non-zero if any failed.
 # Parallelism: $NEURONPROF_JOBS (default 2). Extra configure arguments for
 # every project (e.g. -DCMAKE_CXX_COMPILER=...): $NEURONPROF_CMAKE_ARGS.
@@ -64,7 +65,7 @@ run_logged() {
 
 echo "== neuronprof packaging check: source $SRC, work dir $WORK"
 
-# The add_subdirectory consumer builds the core library only.
+# The add_subdirectory consumer builds the core libraries only, static.
 OPTIONAL_OFF=(-DNEURONPROF_WITH_TORCH=OFF -DNEURONPROF_WITH_CUPTI=OFF)
 
 # ---- 1. Install the build tree. --------------------------------------------
@@ -259,9 +260,14 @@ fi
 
 # ---- 7. add_subdirectory consumer. -----------------------------------------
 if run_logged add_subdirectory-configure cmake -S "$HERE/add_subdirectory" -B "$AS_BUILD" \
-      -DCMAKE_BUILD_TYPE=Release -DNEURONPROF_SOURCE_DIR="$SRC" "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
+      -DCMAKE_BUILD_TYPE=Release -DNEURONPROF_SOURCE_DIR="$SRC" -DBUILD_SHARED_LIBS=OFF "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
    run_logged add_subdirectory-build cmake --build "$AS_BUILD" -j "$JOBS" --target consumer; then
   run_consumer add_subdirectory "$AS_BUILD"
+  if readelf -d "$AS_BUILD/consumer" | grep -q 'NEEDED.*libneuronprof'; then
+    fail "add_subdirectory: BUILD_SHARED_LIBS=OFF, yet the consumer needs a libneuronprof*.so"
+  else
+    pass "add_subdirectory: static libraries (the consumer needs no libneuronprof*.so)"
+  fi
 else
   fail "add_subdirectory: consumer did not configure/build (logs in $LOGS)"
 fi
