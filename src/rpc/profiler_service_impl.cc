@@ -130,16 +130,16 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   std::string request_host = request.host_name();
   std::replace(request_host.begin(), request_host.end(), ':', '_');
   if (!request_host.empty()) {
-    if (auto s = exporter::CheckFileNameStem(request_host, exporter::kXPlaneSuffix,
-                                             "host_name");
+    if (auto s = exporter::CheckPlainName(request_host, "host_name",
+                                           exporter::kXPlaneSuffix);
         !s.ok()) {
       return s;
     }
   }
   const std::string override_host = OverrideHostname(opts);
   if (!override_host.empty()) {
-    if (auto s = exporter::CheckFileNameStem(override_host, exporter::kXPlaneSuffix,
-                                             "opts.override_hostname");
+    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname",
+                                           exporter::kXPlaneSuffix);
         !s.ok()) {
       return s;
     }
