@@ -108,7 +108,8 @@ class NEURONPROF_API DeviceActivitySink {
 class NEURONPROF_API DeviceCollector {
  public:
   virtual ~DeviceCollector() = default;
-  // "GPU", "NPU", ...: letters, digits and '_'. Names the planes.
+  // "GPU", "NPU", ...: a plain name (letters, digits, '.', '-' and '_',
+  // the rule of run and host names). Names the planes.
   virtual std::string_view device_type() const = 0;
   // Called when the window opens. An error leaves this collector out of the
   // capture and is reported in its errors.
@@ -122,7 +123,8 @@ class NEURONPROF_API DeviceCollector {
 using DeviceCollectorFactory = std::function<std::unique_ptr<DeviceCollector>()>;
 
 // Adds a device collector to every later capture. `name` ("cupti",
-// "my_npu": letters, digits and '_', else InvalidArgument) names it in
+// "my_npu": a plain name, letters, digits, '.', '-' and '_', else
+// InvalidArgument "... is not a plain name: ...") names it in
 // messages and must be unique: a second registration under the same name is
 // AlreadyExists. A device_type() that is not a plain name is reported as the
 // collector's error when a capture starts. A factory may return nullptr when its

@@ -1,12 +1,11 @@
 #include "src/analysis/op_inputs.h"
 
-#include <cctype>
-
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "src/xplane/json_reader.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -30,131 +29,75 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kBool, "Bool", 1},
 };
 
-// A small cursor over the stat text; every parse error names the stat.
-class Reader {
+// The one JSON reader over a stat's text; every parse error names the stat
+// and the offset where the text went wrong.
+class StatReader {
  public:
-  Reader(std::string_view text, std::string_view stat) : text_(Absl(text)), stat_(Absl(stat)) {}
+  StatReader(std::string_view text, std::string_view stat)
+      : json_(text), text_(text), stat_(stat) {}
 
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool AtEnd() {
-    SkipSpace();
-    return pos_ == text_.size();
-  }
-  absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("operator stat ", stat_, " = '", text_,
-                                                   "': ", what, " at offset ", pos_));
+  json_reader::Reader& json() { return json_; }
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat("operator stat ", Absl(stat_), " = '",
+                                                   Absl(text_), "': ", Absl(what),
+                                                   " at offset ", json_.offset()));
   }
   absl::Status Expect(char c) {
-    if (!Consume(c)) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
+    if (!json_.Consume(c)) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
     return absl::OkStatus();
-  }
-  absl::StatusOr<int64_t> Int() {
-    SkipSpace();
-    const size_t start = pos_;
-    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(text_.substr(start, pos_ - start), &value)) {
-      pos_ = start;
-      return Error("expected an integer");
-    }
-    return value;
-  }
-  // A JSON string: handles the escapes JSON writers emit; \uXXXX outside
-  // ASCII becomes '?' (values of torch ops are ASCII).
-  absl::StatusOr<std::string> String() {
-    if (!Consume('"')) return Error("expected a string");
-    std::string out;
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_++];
-      if (c == '"') return out;
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos_ >= text_.size()) break;
-      const char e = text_[pos_++];
-      switch (e) {
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        case 'r': out.push_back('\r'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'u': {
-          uint32_t code = 0;
-          if (pos_ + 4 > text_.size() ||
-              !absl::SimpleHexAtoi(text_.substr(pos_, 4), &code)) {
-            return Error("bad \\u escape");
-          }
-          pos_ += 4;
-          out.push_back(code < 0x80 ? static_cast<char>(code) : '?');
-          break;
-        }
-        default: out.push_back(e);  // \" \\ \/
-      }
-    }
-    return Error("unterminated string");
   }
 
  private:
-  absl::string_view text_;
-  absl::string_view stat_;
-  size_t pos_ = 0;
+  json_reader::Reader json_;
+  std::string_view text_;
+  std::string_view stat_;
 };
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> ParseDims(std::string_view text) {
-  Reader r(text, "input_dims");
+  StatReader r(text, "input_dims");
+  json_reader::Reader& json = r.json();
   std::vector<std::vector<int64_t>> all;
   if (auto s = r.Expect('['); !s.ok()) return s;
-  if (!r.Consume(']')) {
+  if (!json.Consume(']')) {
     do {
       if (auto s = r.Expect('['); !s.ok()) return s;
       std::vector<int64_t> dims;
-      if (!r.Consume(']')) {
+      if (!json.Consume(']')) {
         do {
-          auto d = r.Int();
-          if (!d.ok()) return d.status();
-          if (*d < 0) return r.Error("negative dimension");
-          dims.push_back(*d);
+          int64_t d = 0;
+          if (!json.Int(&d)) return r.Error("expected an integer");
+          if (d < 0) return r.Error("negative dimension");
+          dims.push_back(d);
           // No real tensor comes near 2^40 elements; the bound keeps every
           // formula's products far from int64 overflow.
           double elements = 1;
           for (int64_t x : dims) elements *= static_cast<double>(x);
           if (elements > kMaxTensorElements) return r.Error("tensor larger than 2^40 elements");
-        } while (r.Consume(','));
+        } while (json.Consume(','));
         if (auto s = r.Expect(']'); !s.ok()) return s;
       }
       all.push_back(std::move(dims));
-    } while (r.Consume(','));
+    } while (json.Consume(','));
     if (auto s = r.Expect(']'); !s.ok()) return s;
   }
-  if (!r.AtEnd()) return r.Error("trailing text");
+  if (!json.AtEnd()) return r.Error("trailing text");
   return all;
 }
 
 absl::StatusOr<std::vector<std::string>> ParseValues(std::string_view text) {
-  Reader r(text, "input_values");
+  StatReader r(text, "input_values");
+  json_reader::Reader& json = r.json();
   std::vector<std::string> all;
   if (auto s = r.Expect('['); !s.ok()) return s;
-  if (!r.Consume(']')) {
+  if (!json.Consume(']')) {
     do {
-      auto v = r.String();
-      if (!v.ok()) return v.status();
-      all.push_back(std::move(*v));
-    } while (r.Consume(','));
+      std::string value;
+      if (!json.String(&value)) return r.Error("expected a JSON string");
+      all.push_back(std::move(value));
+    } while (json.Consume(','));
     if (auto s = r.Expect(']'); !s.ok()) return s;
   }
-  if (!r.AtEnd()) return r.Error("trailing text");
+  if (!json.AtEnd()) return r.Error("trailing text");
   return all;
 }
 

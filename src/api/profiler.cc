@@ -92,7 +92,10 @@ class Profiler::Impl {
       server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir,
                                                 options_.max_buffer_bytes);
     }
-    auto session = session::CaptureSession::Start(ToCaptureOptions(options_));
+    auto session = session::CaptureSession::Start(
+        ToCaptureOptions(options_),
+        absl::StrCat("a Profiler (its ", options_.ms_duration,
+                     " ms window ends by itself, or at Profiler::Stop())"));
     if (!session.ok()) {
       status_ = session.status();
       return;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/export/json_text.h"
+#include "src/xplane/stat_lookup.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -42,35 +42,11 @@ const XStat* EventStats::Find(std::string_view name) const {
 }
 
 std::optional<int64_t> EventStats::Int(std::string_view name) const {
-  const XStat* stat = Find(name);
-  if (stat == nullptr) return std::nullopt;
-  switch (stat->value_case()) {
-    case XStat::kInt64Value: return stat->int64_value();
-    case XStat::kUint64Value: return static_cast<int64_t>(stat->uint64_value());
-    case XStat::kDoubleValue: {
-      // Only doubles an int64 holds: casting others is undefined behaviour.
-      const double value = stat->double_value();
-      if (!(value >= -0x1p63 && value < 0x1p63)) return std::nullopt;
-      return static_cast<int64_t>(value);
-    }
-    case XStat::kStrValue: {
-      int64_t value = 0;
-      const std::string& text = stat->str_value();
-      if (absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &value)) return value;
-      return std::nullopt;
-    }
-    default: return std::nullopt;
-  }
+  return xplane::IntValue(Find(name));
 }
 
 std::optional<std::string_view> EventStats::Str(std::string_view name) const {
-  const XStat* stat = Find(name);
-  if (stat == nullptr) return std::nullopt;
-  if (stat->value_case() == XStat::kStrValue) return stat->str_value();
-  if (stat->value_case() == XStat::kRefValue) {
-    return names_.Name(static_cast<int64_t>(stat->ref_value()));
-  }
-  return std::nullopt;
+  return xplane::StrValue(names_.plane(), Find(name));
 }
 
 void AppendStatValue(std::string* out, const XStat& stat, const PlaneStatNames& names) {

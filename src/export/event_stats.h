@@ -43,10 +43,10 @@ class EventStats {
   EventStats(const PlaneStatNames& names, const tensorflow::profiler::XPlane& plane);
 
   const tensorflow::profiler::XStat* Find(std::string_view name) const;
-  // Integers of any width, doubles (truncated; nullopt past int64 or NaN)
-  // and numeric strings.
+  // The stat read by xplane::IntValue (its one integer rule: int64,
+  // uint64 within int64, doubles truncated within int64, decimal strings).
   std::optional<int64_t> Int(std::string_view name) const;
-  // String and ref (interned string) stats.
+  // String and ref (interned string) stats (xplane::StrValue).
   std::optional<std::string_view> Str(std::string_view name) const;
   const std::vector<std::pair<std::string_view, const tensorflow::profiler::XStat*>>& all()
       const {

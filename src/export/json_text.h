@@ -1,7 +1,8 @@
 // Appending strict JSON text (RFC 8259, what Python's json and Perfetto
 // accept): escaped strings of valid UTF-8, integers, doubles, and
 // microsecond times printed exactly from integer nanoseconds. Every JSON
-// file we write goes through these.
+// file we write goes through these. Reading JSON (and checking that text
+// is strict JSON) is src/xplane/json_reader.h.
 #ifndef NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 #define NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 
@@ -29,15 +30,6 @@ void AppendInt(std::string* out, Int value) {
   const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
   out->append(digits, static_cast<size_t>(end - digits));
 }
-
-// True if `text` is exactly one strict JSON value (whitespace around it
-// allowed): no NaN/Infinity, no leading zeros, no trailing commas, strings
-// of valid UTF-8 without raw control characters or unpaired surrogate
-// escapes. Nesting deeper than 64 is refused, so hostile input cannot
-// exhaust the stack.
-bool IsStrictJson(std::string_view text);
-// The same, and the value is an array.
-bool IsStrictJsonArray(std::string_view text);
 
 }  // namespace json
 }  // namespace exporter

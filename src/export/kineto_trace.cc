@@ -17,6 +17,7 @@
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
 #include "src/xplane/event_time.h"
+#include "src/xplane/json_reader.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -334,7 +335,8 @@ class KinetoWriter {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
-    if (auto dims = stats.Str(xplane::kOpInputDimsStat); dims && json::IsStrictJsonArray(*dims)) {
+    if (auto dims = stats.Str(xplane::kOpInputDimsStat);
+        dims && json_reader::IsStrictJsonArray(*dims)) {
       args.Raw("Input Dims", *dims);
       copied.push_back(xplane::kOpInputDimsStat);
     }
@@ -350,9 +352,10 @@ class KinetoWriter {
       out_.push_back(']');
       copied.push_back(xplane::kOpInputTypesStat);
     }
-    if (auto values = stats.Str("input_values"); values && json::IsStrictJsonArray(*values)) {
+    if (auto values = stats.Str(xplane::kOpInputValuesStat);
+        values && json_reader::IsStrictJsonArray(*values)) {
       args.Raw("Concrete Inputs", *values);
-      copied.push_back("input_values");
+      copied.push_back(xplane::kOpInputValuesStat);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
     const int64_t seq = stats.Int(xplane::kOpSequenceStat).value_or(-1);

@@ -18,60 +18,9 @@
 
 namespace neuronprof {
 namespace exporter {
-namespace {
-
-bool IsPlainChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-}
-
-constexpr size_t kMaxEchoBytes = 200;
-
-}  // namespace
-
-std::string QuoteForMessage(std::string_view input) {
-  if (input.size() <= kMaxEchoBytes) return absl::StrCat("'", std::string(input), "'");
-  return absl::StrCat("'", std::string(input.substr(0, kMaxEchoBytes)), "'...(",
-                      input.size(), " bytes)");
-}
-
-bool IsPlainName(std::string_view name) {
-  if (name.empty() || name == "." || name == ".." || name.size() > kMaxFileNameBytes) {
-    return false;
-  }
-  for (char c : name) {
-    if (!IsPlainChar(c)) return false;
-  }
-  return true;
-}
-
-absl::Status CheckPlainName(std::string_view name, std::string_view what) {
-  return CheckFileNameStem(name, "", what);
-}
-
-absl::Status CheckFileNameStem(std::string_view name, std::string_view suffix,
-                               std::string_view what) {
-  if (!IsPlainName(name.substr(0, kMaxFileNameBytes))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(what), " ", QuoteForMessage(name),
-        " is not a plain name: use letters, digits, '.', '-' and '_' only (no "
-        "path separators, not '.' or '..')"));
-  }
-  if (name.size() + suffix.size() > kMaxFileNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(what), " ", QuoteForMessage(name), " is too long: the name",
-        suffix.empty() ? ""
-                       : absl::StrCat(" '<", std::string(what), ">", std::string(suffix), "'"),
-        " is ",
-        name.size() + suffix.size(), " bytes, the file system takes at most ",
-        kMaxFileNameBytes, " (NAME_MAX)"));
-  }
-  return absl::OkStatus();
-}
-
 std::string ToPlainName(std::string_view name) {
   std::string plain;
-  for (char c : name) plain.push_back(IsPlainChar(c) ? c : '_');
+  for (char c : name) plain.push_back(xplane::IsPlainChar(c) ? c : '_');
   if (!IsPlainName(plain)) plain = "localhost";
   return plain;
 }

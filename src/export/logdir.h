@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/xplane.pb.h"
+#include "src/xplane/plain_name.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -17,23 +18,13 @@ namespace exporter {
 inline constexpr char kXPlaneSuffix[] = ".xplane.pb";
 inline constexpr char kChromeTraceSuffix[] = ".trace.json.gz";
 
-// The longest file or folder name Linux file systems take (NAME_MAX).
-inline constexpr size_t kMaxFileNameBytes = 255;
-// Input echoed in an error message: quoted, cut to 200 bytes with
-// "...(N bytes)" so that a hostile 100 KB field keeps a message short
-// (gRPC drops a status whose message overflows its metadata limit).
-std::string QuoteForMessage(std::string_view input);
+// The one plain-name rule and its check live in xplane/plain_name.h (device
+// plug-in names follow it too); export's users reach them through here.
+using xplane::CheckPlainName;
+using xplane::IsPlainName;
+using xplane::kMaxFileNameBytes;
+using xplane::QuoteForMessage;
 
-// A plain file or folder name: [A-Za-z0-9._-]+, not "." or "..", at most
-// kMaxFileNameBytes.
-bool IsPlainName(std::string_view name);
-// InvalidArgument naming `what` (and the length limit when that is what
-// failed) unless IsPlainName(name).
-absl::Status CheckPlainName(std::string_view name, std::string_view what);
-// CheckPlainName, and `name` + `suffix` (the file written for it, e.g.
-// "<host>.xplane.pb") fits kMaxFileNameBytes.
-absl::Status CheckFileNameStem(std::string_view name, std::string_view suffix,
-                               std::string_view what);
 // Replaces every character a plain name may not hold with '_'.
 std::string ToPlainName(std::string_view name);
 

@@ -17,6 +17,7 @@
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/rpc/grpc_status.h"
+#include "src/session/capture_gate.h"
 #include "src/session/capture_session.h"
 
 namespace neuronprof {
@@ -130,16 +131,16 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   std::string request_host = request.host_name();
   std::replace(request_host.begin(), request_host.end(), ':', '_');
   if (!request_host.empty()) {
-    if (auto s = exporter::CheckFileNameStem(request_host, exporter::kXPlaneSuffix,
-                                             "host_name");
+    if (auto s = exporter::CheckPlainName(request_host, "host_name",
+                                           exporter::kXPlaneSuffix);
         !s.ok()) {
       return s;
     }
   }
   const std::string override_host = OverrideHostname(opts);
   if (!override_host.empty()) {
-    if (auto s = exporter::CheckFileNameStem(override_host, exporter::kXPlaneSuffix,
-                                             "opts.override_hostname");
+    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname",
+                                           exporter::kXPlaneSuffix);
         !s.ok()) {
       return s;
     }
@@ -226,32 +227,38 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   if (auto s = Validate(*request, &duration_ms, &host, &save); !s.ok()) {
     return ToGrpcStatus(s);
   }
+  // The window is taken before waiting for start_timestamp_ns, so that a
+  // Profiler cannot start in between.
+  auto gate = session::CaptureGate::Acquire(absl::StrCat(
+      "a remote capture (session ", exporter::QuoteForMessage(request->session_id()),
+      ") through the profiler server; it ends when its duration_ms has passed or its "
+      "client cancels it"));
+  if (!gate.ok()) return ToGrpcStatus(gate.status());
+  uint64_t capture_id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (shutting_down_) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "the profiler server is shutting down");
     }
-    if (running_) {
-      return grpc::Status(
-          grpc::StatusCode::FAILED_PRECONDITION,
-          absl::StrCat("a capture is already running on this server (session ",
-                       exporter::QuoteForMessage(running_session_),
-                       "); only one runs at a time"));
-    }
-    running_ = true;
+    capture_id = running_id_ = ++last_capture_id_;
     running_session_ = request->session_id();
     terminate_ = false;
   }
+  // The session gives the gate back at Stop(), possibly before this call
+  // returns: a later capture may then already be running, so only this
+  // capture's own state is cleared.
   struct Release {
     ProfilerServiceImpl* self;
+    uint64_t id;
     ~Release() {
       std::lock_guard<std::mutex> lock(self->mutex_);
-      self->running_ = false;
+      if (self->running_id_ != id) return;
+      self->running_id_ = 0;
       self->running_session_.clear();
       self->terminate_ = false;
     }
-  } release{this};
+  } release{this, capture_id};
 
   const tensorflow::ProfileOptions& opts = request->opts();
   // A multi-host client sets start_timestamp_ns so that every host opens
@@ -280,7 +287,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       "ProfilerServerOptions::max_buffer_bytes (ProfilerOptions::max_buffer_bytes "
       "when a Profiler started the server with ProfilerOptions::port), or capture "
       "a shorter duration_ms";
-  auto session = session::CaptureSession::Start(capture);
+  auto session = session::CaptureSession::Start(capture, std::move(*gate));
   if (!session.ok()) return ToGrpcStatus(session.status());
   g_running_captures.fetch_add(1);
   struct CountDown {
@@ -336,7 +343,7 @@ grpc::Status ProfilerServiceImpl::Terminate(grpc::ServerContext* /*context*/,
                                             tensorflow::TerminateResponse* /*response*/) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (running_ && running_session_ == request->session_id()) terminate_ = true;
+    if (running_id_ != 0 && running_session_ == request->session_id()) terminate_ = true;
   }
   wake_.notify_all();
   return grpc::Status::OK;

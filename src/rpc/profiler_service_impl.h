@@ -89,8 +89,11 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   const ServiceOptions options_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool running_ = false;          // A Profile call holds the capture.
-  std::string running_session_;  // Its session_id.
+  // The Profile call of this server that holds the capture (0: none), and
+  // its session_id. The process's one capture gate decides who may run.
+  uint64_t running_id_ = 0;
+  uint64_t last_capture_id_ = 0;
+  std::string running_session_;
   bool terminate_ = false;       // Terminate named it.
   bool shutting_down_ = false;
 };

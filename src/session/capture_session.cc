@@ -1,7 +1,5 @@
 #include "src/session/capture_session.h"
 
-#include <atomic>
-
 #include "absl/strings/str_cat.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
@@ -9,22 +7,18 @@
 
 namespace neuronprof {
 namespace session {
-namespace {
-
-std::atomic<bool> g_window_open{false};
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
-    const collectors::CaptureOptions& options) {
-  bool expected = false;
-  if (!g_window_open.compare_exchange_strong(expected, true)) {
-    return absl::FailedPreconditionError(
-        "a capture is already running in this process (a Profiler or a "
-        "remote capture through the profiler server; one at a time): wait "
-        "for its window to end, or stop that Profiler");
-  }
+    const collectors::CaptureOptions& options, std::string holder) {
+  auto gate = CaptureGate::Acquire(std::move(holder));
+  if (!gate.ok()) return gate.status();
+  return Start(options, std::move(*gate));
+}
+
+absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
+    const collectors::CaptureOptions& options, CaptureGate gate) {
   std::unique_ptr<CaptureSession> session(new CaptureSession());
+  session->gate_ = std::move(gate);
   session->collectors_.push_back(collectors::CreateHostCollector(options));
   for (auto& collector : collectors::CreateCollectors(options)) {
     session->collectors_.push_back(std::move(collector));
@@ -64,7 +58,7 @@ CaptureSession::~CaptureSession() {
 
 void CaptureSession::Release() {
   stopped_ = true;
-  g_window_open.store(false);
+  gate_.Release();
 }
 
 absl::StatusOr<CaptureResult> CaptureSession::Stop() {

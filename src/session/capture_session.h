@@ -5,11 +5,13 @@
 #define NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/collector.h"
+#include "src/session/capture_gate.h"
 
 namespace neuronprof {
 namespace session {
@@ -23,9 +25,15 @@ struct CaptureResult {
 
 class CaptureSession {
  public:
-  // Starts every collector. FailedPrecondition if another window is open.
+  // Takes the process's one capture (CaptureGate) for `holder`, then starts
+  // every collector. FailedPrecondition, naming the capture that runs, if
+  // another window is open.
   static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
-      const collectors::CaptureOptions& options);
+      const collectors::CaptureOptions& options,
+      std::string holder = "a CaptureSession of this program");
+  // The same with the gate already taken (held until Stop()).
+  static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
+      const collectors::CaptureOptions& options, CaptureGate gate);
   ~CaptureSession();  // Stops the collectors if Stop() was not called.
 
   CaptureSession(const CaptureSession&) = delete;
@@ -41,6 +49,7 @@ class CaptureSession {
   void Release();
 
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  CaptureGate gate_;
   int64_t start_epoch_ns_ = 0;
   bool stopped_ = false;
 };

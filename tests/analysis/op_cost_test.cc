@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "src/analysis/op_inputs.h"
+#include "src/xplane/json_reader.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -192,6 +193,46 @@ TEST_CASE("malformed input stats are errors that name the stat") {
   auto escaped = ParseOpInputs("[[],[]]", "Scalar,", R"(["1", "a \"q\" \\ \u0041"])");
   REQUIRE(escaped.ok());
   CHECK((*escaped)[1].value == "a \"q\" \\ A");
+}
+
+TEST_CASE("input stats are read with the one strict JSON grammar the Kineto export copies by") {
+  // What the analysis parses, the Kineto trace copies verbatim as "Input
+  // Dims" / "Concrete Inputs", and what one refuses the other refuses.
+  struct Case {
+    const char* dims;
+    const char* types;
+    const char* values;
+  };
+  const Case accepted[] = {
+      {"[[64,784],[],[128]]", "Float,Scalar,Float", R"(["", "2", ""])"},
+      {" [ [1] , [2,3] ] ", "Float,Float", "[ \"\" ,\t\"\" ]"},
+      {"[]", "", "[]"},
+  };
+  for (const Case& c : accepted) {
+    INFO(c.dims << " / " << c.values);
+    CHECK(json_reader::IsStrictJsonArray(c.dims));
+    CHECK(json_reader::IsStrictJsonArray(c.values));
+    CHECK(ParseOpInputs(c.dims, c.types, c.values).ok());
+  }
+  const Case refused[] = {
+      {"[[01]]", "Float", ""},                  // Leading zero.
+      {"[[1],]", "Float", ""},                  // Trailing comma.
+      {"[[1]]\v", "Float", ""},                 // Not JSON whitespace.
+      {"[[1]]", "Scalar", R"(["\x41"])"},       // Not a JSON escape.
+      {"[[1]]", "Scalar", "[\"a\x01\"]"},      // Raw control character.
+      {"[[1]]", "Scalar", "[\"\xFF\"]"},       // Not UTF-8.
+      {"[[1]]", "Scalar", R"(["\ud800"])"},     // Unpaired surrogate.
+  };
+  for (const Case& c : refused) {
+    INFO(c.dims << " / " << c.values);
+    CHECK_FALSE((json_reader::IsStrictJsonArray(c.dims) &&
+                 (*c.values == '\0' || json_reader::IsStrictJsonArray(c.values))));
+    CHECK_FALSE(ParseOpInputs(c.dims, c.types, c.values).ok());
+  }
+  // \u escapes decode to UTF-8 (a surrogate pair to one code point).
+  auto decoded = ParseOpInputs("[[]]", "Scalar", R"(["\u00e9\ud834\udd1e"])");
+  REQUIRE(decoded.ok());
+  CHECK((*decoded)[0].value == "\xC3\xA9\xF0\x9D\x84\x9E");
 }
 
 TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {

@@ -20,6 +20,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/session/capture_session.h"
 #include "src/xplane/names.h"
+#include "src/xplane/plain_name.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/test_util.h"
 
@@ -456,7 +457,8 @@ TEST_CASE("a failing plug-in adds an error and the other planes stay") {
                     "runtime lost the device"));
   CHECK(AnyContains(space.errors(), "device plug-in 'refusing_asic'",
                     "no access to /dev/asic0"));
-  CHECK(AnyContains(space.errors(), "device plug-in 'badly_named'", "my npu"));
+  CHECK(AnyContains(space.errors(), "device plug-in 'badly_named'",
+                    "device_type() 'my npu' is not a plain name"));
   CHECK(space.errors_size() == 3);
   // A plug-in that did not start is never stopped or flushed.
   CHECK_FALSE(refusing->started);
@@ -519,6 +521,26 @@ TEST_CASE("ProfilerOptions::device_tracer_level turns plug-ins on and off") {
   CHECK(script->started);
   CHECK(script->flushes == 1);
   CHECK(xplane::FindPlane(on, "/device:CUSTOM:NPU:0") != nullptr);
+}
+
+TEST_CASE("device plug-in names follow the one plain-name rule of run and host names") {
+  auto script = std::make_shared<NpuScript>();
+  const std::vector<std::string> names = {"npu-v2.1", "my_npu", "my npu", ".",
+                                          "..",       "a/b",    "",       std::string(256, 'n')};
+  for (const std::string& name : names) {
+    INFO(name);
+    Registration registration(name, script);
+    CHECK(registration.status().ok() == xplane::IsPlainName(name));
+  }
+  const absl::Status spaced = Registration("my npu", script).status();
+  CHECK(absl::IsInvalidArgument(spaced));
+  CHECK(spaced.message() ==
+        "device collector name 'my npu' is not a plain name: use letters, digits, '.', '-' "
+        "and '_' only (no spaces or path separators, not '.' or '..')");
+  // The same words as a bad run name of the Profiler.
+  CHECK(xplane::CheckPlainName("my npu", "run_name").message() ==
+        "run_name 'my npu' is not a plain name: use letters, digits, '.', '-' "
+        "and '_' only (no spaces or path separators, not '.' or '..')");
 }
 
 TEST_CASE("registration refuses duplicates and bad names") {

@@ -18,7 +18,7 @@
 #include "src/export/kineto_args.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
-#include "src/export/json_text.h"
+#include "src/xplane/json_reader.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/strict_json.h"
@@ -481,8 +481,8 @@ TEST_CASE("both JSON exports stay strict with int64 edges in any time or integer
                            testing::kMaxI64 - 1, testing::kMaxI64};
   const tensorflow::profiler::XSpace sample = testing::KinetoSampleSpace();
   auto check = [](const tensorflow::profiler::XSpace& space) {
-    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToChromeTraceJson(space)));
-    REQUIRE(exporter::json::IsStrictJson(exporter::XSpaceToKinetoTraceJson(space)));
+    REQUIRE(json_reader::IsStrictJson(exporter::XSpaceToChromeTraceJson(space)));
+    REQUIRE(json_reader::IsStrictJson(exporter::XSpaceToKinetoTraceJson(space)));
   };
   for (int64_t edge : edges) {
     INFO("edge " << edge);
@@ -545,7 +545,7 @@ TEST_CASE("kineto args: torch dtype names become Kineto's C++ spellings") {
 }
 
 TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
-  const auto IsJsonArray = exporter::json::IsStrictJsonArray;
+  const auto IsJsonArray = json_reader::IsStrictJsonArray;
   CHECK(IsJsonArray("[[64,784],[],[128,784]]"));
   CHECK(IsJsonArray(" [ \"1\", \"\", \"a\\\"b\", -2.5e3, null, true, {\"k\":[1]} ] "));
   CHECK(IsJsonArray("[]"));
@@ -570,8 +570,8 @@ TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
   CHECK_FALSE(IsJsonArray("[\"\\ud800\"]"));         // Unpaired surrogate escape.
   CHECK_FALSE(IsJsonArray("[\"\\udc00\\ud800\"]"));
   CHECK_FALSE(IsJsonArray("[\"\\x41\"]"));           // Not a JSON escape.
-  CHECK(exporter::json::IsStrictJson("{\"a\":null} "));
-  CHECK_FALSE(exporter::json::IsStrictJson("{\"a\":1,}"));
+  CHECK(json_reader::IsStrictJson("{\"a\":null} "));
+  CHECK_FALSE(json_reader::IsStrictJson("{\"a\":1,}"));
 }
 
 TEST_CASE("kineto args: kernel details in neuronprof and xprof styles") {

@@ -153,11 +153,11 @@ TEST_CASE("a file name of NAME_MAX bytes is written: the temporary name stays sh
 }
 
 TEST_CASE("too long names are refused naming the NAME_MAX limit, echoes are cut") {
-  auto status = exporter::CheckFileNameStem(std::string(250, 'h'), ".xplane.pb", "host_name");
+  auto status = exporter::CheckPlainName(std::string(250, 'h'), "host_name", ".xplane.pb");
   REQUIRE(absl::IsInvalidArgument(status));
   CHECK(Contains(std::string(status.message()), "NAME_MAX"));
   CHECK(Contains(std::string(status.message()), "host_name"));
-  CHECK(exporter::CheckFileNameStem(std::string(245, 'h'), ".xplane.pb", "host_name").ok());
+  CHECK(exporter::CheckPlainName(std::string(245, 'h'), "host_name", ".xplane.pb").ok());
 
   status = exporter::CheckPlainName(std::string(100000, '/'), "session_id");
   REQUIRE(absl::IsInvalidArgument(status));

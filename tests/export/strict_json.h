@@ -1,4 +1,4 @@
-// Reading our JSON back in tests: strict grammar first (json::IsStrictJson:
+// Reading our JSON back in tests: strict grammar first (json_reader::IsStrictJson:
 // no NaN/Infinity, valid UTF-8, no raw control characters), then protobuf's
 // JSON parser for the structure. Either failing fails the test.
 #ifndef NEURONPROF_TESTS_EXPORT_STRICT_JSON_H_
@@ -10,14 +10,14 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
-#include "src/export/json_text.h"
+#include "src/xplane/json_reader.h"
 
 namespace neuronprof {
 namespace testing {
 
 inline google::protobuf::Struct ParseStrictJson(const std::string& json) {
   INFO(json.substr(0, 2000));
-  REQUIRE(exporter::json::IsStrictJson(json));
+  REQUIRE(json_reader::IsStrictJson(json));
   google::protobuf::Struct root;
   const auto status = google::protobuf::util::JsonStringToMessage(json, &root);
   INFO(status.ToString());

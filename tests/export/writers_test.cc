@@ -13,10 +13,12 @@
 
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
+#include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/logdir.h"
 #include "src/xplane/names.h"
+#include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/strict_json.h"
@@ -27,6 +29,49 @@ namespace {
 
 using testing::ListDir;
 using testing::TempDir;
+
+TEST_CASE("stat values: one integer and string rule, the same for the exports and the analysis") {
+  using tensorflow::profiler::XStat;
+  tensorflow::profiler::XPlane plane;
+  auto* event = plane.add_lines()->add_events();
+  int64_t next_id = 1;
+  auto add = [&](const char* name) {
+    (*plane.mutable_stat_metadata())[next_id].set_id(next_id);
+    (*plane.mutable_stat_metadata())[next_id].set_name(name);
+    XStat* stat = event->add_stats();
+    stat->set_metadata_id(next_id++);
+    return stat;
+  };
+  add("int64")->set_int64_value(-7);
+  add("uint64")->set_uint64_value(42);
+  add("uint64_past_int64")->set_uint64_value(uint64_t{1} << 63);
+  add("double")->set_double_value(-2.9);
+  add("double_past_int64")->set_double_value(1e19);
+  add("nan")->set_double_value(std::numeric_limits<double>::quiet_NaN());
+  add("decimal")->set_str_value("123");
+  add("not_decimal")->set_str_value("12x");
+  add("bytes")->set_bytes_value("\x01");
+  XStat* ref = add("ref");
+  ref->set_ref_value(1);  // Names stat metadata 1, "int64".
+  const std::vector<std::pair<const char*, std::optional<int64_t>>> ints = {
+      {"int64", -7},         {"uint64", 42},        {"uint64_past_int64", std::nullopt},
+      {"double", -2},        {"double_past_int64", std::nullopt},
+      {"nan", std::nullopt}, {"decimal", 123},      {"not_decimal", std::nullopt},
+      {"bytes", std::nullopt}, {"ref", std::nullopt}, {"absent", std::nullopt}};
+  const exporter::PlaneStatNames names(plane);
+  const exporter::EventStats stats(names, *event);
+  for (const auto& [name, expected] : ints) {
+    INFO(name);
+    CHECK(xplane::IntValue(xplane::FindStat(plane, *event, xplane::StatId(plane, name))) ==
+          expected);
+    CHECK(stats.Int(name) == expected);
+  }
+  CHECK(stats.Str("ref") == std::optional<std::string_view>("int64"));
+  CHECK(xplane::StrValue(plane, stats.Find("ref")) == std::optional<std::string_view>("int64"));
+  CHECK(stats.Str("decimal") == std::optional<std::string_view>("123"));
+  CHECK_FALSE(stats.Str("int64").has_value());
+  CHECK_FALSE(xplane::StrValue(plane, nullptr).has_value());
+}
 
 TEST_CASE("atomic writes replace the file whole and leave no temp files") {
   TempDir dir;

@@ -1,7 +1,7 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
 // `summary`'s analysis (text and CSV). Only parse errors may stop it, and
-// both JSON outputs must be strict JSON (json::IsStrictJson): a non-strict
+// both JSON outputs must be strict JSON (json_reader::IsStrictJson): a non-strict
 // one aborts, so libFuzzer keeps the input.
 //
 // Byte mutations rarely keep a protobuf's nested lengths intact while
@@ -21,7 +21,7 @@
 
 #include "src/analysis/summary_report.h"
 #include "src/export/chrome_trace.h"
-#include "src/export/json_text.h"
+#include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "tools/info_command.h"
@@ -38,7 +38,7 @@ bool Skipped(const char* reader) {
 
 // Python's json and Perfetto reject the whole file over one bad value.
 void RequireStrictJson(const std::string& json, const char* writer) {
-  if (neuronprof::exporter::json::IsStrictJson(json)) return;
+  if (neuronprof::json_reader::IsStrictJson(json)) return;
   std::fprintf(stderr, "%s wrote JSON that is not strict (%zu bytes)\n", writer, json.size());
   std::abort();
 }

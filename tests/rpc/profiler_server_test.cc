@@ -339,7 +339,8 @@ TEST_CASE("a second concurrent Profile is refused while the first succeeds") {
   ProfileResponse response;
   grpc::Status second = server.Profile(XSpaceRequest("second", 10), &response);
   CHECK(second.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
-  CHECK(Contains(second.error_message(), "already running"));
+  CHECK(Contains(second.error_message(),
+                 "already running in this process: a remote capture (session 'first')"));
   // Terminate with another session id does not end the first.
   REQUIRE(server.Terminate("second").ok());
   CHECK(first.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
@@ -401,6 +402,40 @@ TEST_CASE("a client that gives up does not leave the server stuck") {
   options.logdir = dir.path();
   Profiler profiler(options);
   CHECK(profiler.status().ok());
+}
+
+TEST_CASE("Profilers and remote captures share one gate and one message naming what runs") {
+  TempDir dir;
+  TestServer server(dir.path());
+  ProfilerOptions options;
+  options.port = 0;
+  options.logdir = dir.path();
+  options.ms_duration = 60000;
+  {
+    auto remote = server.ProfileAsync(XSpaceRequest("first", 60000));
+    REQUIRE(WaitFor(CaptureRunning));
+    Profiler local(options);
+    CHECK(absl::IsFailedPrecondition(local.status()));
+    const std::string message(local.status().message());
+    CHECK(Contains(message,
+                   "a capture is already running in this process: a remote capture "
+                   "(session 'first') through the profiler server; it ends when its "
+                   "duration_ms has passed or its client cancels it, started "));
+    CHECK(Contains(message, "Only one capture runs at a time: start this one after that "
+                            "one has ended"));
+    REQUIRE(TerminateUntilDone(server, "first", remote));
+    CHECK(remote.get().first.ok());
+  }
+  Profiler local(options);
+  REQUIRE(local.status().ok());
+  ProfileResponse response;
+  grpc::Status refused = server.Profile(XSpaceRequest("second", 10), &response);
+  CHECK(refused.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK(Contains(refused.error_message(),
+                 "a capture is already running in this process: a Profiler (its 60000 ms "
+                 "window ends by itself, or at Profiler::Stop()), started "));
+  CHECK(Contains(refused.error_message(), "start this one after that one has ended"));
+  REQUIRE(local.Stop().ok());
 }
 
 TEST_CASE("Monitor is unimplemented") {

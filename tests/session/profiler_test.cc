@@ -158,8 +158,10 @@ TEST_CASE("only one Profiler captures at a time") {
   REQUIRE(first.status().ok());
   Profiler second(TestOptions(dir.path()));
   CHECK(absl::IsFailedPrecondition(second.status()));
-  CHECK(std::string(second.status().message()).find("already running") !=
-        std::string::npos);
+  CHECK(std::string(second.status().message())
+            .rfind("a capture is already running in this process: a Profiler (its 60000 ms "
+                   "window ends by itself, or at Profiler::Stop()), started ",
+                   0) == 0);
   REQUIRE(first.Stop().ok());
   // Once the first has ended, a new one starts.
   Profiler third(TestOptions(dir.path()));

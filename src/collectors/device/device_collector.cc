@@ -6,13 +6,13 @@
 #include <set>
 #include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "neuronprof/device.h"
 #include "src/collectors/collector.h"
 #include "src/collectors/device/device_activity.h"
 #include "src/collectors/device/device_planes.h"
 #include "src/core/clock.h"
+#include "src/xplane/plain_name.h"
 
 namespace neuronprof {
 namespace collectors {
@@ -32,14 +32,6 @@ std::mutex& RegistryMutex() {
 std::map<std::string, DeviceCollectorFactory, std::less<>>& Registry() {
   static auto* registry = new std::map<std::string, DeviceCollectorFactory, std::less<>>();
   return *registry;
-}
-
-bool IsPlainName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
 }
 
 // Runs a plug-in callback; an exception escaping it becomes an error
@@ -68,10 +60,8 @@ class DevicePluginCollector : public Collector {
   // in its errors; the capture itself goes on.
   absl::Status Start() override {
     device_type_ = std::string(plugin_->device_type());
-    if (!IsPlainName(device_type_)) {
-      start_error_ = absl::InvalidArgumentError(absl::StrCat(
-          "device_type() is \"", device_type_,
-          "\"; it must be letters, digits and '_' (e.g. \"GPU\", \"NPU\")"));
+    if (auto s = xplane::CheckPlainName(device_type_, "device_type()"); !s.ok()) {
+      start_error_ = s;
       return absl::OkStatus();
     }
     start_error_ = Guarded([&] { return plugin_->Start(); });
@@ -134,11 +124,7 @@ int64_t HostEpochNowNs() { return core::EpochNowNs(); }
 
 absl::Status RegisterDeviceCollector(std::string_view name,
                                      DeviceCollectorFactory factory) {
-  if (!collectors::IsPlainName(name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device collector name \"", collectors::Sv(name),
-        "\" must be non-empty letters, digits and '_'"));
-  }
+  if (auto s = xplane::CheckPlainName(name, "device collector name"); !s.ok()) return s;
   if (!factory) {
     return absl::InvalidArgumentError(
         absl::StrCat("device collector \"", collectors::Sv(name), "\" has an empty factory"));
