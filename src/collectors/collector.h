@@ -41,6 +41,9 @@ struct CollectStats {
   int64_t events = 0;
   int64_t threads = 0;
   int64_t dropped = 0;
+  // Warnings for the capture's reader; the session adds them to the XSpace,
+  // so a collector that owns no plane never touches it.
+  std::vector<std::string> warnings;
 };
 
 class NEURONPROF_API Collector {

@@ -1,6 +1,7 @@
 #include "src/session/capture_session.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/analysis/operator_annotator.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
 #include "src/xplane/xplane_builder.h"
@@ -79,6 +80,7 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
   result.stop_epoch_ns = core::EpochNowNs();
   Release();
   xplane::SetProfileTimes(&result.space, start_epoch_ns_, result.stop_epoch_ns);
+  bool operators = false;
   for (size_t i = 0; i < collectors_.size(); ++i) {
     if (!stopped[i]) continue;
     absl::Status status = collectors_[i]->Collect(&result.space, &result.stats);
@@ -87,7 +89,15 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
                                                    " collector failed: ",
                                                    status.ToString()));
     }
+    for (const std::string& warning : result.stats.warnings) {
+      xplane::AddWarning(&result.space, warning);
+    }
+    result.stats.warnings.clear();
+    operators |= collectors_[i]->records_operators();
   }
+  // Rewriting planes is the session's step, once every plane is in: operator
+  // events (on the host plane) get scope, layer, tf_op and their costs.
+  if (operators) analysis::AnnotateOperatorEvents(&result.space);
   return result;
 }
 
