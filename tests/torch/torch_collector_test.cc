@@ -241,6 +241,43 @@ TEST_CASE("a kTrace capture records no operators") {
   REQUIRE(profiler.Stop().ok());
 }
 
+// Operators nested deeper than the collector's per-thread stack (256) are
+// not recorded: the capture counts them as dropped and says why, in the
+// result and in the file (the session adds the collector's warning).
+void NestOperators(int depth) {
+  if (depth == 0) return;
+  RECORD_FUNCTION("nested_op", std::vector<c10::IValue>());
+  NestOperators(depth - 1);
+}
+
+TEST_CASE("operators nested more than 256 deep are counted and reported") {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.profile_type = ProfileType::kOperator;
+  options.write_chrome_trace = false;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  NestOperators(300);
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->dropped_events == 44);
+  const std::string expected =
+      "neuronprof: 44 libtorch operators were not recorded because they nested "
+      "more than 256 deep on one thread";
+  CHECK(std::count(result->warnings.begin(), result->warnings.end(), expected) == 1);
+  std::string xplane_path;
+  for (const std::string& file : result->files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
+  }
+  REQUIRE(!xplane_path.empty());
+  XSpace space = testing::ReadXSpace(xplane_path);
+  CHECK(std::count(space.warnings().begin(), space.warnings().end(), expected) == 1);
+  CHECK(Named(HostEvents(space), "nested_op").size() == 256);
+}
+
 // A remote capture (the gRPC server, as TensorBoard's Capture Profile uses
 // it) has no profile_type: operators come with host_tracer_level >= 2 once
 // the program has enabled them.
