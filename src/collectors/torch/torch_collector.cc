@@ -1,14 +1,15 @@
 // The libtorch operator collector: registers RecordFunction callbacks for
 // the window of a kOperator capture. Its events go through the same
 // per-thread recorder as ScopedTrace, so the host collector turns them into
-// the host plane; this collector then adds scope, layer, tf_op and costs.
+// the host plane, and the session then annotates them (scope, layer, tf_op,
+// costs). This collector never touches the XSpace: it reports through
+// CollectStats only.
 #include <atomic>
 #include <memory>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "neuronprof/torch.h"
-#include "src/analysis/operator_annotator.h"
 #include "src/collectors/collector.h"
 #include "src/collectors/torch/op_callbacks.h"
 
@@ -41,12 +42,11 @@ class TorchCollector : public Collector {
     return absl::OkStatus();
   }
 
-  absl::Status Collect(tensorflow::profiler::XSpace* space,
+  absl::Status Collect(tensorflow::profiler::XSpace* /*space*/,
                        CollectStats* stats) override {
-    analysis::AnnotateOperatorEvents(space);
     if (skipped_ > 0) {
       stats->dropped += static_cast<int64_t>(skipped_);
-      space->add_warnings(absl::StrCat(
+      stats->warnings.push_back(absl::StrCat(
           "neuronprof: ", skipped_,
           " libtorch operators were not recorded because they nested more "
           "than 256 deep on one thread"));
