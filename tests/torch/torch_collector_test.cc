@@ -200,6 +200,34 @@ TEST_CASE("nothing is recorded before the window opens or after it closes") {
   CHECK_FALSE(at::hasGlobalCallbacks());
 }
 
+// Opens `depth` nested operators on this thread, as recursive modules do.
+void NestOperators(int depth) {
+  if (depth == 0) return;
+  at::RecordFunction op(at::RecordScope::FUNCTION);
+  op.before("nested_op");
+  NestOperators(depth - 1);
+}
+
+TEST_CASE("operators nested past 256 deep are counted and reported as a warning") {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.profile_type = ProfileType::kOperator;
+  options.write_chrome_trace = false;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  NestOperators(300);
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->dropped_events == 44);
+  const std::string expected =
+      "neuronprof: 44 libtorch operators were not recorded because they nested "
+      "more than 256 deep on one thread";
+  CHECK(std::count(result->warnings.begin(), result->warnings.end(), expected) == 1);
+}
+
 TEST_CASE("record_shapes = false records ops without their inputs") {
   torch::Tensor a = torch::ones({4, 4});
   TorchOperatorOptions no_shapes;
