@@ -51,8 +51,9 @@ struct CollectStats {
 //
 // Call order. The session creates the instances through the registered
 // factories, then calls Start on each in registration order (the host
-// collector first), later Stop on each, then Collect on each: every method
-// at most once per instance, always in that order, and the instance is
+// collector first), later Stop on each, then Collect on each whose Stop
+// succeeded: every method at most once per instance, always in that order
+// (all Stops before the first Collect), and the instance is
 // destroyed after Collect (or earlier on failure). A collector whose Start
 // succeeded is always stopped. If collector k's Start fails, collectors
 // k-1..0 are stopped (in reverse order), none is collected, and the capture
