@@ -8,6 +8,19 @@
 
 namespace neuronprof {
 namespace session {
+namespace {
+
+std::atomic<bool> g_window_open{false};
+
+void MoveWarnings(collectors::CollectStats* stats,
+                  tensorflow::profiler::XSpace* space) {
+  for (const std::string& warning : stats->warnings) {
+    xplane::AddWarning(space, warning);
+  }
+  stats->warnings.clear();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
     const collectors::CaptureOptions& options, std::string holder) {
@@ -42,7 +55,8 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   for (size_t i = 0; i < session->collectors_.size(); ++i) {
     absl::Status started = session->collectors_[i]->Start();
     if (!started.ok()) {
-      for (size_t j = 0; j < i; ++j) session->collectors_[j]->Stop().IgnoreError();
+      // Roll back: the started ones stop, last started first.
+      for (size_t j = i; j-- > 0;) session->collectors_[j]->Stop().IgnoreError();
       session->Release();
       return absl::Status(started.code(),
                           absl::StrCat("cannot start the ",
@@ -80,8 +94,9 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
   result.stop_epoch_ns = core::EpochNowNs();
   Release();
   xplane::SetProfileTimes(&result.space, start_epoch_ns_, result.stop_epoch_ns);
-  bool operators = false;
+  bool have_operators = false;
   for (size_t i = 0; i < collectors_.size(); ++i) {
+    have_operators |= collectors_[i]->records_operators();
     if (!stopped[i]) continue;
     absl::Status status = collectors_[i]->Collect(&result.space, &result.stats);
     if (!status.ok()) {
@@ -89,15 +104,11 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
                                                    " collector failed: ",
                                                    status.ToString()));
     }
-    for (const std::string& warning : result.stats.warnings) {
-      xplane::AddWarning(&result.space, warning);
-    }
-    result.stats.warnings.clear();
-    operators |= collectors_[i]->records_operators();
+    MoveWarnings(&result.stats, &result.space);
   }
-  // Rewriting planes is the session's step, once every plane is in: operator
-  // events (on the host plane) get scope, layer, tf_op and their costs.
-  if (operators) analysis::AnnotateOperatorEvents(&result.space);
+  // Operator events live in the host plane whichever collector recorded
+  // them; annotating rewrites that plane, so it runs once every plane is in.
+  if (have_operators) analysis::AnnotateOperatorEvents(&result.space);
   return result;
 }
 

@@ -25,9 +25,9 @@ struct CaptureResult {
 
 class CaptureSession {
  public:
-  // Takes the process's one capture (CaptureGate) for `holder`, then starts
-  // every collector. FailedPrecondition, naming the capture that runs, if
-  // another window is open.
+  // Starts every collector (the contract is in collectors/collector.h).
+  // FailedPrecondition if another window is open; if a collector fails to
+  // start, the ones already started are stopped and the error names it.
   static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
       const collectors::CaptureOptions& options,
       std::string holder = "a CaptureSession of this program");
@@ -40,8 +40,10 @@ class CaptureSession {
   CaptureSession& operator=(const CaptureSession&) = delete;
 
   int64_t start_epoch_ns() const { return start_epoch_ns_; }
-  // Stops every collector and merges their planes. Collector failures
-  // become errors in the XSpace rather than losing the other planes.
+  // Stops every collector and merges their planes, their warnings and, when
+  // a collector records operators, the operator annotation of the host
+  // plane. Collector failures become errors in the XSpace rather than
+  // losing the other planes.
   absl::StatusOr<CaptureResult> Stop();
 
  private:

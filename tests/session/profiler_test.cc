@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -89,35 +90,22 @@ class FakeCollector : public collectors::Collector {
   FakeScript* script_;
 };
 
-// Two fake collectors in the session's real factory list, after the host
-// collector. Factories stay registered for the process, so each creates a
-// collector only while a test has armed its slot.
-std::mutex g_fakes_mutex;
-FakeScript* g_fakes[2] = {nullptr, nullptr};
-
+// Fake collectors in the session's real factory list, after the host
+// collector, for the lifetime of this object.
 class ArmedFakes {
  public:
   explicit ArmedFakes(FakeScript* first, FakeScript* second = nullptr) {
-    static std::once_flag registered;
-    std::call_once(registered, [] {
-      for (int slot = 0; slot < 2; ++slot) {
-        collectors::RegisterCollectorFactory(
-            [slot](const collectors::CaptureOptions&)
-                -> std::unique_ptr<collectors::Collector> {
-              std::lock_guard<std::mutex> lock(g_fakes_mutex);
-              if (g_fakes[slot] == nullptr) return nullptr;
-              return std::make_unique<FakeCollector>(g_fakes[slot]);
-            });
-      }
-    });
-    std::lock_guard<std::mutex> lock(g_fakes_mutex);
-    g_fakes[0] = first;
-    g_fakes[1] = second;
+    for (FakeScript* script : {first, second}) {
+      if (script == nullptr) continue;
+      registrations_.push_back(std::make_unique<collectors::ScopedCollectorFactory>(
+          [script](const collectors::CaptureOptions&) -> std::unique_ptr<collectors::Collector> {
+            return std::make_unique<FakeCollector>(script);
+          }));
+    }
   }
-  ~ArmedFakes() {
-    std::lock_guard<std::mutex> lock(g_fakes_mutex);
-    g_fakes[0] = g_fakes[1] = nullptr;
-  }
+
+ private:
+  std::vector<std::unique_ptr<collectors::ScopedCollectorFactory>> registrations_;
 };
 
 TEST_CASE("bad options are refused with a message naming the option") {

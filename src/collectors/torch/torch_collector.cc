@@ -1,8 +1,9 @@
 // The libtorch operator collector: registers RecordFunction callbacks for
 // the window of a kOperator capture. Its events go through the same
 // per-thread recorder as ScopedTrace, so the host collector turns them into
-// the host plane, and the session annotates them (scope, layer, tf_op,
-// costs). This collector owns no plane: it only reports skipped operators.
+// the host plane, and the session then annotates them (scope, layer, tf_op,
+// costs). This collector never touches the XSpace: it reports through
+// CollectStats only.
 #include <atomic>
 #include <memory>
 #include <mutex>
