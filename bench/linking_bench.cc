@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bench/linking_bench_plugin.h"
+#include "bench/floor_bench.h"
 #include "neuronprof/trace.h"
 #include "src/core/recorder.h"
 
@@ -43,14 +44,6 @@ void InCapture(benchmark::State& state, Loop loop) {
   state.counters["drops"] = static_cast<double>(capture->dropped);
 }
 
-void BM_Floor_TwoNowTicks(benchmark::State& state) {
-  for (auto _ : state) {
-    uint64_t a = neuronprof::internal::NowTicks();
-    uint64_t b = neuronprof::internal::NowTicks();
-    benchmark::DoNotOptimize(a);
-    benchmark::DoNotOptimize(b);
-  }
-}
 BENCHMARK(BM_Floor_TwoNowTicks);
 
 void BM_Exe_ScopeMacroLiteral(benchmark::State& state) {

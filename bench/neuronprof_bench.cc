@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/floor_bench.h"
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/host/host_collector.h"
@@ -96,14 +97,6 @@ void BM_EmptyLoop(benchmark::State& state) {
 }
 BENCHMARK(BM_EmptyLoop);
 
-void BM_Floor_TwoNowTicks(benchmark::State& state) {
-  for (auto _ : state) {
-    uint64_t a = neuronprof::internal::NowTicks();
-    uint64_t b = neuronprof::internal::NowTicks();
-    benchmark::DoNotOptimize(a);
-    benchmark::DoNotOptimize(b);
-  }
-}
 BENCHMARK(BM_Floor_TwoNowTicks);
 
 void BM_Floor_TwoClockGettimeMonotonic(benchmark::State& state) {

@@ -17,6 +17,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "tools", "check_layering.py")
 FIXTURE = os.path.join(HERE, "layering_fixture")
 
+def run_on_edited_copy(test, edits):
+    """Runs the check on a copy of the fixture after `edits`: (path, old, new)
+    replacements, each of which must change its file."""
+    with tempfile.TemporaryDirectory() as root:
+        shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+        for path, old, new in edits:
+            full = os.path.join(root, path)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            test.assertIn(old, text)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text.replace(old, new))
+        return subprocess.run([sys.executable, SCRIPT, "--root", root],
+                              capture_output=True, text=True)
+
 
 class CheckLayeringRejectsTest(unittest.TestCase):
     def test_reports_upward_and_unlisted_includes(self):
@@ -32,32 +47,18 @@ class CheckLayeringRejectsTest(unittest.TestCase):
         ])
 
     def test_refuses_a_table_that_lets_a_module_use_one_below_it(self):
-        with tempfile.TemporaryDirectory() as root:
-            shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
-            table = os.path.join(root, "docs", "ARCHITECTURE.md")
-            with open(table, encoding="utf-8") as f:
-                text = f.read()
-            upward = text.replace("| `mid` | the middle | `low` |", "| `mid` | the middle | `high` |")
-            self.assertNotEqual(upward, text)
-            with open(table, "w", encoding="utf-8") as f:
-                f.write(upward)
-            run = subprocess.run([sys.executable, SCRIPT, "--root", root],
-                                 capture_output=True, text=True)
+        run = run_on_edited_copy(self, [(os.path.join("docs", "ARCHITECTURE.md"),
+                                         "| `mid` | the middle | `low` |",
+                                         "| `mid` | the middle | `high` |")])
         self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
         self.assertIn("`mid` may include `high`, which is not a module above it", run.stderr)
 
     def test_reports_cmake_targets_that_disagree_with_the_table(self):
-        with tempfile.TemporaryDirectory() as root:
-            shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
-            cmake = os.path.join(root, "src", "CMakeLists.txt")
-            with open(cmake, encoding="utf-8") as f:
-                text = f.read()
-            wider = text.replace("MAY_INCLUDE mid)", "MAY_INCLUDE mid low)")
-            self.assertNotEqual(wider, text)
-            with open(cmake, "w", encoding="utf-8") as f:
-                f.write(wider.replace("neuronprof_module(low SOURCES low/bad.cc)\n", ""))
-            run = subprocess.run([sys.executable, SCRIPT, "--root", root],
-                                 capture_output=True, text=True)
+        cmake = os.path.join("src", "CMakeLists.txt")
+        run = run_on_edited_copy(self, [
+            (cmake, "MAY_INCLUDE mid)", "MAY_INCLUDE mid low)"),
+            (cmake, "neuronprof_module(low SOURCES low/bad.cc)\n", ""),
+        ])
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         self.assertIn("src/CMakeLists.txt:3: neuronprof_module(high) MAY_INCLUDE low mid, but "
                       "docs/ARCHITECTURE.md lets `high` include `mid`", run.stderr)

@@ -88,9 +88,14 @@ bool Inside(const Op& inner, const Op& outer) {
   return inner.start_ps >= outer.start_ps && inner.end_ps <= outer.end_ps;
 }
 
-// Runs `body` inside a kOperator capture and returns the host events.
+// What a kOperator capture around `body` returned, and the file it wrote.
+struct OperatorCapture {
+  ProfileResult result;
+  XSpace space;
+};
+
 template <typename Body>
-std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
+OperatorCapture CaptureOperators(Body body, const TorchOperatorOptions& torch_options = {}) {
   REQUIRE(EnableTorchOperators(torch_options).ok());
   testing::TempDir dir;
   ProfilerOptions options;
@@ -108,7 +113,13 @@ std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options 
     if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
   }
   REQUIRE(!xplane_path.empty());
-  return HostEvents(testing::ReadXSpace(xplane_path));
+  return {*std::move(result), testing::ReadXSpace(xplane_path)};
+}
+
+// Runs `body` inside a kOperator capture and returns the host events.
+template <typename Body>
+std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
+  return HostEvents(CaptureOperators(body, torch_options).space);
 }
 
 TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
@@ -251,31 +262,16 @@ void NestOperators(int depth) {
 }
 
 TEST_CASE("operators nested more than 256 deep are counted and reported") {
-  REQUIRE(EnableTorchOperators().ok());
-  testing::TempDir dir;
-  ProfilerOptions options;
-  options.logdir = dir.path();
-  options.port = 0;
-  options.profile_type = ProfileType::kOperator;
-  options.write_chrome_trace = false;
-  Profiler profiler(options);
-  REQUIRE(profiler.status().ok());
-  NestOperators(300);
-  auto result = profiler.Stop();
-  REQUIRE(result.ok());
-  CHECK(result->dropped_events == 44);
+  const OperatorCapture capture = CaptureOperators([] { NestOperators(300); });
+  CHECK(capture.result.dropped_events == 44);
   const std::string expected =
       "neuronprof: 44 libtorch operators were not recorded because they nested "
       "more than 256 deep on one thread";
-  CHECK(std::count(result->warnings.begin(), result->warnings.end(), expected) == 1);
-  std::string xplane_path;
-  for (const std::string& file : result->files) {
-    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
-  }
-  REQUIRE(!xplane_path.empty());
-  XSpace space = testing::ReadXSpace(xplane_path);
-  CHECK(std::count(space.warnings().begin(), space.warnings().end(), expected) == 1);
-  CHECK(Named(HostEvents(space), "nested_op").size() == 256);
+  const auto& warnings = capture.result.warnings;
+  CHECK(std::count(warnings.begin(), warnings.end(), expected) == 1);
+  const auto& in_file = capture.space.warnings();
+  CHECK(std::count(in_file.begin(), in_file.end(), expected) == 1);
+  CHECK(Named(HostEvents(capture.space), "nested_op").size() == 256);
 }
 
 // A remote capture (the gRPC server, as TensorBoard's Capture Profile uses
