@@ -1,12 +1,17 @@
-// Encoding of marker arguments inside a copied name. A record with
-// arguments stores: plain name, then for each argument
-//   kArgSeparator key kKindSeparator <kind char> value
-// Kind chars: 'i' int64, 'u' uint64, 'd' double, 's' string. Control
-// characters in keys and values are replaced, so the separators stay
-// unambiguous.
+// Encoding of marker arguments inside a copied name: the one writer
+// (EncodeMarker) and the one reader (PlainName, DecodeArgs) of the format.
+// A record with arguments stores its plain name, then for each argument
+//   kind byte ('i' int64, 'u' uint64, 'd' double, 's' string)
+//   key:   uint32 length, then the key's bytes
+//   value: 8 bytes for i/u/d (the value's bits), or for s a uint32 length,
+//          then the string's bytes
+// Integers are in the machine's byte order: records never leave the process
+// that wrote them. Binary, so numbers are not printed and parsed back, and
+// keys and values keep every byte (the XSpace builders repair UTF-8 later).
 #ifndef NEURONPROF_SRC_CORE_EVENT_ARGS_H_
 #define NEURONPROF_SRC_CORE_EVENT_ARGS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -19,9 +24,6 @@
 namespace neuronprof {
 namespace core {
 
-constexpr char kArgSeparator = '\x1e';
-constexpr char kKindSeparator = '\x1f';
-
 struct DecodedArg {
   std::string_view key;
   char kind = 's';  // 'i', 'u', 'd' or 's'
@@ -31,9 +33,24 @@ struct DecodedArg {
   std::string_view string_value;
 };
 
+// A marker's name and arguments, to be encoded into the arena.
+struct MarkerText {
+  std::string_view name;
+  const TraceArg* args;
+  size_t num_args;
+  const TraceArg* more_args;
+  size_t num_more_args;
+};
+
+// Encodes `marker` into `capacity` bytes at `begin` (which may be null when
+// `capacity` is 0). Returns the size of the whole encoding: it was written
+// only if that is <= capacity.
+size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker);
+
 // The plain name of a record (without arguments).
 NEURONPROF_API std::string_view PlainName(const internal::EventRecord& record);
-// Decodes the arguments of a record into `out` (cleared first).
+// Decodes the arguments of a record into `out` (cleared first). Stops at an
+// argument that is cut short (none is, unless the record was corrupted).
 NEURONPROF_API void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out);
 
 }  // namespace core

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -157,96 +156,6 @@ bool EnsureRecordSpace(RegisteredThread* slot, uint32_t state) {
   slot->cursor = block->records;
   slot->limit = block->records + EventBlock::kRecords;
   return true;
-}
-
-// Writes a marker's encoding (see event_args.h) into up to `capacity` bytes
-// at `begin`, and counts every byte, so that an encoding that does not fit
-// says how large it is. Argument keys and string values have their
-// separator characters replaced, so that the encoding stays unambiguous;
-// the plain name is never parsed and is written as is.
-class ArenaWriter {
- public:
-  ArenaWriter(char* begin, size_t capacity) : begin_(begin), capacity_(capacity) {}
-  void Put(char c) {
-    if (size_ < capacity_) begin_[size_] = c;
-    ++size_;
-  }
-  void PutRaw(std::string_view text) {
-    if (!text.empty() && size_ <= capacity_ && text.size() <= capacity_ - size_) {
-      std::memcpy(begin_ + size_, text.data(), text.size());
-    }
-    size_ += text.size();
-  }
-  void PutText(std::string_view text) {
-    const bool clean =
-        text.empty() ||
-        (std::memchr(text.data(), kArgSeparator, text.size()) == nullptr &&
-         std::memchr(text.data(), kKindSeparator, text.size()) == nullptr);
-    if (clean) {
-      PutRaw(text);
-      return;
-    }
-    for (char c : text) Put((c == kArgSeparator || c == kKindSeparator) ? '?' : c);
-  }
-  template <typename T>
-  void PutNumber(T value) {
-    char digits[32];
-    auto result = std::to_chars(digits, digits + sizeof(digits), value);
-    PutRaw(std::string_view(digits, static_cast<size_t>(result.ptr - digits)));
-  }
-  // Bytes the whole encoding takes; it was written only if <= capacity.
-  size_t size() const { return size_; }
-
- private:
-  char* begin_;
-  size_t capacity_;
-  size_t size_ = 0;
-};
-
-void EncodeArg(const TraceArg& arg, ArenaWriter* out) {
-  out->Put(kArgSeparator);
-  out->PutText(arg.key());
-  out->Put(kKindSeparator);
-  switch (arg.kind()) {
-    case TraceArg::Kind::kInt:
-      out->Put('i');
-      out->PutNumber(arg.int_value());
-      break;
-    case TraceArg::Kind::kUint:
-      out->Put('u');
-      out->PutNumber(static_cast<uint64_t>(arg.int_value()));
-      break;
-    case TraceArg::Kind::kDouble:
-      out->Put('d');
-      out->PutNumber(arg.double_value());
-      break;
-    case TraceArg::Kind::kString:
-      out->Put('s');
-      out->PutText(arg.string_value());
-      break;
-  }
-}
-
-// A marker's name and arguments, to be encoded into the arena.
-struct MarkerText {
-  std::string_view name;
-  const TraceArg* args;
-  size_t num_args;
-  const TraceArg* more_args;
-  size_t num_more_args;
-};
-
-// Encodes `marker` into `capacity` bytes at `begin` (which may be null when
-// `capacity` is 0). Returns the size of the whole encoding: it was written
-// only if that is <= capacity.
-size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
-  ArenaWriter out(begin, capacity);
-  out.PutRaw(marker.name);
-  for (size_t i = 0; i < marker.num_args; ++i) EncodeArg(marker.args[i], &out);
-  for (size_t i = 0; i < marker.num_more_args; ++i) {
-    EncodeArg(marker.more_args[i], &out);
-  }
-  return out.size();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -306,8 +307,9 @@ TEST_CASE("a marker too large for a block is counted on its own; nothing else is
   CHECK(wrong_after == 0);
   CHECK(capture.dropped == 0);
   CHECK(capture.too_large == 1);
-  // "big" + separator + "blob" + separator + kind + the value.
-  const uint64_t big_bytes = 3 + 1 + 4 + 1 + 1 + blob.size();
+  // "big", then kind 's', the key's length and bytes, the value's length
+  // and bytes (src/core/event_args.h).
+  const uint64_t big_bytes = 3 + 1 + 4 + 4 + 4 + blob.size();
   CHECK(capture.largest_too_large == big_bytes);
 
   tensorflow::profiler::XSpace space;
@@ -338,7 +340,7 @@ TEST_CASE("markers too large for a block take no buffer space") {
   for (int i = 0; i < 10; ++i) expected.push_back("kept_" + std::to_string(i));
   CHECK(Names(capture) == expected);
   CHECK(capture.too_large == 20);
-  CHECK(capture.largest_too_large == 3 + 1 + 4 + 1 + 1 + huge_name.size());
+  CHECK(capture.largest_too_large == 3 + 1 + 4 + 4 + 4 + huge_name.size());
   CHECK(capture.dropped == 0);
   CHECK(capture.pool->used_bytes() == 2 * core::kBlockBytes);
 }
@@ -359,13 +361,42 @@ TEST_CASE("a marker that fills a whole block is still recorded") {
   CHECK(capture.too_large == 0);
 }
 
-TEST_CASE("DecodeArgs skips malformed items and keeps the rest") {
-  // Encoded by hand: an item without a kind separator, one without a kind
-  // char, then a well-formed one.
-  const std::string encoded = std::string("n") + core::kArgSeparator + "k1" +
-                              core::kArgSeparator + "k2" + core::kKindSeparator +
-                              core::kArgSeparator + "k3" + core::kKindSeparator +
-                              "i7";
+TEST_CASE("arguments keep every byte of their keys and values, and exact numbers") {
+  // Separator-like and control bytes, NUL included: nothing is replaced.
+  const std::string key("k\x1e\x1f\0y", 5);
+  const std::string text("v\x1f\x1e\0\xff", 5);
+  const uint64_t big = 18446744073709551615u;
+  const double tiny = 4.9406564584124654e-324;  // Loses digits if printed short.
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  {
+    ScopedTrace trace("args", {{key, text}, {"i", int64_t{-9223372036854775807 - 1}},
+                               {"u", big}, {"d", tiny}});
+  }
+  RecordedCapture capture = Stop();
+  REQUIRE(capture.threads.size() == 1);
+  REQUIRE(capture.threads[0].events.size() == 1);
+  const internal::EventRecord& record = capture.threads[0].events[0];
+  CHECK(core::PlainName(record) == "args");
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(record, &args);
+  REQUIRE(args.size() == 4);
+  CHECK(args[0].key == key);
+  CHECK(args[0].kind == 's');
+  CHECK(args[0].string_value == text);
+  CHECK(args[1].int_value == std::numeric_limits<int64_t>::min());
+  CHECK(args[2].uint_value == big);
+  CHECK(args[3].double_value == tiny);
+}
+
+TEST_CASE("DecodeArgs stops at an argument cut short and keeps the ones before") {
+  const std::string key_length("\x02\0\0\0", 4);
+  const int64_t seven = 7;
+  std::string encoded = "n";
+  encoded += 'i';
+  encoded += key_length + "k1";
+  encoded.append(reinterpret_cast<const char*>(&seven), sizeof(seven));
+  encoded += 's';
+  encoded += key_length + "k2" + std::string("\x09\0\0\0", 4) + "short";  // 9 > 5
   internal::EventRecord record{};
   record.name = encoded.data();
   record.name_length = static_cast<uint32_t>(encoded.size());
@@ -374,7 +405,7 @@ TEST_CASE("DecodeArgs skips malformed items and keeps the rest") {
   std::vector<core::DecodedArg> args;
   core::DecodeArgs(record, &args);
   REQUIRE(args.size() == 1);
-  CHECK(args[0].key == "k3");
+  CHECK(args[0].key == "k1");
   CHECK(args[0].int_value == 7);
 }
 

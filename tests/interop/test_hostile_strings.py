@@ -36,12 +36,12 @@ BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
 WRITER = os.path.join(BUILD_DIR, "tests", "write_hostile_capture")
 
 BAD = b"\xff\xed\xa0\x80\xc0\xaf\xe2\x82"
-# No \x1e / \x1f: the recorder keeps those as its argument separators and
-# stores them as '?' (src/core/recorder.cc).
-NAME = b'layer "q" \\ \x01\x1b\t ' + BAD + b" end"
-TEXT = b"value " + BAD + b'\n"\\'
+# \x1e / \x1f too: argument keys and values are stored length-prefixed
+# (src/core/event_args.h), so no byte is special.
+NAME = b'layer "q" \\ \x01\x1b\x1e\x1f\t ' + BAD + b" end"
+TEXT = b"value \x1e\x1f " + BAD + b'\n"\\'
 THREAD = b"thread " + BAD
-KEY = b"key " + BAD
+KEY = b"key \x1f\x1e " + BAD
 
 
 def fixed(raw: bytes) -> str:
