@@ -39,28 +39,24 @@ class ArenaWriter {
   size_t size_ = 0;
 };
 
+char KindChar(TraceArg::Kind kind) {
+  switch (kind) {
+    case TraceArg::Kind::kInt: return 'i';
+    case TraceArg::Kind::kUint: return 'u';
+    case TraceArg::Kind::kDouble: return 'd';
+    case TraceArg::Kind::kString: break;
+  }
+  return 's';
+}
+
 void EncodeArg(const TraceArg& arg, ArenaWriter* out) {
+  out->PutKind(KindChar(arg.kind()));
+  out->PutText(arg.key());
   switch (arg.kind()) {
-    case TraceArg::Kind::kInt:
-      out->PutKind('i');
-      out->PutText(arg.key());
-      out->PutValue(arg.int_value());
-      break;
-    case TraceArg::Kind::kUint:
-      out->PutKind('u');
-      out->PutText(arg.key());
-      out->PutValue(static_cast<uint64_t>(arg.int_value()));
-      break;
-    case TraceArg::Kind::kDouble:
-      out->PutKind('d');
-      out->PutText(arg.key());
-      out->PutValue(arg.double_value());
-      break;
-    case TraceArg::Kind::kString:
-      out->PutKind('s');
-      out->PutText(arg.key());
-      out->PutText(arg.string_value());
-      break;
+    case TraceArg::Kind::kInt: out->PutValue(arg.int_value()); break;
+    case TraceArg::Kind::kUint: out->PutValue(static_cast<uint64_t>(arg.int_value())); break;
+    case TraceArg::Kind::kDouble: out->PutValue(arg.double_value()); break;
+    case TraceArg::Kind::kString: out->PutText(arg.string_value()); break;
   }
 }
 
