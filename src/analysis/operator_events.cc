@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
-#include "src/xplane/stat_lookup.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -18,33 +18,21 @@ namespace {
 
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
-using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
-using tensorflow::profiler::XStat;
 
 constexpr char kLayerPrefix[] = "layer:";
 constexpr size_t kLayerPrefixSize = sizeof(kLayerPrefix) - 1;
 
-using xplane::FindStat;
-using xplane::StatId;
-
-// True and *out set when the stat holds an integer.
-bool StatInt(const XStat* stat, int64_t* out) {
-  const std::optional<int64_t> value = xplane::IntValue(stat);
-  if (value) *out = *value;
-  return value.has_value();
-}
-
 // Stats the operator walk reads, resolved once per plane.
 struct OperatorStatIds {
-  explicit OperatorStatIds(const XPlane& plane)
-      : framework(StatId(plane, xplane::kOpFrameworkStat)),
-        root(StatId(plane, xplane::kRootLevelStat)),
-        direction(StatId(plane, xplane::kOpDirectionStat)),
-        seq(StatId(plane, xplane::kOpSequenceStat)),
-        dims(StatId(plane, xplane::kOpInputDimsStat)),
-        types(StatId(plane, xplane::kOpInputTypesStat)),
-        values(StatId(plane, xplane::kOpInputValuesStat)) {}
+  explicit OperatorStatIds(const xplane::PlaneVisitor& plane)
+      : framework(plane.StatId(xplane::kOpFrameworkStat)),
+        root(plane.StatId(xplane::kRootLevelStat)),
+        direction(plane.StatId(xplane::kOpDirectionStat)),
+        seq(plane.StatId(xplane::kOpSequenceStat)),
+        dims(plane.StatId(xplane::kOpInputDimsStat)),
+        types(plane.StatId(xplane::kOpInputTypesStat)),
+        values(plane.StatId(xplane::kOpInputValuesStat)) {}
   int64_t framework, root, direction, seq, dims, types, values;
 };
 
@@ -54,11 +42,6 @@ struct CachedCost {
   OpCost cost;
   std::string error;  // Non-empty when the input stats did not parse.
 };
-
-std::string EventName(const XPlane& plane, const XEvent& event) {
-  auto it = plane.event_metadata().find(event.metadata_id());
-  return it == plane.event_metadata().end() ? "" : it->second.name();
-}
 
 // One open event while walking a line.
 struct Open {
@@ -79,21 +62,6 @@ std::string_view CostSourceName(CostSource source) {
     case CostSource::kUnknown: break;
   }
   return "unknown";
-}
-
-bool EventStatText(const XPlane& plane, const XEvent& event, std::string_view name,
-                   std::string* out) {
-  const XStat* stat = FindStat(plane, event, StatId(plane, name));
-  if (!stat) return false;
-  std::string scratch;
-  const std::string_view text = xplane::TextValue(plane, *stat, &scratch);
-  out->assign(text.data(), text.size());
-  return true;
-}
-
-bool EventStatInt(const XPlane& plane, const XEvent& event, std::string_view name,
-                  int64_t* out) {
-  return StatInt(FindStat(plane, event, StatId(plane, name)), out);
 }
 
 std::vector<int> SortedEventIndices(const XLine& line) {
@@ -118,34 +86,31 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
   absl::flat_hash_map<std::string, CachedCost> costs;
   std::string cost_key;
   for (int p = 0; p < space.planes_size(); ++p) {
-    const XPlane& plane = space.planes(p);
-    if (!absl::StartsWith(plane.name(), "/host:")) continue;
+    if (!xplane::IsHostPlane(space.planes(p))) continue;
+    const xplane::PlaneVisitor plane(space.planes(p));
     const OperatorStatIds ids(plane);
     if (ids.framework < 0) continue;  // No operators on this plane.
-    size_t plane_events = 0;
-    for (const XLine& line : plane.lines()) plane_events += line.events_size();
-    ops.reserve(ops.size() + plane_events);
-    for (int l = 0; l < plane.lines_size(); ++l) {
-      const XLine& line = plane.lines(l);
-      const int64_t line_ps = LineStartPs(line.timestamp_ns());
+    ops.reserve(ops.size() + plane.NumEvents());
+    for (int l = 0; l < plane.NumLines(); ++l) {
+      const xplane::LineVisitor line = plane.Line(l);
+      const int64_t line_ps = LineStartPs(line.TimestampNs());
       const size_t first_op = ops.size();
       std::vector<Open> stack;
       const auto empty = std::make_shared<const std::string>();
-      for (int e : SortedEventIndices(line)) {
-        const XEvent& event = line.events(e);
-        const int64_t start = SaturatingAdd(line_ps, event.offset_ps());
-        const int64_t end = SaturatingAdd(start, event.duration_ps());
+      for (int e : SortedEventIndices(line.raw())) {
+        const xplane::EventVisitor event = line.Event(e);
+        const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
+        const int64_t end = SaturatingAdd(start, event.DurationPs());
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
-        if (FindStat(plane, event, ids.framework) == nullptr) {
-          int64_t root = 0;
-          const bool step = StatInt(FindStat(plane, event, ids.root), &root) && root != 0;
+        if (!event.Stat(ids.framework)) {
+          const bool step = event.IntStat(ids.root).value_or(0) != 0;
           Open open{end, -1, empty, empty};
           if (!stack.empty()) {
             open.scope = stack.back().scope;
             open.layer = stack.back().layer;
           }
           if (!step) {  // Steps are not scopes.
-            const std::string marker = EventName(plane, event);
+            const std::string marker(event.Name());
             open.scope = std::make_shared<const std::string>(
                 open.scope->empty() ? marker : absl::StrCat(*open.scope, "/", marker));
             if (absl::StartsWith(marker, kLayerPrefix)) {
@@ -161,16 +126,17 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         op.plane = p;
         op.line = l;
         op.event = e;
-        op.name = EventName(plane, event);
+        op.name = std::string(event.Name());
         op.start_ps = start;
-        op.duration_ps = event.duration_ps();
+        op.duration_ps = event.DurationPs();
         op.self_ps = op.duration_ps;
-        if (const XStat* direction = FindStat(plane, event, ids.direction)) {
+        if (const auto direction = event.Stat(ids.direction)) {
           std::string scratch;
-          const std::string_view text = xplane::TextValue(plane, *direction, &scratch);
-          op.direction.assign(text.data(), text.size());
+          op.direction = std::string(direction->TextValue(&scratch));
         }
-        op.has_seq = StatInt(FindStat(plane, event, ids.seq), &op.seq);
+        const std::optional<int64_t> seq = event.IntStat(ids.seq);
+        op.has_seq = seq.has_value();
+        op.seq = seq.value_or(op.seq);
         for (auto open = stack.rbegin(); open != stack.rend(); ++open) {
           if (open->op_index >= 0) {
             op.parent = open->op_index;  // the innermost enclosing op wins
@@ -188,15 +154,11 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         // numbers: no per-op copies of the input strings.
         std::string dims_scratch, types_scratch, values_scratch;
         std::string_view dims, types, values;
-        const XStat* dims_stat = FindStat(plane, event, ids.dims);
-        if (dims_stat != nullptr) {
-          dims = xplane::TextValue(plane, *dims_stat, &dims_scratch);
-          if (const XStat* stat = FindStat(plane, event, ids.types)) {
-            types = xplane::TextValue(plane, *stat, &types_scratch);
-          }
-          if (const XStat* stat = FindStat(plane, event, ids.values)) {
-            values = xplane::TextValue(plane, *stat, &values_scratch);
-          }
+        const std::optional<xplane::StatVisitor> dims_stat = event.Stat(ids.dims);
+        if (dims_stat) {
+          dims = dims_stat->TextValue(&dims_scratch);
+          if (const auto stat = event.Stat(ids.types)) types = stat->TextValue(&types_scratch);
+          if (const auto stat = event.Stat(ids.values)) values = stat->TextValue(&values_scratch);
         }
         const Direction direction =
             op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
@@ -212,7 +174,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (cached == costs.end()) {
           CachedCost entry;
           std::vector<OpInput> inputs;
-          if (dims_stat != nullptr) {
+          if (dims_stat) {
             auto parsed = ParseOpInputs(dims, types, values);
             if (parsed.ok()) {
               inputs = std::move(*parsed);

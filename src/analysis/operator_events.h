@@ -51,14 +51,6 @@ struct OperatorEvents {
   std::string first_input_error;
 };
 
-// Reads a stat of `event` (or of its metadata) as text; false when absent.
-bool EventStatText(const tensorflow::profiler::XPlane& plane,
-                   const tensorflow::profiler::XEvent& event, std::string_view name,
-                   std::string* out);
-// Reads an integer stat (int64 or uint64); false when absent.
-bool EventStatInt(const tensorflow::profiler::XPlane& plane,
-                  const tensorflow::profiler::XEvent& event, std::string_view name,
-                  int64_t* out);
 // Events of one line in nesting order (start, then longer first).
 std::vector<int> SortedEventIndices(const tensorflow::profiler::XLine& line);
 

@@ -4,17 +4,15 @@
 #include <array>
 #include <cstdlib>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
 namespace {
 
-using tensorflow::profiler::XEvent;
-using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 
@@ -53,15 +51,16 @@ std::array<int64_t, N> Sweep(const std::vector<Interval>& intervals, int64_t beg
 
 enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
 
-std::string DeviceKind(const XPlane& plane, const XEvent& event) {
-  std::string kind;
-  if (EventStatText(plane, event, xplane::kDeviceEventKindStat, &kind) && !kind.empty()) {
-    return kind;
+// What a device event is: its kind stat, else the details stat it carries.
+std::string DeviceKind(const xplane::PlaneVisitor& plane, const xplane::EventVisitor& event) {
+  if (const auto kind = event.Stat(plane.StatId(xplane::kDeviceEventKindStat))) {
+    std::string scratch;
+    const std::string_view text = kind->TextValue(&scratch);
+    if (!text.empty()) return std::string(text);
   }
-  std::string ignored;
-  if (EventStatText(plane, event, xplane::kKernelDetailsStat, &ignored)) return "kernel";
-  if (EventStatText(plane, event, xplane::kMemcpyDetailsStat, &ignored)) return "memcpy";
-  if (EventStatText(plane, event, xplane::kMemsetDetailsStat, &ignored)) return "memset";
+  if (event.Stat(plane.StatId(xplane::kKernelDetailsStat))) return "kernel";
+  if (event.Stat(plane.StatId(xplane::kMemcpyDetailsStat))) return "memcpy";
+  if (event.Stat(plane.StatId(xplane::kMemsetDetailsStat))) return "memset";
   return "other";
 }
 
@@ -71,16 +70,16 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
   // Device activity, per kind, over the whole space.
   std::map<std::string, std::vector<Interval>> device_by_kind;
   bool has_device = false;
-  for (const XPlane& plane : space.planes()) {
-    if (!absl::StartsWith(plane.name(), xplane::kDevicePlanePrefix)) continue;
+  for (const XPlane& raw : space.planes()) {
+    if (!xplane::IsDevicePlane(raw)) continue;
     has_device = true;
-    for (const XLine& line : plane.lines()) {
-      for (const XEvent& event : line.events()) {
-        const int64_t start = SaturatingAdd(LineStartPs(line.timestamp_ns()), event.offset_ps());
-        device_by_kind[DeviceKind(plane, event)].push_back(
-            {start, SaturatingAdd(start, event.duration_ps()), 0});
-      }
-    }
+    const xplane::PlaneVisitor plane(raw);
+    plane.ForEachEvent([&](const xplane::EventVisitor& event) {
+      const int64_t start =
+          SaturatingAdd(LineStartPs(event.line().timestamp_ns()), event.OffsetPs());
+      device_by_kind[DeviceKind(plane, event)].push_back(
+          {start, SaturatingAdd(start, event.DurationPs()), 0});
+    });
   }
   std::vector<Interval> device_all;
   for (const auto& [kind, intervals] : device_by_kind) {
@@ -89,8 +88,11 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
 
   std::vector<StepBreakdown> steps;
   for (int p = 0; p < space.planes_size(); ++p) {
-    const XPlane& plane = space.planes(p);
-    if (!absl::StartsWith(plane.name(), "/host:")) continue;
+    if (!xplane::IsHostPlane(space.planes(p))) continue;
+    const xplane::PlaneVisitor plane(space.planes(p));
+    const int64_t root_id = plane.StatId(xplane::kRootLevelStat);
+    const int64_t framework_id = plane.StatId(xplane::kOpFrameworkStat);
+    const int64_t step_num_id = plane.StatId(xplane::kStepNumStat);
     // Operators of this plane by category.
     std::vector<Interval> op_intervals;
     int64_t longest_op = 0;
@@ -104,26 +106,21 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     }
     std::sort(op_intervals.begin(), op_intervals.end(),
               [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    for (const XLine& line : plane.lines()) {
-      const int64_t line_ps = LineStartPs(line.timestamp_ns());
-      const std::vector<int> order = SortedEventIndices(line);
+    for (int l = 0; l < plane.NumLines(); ++l) {
+      const xplane::LineVisitor line = plane.Line(l);
+      const int64_t line_ps = LineStartPs(line.TimestampNs());
+      const std::vector<int> order = SortedEventIndices(line.raw());
       for (size_t i = 0; i < order.size(); ++i) {
-        const XEvent& step_event = line.events(order[i]);
-        int64_t root = 0;
-        std::string framework;
-        if (!EventStatInt(plane, step_event, xplane::kRootLevelStat, &root) || root == 0 ||
-            EventStatText(plane, step_event, xplane::kOpFrameworkStat, &framework)) {
+        const xplane::EventVisitor step_event = line.Event(order[i]);
+        if (step_event.IntStat(root_id).value_or(0) == 0 || step_event.Stat(framework_id)) {
           continue;
         }
         StepBreakdown step;
-        auto meta = plane.event_metadata().find(step_event.metadata_id());
-        const std::string name = meta == plane.event_metadata().end() ? "" : meta->second.name();
-        int64_t step_num = 0;
-        step.name = EventStatInt(plane, step_event, xplane::kStepNumStat, &step_num)
-                        ? absl::StrCat(name, " ", step_num)
-                        : name;
-        step.start_ps = SaturatingAdd(line_ps, step_event.offset_ps());
-        step.duration_ps = step_event.duration_ps();
+        const std::string name(step_event.Name());
+        const std::optional<int64_t> step_num = step_event.IntStat(step_num_id);
+        step.name = step_num ? absl::StrCat(name, " ", *step_num) : name;
+        step.start_ps = SaturatingAdd(line_ps, step_event.OffsetPs());
+        step.duration_ps = step_event.DurationPs();
         const int64_t end = SaturatingAdd(step.start_ps, step.duration_ps);
         // Markers nested in the step on its own line (the sorted order puts
         // them right after it).
@@ -136,11 +133,11 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
           intervals.push_back(*it);
         }
         for (size_t j = i + 1; j < order.size(); ++j) {
-          const XEvent& inner = line.events(order[j]);
-          const int64_t s = SaturatingAdd(line_ps, inner.offset_ps());
+          const xplane::EventVisitor inner = line.Event(order[j]);
+          const int64_t s = SaturatingAdd(line_ps, inner.OffsetPs());
           if (s >= end) break;
-          if (EventStatText(plane, inner, xplane::kOpFrameworkStat, &framework)) continue;
-          intervals.push_back({s, SaturatingAdd(s, inner.duration_ps()), kMarker});
+          if (inner.Stat(framework_id)) continue;
+          intervals.push_back({s, SaturatingAdd(s, inner.DurationPs()), kMarker});
         }
         const auto covered = Sweep<kCategories>(intervals, step.start_ps, end);
         step.backward_ps = covered[kBackward];

@@ -7,6 +7,7 @@
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/summary_report.h"
+#include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
 
 namespace neuronprof {
@@ -257,15 +258,16 @@ TEST_CASE("annotation adds scope, layer, tf_op and self costs, and twice changes
   AnnotateOperatorEvents(&space);
   CHECK(space.SerializeAsString() == once);
 
-  const auto& plane = space.planes(0);
+  const xplane::PlaneVisitor plane(space.planes(0));
   const OperatorEvents events = CollectOperatorEvents(space);
   auto text = [&](const OperatorEvent& op, const char* stat) {
-    std::string value;
-    EventStatText(plane, plane.lines(op.line).events(op.event), stat, &value);
-    return value;
+    const auto value = plane.Line(op.line).Event(op.event).StrStat(plane.StatId(stat));
+    return std::string(value.value_or("<absent>"));
   };
   auto has_int = [&](const OperatorEvent& op, const char* stat, int64_t* value) {
-    return EventStatInt(plane, plane.lines(op.line).events(op.event), stat, value);
+    const auto found = plane.Line(op.line).Event(op.event).IntStat(plane.StatId(stat));
+    if (found) *value = *found;
+    return found.has_value();
   };
   const OperatorEvent& addmm = Find(events, "aten::addmm");
   CHECK(text(addmm, xplane::kTfOpStat) == "MLP/layer_fc1/aten__addmm:aten__addmm");
