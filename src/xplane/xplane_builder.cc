@@ -2,6 +2,7 @@
 
 #include "src/xplane/names.h"
 #include "src/xplane/stat_lookup.h"
+#include "src/xplane/xplane_visitor.h"
 #include "src/xplane/utf8.h"
 
 namespace neuronprof {
@@ -30,7 +31,8 @@ namespace {
 int64_t TaskEnvironmentTime(const XSpace& space, std::string_view stat_name) {
   const XPlane* plane = FindPlane(space, kTaskEnvironmentPlaneName);
   if (plane == nullptr) return 0;
-  return IntValue(FindPlaneStat(*plane, stat_name)).value_or(0);
+  const auto stat = PlaneVisitor(*plane).PlaneStat(stat_name);
+  return stat ? stat->IntValue().value_or(0) : 0;
 }
 }  // namespace
 

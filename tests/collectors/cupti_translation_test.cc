@@ -11,7 +11,6 @@
 #include <cupti_runtime_cbid.h>
 
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +28,7 @@
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/names.h"
 #include "tests/test_util.h"
+#include "tests/xplane_read.h"
 
 namespace neuronprof {
 namespace cupti {
@@ -448,31 +448,9 @@ TEST_CASE("Start with an NVIDIA driver enables CUPTI and Stop disables it", "[.g
   CHECK(sink.clock_syncs.size() == 2);
 }
 
-// A stat of `event` (or of the plane when event is null), as text.
-std::string StatText(const tensorflow::profiler::XPlane& plane,
-                     const google::protobuf::RepeatedPtrField<
-                         tensorflow::profiler::XStat>& stats,
-                     const std::string& name) {
-  for (const auto& stat : stats) {
-    if (plane.stat_metadata().at(stat.metadata_id()).name() != name) continue;
-    switch (stat.value_case()) {
-      case tensorflow::profiler::XStat::kStrValue: return stat.str_value();
-      case tensorflow::profiler::XStat::kRefValue:
-        return plane.stat_metadata().at(stat.ref_value()).name();
-      case tensorflow::profiler::XStat::kInt64Value:
-        return std::to_string(stat.int64_value());
-      case tensorflow::profiler::XStat::kUint64Value:
-        return std::to_string(stat.uint64_value());
-      case tensorflow::profiler::XStat::kDoubleValue: {
-        std::ostringstream text;
-        text << stat.double_value();
-        return text.str();
-      }
-      default: return "?";
-    }
-  }
-  return "<missing>";
-}
+using testing::EventName;
+using testing::PlaneStatText;
+using testing::StatText;
 
 TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   // Window [start, start + 1 s]; CUPTI's clock runs 5 us ahead of the host.
@@ -519,13 +497,13 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
 
   const auto* gpu = xplane::FindPlane(space, "/device:GPU:0");
   REQUIRE(gpu != nullptr);
-  CHECK(StatText(*gpu, gpu->stats(), "gpu_device_name") == "NVIDIA H100 80GB HBM3");
-  CHECK(StatText(*gpu, gpu->stats(), "core_count") == "132");
-  CHECK(StatText(*gpu, gpu->stats(), "compute_cap_major") == "9");
-  CHECK(StatText(*gpu, gpu->stats(), "compute_cap_minor") == "0");
-  CHECK(StatText(*gpu, gpu->stats(), "memory_bandwidth") ==
+  CHECK(PlaneStatText(*gpu, "gpu_device_name") == "NVIDIA H100 80GB HBM3");
+  CHECK(PlaneStatText(*gpu, "core_count") == "132");
+  CHECK(PlaneStatText(*gpu, "compute_cap_major") == "9");
+  CHECK(PlaneStatText(*gpu, "compute_cap_minor") == "0");
+  CHECK(PlaneStatText(*gpu, "memory_bandwidth") ==
         std::to_string(int64_t{2} * 2619000 * 1000 * 5120 / 8));
-  CHECK(StatText(*gpu, gpu->stats(), "device_vendor") == "Nvidia");
+  CHECK(PlaneStatText(*gpu, "device_vendor") == "Nvidia");
   REQUIRE(gpu->lines_size() == 1);
   const auto& line = gpu->lines(0);
   CHECK(line.id() == 7);
@@ -534,20 +512,20 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   // Sorted by start; times on the host clock, relative to the window.
   const auto& memcpy_event = line.events(0);
   const auto& kernel_event = line.events(1);
-  CHECK(gpu->event_metadata().at(memcpy_event.metadata_id()).name() == "MemcpyHtoD");
+  CHECK(EventName(*gpu, memcpy_event) == "MemcpyHtoD");
   CHECK(line.timestamp_ns() + memcpy_event.offset_ps() / 1000 == 200);
-  CHECK(StatText(*gpu, memcpy_event.stats(), "memcpy_details") ==
+  CHECK(StatText(*gpu, memcpy_event, "memcpy_details") ==
         "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:0 async:0");
-  CHECK(StatText(*gpu, memcpy_event.stats(), "bytes") == "4096");
-  CHECK(gpu->event_metadata().at(kernel_event.metadata_id()).name() ==
+  CHECK(StatText(*gpu, memcpy_event, "bytes") == "4096");
+  CHECK(EventName(*gpu, kernel_event) ==
         "vecAdd(float const*, float const*, float*, int)");
   CHECK(line.timestamp_ns() + kernel_event.offset_ps() / 1000 == 1000);
   CHECK(kernel_event.duration_ps() == 2'500'000);
-  CHECK(StatText(*gpu, kernel_event.stats(), "kernel_details") ==
+  CHECK(StatText(*gpu, kernel_event, "kernel_details") ==
         "regs:32 static_shared:0 dynamic_shared:1024 grid:264,1,1 "
         "block:256,1,1 occ_pct:100");
-  CHECK(StatText(*gpu, kernel_event.stats(), "correlation_id") == "42");
-  CHECK(StatText(*gpu, kernel_event.stats(), "theoretical_occupancy_pct") == "100");
+  CHECK(StatText(*gpu, kernel_event, "correlation_id") == "42");
+  CHECK(StatText(*gpu, kernel_event, "theoretical_occupancy_pct") == "100");
 
   // The launch is on thread 4321's line of the GPU runtime plane, with the
   // kernel's correlation id.
@@ -561,9 +539,9 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   REQUIRE(thread != nullptr);
   REQUIRE(thread->events_size() == 1);
   const auto& call = thread->events(0);
-  CHECK(host->event_metadata().at(call.metadata_id()).name() == "cudaLaunchKernel");
+  CHECK(EventName(*host, call) == "cudaLaunchKernel");
   CHECK(thread->timestamp_ns() + call.offset_ps() / 1000 == 500);
-  CHECK(StatText(*host, call.stats(), "correlation_id") == "42");
+  CHECK(StatText(*host, call, "correlation_id") == "42");
 }
 
 TEST_CASE("EnableCuptiCollector registers once and keeps its first options") {
@@ -615,11 +593,10 @@ TEST_CASE("a capture with the CUPTI collector keeps its host plane without a GPU
   REQUIRE_FALSE(xplane_path.empty());
   const tensorflow::profiler::XSpace space = testing::ReadXSpace(xplane_path);
   bool host_marker = false;
-  for (const auto& plane : space.planes()) {
-    if (plane.name() != xplane::kHostPlaneName) continue;
-    for (const auto& [id, metadata] : plane.event_metadata()) {
-      host_marker |= metadata.name() == "train_step";
-    }
+  if (const auto* host = xplane::FindPlane(space, xplane::kHostPlaneName)) {
+    xplane::PlaneVisitor(*host).ForEachEvent([&](const xplane::EventVisitor& event) {
+      host_marker |= event.Name() == "train_step";
+    });
   }
   CHECK(host_marker);
   std::string errors;

@@ -23,6 +23,7 @@
 #include "src/xplane/plain_name.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/test_util.h"
+#include "tests/xplane_read.h"
 
 namespace neuronprof {
 namespace {
@@ -185,30 +186,10 @@ class Registration {
   absl::Status status_;
 };
 
-std::string StatName(const XPlane& plane, const XStat& stat) {
-  auto it = plane.stat_metadata().find(stat.metadata_id());
-  return it == plane.stat_metadata().end() ? "" : it->second.name();
-}
-
-const XStat* FindStat(const XPlane& plane, const google::protobuf::RepeatedPtrField<XStat>& stats,
-                      const std::string& name) {
-  for (const XStat& stat : stats) {
-    if (StatName(plane, stat) == name) return &stat;
-  }
-  return nullptr;
-}
-
-std::string EventName(const XPlane& plane, const XEvent& event) {
-  auto it = plane.event_metadata().find(event.metadata_id());
-  return it == plane.event_metadata().end() ? "" : it->second.name();
-}
-
-const XLine* FindLine(const XPlane& plane, int64_t id) {
-  for (const XLine& line : plane.lines()) {
-    if (line.id() == id) return &line;
-  }
-  return nullptr;
-}
+using testing::EventName;
+using testing::FindLine;
+using testing::FindPlaneStat;
+using testing::FindStat;
 
 int64_t EventStartEpochNs(const XSpace& space, const XLine& line, const XEvent& event) {
   return xplane::ProfileStartEpochNs(space) + line.timestamp_ns() + event.offset_ps() / 1000;
@@ -259,14 +240,14 @@ TEST_CASE("device activity becomes planes per device and lines per queue") {
   CHECK(npu0->id() != npu1->id());  // Separate processes in xprof.
 
   // Plane stats: the device's properties, id and type.
-  const XStat* name = FindStat(*npu0, npu0->stats(), "name");
+  const XStat* name = FindPlaneStat(*npu0, "name");
   REQUIRE(name != nullptr);
   CHECK(name->str_value() == "FakeNPU v1");
-  const XStat* memory = FindStat(*npu0, npu0->stats(), "memory_bytes");
+  const XStat* memory = FindPlaneStat(*npu0, "memory_bytes");
   REQUIRE(memory != nullptr);
   CHECK(memory->int64_value() == (int64_t{16} << 30));
-  CHECK(FindStat(*npu1, npu1->stats(), xplane::kDeviceIdStat)->int64_value() == 1);
-  CHECK(FindStat(*npu1, npu1->stats(), xplane::kDeviceTypeStat)->str_value() == "NPU");
+  CHECK(FindPlaneStat(*npu1, xplane::kDeviceIdStat)->int64_value() == 1);
+  CHECK(FindPlaneStat(*npu1, xplane::kDeviceTypeStat)->str_value() == "NPU");
 
   // Lines: one per queue, named like TSL's GPU streams.
   REQUIRE(npu0->lines_size() == 2);
@@ -286,23 +267,23 @@ TEST_CASE("device activity becomes planes per device and lines per queue") {
   // Event stats.
   const XEvent& kernel = queue1->events(0);
   CHECK(EventName(*npu0, kernel) == "matmul");
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kDeviceIdStat)->int64_value() == 0);
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kStreamIdStat)->int64_value() == 1);
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kCorrelationIdStat)->uint64_value() == 100);
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kKernelDetailsStat)->str_value() ==
+  CHECK(FindStat(*npu0, kernel, xplane::kDeviceIdStat)->int64_value() == 0);
+  CHECK(FindStat(*npu0, kernel, xplane::kStreamIdStat)->int64_value() == 1);
+  CHECK(FindStat(*npu0, kernel, xplane::kCorrelationIdStat)->uint64_value() == 100);
+  CHECK(FindStat(*npu0, kernel, xplane::kKernelDetailsStat)->str_value() ==
         "grid:4,1,1 block:128,1,1");
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kFlopsStat)->int64_value() == 2048);
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kTfOpStat)->str_value() ==
+  CHECK(FindStat(*npu0, kernel, xplane::kFlopsStat)->int64_value() == 2048);
+  CHECK(FindStat(*npu0, kernel, xplane::kTfOpStat)->str_value() ==
         "MLP/fc1/addmm:Addmm");
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kDeviceEventKindStat)->str_value() == "kernel");
-  CHECK(FindStat(*npu0, kernel.stats(), "engine")->str_value() == "tensor");
-  CHECK(FindStat(*npu0, kernel.stats(), "tiles")->int64_value() == 12);
-  CHECK(FindStat(*npu0, kernel.stats(), xplane::kBytesStat) == nullptr);
+  CHECK(FindStat(*npu0, kernel, xplane::kDeviceEventKindStat)->str_value() == "kernel");
+  CHECK(FindStat(*npu0, kernel, "engine")->str_value() == "tensor");
+  CHECK(FindStat(*npu0, kernel, "tiles")->int64_value() == 12);
+  CHECK(FindStat(*npu0, kernel, xplane::kBytesStat) == nullptr);
   const XEvent& copy = queue2->events(0);
-  CHECK(FindStat(*npu0, copy.stats(), xplane::kMemcpyDetailsStat)->str_value() == "kind:HtoD");
-  CHECK(FindStat(*npu0, copy.stats(), xplane::kBytesStat)->int64_value() == 4096);
-  CHECK(FindStat(*npu0, copy.stats(), xplane::kDeviceEventKindStat)->str_value() == "memcpy");
-  CHECK(FindStat(*npu1, queue5->events(1).stats(), xplane::kMemsetDetailsStat) != nullptr);
+  CHECK(FindStat(*npu0, copy, xplane::kMemcpyDetailsStat)->str_value() == "kind:HtoD");
+  CHECK(FindStat(*npu0, copy, xplane::kBytesStat)->int64_value() == 4096);
+  CHECK(FindStat(*npu0, copy, xplane::kDeviceEventKindStat)->str_value() == "memcpy");
+  CHECK(FindStat(*npu1, queue5->events(1), xplane::kMemsetDetailsStat) != nullptr);
 
   // Counted: 4 device events + 4 runtime calls; 2 out of the window + 3 lost.
   CHECK(result.stats.dropped == 5);
@@ -389,7 +370,7 @@ TEST_CASE("runtime calls get a runtime plane, one line per calling thread") {
     CHECK(EventName(*runtime, event) == "npuLaunchKernel");
     CHECK(event.offset_ps() >= previous);
     previous = event.offset_ps();
-    const XStat* id = FindStat(*runtime, event.stats(), xplane::kCorrelationIdStat);
+    const XStat* id = FindStat(*runtime, event, xplane::kCorrelationIdStat);
     REQUIRE(id != nullptr);
     call_starts[id->uint64_value()] = EventStartEpochNs(space, line, event);
   }

@@ -73,6 +73,8 @@ TEST_CASE("visitor: stats by id, the event's own winning over its metadata's") {
   CHECK(op.StrStat(plane.StatId("kind")) == "matmul");  // From the metadata.
   CHECK_FALSE(op.IntStat(plane.StatId("big")));         // Never wrapped negative.
   CHECK_FALSE(op.Stat(plane.StatId("absent")));
+  CHECK(op.StatNamed("scope")->StrValue() == "MLP/fc1");
+  CHECK_FALSE(op.StatNamed("absent"));
   CHECK(plane.StatId("absent") == -1);
   std::vector<std::string> names;
   op.ForEachStat([&](const xplane::StatVisitor& stat) { names.emplace_back(stat.Name()); });

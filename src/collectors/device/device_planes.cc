@@ -11,6 +11,7 @@
 #include "src/collectors/device/clock_fit.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace collectors {
@@ -182,9 +183,9 @@ void AddRuntimeCalls(
     });
     std::string name;
     if (host != nullptr) {
-      for (const XLine& line : host->lines()) {
-        if (line.id() == thread_id) name = line.name();
-      }
+      xplane::PlaneVisitor(*host).ForEachLine([&](const xplane::LineVisitor& line) {
+        if (line.Id() == thread_id) name = std::string(line.Name());
+      });
     }
     if (name.empty()) name = ThreadName(thread_id);
     const int64_t line_start = calls.front().start_ns;
