@@ -175,7 +175,9 @@ class ProgressPrinter {
         if (host.attempt > 1) absl::StrAppend(&stage, " (attempt ", host.attempt, ")");
       } else if (host.state == neuronprof::HostCaptureState::kReceiving &&
                  host.response_bytes > 0) {
-        stage = absl::StrFormat("receiving %.1f MB", host.response_bytes / 1e6);
+        stage = host.response_bytes >= 1000000
+                    ? absl::StrFormat("receiving %.1f MB", host.response_bytes / 1e6)
+                    : absl::StrFormat("receiving %.0f kB", host.response_bytes / 1e3);
       }
       if (!line.empty()) line += ", ";
       if (progress.hosts.size() > 1) absl::StrAppend(&line, host.address, ": ");

@@ -438,6 +438,10 @@ void CaptureHost(Run& run, size_t index) {
           response_begins = Clock::now();
           timings.server_collect_ms = collect_ms;
         }
+        // Reported even when this comes before Wait's wake-up at window_end.
+        if (Clock::now() >= window_end) {
+          SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
+        }
         SetStage(run, job, HostCaptureState::kReceiving);
       });
       stub.PrepareUnaryCall(&context, kProfileMethod, grpc::StubOptions(), &request_buffer,
