@@ -324,7 +324,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - window_over)
                            .count()));
-    // One more walk over the messages (~1 % of the serialization).
+    // One more walk over the messages: ~13 ms per 1M events.
     context->AddInitialMetadata(kResponseBytesHeader,
                                 std::to_string(response->ByteSizeLong()));
     return grpc::Status::OK;
