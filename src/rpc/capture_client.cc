@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -206,8 +207,8 @@ CaptureProgress Snapshot(const Run& run) {
   return progress;
 }
 
-// Moves `job` to `state` (unless it is past `only_from` when given) and
-// queues a report of it.
+// Moves `job` to `state` (with `only_from`: only if it is in that stage)
+// and queues a report of it.
 void SetStage(Run& run, HostJob& job, HostCaptureState state,
               std::optional<HostCaptureState> only_from = std::nullopt) {
   {
