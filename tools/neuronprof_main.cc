@@ -162,34 +162,33 @@ class ProgressPrinter {
       }
       return;
     }
-    int capturing = 0, connecting = 0, attempt = 0;
-    int64_t window_ms = 0;
+    // Each host's stage: what the capture is waiting for. A change of
+    // stage is printed at once, figures once a second.
+    std::string line, stage_names;
     for (const auto& host : progress.hosts) {
-      if (host.state == neuronprof::HostCaptureState::kCapturing) {
-        ++capturing;
-        window_ms = std::max(window_ms, host.window_elapsed_ms);
-        attempt = std::max(attempt, host.attempt);
-      } else if (host.state == neuronprof::HostCaptureState::kConnecting) {
-        ++connecting;
+      std::string stage = neuronprof::HostCaptureStateName(host.state);
+      absl::StrAppend(&stage_names, stage, ";");
+      if (host.state == neuronprof::HostCaptureState::kWindow) {
+        stage = absl::StrFormat("window %.1f s / %.1f s",
+                                std::min(host.window_elapsed_ms, progress.duration_ms) / 1000.0,
+                                progress.duration_ms / 1000.0);
+        if (host.attempt > 1) absl::StrAppend(&stage, " (attempt ", host.attempt, ")");
+      } else if (host.state == neuronprof::HostCaptureState::kReceiving &&
+                 host.response_bytes > 0) {
+        stage = host.response_bytes >= 1000000
+                    ? absl::StrFormat("receiving %.1f MB", host.response_bytes / 1e6)
+                    : absl::StrFormat("receiving %.0f kB", host.response_bytes / 1e3);
       }
-    }
-    std::string line;
-    if (capturing > 0) {
-      line = absl::StrFormat("capturing %d host%s: %.1f s / %.1f s", capturing,
-                             capturing == 1 ? "" : "s",
-                             std::min(window_ms, progress.duration_ms) / 1000.0,
-                             progress.duration_ms / 1000.0);
-      if (attempt > 1) absl::StrAppend(&line, " (attempt ", attempt, ")");
-    } else if (connecting > 0) {
-      line = absl::StrFormat("connecting to %d host%s", connecting, connecting == 1 ? "" : "s");
-    } else {
-      return;
+      if (!line.empty()) line += ", ";
+      if (progress.hosts.size() > 1) absl::StrAppend(&line, host.address, ": ");
+      line += stage;
     }
     if (tty_) {
       std::fprintf(stderr, "\r%s\033[K", line.c_str());
       open_line_ = true;
-    } else if (progress.elapsed_ms / 1000 != last_second_) {
+    } else if (progress.elapsed_ms / 1000 != last_second_ || stage_names != last_stages_) {
       last_second_ = progress.elapsed_ms / 1000;
+      last_stages_ = stage_names;
       std::fprintf(stderr, "%s\n", line.c_str());
     }
     std::fflush(stderr);
@@ -204,6 +203,7 @@ class ProgressPrinter {
   const bool tty_;
   bool open_line_ = false;
   int64_t last_second_ = -1;
+  std::string last_stages_;
 };
 
 // Parses "--name value" and "--name=value" into `values`.

@@ -28,6 +28,24 @@
 
 namespace neuronprof {
 
+// Where one host's time went in its last capture window, in milliseconds
+// (steady clock of the capturing process); for progress and tuning.
+struct HostCaptureTimings {
+  int64_t window_ms = 0;  // The window: request sent until duration_ms passed.
+  // Window over until the response began to arrive: the server stopping
+  // its collectors, building and serializing the profile.
+  int64_t server_ms = 0;
+  // Of server_ms, what a neuronprof server reports for stopping and
+  // collecting (0 from other servers); the rest is gRPC serializing it.
+  int64_t server_collect_ms = 0;
+  int64_t receive_ms = 0;  // First to last byte of the response.
+  // Response received until <host>.xplane.pb was written, and until every
+  // file of the host was.
+  int64_t xplane_written_ms = 0;
+  int64_t write_ms = 0;
+  int64_t response_bytes = 0;  // Size of the Profile response.
+};
+
 // What one host's capture produced.
 struct HostCaptureResult {
   std::string address;  // "host:port", as given (without a gRPC URL scheme)
@@ -42,6 +60,7 @@ struct HostCaptureResult {
   std::vector<std::string> empty_reasons;
   // Warnings the server stored in the profile (e.g. dropped events).
   std::vector<std::string> warnings;
+  HostCaptureTimings timings;
 };
 
 struct NEURONPROF_API CaptureResult {
@@ -51,14 +70,32 @@ struct NEURONPROF_API CaptureResult {
   bool all_ok() const;
 };
 
-// Where one host stands, for progress reports.
-enum class HostCaptureState { kConnecting, kCapturing, kSucceeded, kFailed };
+// The stage one host is in, for progress reports; a host goes through them
+// in this order (again from kWindow for each retried empty window) and ends
+// in kSucceeded or kFailed.
+enum class HostCaptureState {
+  kConnecting,
+  kWindow,            // The capture window runs (window_elapsed_ms).
+  kServerCollecting,  // The window is over; the server builds its response.
+  kReceiving,         // The response is arriving (response_bytes when known).
+  kWriting,           // The host's files are being written.
+  kSucceeded,
+  kFailed,
+};
+
+// The stage's name as progress shows it: "connecting", "window", "server
+// collecting", "receiving", "writing", "done" or "failed".
+NEURONPROF_API const char* HostCaptureStateName(HostCaptureState state);
 
 struct HostProgress {
   std::string address;
   HostCaptureState state = HostCaptureState::kConnecting;
   int attempt = 0;                // 1-based window number; 0 before the first.
-  int64_t window_elapsed_ms = 0;  // Time into the current window.
+  int64_t window_elapsed_ms = 0;  // Time into the current window (kWindow).
+  // In kReceiving: the response's size as its server announced it
+  // (neuronprof servers do; 0 when unknown). gRPC does not tell a unary
+  // call's bytes in flight.
+  int64_t response_bytes = 0;
 };
 
 struct CaptureProgress {
@@ -101,8 +138,9 @@ struct CaptureOptions {
   // A host whose connection is not up within this time fails with
   // "cannot connect to ADDR"; a refused connection fails at once.
   int64_t connect_timeout_ms = 10000;
-  // Optional. Called from the calling thread about every 250 ms while the
-  // windows run, and once per host when it finishes.
+  // Optional. Called from the calling thread about every 250 ms until every
+  // host is done, at once when a host changes stage, and once per host when
+  // it finishes.
   std::function<void(const CaptureProgress&)> on_progress;
 };
 

@@ -99,16 +99,11 @@ int UniqueFd::Release() {
   return fd;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view data) {
-  const std::string dir_path = DirectoryOf(path);
-  auto dir = OpenDirectory(dir_path);
-  if (!dir.ok()) return dir.status();
-  return WriteFileAtomicallyAt(dir->get(), dir_path, path.substr(path.rfind('/') + 1),
-                               data);
-}
+namespace {
 
-absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
-                                   const std::string& name, std::string_view data) {
+absl::Status WritePiecesAtomicallyAt(int dir, const std::string& dir_path,
+                                     const std::string& name,
+                                     const std::vector<std::string_view>& pieces) {
   static std::atomic<uint64_t> counter{0};
   const std::string path = JoinPath(dir_path, name);
   // Short and fixed-length, so a target name near NAME_MAX still works.
@@ -117,7 +112,10 @@ absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
   const int fd = openat(dir, temp.c_str(),
                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot create a file next to", path, errno);
-  absl::Status status = WriteAll(fd, data, path);
+  absl::Status status;
+  for (size_t i = 0; status.ok() && i < pieces.size(); ++i) {
+    status = WriteAll(fd, pieces[i], path);
+  }
   if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot flush", path, errno);
   if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot flush", path, errno);
   if (status.ok() && renameat(dir, temp.c_str(), dir, name.c_str()) != 0) {
@@ -129,6 +127,26 @@ absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
   }
   fsync(dir);  // Makes the rename itself durable.
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::vector<std::string_view>& pieces) {
+  const std::string dir_path = DirectoryOf(path);
+  auto dir = OpenDirectory(dir_path);
+  if (!dir.ok()) return dir.status();
+  return WritePiecesAtomicallyAt(dir->get(), dir_path, path.substr(path.rfind('/') + 1),
+                                 pieces);
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view data) {
+  return WriteFileAtomically(path, std::vector<std::string_view>{data});
+}
+
+absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
+                                   const std::string& name, std::string_view data) {
+  return WritePiecesAtomicallyAt(dir, dir_path, name, {data});
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

@@ -38,6 +38,10 @@ class UniqueFd {
 // Writes `path` atomically; the directory part of `path` is opened as
 // given (links followed: it is the caller's own folder).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data);
+// The same with the data in pieces (e.g. gRPC's slices), written in order:
+// no whole copy of them is made.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::vector<std::string_view>& pieces);
 // Writes `name` (a plain file name) atomically inside the open directory
 // `dir`: temporary file created there with O_EXCL|O_NOFOLLOW, written,
 // fsynced, renamed onto `name` within `dir`, then `dir` fsynced. On any

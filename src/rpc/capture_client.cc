@@ -14,23 +14,43 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 #include "src/rpc/grpc_status.h"
+#include "src/rpc/profiler_service_impl.h"
+#include "src/rpc/response_scan.h"
 
 namespace neuronprof {
+
+const char* HostCaptureStateName(HostCaptureState state) {
+  switch (state) {
+    case HostCaptureState::kConnecting: return "connecting";
+    case HostCaptureState::kWindow: return "window";
+    case HostCaptureState::kServerCollecting: return "server collecting";
+    case HostCaptureState::kReceiving: return "receiving";
+    case HostCaptureState::kWriting: return "writing";
+    case HostCaptureState::kSucceeded: return "done";
+    case HostCaptureState::kFailed: return "failed";
+  }
+  return "unknown";
+}
 
 bool CaptureResult::all_ok() const {
   for (const HostCaptureResult& host : hosts) {
@@ -54,10 +74,11 @@ constexpr auto kProgressInterval = std::chrono::milliseconds(250);
 // TSL's client asks for at most this many events.
 constexpr uint64_t kMaxEvents = 1000000;
 
-int64_t MillisSince(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)
-      .count();
+int64_t MillisBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
+
+int64_t MillisSince(Clock::time_point start) { return MillisBetween(start, Clock::now()); }
 
 absl::Status CheckRange(const char* field, int64_t value, int64_t low, int64_t high) {
   if (value >= low && value <= high) return absl::OkStatus();
@@ -147,6 +168,7 @@ struct HostJob {
   HostCaptureState state = HostCaptureState::kConnecting;
   int attempt = 0;
   Clock::time_point window_start;
+  int64_t response_bytes = 0;
 };
 
 struct Run {
@@ -154,18 +176,113 @@ struct Run {
   std::string run_dir;          // As reported: <logdir>/plugins/profile/<run>.
   std::string repository_root;  // Absolute <logdir>/plugins/profile, for servers.
   std::string session_id;       // The run name.
+  Clock::time_point start;      // Of Capture().
 
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<HostJob> jobs;
-  std::deque<size_t> finished;      // Jobs done but not reported yet.
+  // Reports taken when a host changed stage or finished, not delivered yet:
+  // each stage is reported however short it was.
+  std::deque<CaptureProgress> reports;
   size_t finished_count = 0;
   std::set<std::string> taken_names;  // Host names given out in run_dir.
 };
 
+// A progress report; call with run.mutex held.
+CaptureProgress Snapshot(const Run& run) {
+  CaptureProgress progress;
+  progress.duration_ms = run.options->duration_ms;
+  progress.elapsed_ms = MillisSince(run.start);
+  for (const HostJob& job : run.jobs) {
+    HostProgress host;
+    host.address = job.address.address;
+    host.state = job.state;
+    host.attempt = job.attempt;
+    if (job.state == HostCaptureState::kWindow) {
+      host.window_elapsed_ms = MillisSince(job.window_start);
+    }
+    if (job.state == HostCaptureState::kReceiving) host.response_bytes = job.response_bytes;
+    progress.hosts.push_back(std::move(host));
+  }
+  return progress;
+}
+
+// Moves `job` to `state` (with `only_from`: only if it is in that stage)
+// and queues a report of it.
+void SetStage(Run& run, HostJob& job, HostCaptureState state,
+              std::optional<HostCaptureState> only_from = std::nullopt) {
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    if (only_from && job.state != *only_from) return;
+    job.state = state;
+    if (run.options->on_progress) run.reports.push_back(Snapshot(run));
+  }
+  run.changed.notify_all();
+}
+
+constexpr char kProfileMethod[] = "/tensorflow.ProfilerService/Profile";
+
+// One Profile call through the generic stub: the response stays in gRPC's
+// slices (nothing parses it on the way), and the arrival of its header,
+// which comes just before its bytes, is seen.
+class ProfileCall final : public grpc::ClientUnaryReactor {
+ public:
+  // `on_response_begins(announced_bytes, collect_ms)` runs on a gRPC
+  // thread; the values are 0 when the server does not send them.
+  ProfileCall(grpc::ClientContext* context,
+              std::function<void(int64_t, int64_t)> on_response_begins)
+      : context_(context), on_response_begins_(std::move(on_response_begins)) {}
+
+  void OnReadInitialMetadataDone(bool ok) override {
+    if (!ok) return;  // The call failed first; OnDone says how.
+    on_response_begins_(HeaderNumber(kResponseBytesHeader), HeaderNumber(kCollectMsHeader));
+  }
+  void OnDone(const grpc::Status& status) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // Notified under it: see Wait.
+    status_ = status;
+    done_ = true;
+    done_changed_.notify_all();
+  }
+
+  // Waits for the end of the call; `on_window_over` runs once, here, if the
+  // call is still going at `window_end`. Once this returns gRPC no longer
+  // touches this object.
+  grpc::Status Wait(Clock::time_point window_end, const std::function<void()>& on_window_over) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!done_changed_.wait_until(lock, window_end, [&] { return done_; })) {
+      lock.unlock();
+      on_window_over();
+      lock.lock();
+      done_changed_.wait(lock, [&] { return done_; });
+    }
+    return status_;
+  }
+
+ private:
+  // A non-negative number the server sent in `header`, else 0.
+  int64_t HeaderNumber(const char* header) const {
+    const auto& headers = context_->GetServerInitialMetadata();
+    auto it = headers.find(header);
+    int64_t value = 0;
+    if (it == headers.end() ||
+        !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &value)) {
+      return 0;
+    }
+    return std::max<int64_t>(value, 0);
+  }
+
+  grpc::ClientContext* const context_;
+  const std::function<void(int64_t, int64_t)> on_response_begins_;
+  std::mutex mutex_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  grpc::Status status_;
+};
+
 // Picks this host's unique file name prefix in the run folder.
-std::string ClaimHostName(Run& run, const XSpace& space, const HostJob& job) {
-  std::string name = BaseHostName(space, job.address, job.host_is_shared,
+std::string ClaimHostName(Run& run, const std::vector<std::string>& hostnames,
+                          const HostJob& job) {
+  std::string name = BaseHostName(hostnames, job.address, job.host_is_shared,
                                   LongestFileSuffix(*run.options));
   std::lock_guard<std::mutex> lock(run.mutex);
   if (run.taken_names.count(name) > 0) {
@@ -193,6 +310,85 @@ void RemoveServerFile(Run& run, const std::string& file) {
   unlink(file.c_str());
 }
 
+// A host's profile as it arrived: the XSpace's bytes in gRPC's slices when
+// the response holds it once (neuronprof's and TSL's servers with
+// emit_xspace), else the XSpace parsed by ResponseSpace.
+struct ReceivedProfile {
+  std::vector<grpc::Slice> slices;  // Own the bytes `scanned` points into.
+  ScannedResponse scanned;
+  std::optional<XSpace> space;      // Set when the bytes could not be used.
+  std::string saved_file;           // Where the server saved it, if there.
+};
+
+absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run& run,
+                                             const ServiceAddress& address) {
+  ReceivedProfile profile;
+  if (grpc::Status s = buffer.Dump(&profile.slices); !s.ok()) {
+    return absl::InternalError(absl::StrCat("cannot read the response of ", address.address,
+                                            ": ", s.error_message()));
+  }
+  BytePieces pieces;
+  for (const grpc::Slice& slice : profile.slices) {
+    pieces.emplace_back(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  auto scanned = ScanProfileResponse(pieces, address.address);
+  if (!scanned.ok()) return scanned.status();
+  if (scanned->xspace_fields == 1) {
+    profile.scanned = std::move(*scanned);
+    return profile;
+  }
+  // Tool data, a file the server saved, or an xspace in several parts.
+  tensorflow::ProfileResponse response;
+  if (!ParsePieces(pieces, &response)) {
+    return absl::DataLossError(absl::StrCat(address.address,
+                                            " sent a Profile response that is not a "
+                                            "well-formed tensorflow.ProfileResponse"));
+  }
+  auto space = ResponseSpace(&response, address,
+                             absl::StrCat(run.repository_root, "/", run.session_id),
+                             &profile.saved_file);
+  if (!space.ok()) return space.status();
+  profile.scanned.events = CountEvents(*space);
+  profile.scanned.hostnames.assign(space->hostnames().begin(), space->hostnames().end());
+  profile.scanned.warnings.assign(space->warnings().begin(), space->warnings().end());
+  profile.space = std::move(*space);
+  return profile;
+}
+
+// Writes the host's files: <host>.xplane.pb first, from the bytes as they
+// came, then the Chrome trace, which needs the XSpace parsed.
+absl::StatusOr<std::vector<std::string>> WriteHostFiles(const Run& run,
+                                                        ReceivedProfile& profile,
+                                                        const std::string& host,
+                                                        const ServiceAddress& address,
+                                                        HostCaptureTimings& timings,
+                                                        Clock::time_point received) {
+  if (profile.space) {
+    exporter::ExportOptions export_options;
+    export_options.chrome_trace = run.options->write_chrome_trace;
+    auto files = exporter::WriteProfileFiles(*profile.space, run.run_dir, host, export_options);
+    timings.xplane_written_ms = MillisSince(received);
+    return files;
+  }
+  std::vector<std::string> files = {
+      absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
+  if (auto s = exporter::WriteFileAtomically(files[0], profile.scanned.xspace); !s.ok()) {
+    return s;
+  }
+  timings.xplane_written_ms = MillisSince(received);
+  if (!run.options->write_chrome_trace) return files;
+  XSpace space;
+  if (!ParsePieces(profile.scanned.xspace, &space)) {
+    return absl::DataLossError(
+        absl::StrCat(address.address, " sent a profile that is not an XSpace"));
+  }
+  auto compressed = exporter::GzipCompress(exporter::XSpaceToChromeTraceJson(space));
+  if (!compressed.ok()) return compressed.status();
+  files.push_back(absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
+  if (auto s = exporter::WriteFileAtomically(files[1], *compressed); !s.ok()) return s;
+  return files;
+}
+
 // One host's whole capture: connect, windows until one has events, files.
 void CaptureHost(Run& run, size_t index) {
   HostJob& job = run.jobs[index];
@@ -213,51 +409,84 @@ void CaptureHost(Run& run, size_t index) {
         !s.ok()) {
       return s;
     }
-    auto stub = tensorflow::ProfilerService::NewStub(channel);
+    grpc::GenericStub stub(channel);
     for (int attempt = 1; attempt <= options.num_tracing_attempts; ++attempt) {
+      HostCaptureTimings timings;
       {
         std::lock_guard<std::mutex> lock(run.mutex);
-        job.state = HostCaptureState::kCapturing;
         job.attempt = attempt;
         job.window_start = Clock::now();
+        job.response_bytes = 0;
       }
+      SetStage(run, job, HostCaptureState::kWindow);
       result.attempts = attempt;
-      const tensorflow::ProfileRequest request =
-          BuildProfileRequest(options, job.address, run.repository_root, run.session_id);
-      tensorflow::ProfileResponse response;
+      const std::string request =
+          BuildProfileRequest(options, job.address, run.repository_root, run.session_id)
+              .SerializeAsString();
+      grpc::Slice request_slice(request);
+      grpc::ByteBuffer request_buffer(&request_slice, 1);
+      grpc::ByteBuffer response;
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::milliseconds(options.duration_ms + kDeadlineMarginMs));
-      const grpc::Status status = stub->Profile(&context, request, &response);
+      const Clock::time_point window_end =
+          job.window_start + std::chrono::milliseconds(options.duration_ms);
+      Clock::time_point response_begins = window_end;
+      ProfileCall call(&context, [&](int64_t bytes, int64_t collect_ms) {
+        {
+          std::lock_guard<std::mutex> lock(run.mutex);
+          job.response_bytes = bytes;
+          response_begins = Clock::now();
+          timings.server_collect_ms = collect_ms;
+        }
+        // Reported even when this comes before Wait's wake-up at window_end.
+        if (Clock::now() >= window_end) {
+          SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
+        }
+        SetStage(run, job, HostCaptureState::kReceiving);
+      });
+      stub.PrepareUnaryCall(&context, kProfileMethod, grpc::StubOptions(), &request_buffer,
+                            &response, &call);
+      call.StartCall();
+      const grpc::Status status = call.Wait(window_end, [&] {
+        SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
+      });
+      const Clock::time_point received = Clock::now();
       if (!status.ok()) return DescribeRpcFailure(status, job.address, options.duration_ms);
+      {
+        std::lock_guard<std::mutex> lock(run.mutex);
+        timings.window_ms = options.duration_ms;
+        timings.server_ms = std::max<int64_t>(0, MillisBetween(window_end, response_begins));
+        timings.receive_ms = MillisBetween(std::max(window_end, response_begins), received);
+      }
+      timings.response_bytes = static_cast<int64_t>(response.Length());
 
-      std::string saved_file;
-      auto space = ResponseSpace(&response, job.address,
-                                 absl::StrCat(run.repository_root, "/", run.session_id),
-                                 &saved_file);
-      if (!space.ok()) return space.status();
-      const int64_t events = CountEvents(*space);
-      if (events == 0) {
+      auto profile = ReadResponse(response, run, job.address);
+      if (!profile.ok()) return profile.status();
+      const ScannedResponse& scanned = profile->scanned;
+      if (scanned.events == 0) {
         // Never keep an empty profile, not even one the server saved.
-        RemoveServerFile(run, saved_file);
-        result.empty_reasons.push_back(EmptyCaptureReason(options, job.address, &*space));
+        RemoveServerFile(run, profile->saved_file);
+        result.empty_reasons.push_back(
+            EmptyCaptureReason(options, job.address, scanned.warnings));
         continue;
       }
-      const std::string host = ClaimHostName(run, *space, job);
+      const std::string host = ClaimHostName(run, scanned.hostnames, job);
       result.host = host;
-      exporter::ExportOptions export_options;
-      export_options.chrome_trace = options.write_chrome_trace;
-      auto files = exporter::WriteProfileFiles(*space, run.run_dir, host, export_options);
+      SetStage(run, job, HostCaptureState::kWriting);
+      auto files = WriteHostFiles(run, *profile, host, job.address, timings, received);
       if (!files.ok()) {
         return absl::Status(files.status().code(),
                             absl::StrCat("cannot write the profile of ", job.address.address,
                                          ": ", files.status().message()));
       }
+      timings.write_ms = MillisSince(received);
       // A copy the server saved under another name would be a duplicate.
-      RemoveServerFile(run, saved_file);
+      RemoveServerFile(run, profile->saved_file);
       result.files = std::move(*files);
-      result.events = events;
-      result.warnings.assign(space->warnings().begin(), space->warnings().end());
+      result.events = scanned.events;
+      result.warnings = scanned.warnings;
+      result.timings = timings;
       return absl::OkStatus();
     }
     // Every window was empty.
@@ -282,28 +511,14 @@ void CaptureHost(Run& run, size_t index) {
   {
     std::lock_guard<std::mutex> lock(run.mutex);
     job.state = result.status.ok() ? HostCaptureState::kSucceeded : HostCaptureState::kFailed;
-    run.finished.push_back(index);
     ++run.finished_count;
+    if (options.on_progress) {
+      CaptureProgress progress = Snapshot(run);
+      progress.finished = result;
+      run.reports.push_back(std::move(progress));
+    }
   }
   run.changed.notify_all();
-}
-
-// A progress report; call with run.mutex held.
-CaptureProgress Snapshot(const Run& run, Clock::time_point start) {
-  CaptureProgress progress;
-  progress.duration_ms = run.options->duration_ms;
-  progress.elapsed_ms = MillisSince(start);
-  for (const HostJob& job : run.jobs) {
-    HostProgress host;
-    host.address = job.address.address;
-    host.state = job.state;
-    host.attempt = job.attempt;
-    if (job.state == HostCaptureState::kCapturing) {
-      host.window_elapsed_ms = MillisSince(job.window_start);
-    }
-    progress.hosts.push_back(std::move(host));
-  }
-  return progress;
 }
 
 // Joins the host threads whatever happens to the calling thread.
@@ -366,19 +581,24 @@ int64_t CountEvents(const XSpace& space) {
 
 std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,
                                const XSpace* space) {
+  std::vector<std::string> warnings;
+  if (space != nullptr) warnings.assign(space->warnings().begin(), space->warnings().end());
+  return EmptyCaptureReason(options, address, warnings);
+}
+
+std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,
+                               const std::vector<std::string>& warnings) {
   std::vector<std::string> reasons;
   if (options.host_tracer_level == 0) {
     reasons.push_back(
         "host_tracer_level 0 was requested, so host markers were filtered out");
   }
-  if (space != nullptr) {
-    for (const std::string& warning : space->warnings()) {
-      // The server's own level-0 note repeats the one above.
-      if (options.host_tracer_level == 0 && absl::StrContains(warning, "host_tracer_level 0")) {
-        continue;
-      }
-      reasons.push_back(absl::StrCat(address.address, " warned: ", warning));
+  for (const std::string& warning : warnings) {
+    // The server's own level-0 note repeats the one above.
+    if (options.host_tracer_level == 0 && absl::StrContains(warning, "host_tracer_level 0")) {
+      continue;
     }
+    reasons.push_back(absl::StrCat(address.address, " warned: ", warning));
   }
   if (reasons.empty()) {
     reasons.push_back(absl::StrCat("no markers ran on ", address.address, " during the ",
@@ -436,8 +656,16 @@ std::string AddressHostName(const ServiceAddress& address) {
 
 std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
                          bool host_is_shared, std::string_view longest_suffix) {
-  if (space.hostnames_size() > 0 && exporter::IsPlainName(space.hostnames(0))) {
-    std::string name = space.hostnames(0);
+  return BaseHostName(std::vector<std::string>(space.hostnames().begin(),
+                                               space.hostnames().end()),
+                      address, host_is_shared, longest_suffix);
+}
+
+std::string BaseHostName(const std::vector<std::string>& hostnames,
+                         const ServiceAddress& address, bool host_is_shared,
+                         std::string_view longest_suffix) {
+  if (!hostnames.empty() && exporter::IsPlainName(hostnames[0])) {
+    std::string name = hostnames[0];
     if (host_is_shared) absl::StrAppend(&name, "_", address.port);
     // A name too long for its files falls back to host_port, which
     // CheckOptions made sure fits before the capture started.
@@ -534,35 +762,34 @@ absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options) {
     job.result.address = job.address.address;
   }
 
-  const auto start = rpc::Clock::now();
+  run.start = rpc::Clock::now();
   {
     rpc::ThreadJoiner joiner;
     for (size_t i = 0; i < run.jobs.size(); ++i) {
       joiner.threads.emplace_back([&run, i] { rpc::CaptureHost(run, i); });
     }
-    // Report progress from this thread until every host is done.
+    // Report progress from this thread until every host is done: the
+    // reports the hosts queued, and one every kProgressInterval.
     std::unique_lock<std::mutex> lock(run.mutex);
-    auto next_tick = start + rpc::kProgressInterval;
+    auto next_tick = run.start + rpc::kProgressInterval;
     while (true) {
-      while (!run.finished.empty()) {
-        const size_t index = run.finished.front();
-        run.finished.pop_front();
-        if (options.on_progress) {
-          CaptureProgress progress = rpc::Snapshot(run, start);
-          progress.finished = run.jobs[index].result;
-          lock.unlock();
-          options.on_progress(progress);
-          lock.lock();
-        }
+      while (!run.reports.empty()) {
+        CaptureProgress progress = std::move(run.reports.front());
+        run.reports.pop_front();
+        lock.unlock();
+        options.on_progress(progress);
+        lock.lock();
       }
       if (run.finished_count == run.jobs.size()) break;
-      if (run.changed.wait_until(lock, next_tick, [&] { return !run.finished.empty(); })) {
+      if (run.changed.wait_until(lock, next_tick, [&] {
+            return !run.reports.empty() || run.finished_count == run.jobs.size();
+          })) {
         continue;
       }
       // From now: a slow callback must not cause a burst of reports.
       next_tick = rpc::Clock::now() + rpc::kProgressInterval;
       if (options.on_progress) {
-        CaptureProgress progress = rpc::Snapshot(run, start);
+        CaptureProgress progress = rpc::Snapshot(run);
         lock.unlock();
         options.on_progress(progress);
         lock.lock();

@@ -35,6 +35,10 @@ int64_t CountEvents(const tensorflow::profiler::XSpace& space);
 std::string EmptyCaptureReason(const CaptureOptions& options,
                                const ServiceAddress& address,
                                const tensorflow::profiler::XSpace* space);
+// The same from the space's warnings alone.
+std::string EmptyCaptureReason(const CaptureOptions& options,
+                               const ServiceAddress& address,
+                               const std::vector<std::string>& warnings);
 
 // The XSpace of a successful Profile call, wherever the server put it:
 // in the response (emit_xspace), as "xplane.pb" tool data (older TSL
@@ -64,6 +68,10 @@ std::string AddressHostName(const ServiceAddress& address);
 // server name whose files (prefix + `longest_suffix`) would exceed NAME_MAX
 // falls back to AddressHostName too.
 std::string BaseHostName(const tensorflow::profiler::XSpace& space,
+                         const ServiceAddress& address, bool host_is_shared,
+                         std::string_view longest_suffix);
+// The same from the space's host names alone.
+std::string BaseHostName(const std::vector<std::string>& hostnames,
                          const ServiceAddress& address, bool host_is_shared,
                          std::string_view longest_suffix);
 

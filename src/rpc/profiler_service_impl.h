@@ -18,6 +18,13 @@
 namespace neuronprof {
 namespace rpc {
 
+// Headers of a Profile response with emit_xspace, sent with it (after the
+// window and the collection, before the first byte of the response): its
+// size in bytes, for the client's "receiving N MB", and how long stopping
+// the collectors and building the XSpace took, in milliseconds.
+inline constexpr char kResponseBytesHeader[] = "neuronprof-response-bytes";
+inline constexpr char kCollectMsHeader[] = "neuronprof-collect-ms";
+
 struct ServiceOptions {
   // Profiles saved by the server must resolve inside this folder.
   std::string allowed_root = "./logs";

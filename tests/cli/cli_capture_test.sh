@@ -69,6 +69,14 @@ if [[ $rc -eq 0 ]] && grep -qE "^OK 127\.0\.0\.1:$port events=[1-9][0-9]* attemp
 else
   fail "capture from a live server: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
+# Progress names each stage as it begins, in order: what the capture waits for.
+stages=$(grep -oE "^(window [0-9.]+ s / 0\.3 s|server collecting|receiving [0-9.]+ (kB|MB)|writing)$" \
+           "$WORK/err" | sed -E 's/^(window|receiving) .*/\1/' | uniq | tr '\n' ,)
+if [[ $stages == "window,server collecting,receiving,writing," ]]; then
+  pass "progress names the stages: $stages"
+else
+  fail "progress stages '$stages'; stderr: $(cat "$WORK/err")"
+fi
 
 # The live server and a refused port: exit 1, the other host's file kept
 # (named host_port: both addresses share the host 127.0.0.1).

@@ -45,6 +45,16 @@ def test_cli_captures_a_jax_profiler_server(jax_server, tmp_path):
       ct.all_files(logdir)
   # The CLI says where the profile went.
   assert host in proc.stdout + proc.stderr, ct.describe(proc)
+  # Its progress names each stage as it begins, in order. TSL's server does
+  # not announce its response's size: "receiving" comes without one.
+  stages = []
+  for line in proc.stderr.splitlines():
+    stage = "window" if line.startswith("window ") else line
+    if stage in ("window", "server collecting", "receiving", "writing") and \
+        stages[-1:] != [stage]:
+      stages.append(stage)
+  assert stages == ["window", "server collecting", "receiving", "writing"], \
+      ct.describe(proc)
 
   names = ct.marker_names(path)
   # ~2 s of 5 ms steps: JAX's annotations, many times over.

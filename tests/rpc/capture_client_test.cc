@@ -386,6 +386,58 @@ TEST_CASE("capture from one server: files hold the markers of the window") {
   }
   CHECK(finished == 1);
   CHECK(rpc::RunningCapturesForTesting() == 0);
+
+  // Every stage is reported, in order, however short it was (the first
+  // periodic reports may still show kConnecting). The server announces the
+  // size of its response before sending it.
+  std::vector<std::string> stages;
+  int64_t announced_bytes = -1;
+  for (const CaptureProgress& progress : reports) {
+    const HostProgress& progress_host = progress.hosts[0];
+    const std::string stage = HostCaptureStateName(progress_host.state);
+    if (progress_host.state == HostCaptureState::kReceiving) {
+      announced_bytes = progress_host.response_bytes;
+    }
+    if (progress_host.state == HostCaptureState::kConnecting) continue;
+    if (stages.empty() || stages.back() != stage) stages.push_back(stage);
+  }
+  CHECK(stages == std::vector<std::string>{"window", "server collecting", "receiving",
+                                           "writing", "done"});
+  CHECK(announced_bytes > 0);
+  CHECK(announced_bytes == host.timings.response_bytes);
+  CHECK(host.timings.window_ms == 300);
+}
+
+TEST_CASE("a host's files are written when it answers, while another still connects") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  // Accepts connections (the kernel completes them) but never speaks gRPC:
+  // its host stays connecting until the test closes it.
+  int silent_port = 0;
+  const int silent = testing::ListenOnFreeLoopbackPort(&silent_port);
+  CaptureOptions options =
+      Options(dir.path(), {server.address(), Loopback(silent_port)}, 100);
+  options.write_chrome_trace = false;
+  options.connect_timeout_ms = 60 * 1000;
+  bool checked = false;
+  options.on_progress = [&](const CaptureProgress& progress) {
+    if (!progress.finished || progress.finished->address != server.address()) return;
+    // The good host is done and its file is in place; the silent one is not
+    // finished, and only fails once closed here.
+    REQUIRE(progress.finished->status.ok());
+    REQUIRE(progress.finished->files.size() == 1);
+    CHECK(Exists(progress.finished->files[0]));
+    CHECK(testing::ReadXSpace(progress.finished->files[0]).planes_size() > 0);
+    CHECK(progress.hosts[1].state == HostCaptureState::kConnecting);
+    close(silent);
+    checked = true;
+  };
+  auto result = Capture(options);
+  REQUIRE(checked);
+  REQUIRE(result.ok());
+  CHECK(result->hosts[0].status.ok());
+  CHECK(absl::IsUnavailable(result->hosts[1].status));
 }
 
 TEST_CASE("a grpc:// address works and is reported without the prefix") {

@@ -1,0 +1,177 @@
+// A ProfileResponse read field by field: three levels of length-delimited
+// messages (response > XSpace > XPlane > XLine), events counted and skipped.
+#include "src/rpc/response_scan.h"
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace neuronprof {
+namespace rpc {
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::internal::WireFormatLite;
+
+constexpr uint32_t LengthDelimited(int field) {
+  return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+}
+
+// The pieces as one ZeroCopyInputStream, without copying them.
+class PiecesStream final : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  explicit PiecesStream(const BytePieces& pieces) : pieces_(pieces) {}
+
+  bool Next(const void** data, int* size) override {
+    while (index_ < pieces_.size() && used_ == pieces_[index_].size()) {
+      ++index_;
+      used_ = 0;
+    }
+    if (index_ == pieces_.size()) return false;
+    const std::string_view rest = pieces_[index_].substr(used_);
+    // A piece of 2 GiB or more is handed out in parts.
+    const size_t part = std::min<size_t>(rest.size(), INT_MAX);
+    *data = rest.data();
+    *size = static_cast<int>(part);
+    used_ += part;
+    count_ += static_cast<int64_t>(part);
+    return true;
+  }
+  void BackUp(int count) override {  // Only within the last Next.
+    used_ -= static_cast<size_t>(count);
+    count_ -= count;
+  }
+  bool Skip(int count) override {
+    const void* data = nullptr;
+    int size = 0;
+    while (count > 0) {
+      if (!Next(&data, &size)) return false;
+      if (size > count) BackUp(size - count);
+      count -= std::min(size, count);
+    }
+    return true;
+  }
+  int64_t ByteCount() const override { return count_; }
+
+ private:
+  const BytePieces& pieces_;
+  size_t index_ = 0;
+  size_t used_ = 0;  // Bytes of pieces_[index_] handed out.
+  int64_t count_ = 0;
+};
+
+// Reads a message body of `size` bytes, calling on_field(tag) for each of
+// its fields (which must consume the field); false if malformed.
+template <typename OnField>
+bool ReadBody(CodedInputStream& in, uint32_t size, OnField on_field) {
+  const auto limit = in.PushLimit(static_cast<int>(size));
+  while (const uint32_t tag = in.ReadTag()) {
+    if (!on_field(tag)) return false;
+  }
+  const bool whole = in.BytesUntilLimit() == 0;
+  in.PopLimit(limit);
+  return whole;
+}
+
+// The same for a length-delimited field: its length, then the body.
+template <typename OnField>
+bool ReadMessage(CodedInputStream& in, OnField on_field) {
+  uint32_t size = 0;
+  return in.ReadVarint32(&size) && ReadBody(in, size, on_field);
+}
+
+bool SkipOrCountEvent(CodedInputStream& in, uint32_t tag, int64_t* events) {
+  if (tag != LengthDelimited(4)) return WireFormatLite::SkipField(&in, tag);
+  uint32_t size = 0;
+  ++*events;
+  return in.ReadVarint32(&size) && in.Skip(static_cast<int>(size));
+}
+
+bool ScanXSpace(CodedInputStream& in, uint32_t size, ScannedResponse* out) {
+  return ReadBody(in, size, [&](uint32_t tag) {
+    switch (tag) {
+      case LengthDelimited(1):  // planes
+        return ReadMessage(in, [&](uint32_t plane_tag) {
+          if (plane_tag != LengthDelimited(3)) return WireFormatLite::SkipField(&in, plane_tag);
+          return ReadMessage(in, [&](uint32_t line_tag) {  // lines: events are field 4
+            return SkipOrCountEvent(in, line_tag, &out->events);
+          });
+        });
+      case LengthDelimited(3):  // warnings
+        return WireFormatLite::ReadString(&in, &out->warnings.emplace_back());
+      case LengthDelimited(4):  // hostnames
+        return WireFormatLite::ReadString(&in, &out->hostnames.emplace_back());
+      default:
+        return WireFormatLite::SkipField(&in, tag);
+    }
+  });
+}
+
+}  // namespace
+
+BytePieces SubPieces(const BytePieces& pieces, int64_t offset, int64_t size) {
+  BytePieces sub;
+  for (std::string_view piece : pieces) {
+    if (size <= 0) break;
+    if (offset >= static_cast<int64_t>(piece.size())) {
+      offset -= static_cast<int64_t>(piece.size());
+      continue;
+    }
+    piece.remove_prefix(static_cast<size_t>(offset));
+    offset = 0;
+    if (static_cast<int64_t>(piece.size()) > size) piece = piece.substr(0, size);
+    sub.push_back(piece);
+    size -= static_cast<int64_t>(piece.size());
+  }
+  return sub;
+}
+
+absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
+                                                    const std::string& source) {
+  PiecesStream stream(response);
+  CodedInputStream in(&stream);
+  ScannedResponse scanned;
+  bool ok = true;
+  while (ok) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) {
+      ok = in.ConsumedEntireMessage();  // False for a zero tag before the end.
+      break;
+    }
+    if (tag != LengthDelimited(8)) {
+      ok = WireFormatLite::SkipField(&in, tag);
+      continue;
+    }
+    ++scanned.xspace_fields;
+    uint32_t size = 0;
+    ok = in.ReadVarint32(&size);
+    if (!ok) break;
+    const int64_t start = in.CurrentPosition();
+    ScannedResponse space;
+    ok = ScanXSpace(in, size, &space);
+    scanned.xspace = SubPieces(response, start, size);
+    scanned.hostnames = std::move(space.hostnames);
+    scanned.warnings = std::move(space.warnings);
+    scanned.events = space.events;
+  }
+  if (!ok) {
+    return absl::DataLossError(
+        absl::StrCat(source, " sent a Profile response that is not a well-formed "
+                             "tensorflow.ProfileResponse"));
+  }
+  return scanned;
+}
+
+bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* message) {
+  PiecesStream stream(pieces);
+  return message->ParseFromZeroCopyStream(&stream);
+}
+
+}  // namespace rpc
+}  // namespace neuronprof

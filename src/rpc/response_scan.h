@@ -1,0 +1,49 @@
+// What the capture client needs from a serialized ProfileResponse, read
+// without building its XSpace: parsing 1M events costs about as much as the
+// server's whole collection, and writing them back out as much again. The
+// client writes the xspace field's bytes as they came (<host>.xplane.pb)
+// and builds the XSpace only for the Chrome trace.
+#ifndef NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
+#define NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <google/protobuf/message_lite.h>
+
+#include "absl/status/statusor.h"
+
+namespace neuronprof {
+namespace rpc {
+
+// Serialized bytes in pieces (gRPC's slices), read in order as one.
+using BytePieces = std::vector<std::string_view>;
+
+struct ScannedResponse {
+  // How many times the xspace field (8) occurs: protobuf merges repeated
+  // occurrences, so only 1 means its bytes are the XSpace as it stands.
+  int xspace_fields = 0;
+  BytePieces xspace;  // Its bytes, when xspace_fields == 1.
+  // Of that XSpace: host names, warnings, events on all planes.
+  std::vector<std::string> hostnames;
+  std::vector<std::string> warnings;
+  int64_t events = 0;
+};
+
+// Scans `response` (a whole serialized ProfileResponse). DataLoss names
+// `source` when the bytes are not a well-formed response.
+absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
+                                                    const std::string& source);
+
+// Parses `pieces` into `message` (cleared first); false if they are not one.
+bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* message);
+
+// The pieces of `pieces` covering bytes [offset, offset + size).
+BytePieces SubPieces(const BytePieces& pieces, int64_t offset, int64_t size);
+
+}  // namespace rpc
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_

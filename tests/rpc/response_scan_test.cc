@@ -1,0 +1,116 @@
+// The capture client's scan of a serialized ProfileResponse: what it finds
+// must be what parsing finds, whatever the slices the bytes arrive in, and
+// bytes that are not a response are an error, never a crash.
+#include "src/rpc/response_scan.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "proto/profiler_service.pb.h"
+#include "src/rpc/capture_client.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace {
+
+using rpc::BytePieces;
+using tensorflow::profiler::XSpace;
+
+XSpace SampleSpace() {
+  XSpace space;
+  for (int p = 0; p < 2; ++p) {
+    xplane::XPlaneBuilder plane(space.add_planes());
+    plane.plane()->set_name("/host:CPU" + std::to_string(p));
+    const int64_t kernel = plane.EventMetadataId("kernel");
+    for (int l = 0; l < 3; ++l) {
+      auto* line = plane.AddLine(l, "thread " + std::to_string(l), 1000);
+      for (int e = 0; e < 40 + p + l; ++e) {
+        auto* event = plane.AddEvent(line, kernel, e * 1000, 500);
+        plane.AddStat(event, "step", int64_t{e});
+      }
+    }
+  }
+  space.add_hostnames("worker0");
+  space.add_warnings("42 events dropped");
+  space.add_errors("an error");
+  return space;
+}
+
+// `bytes` cut into pieces of `size` bytes (the last one shorter).
+BytePieces Cut(const std::string& bytes, size_t size) {
+  BytePieces pieces;
+  for (size_t at = 0; at < bytes.size(); at += size) {
+    pieces.push_back(std::string_view(bytes).substr(at, size));
+  }
+  return pieces;
+}
+
+std::string Join(const BytePieces& pieces) {
+  std::string joined;
+  for (std::string_view piece : pieces) joined.append(piece);
+  return joined;
+}
+
+TEST_CASE("the scan finds the XSpace's bytes, host names, warnings and events in any slicing") {
+  const XSpace space = SampleSpace();
+  tensorflow::ProfileResponse response;
+  response.add_tool_data()->set_name("trace_viewer");
+  *response.mutable_xspace() = space;
+  // Fields may follow the xspace (a merged response): they are not its bytes.
+  tensorflow::ProfileResponse after;
+  after.set_empty_trace(true);
+  after.add_tool_data()->set_name("later");
+  const std::string bytes = response.SerializeAsString() + after.SerializeAsString();
+  for (size_t size : {size_t{1}, size_t{3}, size_t{7}, size_t{64}, bytes.size()}) {
+    CAPTURE(size);
+    auto scanned = rpc::ScanProfileResponse(Cut(bytes, size), "server:1");
+    REQUIRE(scanned.ok());
+    CHECK(scanned->xspace_fields == 1);
+    CHECK(scanned->events == rpc::CountEvents(space));
+    CHECK(scanned->hostnames == std::vector<std::string>{"worker0"});
+    CHECK(scanned->warnings == std::vector<std::string>{"42 events dropped"});
+    CHECK(Join(scanned->xspace) == space.SerializeAsString());
+    XSpace parsed;
+    REQUIRE(rpc::ParsePieces(scanned->xspace, &parsed));
+    CHECK(parsed.SerializeAsString() == space.SerializeAsString());
+  }
+}
+
+TEST_CASE("a response without an xspace, or with it in two parts, is told apart") {
+  tensorflow::ProfileResponse response;
+  response.add_tool_data()->set_name("xplane.pb");
+  auto none = rpc::ScanProfileResponse({response.SerializeAsString()}, "server:1");
+  REQUIRE(none.ok());
+  CHECK(none->xspace_fields == 0);
+  CHECK(none->events == 0);
+
+  // Protobuf merges repeated occurrences: the bytes of either are not it.
+  tensorflow::ProfileResponse first;
+  *first.mutable_xspace() = SampleSpace();
+  const std::string twice = first.SerializeAsString() + first.SerializeAsString();
+  auto merged = rpc::ScanProfileResponse({twice}, "server:1");
+  REQUIRE(merged.ok());
+  CHECK(merged->xspace_fields == 2);
+}
+
+TEST_CASE("bytes that are not a ProfileResponse are refused, naming the server") {
+  tensorflow::ProfileResponse response;
+  *response.mutable_xspace() = SampleSpace();
+  const std::string bytes = response.SerializeAsString();
+  // Every truncation inside the xspace field breaks a length.
+  for (size_t length = 1; length < bytes.size(); length += 97) {
+    CAPTURE(length);
+    auto scanned = rpc::ScanProfileResponse({std::string_view(bytes).substr(0, length)},
+                                            "server:1");
+    REQUIRE_FALSE(scanned.ok());
+    CHECK(absl::IsDataLoss(scanned.status()));
+    CHECK(scanned.status().message().find("server:1") != std::string::npos);
+  }
+  const std::string zero_tag("\0\0", 2);
+  CHECK(absl::IsDataLoss(rpc::ScanProfileResponse({zero_tag}, "server:1").status()));
+}
+
+}  // namespace
+}  // namespace neuronprof
