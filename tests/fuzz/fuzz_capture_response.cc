@@ -1,5 +1,7 @@
 // Fuzz target: a ProfileResponse as the capture client receives it from a
-// server, through the client's own rpc::ResponseSpace (src/rpc/
+// server: its raw bytes through the client's scanner (rpc::
+// ScanProfileResponse, split in two pieces), then parsed, through
+// rpc::ResponseSpace (src/rpc/
 // capture_client.cc): the XSpace in the response, else "xplane.pb" tool
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
@@ -9,15 +11,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
 #include "src/export/chrome_trace.h"
 #include "src/rpc/capture_client.h"
+#include "src/rpc/response_scan.h"
 #include "src/rpc/service_address.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The client first scans the raw bytes, in the pieces gRPC hands over
+  // (src/rpc/response_scan): cut where the first byte says.
+  const std::string_view all(reinterpret_cast<const char*>(data), size);
+  const size_t cut = size > 0 ? data[0] % (size + 1) : 0;
+  const neuronprof::rpc::BytePieces pieces = {all.substr(0, cut), all.substr(cut)};
+  auto scanned = neuronprof::rpc::ScanProfileResponse(pieces, "fuzz");
+  if (scanned.ok() && scanned->xspace_fields == 1) {
+    tensorflow::profiler::XSpace from_pieces;
+    neuronprof::rpc::ParsePieces(scanned->xspace, &from_pieces);
+  }
   tensorflow::ProfileResponse response;
   if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
   neuronprof::rpc::ServiceAddress address;

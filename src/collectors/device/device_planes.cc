@@ -183,8 +183,9 @@ void AddRuntimeCalls(
     });
     std::string name;
     if (host != nullptr) {
+      const int64_t id = thread_id;  // C++17 lambdas cannot capture bindings.
       xplane::PlaneVisitor(*host).ForEachLine([&](const xplane::LineVisitor& line) {
-        if (line.Id() == thread_id) name = std::string(line.Name());
+        if (line.Id() == id) name = std::string(line.Name());
       });
     }
     if (name.empty()) name = ThreadName(thread_id);
