@@ -158,7 +158,8 @@ void AppendShares(const OpTable& table, size_t top, fmt::memory_buffer& out) {
 
 void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memory_buffer& out) {
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nSteps: {}{}\n", steps.size(), steps.empty() ? " (no StepTrace events)" : "");
+  fmt::format_to(to, "\nSteps: {}{}\n", steps.size(),
+                 steps.empty() ? " (no StepTrace events)" : "");
   if (steps.empty()) return;
   const bool device = steps.front().has_device;
   std::vector<std::string> header = {"Step", "Time(ms)", "Forward", "Backward", "Other ops",
