@@ -122,14 +122,11 @@ int Convert(const std::vector<std::string>& args) {
   XSpace space;
   std::string error;
   if (!LoadSpace(input, &space, &error)) return Fail(error);
-  std::string json = format == "kineto" ? neuronprof::exporter::XSpaceToKinetoTraceJson(space)
-                                        : neuronprof::exporter::XSpaceToChromeTraceJson(space);
-  if (absl::EndsWith(output, ".gz")) {
-    auto compressed = neuronprof::exporter::GzipCompress(json);
-    if (!compressed.ok()) return Fail(std::string(compressed.status().message()));
-    json = std::move(*compressed);
-  }
-  if (auto s = neuronprof::exporter::WriteFileAtomically(output, json); !s.ok()) {
+  // Gzipped when OUT ends in .gz.
+  const absl::Status s = format == "kineto"
+                             ? neuronprof::exporter::WriteKinetoTraceFile(space, output)
+                             : neuronprof::exporter::WriteChromeTraceFile(space, output);
+  if (!s.ok()) {
     return Fail(std::string(s.message()));
   }
   std::printf("wrote %s\n", output.c_str());

@@ -66,6 +66,11 @@ class EventVisitor {
   std::optional<StatVisitor> Stat(int64_t stat_id) const;
   std::optional<int64_t> IntStat(int64_t stat_id) const;
   std::optional<std::string_view> StrStat(int64_t stat_id) const;
+  // The same by stat name (resolved through the plane's index, one hash
+  // lookup): for writers that read a few stats of few events.
+  std::optional<StatVisitor> StatNamed(std::string_view name) const;
+  std::optional<int64_t> IntStatNamed(std::string_view name) const;
+  std::optional<std::string_view> StrStatNamed(std::string_view name) const;
 
   // Every stat once: the event's own, then its metadata's that the event
   // does not override. f(const StatVisitor&).
