@@ -1,6 +1,6 @@
 // Where written bytes go, in order: a file (atomic_file.h), a gzip stream
-// (gzip.h), a string. Writers hand over
-// bounded pieces, so no whole file is held in memory.
+// (gzip.h), a string. Writers hand over bounded pieces, so no whole file is
+// held in memory.
 #ifndef NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 #define NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 

@@ -20,15 +20,16 @@
 
 namespace neuronprof {
 namespace exporter {
-
 namespace json {
 
+// Formats JSON text into its buffer; the caller writes the structure
+// (Raw for punctuation and keys it knows are plain, String for any text).
 class Writer {
  public:
   static constexpr size_t kDefaultFlushBytes = size_t{256} << 10;
 
-  // Bytes go to *sink whenever kDefaultFlushBytes (or `flush_bytes`) are
-  // buffered at an Flush point. `sink` must outlive the writer.
+  // The buffer goes to *sink at a MaybeFlush() point once it holds
+  // `flush_bytes`, and at Finish(). `sink` must outlive the writer.
   explicit Writer(ByteSink* sink, size_t flush_bytes = kDefaultFlushBytes);
 
   void Raw(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
