@@ -1,5 +1,8 @@
 #include "src/export/chrome_trace.h"
 
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
 #include <optional>
 #include <string_view>
 
@@ -134,13 +137,16 @@ class ChromeWriter {
       const int64_t tid = line.Id();
       WriteMetadataEvent(out_, "thread_name", pid, &tid, line.DisplayName());
       out_.MaybeFlush();
+      // The same for every event of the line: formatted once.
+      const std::string prefix = fmt::format(
+          FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
       line.ForEachEvent([&](const EventVisitor& event) {
         const std::optional<xplane::EventTime> time = event.Time();
         if (!time) {
           ++unplaceable_;
           return;
         }
-        WriteEvent(event, pid, tid, *time);
+        WriteEvent(event, prefix, *time);
         if (correlation_stat >= 0) {
           const uint64_t id = CorrelationId(event, correlation_stat);
           if (id != 0 && linked_.contains(id)) {
@@ -152,13 +158,9 @@ class ChromeWriter {
     });
   }
 
-  void WriteEvent(const EventVisitor& event, int64_t pid, int64_t tid,
+  void WriteEvent(const EventVisitor& event, std::string_view prefix,
                   const xplane::EventTime& time) {
-    out_.Raw("{\"ph\":\"X\",\"pid\":");
-    out_.Int(pid);
-    out_.Raw(",\"tid\":");
-    out_.Int(tid);
-    out_.Raw(",\"ts\":");
+    out_.Raw(prefix);
     out_.Micros(time.start_ns);
     out_.Raw(",\"dur\":");
     out_.Micros(time.duration_ns);
