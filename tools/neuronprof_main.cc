@@ -27,7 +27,6 @@
 #include "proto/xplane.pb.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
-#include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "tools/cli_output.h"
@@ -123,14 +122,10 @@ int RunConvert(ConvertArgs args) {
   }
   auto space = neuronprof::exporter::ReadXSpaceFile(args.input);
   if (!space.ok()) return Fail(space.status().message());
-  std::string json = kineto ? neuronprof::exporter::XSpaceToKinetoTraceJson(*space)
-                            : neuronprof::exporter::XSpaceToChromeTraceJson(*space);
-  if (absl::EndsWith(args.output, ".gz")) {
-    auto compressed = neuronprof::exporter::GzipCompress(json);
-    if (!compressed.ok()) return Fail(compressed.status().message());
-    json = std::move(*compressed);
-  }
-  if (auto s = neuronprof::exporter::WriteFileAtomically(args.output, json); !s.ok()) {
+  // Streamed to the file; gzipped when OUT ends in .gz.
+  const absl::Status s = kineto ? neuronprof::exporter::WriteKinetoTraceFile(*space, args.output)
+                                : neuronprof::exporter::WriteChromeTraceFile(*space, args.output);
+  if (!s.ok()) {
     return Fail(s.message());
   }
   fmt::print("wrote {}\n", args.output);

@@ -99,54 +99,85 @@ int UniqueFd::Release() {
   return fd;
 }
 
-namespace {
+AtomicFile::AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
+                       std::string path)
+    : dir_(std::move(dir)), file_(std::move(file)), temp_(std::move(temp)),
+      name_(std::move(name)), path_(std::move(path)) {}
 
-absl::Status WritePiecesAtomicallyAt(int dir, const std::string& dir_path,
-                                     const std::string& name,
-                                     const std::vector<std::string_view>& pieces) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string path = JoinPath(dir_path, name);
-  // Short and fixed-length, so a target name near NAME_MAX still works.
-  const std::string temp =
-      absl::StrCat(".neuronprof-", getpid(), "-", counter.fetch_add(1), ".tmp");
-  const int fd = openat(dir, temp.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create a file next to", path, errno);
-  absl::Status status;
-  for (size_t i = 0; status.ok() && i < pieces.size(); ++i) {
-    status = WriteAll(fd, pieces[i], path);
-  }
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot flush", path, errno);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot flush", path, errno);
-  if (status.ok() && renameat(dir, temp.c_str(), dir, name.c_str()) != 0) {
-    status = ErrnoError("cannot rename onto", path, errno);
-  }
-  if (!status.ok()) {
-    unlinkat(dir, temp.c_str(), 0);
-    return status;
-  }
-  fsync(dir);  // Makes the rename itself durable.
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::vector<std::string_view>& pieces) {
+absl::StatusOr<AtomicFile> AtomicFile::Open(const std::string& path) {
   const std::string dir_path = DirectoryOf(path);
   auto dir = OpenDirectory(dir_path);
   if (!dir.ok()) return dir.status();
-  return WritePiecesAtomicallyAt(dir->get(), dir_path, path.substr(path.rfind('/') + 1),
-                                 pieces);
+  return OpenAt(dir->get(), dir_path, path.substr(path.rfind('/') + 1));
+}
+
+absl::StatusOr<AtomicFile> AtomicFile::OpenAt(int dir, const std::string& dir_path,
+                                              const std::string& name) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string path = JoinPath(dir_path, name);
+  UniqueFd own_dir(fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  if (!own_dir.valid()) return ErrnoError("cannot open directory", dir_path, errno);
+  // Short and fixed-length, so a target name near NAME_MAX still works.
+  std::string temp =
+      absl::StrCat(".neuronprof-", getpid(), "-", counter.fetch_add(1), ".tmp");
+  UniqueFd file(openat(dir, temp.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!file.valid()) return ErrnoError("cannot create a file next to", path, errno);
+  return AtomicFile(std::move(own_dir), std::move(file), std::move(temp), name, path);
+}
+
+AtomicFile::~AtomicFile() {
+  if (!temp_.empty() && dir_.valid()) unlinkat(dir_.get(), temp_.c_str(), 0);
+}
+
+absl::Status AtomicFile::Append(std::string_view bytes) {
+  if (status_.ok() && !file_.valid()) status_ = absl::FailedPreconditionError(
+      absl::StrCat("'", path_, "' was already committed"));
+  if (status_.ok()) status_ = WriteAll(file_.get(), bytes, path_);
+  return status_;
+}
+
+absl::Status AtomicFile::Commit() {
+  if (!status_.ok()) return status_;
+  if (!file_.valid()) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path_, "' was already committed"));
+  }
+  if (fsync(file_.get()) != 0) status_ = ErrnoError("cannot flush", path_, errno);
+  if (close(file_.Release()) != 0 && status_.ok()) {
+    status_ = ErrnoError("cannot flush", path_, errno);
+  }
+  if (status_.ok() && renameat(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str()) != 0) {
+    status_ = ErrnoError("cannot rename onto", path_, errno);
+  }
+  if (!status_.ok()) return status_;  // The destructor removes the temporary file.
+  temp_.clear();
+  fsync(dir_.get());  // Makes the rename itself durable.
+  return absl::OkStatus();
 }
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data) {
-  return WriteFileAtomically(path, std::vector<std::string_view>{data});
+  auto file = AtomicFile::Open(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = file->Append(data); !s.ok()) return s;
+  return file->Commit();
 }
 
 absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
                                    const std::string& name, std::string_view data) {
-  return WritePiecesAtomicallyAt(dir, dir_path, name, {data});
+  auto file = AtomicFile::OpenAt(dir, dir_path, name);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = file->Append(data); !s.ok()) return s;
+  return file->Commit();
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::vector<std::string_view>& pieces) {
+  auto file = AtomicFile::Open(path);
+  if (!file.ok()) return file.status();
+  for (std::string_view piece : pieces) {
+    if (absl::Status s = file->Append(piece); !s.ok()) return s;
+  }
+  return file->Commit();
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

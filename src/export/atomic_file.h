@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/export/json_text.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -35,6 +36,42 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// A file written in pieces that appears under its name only once complete:
+// the bytes go to a temporary file in the same directory (created with
+// O_EXCL|O_NOFOLLOW), which Commit() fsyncs and renames onto the name.
+// Destroyed without a successful Commit(), the temporary file is removed,
+// so a failed write leaves nothing new behind. Errors name the final path
+// and the errno text.
+class AtomicFile : public ByteSink {
+ public:
+  // The directory part of `path` is opened as given (links followed: it is
+  // the caller's own folder).
+  static absl::StatusOr<AtomicFile> Open(const std::string& path);
+  // `name` (a plain file name) inside the open directory `dir`, never
+  // leaving it whatever other processes do to the path meanwhile.
+  // `dir_path` is only for messages.
+  static absl::StatusOr<AtomicFile> OpenAt(int dir, const std::string& dir_path,
+                                           const std::string& name);
+  AtomicFile(AtomicFile&&) = default;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  ~AtomicFile() override;
+
+  absl::Status Append(std::string_view bytes) override;
+  // fsync, rename onto the name, fsync the directory. Once only.
+  absl::Status Commit();
+
+ private:
+  AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
+             std::string path);
+
+  UniqueFd dir_;
+  UniqueFd file_;
+  std::string temp_;  // Name of the temporary file in dir_; "" once renamed.
+  std::string name_;
+  std::string path_;  // For messages.
+  absl::Status status_;
+};
+
 // Writes `path` atomically; the directory part of `path` is opened as
 // given (links followed: it is the caller's own folder).
 absl::Status WriteFileAtomically(const std::string& path, std::string_view data);
@@ -43,10 +80,7 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::vector<std::string_view>& pieces);
 // Writes `name` (a plain file name) atomically inside the open directory
-// `dir`: temporary file created there with O_EXCL|O_NOFOLLOW, written,
-// fsynced, renamed onto `name` within `dir`, then `dir` fsynced. On any
-// failure the temporary file is removed and the error names
-// `<dir_path>/<name>` and the errno text. `dir_path` is only for messages.
+// `dir` (AtomicFile::OpenAt, written whole, committed).
 absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
                                    const std::string& name, std::string_view data);
 

@@ -1,72 +1,68 @@
 #include "src/export/chrome_trace.h"
 
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
 #include <optional>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "src/export/event_stats.h"
-#include "src/export/json_text.h"
+#include "src/export/gzip.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/names.h"
-#include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace exporter {
 namespace {
 
 using tensorflow::profiler::XPlane;
-using tensorflow::profiler::XStat;
+using tensorflow::profiler::XSpace;
+using xplane::EventVisitor;
+using xplane::LineVisitor;
+using xplane::PlaneVisitor;
 
-using json::AppendEscaped;
-using json::AppendInt;
-using json::AppendMicros;
-
-void AppendMetadataEvent(std::string* out, const char* kind, int64_t pid,
-                         const int64_t* tid, std::string_view name) {
-  out->append("{\"ph\":\"M\",\"name\":\"");
-  out->append(kind);
-  out->append("\",\"pid\":");
-  AppendInt(out, pid);
+void WriteMetadataEvent(json::Writer& out, const char* kind, int64_t pid,
+                        const int64_t* tid, std::string_view name) {
+  out.Raw("{\"ph\":\"M\",\"name\":\"");
+  out.Raw(kind);
+  out.Raw("\",\"pid\":");
+  out.Int(pid);
   if (tid != nullptr) {
-    out->append(",\"tid\":");
-    AppendInt(out, *tid);
+    out.Raw(",\"tid\":");
+    out.Int(*tid);
   }
-  out->append(",\"args\":{\"name\":");
-  AppendEscaped(out, name);
-  out->append("}},\n");
+  out.Raw(",\"args\":{\"name\":");
+  out.String(name);
+  out.Raw("}},\n");
 }
 
-uint64_t CorrelationId(const XPlane& plane, const tensorflow::profiler::XEvent& event,
-                       int64_t stat_id) {
-  return static_cast<uint64_t>(
-      xplane::IntValue(xplane::FindStat(plane, event, stat_id)).value_or(0));
+uint64_t CorrelationId(const EventVisitor& event, int64_t stat_id) {
+  return static_cast<uint64_t>(event.IntStat(stat_id).value_or(0));
 }
 
 // Correlation ids present on both a host event (a runtime call) and a device
 // event: each becomes a flow arrow from the call to the device work.
-absl::flat_hash_set<uint64_t> LinkedCorrelationIds(
-    const tensorflow::profiler::XSpace& space) {
+absl::flat_hash_set<uint64_t> LinkedCorrelationIds(const XSpace& space) {
   absl::flat_hash_set<uint64_t> host, linked;
   for (int pass = 0; pass < 2; ++pass) {
-    const char* prefix = pass == 0 ? "/host:" : xplane::kDevicePlanePrefix;
     for (const XPlane& plane : space.planes()) {
-      if (!absl::StartsWith(plane.name(), prefix)) continue;
-      const int64_t stat_id = xplane::StatId(plane, xplane::kCorrelationIdStat);
+      if (!(pass == 0 ? xplane::IsHostPlane(plane) : xplane::IsDevicePlane(plane))) continue;
+      const PlaneVisitor visitor(plane);
+      const int64_t stat_id = visitor.StatId(xplane::kCorrelationIdStat);
       if (stat_id < 0) continue;
-      for (const auto& line : plane.lines()) {
-        for (const auto& event : line.events()) {
-          const uint64_t id = CorrelationId(plane, event, stat_id);
-          if (id == 0) continue;
-          if (pass == 0) {
-            host.insert(id);
-          } else if (host.contains(id)) {
-            linked.insert(id);
-          }
+      visitor.ForEachEvent([&](const EventVisitor& event) {
+        const uint64_t id = CorrelationId(event, stat_id);
+        if (id == 0) return;
+        if (pass == 0) {
+          host.insert(id);
+        } else if (host.contains(id)) {
+          linked.insert(id);
         }
-      }
+      });
     }
   }
   return linked;
@@ -74,117 +70,130 @@ absl::flat_hash_set<uint64_t> LinkedCorrelationIds(
 
 // A flow event ("s" on the call, "f" on the device event) bound to the
 // slice that encloses `ts_ns` on that thread.
-void AppendFlowEvent(std::string* out, bool start, uint64_t id, int64_t pid,
-                     int64_t tid, int64_t ts_ns) {
-  out->append(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
-  out->append(",\"name\":\"launch\",\"cat\":\"device_launch\",\"id\":");
-  AppendInt(out, id);
-  out->append(",\"pid\":");
-  AppendInt(out, pid);
-  out->append(",\"tid\":");
-  AppendInt(out, tid);
-  out->append(",\"ts\":");
-  AppendMicros(out, ts_ns);
-  out->append("},\n");
+void WriteFlowEvent(json::Writer& out, bool start, uint64_t id, int64_t pid, int64_t tid,
+                    int64_t ts_ns) {
+  out.Raw(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
+  out.Raw(",\"name\":\"launch\",\"cat\":\"device_launch\",\"id\":");
+  out.Int(id);
+  out.Raw(",\"pid\":");
+  out.Int(pid);
+  out.Raw(",\"tid\":");
+  out.Int(tid);
+  out.Raw(",\"ts\":");
+  out.Micros(ts_ns);
+  out.Raw("},\n");
 }
+
+class ChromeWriter {
+ public:
+  ChromeWriter(const XSpace& space, ByteSink* sink)
+      : space_(space), out_(sink), linked_(LinkedCorrelationIds(space)) {}
+
+  absl::Status Write() {
+    // Times are microseconds from the profile start, printed exactly from
+    // integer ns: epoch microseconds (~1.8e15) would lose sub-microsecond
+    // precision in every JSON reader's doubles. The epoch start is kept in
+    // baseTimeNanoseconds, as Kineto's traces do.
+    out_.Raw("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
+    out_.Int(xplane::ProfileStartEpochNs(space_));
+    out_.Raw(",\"traceEvents\":[\n");
+    int64_t pid = 0;
+    for (const XPlane& plane : space_.planes()) {
+      ++pid;
+      if (plane.lines_size() > 0) WritePlane(PlaneVisitor(plane), pid);
+    }
+    // A final metadata event keeps the list free of a trailing comma.
+    out_.Raw("{\"ph\":\"M\",\"name\":\"neuronprof\",\"pid\":0,\"args\":{\"warnings\":[");
+    for (int i = 0; i < space_.warnings_size(); ++i) {
+      if (i) out_.Char(',');
+      out_.String(space_.warnings(i));
+    }
+    if (unplaceable_ > 0) {
+      if (space_.warnings_size() > 0) out_.Char(',');
+      out_.String(xplane::UnplaceableEventsWarning(unplaceable_));
+    }
+    out_.Raw("]}}\n]}\n");
+    return out_.Finish();
+  }
+
+ private:
+  void WritePlane(const PlaneVisitor& plane, int64_t pid) {
+    WriteMetadataEvent(out_, "process_name", pid, nullptr, plane.Name());
+    // Names and keys are escaped once per plane, not once per event.
+    names_.clear();
+    for (const auto& [id, metadata] : plane.raw().event_metadata()) {
+      names_.emplace(id, json::Escaped(metadata.display_name().empty()
+                                           ? metadata.name()
+                                           : metadata.display_name()));
+    }
+    keys_.clear();
+    for (const auto& [id, metadata] : plane.raw().stat_metadata()) {
+      keys_.emplace(id, json::Escaped(metadata.name()));
+    }
+    const int64_t correlation_stat =
+        linked_.empty() ? -1 : plane.StatId(xplane::kCorrelationIdStat);
+    const bool host_plane = xplane::IsHostPlane(plane.raw());
+    plane.ForEachLine([&](const LineVisitor& line) {
+      const int64_t tid = line.Id();
+      WriteMetadataEvent(out_, "thread_name", pid, &tid, line.DisplayName());
+      out_.MaybeFlush();
+      // The same for every event of the line: formatted once.
+      const std::string prefix = fmt::format(
+          FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
+      line.ForEachEvent([&](const EventVisitor& event) {
+        const std::optional<xplane::EventTime> time = event.Time();
+        if (!time) {
+          ++unplaceable_;
+          return;
+        }
+        WriteEvent(event, prefix, *time);
+        if (correlation_stat >= 0) {
+          const uint64_t id = CorrelationId(event, correlation_stat);
+          if (id != 0 && linked_.contains(id)) {
+            WriteFlowEvent(out_, host_plane, id, pid, tid, time->start_ns);
+          }
+        }
+        out_.MaybeFlush();
+      });
+    });
+  }
+
+  void WriteEvent(const EventVisitor& event, std::string_view prefix,
+                  const xplane::EventTime& time) {
+    out_.Raw(prefix);
+    out_.Micros(time.start_ns);
+    out_.Raw(",\"dur\":");
+    out_.Micros(time.duration_ns);
+    out_.Raw(",\"name\":");
+    auto name = names_.find(event.MetadataId());
+    out_.Raw(name == names_.end() ? std::string_view("\"\"") : name->second);
+    JsonArgs args(&out_);
+    event.ForEachStat([&](const xplane::StatVisitor& stat) {
+      auto key = keys_.find(stat.Id());
+      const bool fresh = key == keys_.end() ? args.Key("?")
+                                            : args.EscapedKey(stat.Name(), key->second);
+      if (fresh) WriteStatValue(&out_, stat);
+    });
+    args.Close();
+    out_.Raw("},\n");
+  }
+
+  const XSpace& space_;
+  json::Writer out_;
+  const absl::flat_hash_set<uint64_t> linked_;
+  absl::flat_hash_map<int64_t, std::string> names_;  // Escaped, of this plane.
+  absl::flat_hash_map<int64_t, std::string> keys_;   // Escaped stat names.
+  int64_t unplaceable_ = 0;  // Events whose times do not fit int64 ns.
+};
 
 }  // namespace
 
-std::string XSpaceToChromeTraceJson(const tensorflow::profiler::XSpace& space) {
-  std::string out;
-  size_t total_events = 0;
-  for (const XPlane& plane : space.planes()) {
-    for (const auto& line : plane.lines()) total_events += line.events_size();
-  }
-  out.reserve(total_events * 96 + 4096);
-  // Times are microseconds from the profile start, printed exactly from
-  // integer ns: epoch microseconds (~1.8e15) would lose sub-microsecond
-  // precision in every JSON reader's doubles. The epoch start is kept in
-  // baseTimeNanoseconds, as Kineto's traces do.
-  out.append("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
-  AppendInt(&out, xplane::ProfileStartEpochNs(space));
-  out.append(",\"traceEvents\":[\n");
-  const absl::flat_hash_set<uint64_t> linked = LinkedCorrelationIds(space);
-  int64_t pid = 0;
-  int64_t unplaceable = 0;  // Events whose times do not fit int64 ns.
-  for (const XPlane& plane : space.planes()) {
-    ++pid;
-    if (plane.lines_size() == 0) continue;
-    AppendMetadataEvent(&out, "process_name", pid, nullptr, plane.name());
-    // Event names are escaped once per plane, not once per event.
-    absl::flat_hash_map<int64_t, std::string> names;
-    for (const auto& [id, metadata] : plane.event_metadata()) {
-      std::string escaped;
-      AppendEscaped(&escaped, metadata.display_name().empty()
-                                  ? metadata.name()
-                                  : metadata.display_name());
-      names.emplace(id, std::move(escaped));
-    }
-    const PlaneStatNames stat_names(plane);
-    absl::flat_hash_map<int64_t, std::string> stat_keys;
-    for (const auto& [id, metadata] : plane.stat_metadata()) {
-      std::string escaped;
-      AppendEscaped(&escaped, metadata.name());
-      stat_keys.emplace(id, std::move(escaped));
-    }
-    const int64_t correlation_stat =
-        linked.empty() ? -1 : xplane::StatId(plane, xplane::kCorrelationIdStat);
-    const bool host_plane = absl::StartsWith(plane.name(), "/host:");
-    for (const auto& line : plane.lines()) {
-      const int64_t tid = line.id();
-      AppendMetadataEvent(&out, "thread_name", pid, &tid,
-                          line.display_name().empty() ? line.name()
-                                                      : line.display_name());
-      for (const auto& event : line.events()) {
-        const std::optional<xplane::EventTime> time = xplane::CheckedEventTime(line, event);
-        if (!time) {
-          ++unplaceable;
-          continue;
-        }
-        out.append("{\"ph\":\"X\",\"pid\":");
-        AppendInt(&out, pid);
-        out.append(",\"tid\":");
-        AppendInt(&out, tid);
-        out.append(",\"ts\":");
-        AppendMicros(&out, time->start_ns);
-        out.append(",\"dur\":");
-        AppendMicros(&out, time->duration_ns);
-        out.append(",\"name\":");
-        auto name = names.find(event.metadata_id());
-        out.append(name == names.end() ? "\"\"" : name->second);
-        if (event.stats_size() > 0) {
-          out.append(",\"args\":{");
-          bool first = true;
-          for (const XStat& stat : event.stats()) {
-            if (!first) out.push_back(',');
-            first = false;
-            auto key = stat_keys.find(stat.metadata_id());
-            out.append(key == stat_keys.end() ? "\"?\"" : key->second);
-            out.push_back(':');
-            AppendStatValue(&out, stat, stat_names);
-          }
-          out.push_back('}');
-        }
-        out.append("},\n");
-        if (const uint64_t id = CorrelationId(plane, event, correlation_stat);
-            id != 0 && linked.contains(id)) {
-          AppendFlowEvent(&out, host_plane, id, pid, tid, time->start_ns);
-        }
-      }
-    }
-  }
-  // A final instant event keeps the list free of a trailing comma.
-  out.append("{\"ph\":\"M\",\"name\":\"neuronprof\",\"pid\":0,\"args\":{\"warnings\":[");
-  for (int i = 0; i < space.warnings_size(); ++i) {
-    if (i) out.push_back(',');
-    AppendEscaped(&out, space.warnings(i));
-  }
-  if (unplaceable > 0) {
-    if (space.warnings_size() > 0) out.push_back(',');
-    AppendEscaped(&out, xplane::UnplaceableEventsWarning(unplaceable));
-  }
-  out.append("]}}\n]}\n");
-  return out;
+absl::Status WriteChromeTrace(const XSpace& space, ByteSink* sink) {
+  return ChromeWriter(space, sink).Write();
+}
+
+absl::Status WriteChromeTraceFile(const XSpace& space, const std::string& path) {
+  return WriteFileStreamed(path, [&](ByteSink* sink) { return WriteChromeTrace(space, sink); });
 }
 
 }  // namespace exporter

@@ -1,20 +1,90 @@
-// gzip (RFC 1952) compression of whole buffers.
+// gzip (RFC 1952), streamed: bytes are deflated as they come, on worker
+// threads, and handed on in order, so no whole file is held in memory.
 #ifndef NEURONPROF_SRC_EXPORT_GZIP_H_
 #define NEURONPROF_SRC_EXPORT_GZIP_H_
 
+#include <zlib.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/export/byte_sink.h"
 
 namespace neuronprof {
 namespace exporter {
 
-// Compresses with zlib at `level` (1 = fastest .. 9 = smallest). Large
-// inputs are split and compressed on several threads; the result is one
-// valid gzip file (concatenated gzip members, which every gunzip reads).
-absl::StatusOr<std::string> GzipCompress(std::string_view data, int level = 1);
+// One gzip member into `next` (which must outlive it), as pigz writes it:
+// the input is cut into blocks of about 1 MiB, each deflated on its own
+// (raw deflate ending in a sync flush) at `level` (1 = fastest .. 9 =
+// smallest), and the pieces are written in order between one header and
+// one trailer (CRC-32 combined). With `threads` > 0 the blocks are deflated
+// on that many threads while the caller goes on (at most 2 blocks per
+// thread queued, so memory stays bounded); with 0, on the caller's thread.
+// Any gzip reader reads the result. Finish() writes the rest.
+class GzipSink : public ByteSink {
+ public:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  // One thread per core, at most 4; none on one core.
+  static int DefaultThreads();
+
+  explicit GzipSink(ByteSink* next, int level = 1, int threads = DefaultThreads());
+  GzipSink(const GzipSink&) = delete;
+  GzipSink& operator=(const GzipSink&) = delete;
+  ~GzipSink() override;  // Without Finish(), what is queued is dropped.
+
+  absl::Status Append(std::string_view bytes) override;
+  // Deflates and writes what is left, then the trailer; the first error of
+  // zlib or `next`.
+  absl::Status Finish();
+
+ private:
+  struct Block;
+  class Deflater;
+
+  void Submit(bool last);
+  void WorkerLoop();
+  // Writes the finished blocks at the front, in order (one writer at a time).
+  void WriteReady(std::unique_lock<std::mutex>& lock);
+
+  ByteSink* const next_;
+  const int level_;
+  std::unique_ptr<Block> current_;  // Being filled by Append.
+  std::unique_ptr<Deflater> inline_deflater_;  // When there are no workers.
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Block>> in_order_;   // Submitted, not yet written.
+  std::deque<Block*> todo_;                       // Not yet taken by a worker.
+  std::vector<std::unique_ptr<Block>> free_;      // For reuse.
+  size_t max_in_flight_ = 1;
+  bool writing_ = false;
+  bool stopping_ = false;
+  bool header_written_ = false;
+  bool finished_ = false;
+  uLong crc_ = 0;
+  uint64_t input_bytes_ = 0;
+  absl::Status status_;
+  std::vector<std::thread> workers_;
+};
+
+// Every member of a gzip file, inflated (tests and tools read traces back).
 absl::StatusOr<std::string> GzipDecompress(std::string_view data);
+
+// Writes `path` atomically (atomic_file.h) with the bytes `write` hands to
+// its sink, gzipped on the way (GzipSink) when `path` ends in ".gz".
+// Nothing is left under `path` when `write` or the file fails.
+absl::Status WriteFileStreamed(const std::string& path,
+                               const std::function<absl::Status(ByteSink*)>& write);
 
 }  // namespace exporter
 }  // namespace neuronprof

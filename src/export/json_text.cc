@@ -1,61 +1,83 @@
 #include "src/export/json_text.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "src/xplane/utf8.h"
 
 namespace neuronprof {
 namespace exporter {
 namespace json {
+namespace {
 
-void AppendEscaped(std::string* out, std::string_view text) {
+bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
+void AppendEscaped(fmt::memory_buffer& out, std::string_view text) {
   std::string scratch;
   const std::string_view valid = utf8::Valid(text, &scratch);
-  out->push_back('"');
-  for (const char c : valid) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\t': out->append("\\t"); break;
-      case '\r': out->append("\\r"); break;
+  out.push_back('"');
+  const char* run = valid.data();  // Start of bytes copied as they are.
+  const char* const end = valid.data() + valid.size();
+  for (const char* c = run; c != end; ++c) {
+    if (!NeedsEscape(static_cast<unsigned char>(*c))) continue;
+    out.append(run, c);
+    run = c + 1;
+    switch (*c) {
+      case '"': out.append(std::string_view("\\\"")); break;
+      case '\\': out.append(std::string_view("\\\\")); break;
+      case '\n': out.append(std::string_view("\\n")); break;
+      case '\t': out.append(std::string_view("\\t")); break;
+      case '\r': out.append(std::string_view("\\r")); break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out->append(escaped);
-        } else {
-          out->push_back(c);
-        }
+        fmt::format_to(fmt::appender(out), FMT_COMPILE("\\u{:04x}"),
+                       static_cast<unsigned>(static_cast<unsigned char>(*c)));
     }
   }
-  out->push_back('"');
+  out.append(run, end);
+  out.push_back('"');
 }
 
-void AppendDouble(std::string* out, double value) {
+}  // namespace
+
+Writer::Writer(ByteSink* sink, size_t flush_bytes) : sink_(sink), flush_bytes_(flush_bytes) {
+  // Room for the last event past the flush mark, so the buffer rarely grows.
+  buffer_.reserve(flush_bytes_ + flush_bytes_ / 4);
+}
+
+void Writer::String(std::string_view text) { AppendEscaped(buffer_, text); }
+
+void Writer::Double(double value) {
   if (!std::isfinite(value)) {
-    out->append("null");
+    Raw("null");
     return;
   }
-  char number[32];
-  const auto end = std::to_chars(number, number + sizeof(number), value).ptr;
-  out->append(number, static_cast<size_t>(end - number));
+  fmt::format_to(fmt::appender(buffer_), FMT_COMPILE("{}"), value);
 }
 
-void AppendMicros(std::string* out, int64_t ns) {
+void Writer::Micros(int64_t ns) {
   // The magnitude as unsigned: -INT64_MIN does not fit an int64.
   uint64_t magnitude = static_cast<uint64_t>(ns);
   if (ns < 0) {
-    out->push_back('-');
+    buffer_.push_back('-');
     magnitude = 0 - magnitude;
   }
-  AppendInt(out, magnitude / 1000);
-  const int rest = static_cast<int>(magnitude % 1000);
-  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
-                            static_cast<char>('0' + rest / 10 % 10),
-                            static_cast<char>('0' + rest % 10)};
-  out->append(fraction, sizeof(fraction));
+  const unsigned rest = static_cast<unsigned>(magnitude % 1000);
+  fmt::format_to(fmt::appender(buffer_), FMT_COMPILE("{}.{:03}"), magnitude / 1000, rest);
+}
+
+void Writer::Flush() {
+  if (status_.ok()) status_ = sink_->Append(std::string_view(buffer_.data(), buffer_.size()));
+  buffer_.clear();
+}
+
+absl::Status Writer::Finish() {
+  Flush();
+  return status_;
+}
+
+std::string Escaped(std::string_view text) {
+  fmt::memory_buffer out;
+  AppendEscaped(out, text);
+  return fmt::to_string(out);
 }
 
 }  // namespace json

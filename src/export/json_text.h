@@ -1,35 +1,75 @@
-// Appending strict JSON text (RFC 8259, what Python's json and Perfetto
-// accept): escaped strings of valid UTF-8, integers, doubles, and
-// microsecond times printed exactly from integer nanoseconds. Every JSON
-// file we write goes through these. Reading JSON (and checking that text
-// is strict JSON) is src/xplane/json_reader.h.
+// The one JSON writer: strict JSON text (RFC 8259, what Python's json and
+// Perfetto accept) formatted with fmt into a bounded buffer that is handed
+// to a ByteSink whenever it fills, so a trace of any size is never held
+// whole. Strings are escaped as valid UTF-8, NaN and infinities are null,
+// times are microseconds printed exactly from integer nanoseconds. Reading
+// JSON (and checking that text is strict JSON) is src/xplane/json_reader.h.
 #ifndef NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 #define NEURONPROF_SRC_EXPORT_JSON_TEXT_H_
 
-#include <charconv>
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "absl/status/status.h"
+#include "src/export/byte_sink.h"
 
 namespace neuronprof {
 namespace exporter {
 namespace json {
 
-// `text` as a quoted JSON string: control characters as \uXXXX (or \n, \t,
-// \r), '"' and '\' escaped, invalid UTF-8 replaced by U+FFFD (utf8::Valid).
-void AppendEscaped(std::string* out, std::string_view text);
-// Shortest text that reads back as the same double; NaN and infinities (not JSON) as null.
-void AppendDouble(std::string* out, double value);
-// ns / 1000 with 3 decimals: 1234 -> "1.234", -5 -> "-0.005"; exact for
-// every int64, INT64_MIN included.
-void AppendMicros(std::string* out, int64_t ns);
+// Formats JSON text into its buffer; the caller writes the structure
+// (Raw for punctuation and keys it knows are plain, String for any text).
+class Writer {
+ public:
+  static constexpr size_t kDefaultFlushBytes = size_t{256} << 10;
 
-template <typename Int>
-void AppendInt(std::string* out, Int value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
-  out->append(digits, static_cast<size_t>(end - digits));
-}
+  // The buffer goes to *sink at a MaybeFlush() point once it holds
+  // `flush_bytes`, and at Finish(). `sink` must outlive the writer.
+  explicit Writer(ByteSink* sink, size_t flush_bytes = kDefaultFlushBytes);
+
+  void Raw(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
+  void Char(char c) { buffer_.push_back(c); }
+  // `text` as a quoted JSON string: control characters as \uXXXX (or \n,
+  // \t, \r), '"' and '\' escaped, invalid UTF-8 replaced by U+FFFD.
+  void String(std::string_view text);
+  template <typename Integer>
+  void Int(Integer value) {
+    fmt::format_to(fmt::appender(buffer_), FMT_COMPILE("{}"), value);
+  }
+  // Shortest text that reads back as the same double; NaN and infinities
+  // (not JSON) as null.
+  void Double(double value);
+  // ns / 1000 with 3 decimals: 1234 -> "1.234", -5 -> "-0.005"; exact for
+  // every int64, INT64_MIN included.
+  void Micros(int64_t ns);
+
+  // A point where the text may be cut (between two events): hands the
+  // buffer to the sink once it holds flush_bytes. After a sink error the
+  // writer keeps formatting into the (then discarded) buffer; Finish()
+  // returns that error.
+  void MaybeFlush() {
+    if (buffer_.size() >= flush_bytes_) Flush();
+  }
+  // Hands over the rest; the first error of the sink, if any.
+  absl::Status Finish();
+
+ private:
+  void Flush();
+
+  ByteSink* sink_;
+  size_t flush_bytes_;
+  fmt::memory_buffer buffer_;
+  absl::Status status_;
+};
+
+// `text` as a quoted JSON string, as one std::string (for keys and names
+// escaped once and written many times).
+std::string Escaped(std::string_view text);
 
 }  // namespace json
 }  // namespace exporter

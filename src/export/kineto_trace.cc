@@ -14,12 +14,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/export/event_stats.h"
+#include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/json_reader.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -29,7 +31,8 @@ using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
-using tensorflow::profiler::XStat;
+using xplane::EventVisitor;
+using xplane::PlaneVisitor;
 
 absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
@@ -44,6 +47,7 @@ struct HostSpan {
   int64_t tid = 0;
   int64_t external_id = 0;
   HostKind kind = HostKind::kAnnotation;
+  const XLine* line = nullptr;
   const XEvent* event = nullptr;
 };
 
@@ -63,37 +67,27 @@ std::optional<int64_t> DeviceNumber(std::string_view plane_name) {
   return number;
 }
 
-std::string_view EventName(const XPlane& plane, const XEvent& event) {
-  auto it = plane.event_metadata().find(event.metadata_id());
-  if (it == plane.event_metadata().end()) return "";
-  return it->second.display_name().empty() ? it->second.name()
-                                            : it->second.display_name();
-}
-
-std::optional<int64_t> FirstIntStat(const XPlane& plane,
-                                    std::initializer_list<std::string_view> names) {
-  PlaneStatNames stat_names(plane);
-  EventStats stats(stat_names, plane);
-  for (std::string_view name : names) {
-    if (auto value = stats.Int(name)) return value;
-  }
-  return std::nullopt;
+// The plane's own integer stat `name`.
+std::optional<int64_t> PlaneIntStat(const XPlane& plane, std::string_view name) {
+  const PlaneVisitor visitor(plane);
+  const auto stat = visitor.PlaneStat(name);
+  return stat ? stat->IntValue() : std::nullopt;
 }
 
 class KinetoWriter {
  public:
-  explicit KinetoWriter(const XSpace& space) : space_(space) {}
+  KinetoWriter(const XSpace& space, ByteSink* sink) : space_(space), out_(sink) {}
 
-  std::string Write() {
+  absl::Status Write() {
     Classify();
-    out_.append("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
+    out_.Raw("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
     WriteDeviceProperties();
     // HTA refuses a trace without distributedInfo.rank; one capture is one
     // rank of its own (the plugin ignores this key).
-    out_.append("],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},");
-    out_.append("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
-    json::AppendInt(&out_, xplane::ProfileStartEpochNs(space_));
-    out_.append(",\n\"traceEvents\":[");
+    out_.Raw("],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},");
+    out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    out_.Int(xplane::ProfileStartEpochNs(space_));
+    out_.Raw(",\n\"traceEvents\":[");
     WriteHost();
     WriteRuntime();
     WriteDevices();
@@ -101,61 +95,62 @@ class KinetoWriter {
     // Kineto ends every trace with this instant; readers use it to bound the
     // window.
     BeginEvent("i", nullptr, "Record Window End");
-    out_.append(",\"pid\":\"\",\"tid\":\"\",\"s\":\"g\",\"ts\":");
-    json::AppendMicros(&out_, WindowEndNs());
-    out_.append("}\n]");
+    out_.Raw(",\"pid\":\"\",\"tid\":\"\",\"s\":\"g\",\"ts\":");
+    out_.Micros(WindowEndNs());
+    out_.Raw("}\n]");
     if (unplaceable_ > 0) {
       // Readers ignore unknown top-level keys; people find it here.
-      out_.append(",\n\"neuronprof_warnings\":[");
-      json::AppendEscaped(&out_, xplane::UnplaceableEventsWarning(unplaceable_));
-      out_.push_back(']');
+      out_.Raw(",\n\"neuronprof_warnings\":[");
+      out_.String(xplane::UnplaceableEventsWarning(unplaceable_));
+      out_.Char(']');
     }
-    out_.append("\n}\n");
-    return std::move(out_);
+    out_.Raw("\n}\n");
+    return out_.Finish();
   }
 
  private:
   // Opens an event object (with a separator); the caller closes it.
   void BeginEvent(const char* ph, const char* cat, std::string_view name) {
-    out_.append(first_event_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
+    out_.MaybeFlush();  // Between two events: the text may be cut here.
+    out_.Raw(first_event_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
     first_event_ = false;
-    out_.append(ph);
-    out_.push_back('"');
+    out_.Raw(ph);
+    out_.Char('"');
     if (cat != nullptr) {
-      out_.append(",\"cat\":\"");
-      out_.append(cat);
-      out_.push_back('"');
+      out_.Raw(",\"cat\":\"");
+      out_.Raw(cat);
+      out_.Char('"');
     }
-    out_.append(",\"name\":");
-    json::AppendEscaped(&out_, name);
+    out_.Raw(",\"name\":");
+    out_.String(name);
   }
   void PidTid(int64_t pid, int64_t tid) {
-    out_.append(",\"pid\":");
-    json::AppendInt(&out_, pid);
-    out_.append(",\"tid\":");
-    json::AppendInt(&out_, tid);
+    out_.Raw(",\"pid\":");
+    out_.Int(pid);
+    out_.Raw(",\"tid\":");
+    out_.Int(tid);
   }
   void Times(int64_t start_ns, int64_t duration_ns) {
-    out_.append(",\"ts\":");
-    json::AppendMicros(&out_, start_ns);
-    out_.append(",\"dur\":");
-    json::AppendMicros(&out_, duration_ns);
+    out_.Raw(",\"ts\":");
+    out_.Micros(start_ns);
+    out_.Raw(",\"dur\":");
+    out_.Micros(duration_ns);
     max_end_ns_ = std::max(max_end_ns_, start_ns + duration_ns);
   }
   void Metadata(const char* kind, int64_t pid, const std::string* tid,
                 std::string_view name) {
     BeginEvent("M", nullptr, kind);
-    out_.append(",\"pid\":");
-    json::AppendInt(&out_, pid);
-    out_.append(",\"tid\":");
+    out_.Raw(",\"pid\":");
+    out_.Int(pid);
+    out_.Raw(",\"tid\":");
     if (tid == nullptr) {
-      out_.push_back('0');
+      out_.Char('0');
     } else {
-      out_.append(*tid);
+      out_.Raw(*tid);
     }
-    out_.append(",\"args\":{\"name\":");
-    json::AppendEscaped(&out_, name);
-    out_.append("}}");
+    out_.Raw(",\"args\":{\"name\":");
+    out_.String(name);
+    out_.Raw("}}");
   }
 
   // The event's times, or nullopt (counted) when they do not fit int64 ns.
@@ -181,7 +176,7 @@ class KinetoWriter {
     for (const XPlane* plane : {host_plane_, task_plane_}) {
       if (plane == nullptr || host_pid_ != 0) continue;
       for (std::string_view name : kProcessIdStats) {
-        if (auto pid = FirstIntStat(*plane, {name})) {
+        if (auto pid = PlaneIntStat(*plane, name)) {
           host_pid_ = *pid;
           break;
         }
@@ -191,7 +186,7 @@ class KinetoWriter {
 
   int64_t WindowEndNs() const {
     if (task_plane_ != nullptr) {
-      auto stop = FirstIntStat(*task_plane_, {xplane::kProfileStopTimeStat});
+      auto stop = PlaneIntStat(*task_plane_, xplane::kProfileStopTimeStat);
       const int64_t start = xplane::ProfileStartEpochNs(space_);
       if (stop && start > 0 && *stop >= start) return std::max(*stop - start, max_end_ns_);
     }
@@ -207,55 +202,62 @@ class KinetoWriter {
     if (by_id.empty()) return;
     const int64_t count = std::min<int64_t>(by_id.rbegin()->first, 1023) + 1;
     for (int64_t id = 0; id < count; ++id) {
-      out_.append(id == 0 ? "\n{\"id\":" : ",\n{\"id\":");
-      json::AppendInt(&out_, id);
+      out_.Raw(id == 0 ? "\n{\"id\":" : ",\n{\"id\":");
+      out_.Int(id);
       auto it = by_id.find(id);
       if (it != by_id.end()) WriteDeviceFields(*it->second, id);
-      out_.push_back('}');
+      out_.Char('}');
     }
-    out_.push_back('\n');
+    out_.Char('\n');
   }
 
   void WriteDeviceFields(const XPlane& plane, int64_t id) {
-    PlaneStatNames names(plane);
-    EventStats stats(names, plane);
+    const PlaneVisitor visitor(plane);
+    const auto str = [&](std::string_view key) -> std::optional<std::string_view> {
+      const auto stat = visitor.PlaneStat(key);
+      return stat ? stat->StrValue() : std::nullopt;
+    };
+    const auto int_stat = [&](std::string_view key) -> std::optional<int64_t> {
+      const auto stat = visitor.PlaneStat(key);
+      return stat ? stat->IntValue() : std::nullopt;
+    };
     // "gpu_device_name" is TSL's (and our CUPTI collector's) spelling.
     std::string name;
     for (std::string_view key : {"name", "device_name", "gpu_device_name"}) {
-      if (auto value = stats.Str(key); value && !value->empty()) {
+      if (auto value = str(key); value && !value->empty()) {
         name = std::string(*value);
         break;
       }
     }
     if (name.empty()) name = plane.name();
-    out_.append(",\"name\":");
-    json::AppendEscaped(&out_, name);
+    out_.Raw(",\"name\":");
+    out_.String(name);
     for (std::string_view key : {"memory_bytes", "memory_size", "total_memory"}) {
-      if (auto bytes = stats.Int(key)) {
-        out_.append(",\"totalGlobalMem\":");
-        json::AppendInt(&out_, *bytes);
+      if (auto bytes = int_stat(key)) {
+        out_.Raw(",\"totalGlobalMem\":");
+        out_.Int(*bytes);
         break;
       }
     }
     std::optional<std::array<int64_t, 2>> capability;
-    if (auto text = stats.Str("compute_capability")) {
+    if (auto text = str("compute_capability")) {
       capability = kineto::ParseComputeCapability(*text);
-    } else if (auto joined = stats.Int("compute_capability")) {
+    } else if (auto joined = int_stat("compute_capability")) {
       capability = kineto::ParseComputeCapability(std::to_string(*joined));
     }
-    auto major = stats.Int("compute_cap_major");
-    auto minor = stats.Int("compute_cap_minor");
+    auto major = int_stat("compute_cap_major");
+    auto minor = int_stat("compute_cap_minor");
     if (!capability && major) capability = std::array<int64_t, 2>{*major, minor.value_or(0)};
     if (capability) {
-      out_.append(",\"computeMajor\":");
-      json::AppendInt(&out_, (*capability)[0]);
-      out_.append(",\"computeMinor\":");
-      json::AppendInt(&out_, (*capability)[1]);
+      out_.Raw(",\"computeMajor\":");
+      out_.Int((*capability)[0]);
+      out_.Raw(",\"computeMinor\":");
+      out_.Int((*capability)[1]);
     }
     for (std::string_view key : {"num_sms", "sm_count", "core_count", "multiprocessor_count"}) {
-      if (auto sms = stats.Int(key)) {
-        out_.append(",\"numSms\":");
-        json::AppendInt(&out_, *sms);
+      if (auto sms = int_stat(key)) {
+        out_.Raw(",\"numSms\":");
+        out_.Int(*sms);
         num_sms_[id] = *sms;
         break;
       }
@@ -268,7 +270,7 @@ class KinetoWriter {
         space_.hostnames_size() > 0 ? space_.hostnames(0) : std::string("host");
     Metadata("process_name", host_pid_, nullptr, process);
     if (host_plane_ == nullptr) return;
-    PlaneStatNames names(*host_plane_);
+    const PlaneVisitor plane(*host_plane_);
     // Every span is placed before any is written: the writers keep pointers
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
@@ -286,6 +288,7 @@ class KinetoWriter {
         span.start_ns = time->start_ns;
         span.end_ns = time->end_ns();
         span.tid = line.id();
+        span.line = &line;
         span.event = &event;
         spans.push_back(span);
       }
@@ -298,92 +301,86 @@ class KinetoWriter {
       std::stable_sort(spans.begin(), spans.end(), [](const HostSpan& a, const HostSpan& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
       });
-      for (HostSpan& span : spans) WriteHostSpan(span, names, next_external_id++, steps_seen);
+      for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
     }
   }
 
-  void WriteHostSpan(HostSpan& span, const PlaneStatNames& names, int64_t external_id,
+  void WriteHostSpan(HostSpan& span, const PlaneVisitor& plane, int64_t external_id,
                      int64_t& steps_seen) {
     span.external_id = external_id;
-    EventStats stats(names, *span.event);
-    if (stats.Find(xplane::kOpFrameworkStat) != nullptr) {
+    const EventVisitor stats(plane, *span.line, *span.event);
+    if (stats.StatNamed(xplane::kOpFrameworkStat).has_value()) {
       span.kind = HostKind::kOperator;
       WriteOperator(span, stats);
-    } else if (stats.Int(xplane::kRootLevelStat).value_or(0) != 0) {
+    } else if (stats.IntStatNamed(xplane::kRootLevelStat).value_or(0) != 0) {
       span.kind = HostKind::kStep;
-      auto number = stats.Int(xplane::kStepNumStat);
-      if (!number) number = stats.Int(xplane::kIterNumStat);
+      auto number = stats.IntStatNamed(xplane::kStepNumStat);
+      if (!number) number = stats.IntStatNamed(xplane::kIterNumStat);
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
     } else {
       span.kind = HostKind::kAnnotation;
-      BeginEvent("X", "user_annotation", EventName(*host_plane_, *span.event));
+      BeginEvent("X", "user_annotation", stats.DisplayName());
       PidTid(host_pid_, span.tid);
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
       args.PassThrough(stats, {});
       args.Close();
-      out_.push_back('}');
+      out_.Char('}');
     }
   }
 
-  void WriteOperator(const HostSpan& span, const EventStats& stats) {
-    BeginEvent("X", "cpu_op", EventName(*host_plane_, *span.event));
+  void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
+    BeginEvent("X", "cpu_op", stats.DisplayName());
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
-    if (auto dims = stats.Str(xplane::kOpInputDimsStat);
+    if (auto dims = stats.StrStatNamed(xplane::kOpInputDimsStat);
         dims && json_reader::IsStrictJsonArray(*dims)) {
       args.Raw("Input Dims", *dims);
       copied.push_back(xplane::kOpInputDimsStat);
     }
-    if (auto types = stats.Str(xplane::kOpInputTypesStat)) {
-      args.Key("Input type");
-      out_.push_back('[');
-      bool first = true;
-      for (const std::string& type : kineto::KinetoInputTypes(*types)) {
-        if (!first) out_.push_back(',');
-        first = false;
-        json::AppendEscaped(&out_, type);
+    if (auto types = stats.StrStatNamed(xplane::kOpInputTypesStat)) {
+      if (args.Key("Input type")) {
+        out_.Char('[');
+        bool first = true;
+        for (const std::string& type : kineto::KinetoInputTypes(*types)) {
+          if (!first) out_.Char(',');
+          first = false;
+          out_.String(type);
+        }
+        out_.Char(']');
       }
-      out_.push_back(']');
       copied.push_back(xplane::kOpInputTypesStat);
     }
-    if (auto values = stats.Str(xplane::kOpInputValuesStat);
+    if (auto values = stats.StrStatNamed(xplane::kOpInputValuesStat);
         values && json_reader::IsStrictJsonArray(*values)) {
       args.Raw("Concrete Inputs", *values);
       copied.push_back(xplane::kOpInputValuesStat);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
-    const int64_t seq = stats.Int(xplane::kOpSequenceStat).value_or(-1);
+    const int64_t seq = stats.IntStatNamed(xplane::kOpSequenceStat).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
-    if (stats.Find(xplane::kOpSequenceStat) != nullptr) {
+    if (stats.StatNamed(xplane::kOpSequenceStat).has_value()) {
       copied.push_back(xplane::kOpSequenceStat);
     }
-    const auto fwd_thread = stats.Int(xplane::kOpForwardThreadStat);
+    const auto fwd_thread = stats.IntStatNamed(xplane::kOpForwardThreadStat);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(xplane::kOpForwardThreadStat);
     }
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
-    for (const auto& [name, stat] : stats.all()) {
-      if (name.empty() ||
-          std::find(copied.begin(), copied.end(), name) != copied.end()) {
-        continue;
-      }
-      args.Key(name);
-      stats.AppendValue(&out_, *stat);
-    }
+    args.PassThrough(stats, copied);
     args.Close();
-    out_.push_back('}');
+    out_.Char('}');
 
     // Forward -> backward links: by (seq, forward thread), outermost first.
     if (seq < 0) return;
-    const std::optional<std::string_view> direction = stats.Str(xplane::kOpDirectionStat);
+    const std::optional<std::string_view> direction = stats.StrStatNamed(xplane::kOpDirectionStat);
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
     if (backward) {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
@@ -395,7 +392,7 @@ class KinetoWriter {
     }
   }
 
-  void WriteStep(const HostSpan& span, const EventStats& stats, int64_t number) {
+  void WriteStep(const HostSpan& span, const EventVisitor& stats, int64_t number) {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
     BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
@@ -403,10 +400,10 @@ class KinetoWriter {
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
-    args.Str("Step name", EventName(*host_plane_, *span.event));
+    args.Str("Step name", stats.DisplayName());
     args.PassThrough(stats, {xplane::kRootLevelStat});
     args.Close();
-    out_.push_back('}');
+    out_.Char('}');
   }
 
   // For calls on thread `tid` (start, end), the External id of the innermost
@@ -449,7 +446,7 @@ class KinetoWriter {
   // ---- Runtime planes: launch calls on host threads.
   void WriteRuntime() {
     for (const XPlane* plane : runtime_planes_) {
-      PlaneStatNames names(*plane);
+      const PlaneVisitor visitor(*plane);
       for (const XLine& line : plane->lines()) {
         if (named_threads_.insert(line.id()).second) {
           const std::string tid = std::to_string(line.id());
@@ -469,22 +466,22 @@ class KinetoWriter {
         const std::vector<int64_t> external_ids = EnclosingExternalIds(line.id(), calls);
         for (size_t i = 0; i < placed.size(); ++i) {
           const XEvent& event = *placed[i];
-          EventStats stats(names, event);
+          const EventVisitor stats(visitor, line, event);
           const int64_t start = calls[i].first;
           const int64_t duration = calls[i].second - start;
           const int64_t external_id = external_ids[i];
-          BeginEvent("X", "Runtime", EventName(*plane, event));
+          BeginEvent("X", "Runtime", stats.DisplayName());
           PidTid(host_pid_, line.id());
           Times(start, duration);
           JsonArgs args(&out_);
           args.Int("External id", external_id);
-          if (auto correlation = stats.Int(xplane::kCorrelationIdStat)) {
+          if (auto correlation = stats.IntStatNamed(xplane::kCorrelationIdStat)) {
             args.Int("correlation", *correlation);
             if (*correlation != 0) correlation_external_[*correlation] = external_id;
           }
           args.PassThrough(stats, {xplane::kCorrelationIdStat});
           args.Close();
-          out_.push_back('}');
+          out_.Char('}');
         }
       }
     }
@@ -493,16 +490,16 @@ class KinetoWriter {
   // ---- Device planes: kernels, copies, sets; pid = device number.
   void WriteDevices() {
     for (const XPlane* plane : device_planes_) {
-      PlaneStatNames names(*plane);
+      const PlaneVisitor visitor(*plane);
       const std::optional<int64_t> plane_device = DeviceNumber(plane->name());
       bool named = false;
       absl::flat_hash_set<int64_t> streams_named;
       for (const XLine& line : plane->lines()) {
         for (const XEvent& event : line.events()) {
-          EventStats stats(names, event);
+          const EventVisitor stats(visitor, line, event);
           const int64_t device = plane_device ? *plane_device
-                                              : stats.Int(xplane::kDeviceIdStat).value_or(0);
-          const int64_t stream = stats.Int(xplane::kStreamIdStat).value_or(line.id());
+                                              : stats.IntStatNamed(xplane::kDeviceIdStat).value_or(0);
+          const int64_t stream = stats.IntStatNamed(xplane::kStreamIdStat).value_or(line.id());
           const std::string tid = absl::StrCat("\"stream ", stream, "\"");
           if (!named) {
             named = true;
@@ -511,19 +508,18 @@ class KinetoWriter {
           if (streams_named.insert(stream).second) {
             Metadata("thread_name", device, &tid, absl::StrCat("stream ", stream));
           }
-          WriteDeviceEvent(*plane, line, event, stats, device, stream, tid);
+          WriteDeviceEvent(stats, device, stream, tid);
         }
       }
     }
   }
 
-  void WriteDeviceEvent(const XPlane& plane, const XLine& line, const XEvent& event,
-                        const EventStats& stats, int64_t device, int64_t stream,
+  void WriteDeviceEvent(const EventVisitor& stats, int64_t device, int64_t stream,
                         const std::string& tid) {
-    std::string_view kind = stats.Str(xplane::kDeviceEventKindStat).value_or("");
+    std::string_view kind = stats.StrStatNamed(xplane::kDeviceEventKindStat).value_or("");
     if (kind.empty()) {
-      kind = stats.Find(xplane::kMemcpyDetailsStat) != nullptr   ? "memcpy"
-             : stats.Find(xplane::kMemsetDetailsStat) != nullptr ? "memset"
+      kind = stats.StatNamed(xplane::kMemcpyDetailsStat).has_value()   ? "memcpy"
+             : stats.StatNamed(xplane::kMemsetDetailsStat).has_value() ? "memset"
                                                                  : "kernel";
     }
     // Activity that is none of the three keeps a category readers skip
@@ -532,18 +528,18 @@ class KinetoWriter {
                       : kind == "memcpy" ? "Memcpy"
                       : kind == "memset" ? "Memset"
                                          : "device_activity";
-    const std::optional<xplane::EventTime> time = Placed(line, event);
+    const std::optional<xplane::EventTime> time = Placed(stats.line(), stats.raw());
     if (!time) return;
     const int64_t start = time->start_ns;
     const int64_t duration = time->duration_ns;
-    BeginEvent("X", cat, EventName(plane, event));
-    out_.append(",\"pid\":");
-    json::AppendInt(&out_, device);
-    out_.append(",\"tid\":");
-    out_.append(tid);
+    BeginEvent("X", cat, stats.DisplayName());
+    out_.Raw(",\"pid\":");
+    out_.Int(device);
+    out_.Raw(",\"tid\":");
+    out_.Raw(tid);
     Times(start, duration);
     JsonArgs args(&out_);
-    const auto correlation = stats.Int(xplane::kCorrelationIdStat);
+    const auto correlation = stats.IntStatNamed(xplane::kCorrelationIdStat);
     if (correlation) {
       auto linked = correlation_external_.find(*correlation);
       if (linked != correlation_external_.end()) args.Int("External id", linked->second);
@@ -554,7 +550,7 @@ class KinetoWriter {
     if (kind == "kernel") {
       WriteKernelArgs(&args, stats, device);
     }
-    if (auto bytes = stats.Int(xplane::kBytesStat)) {
+    if (auto bytes = stats.IntStatNamed(xplane::kBytesStat)) {
       args.Int("bytes", *bytes);
       if (duration > 0) {
         args.Double("memory bandwidth (GB/s)", static_cast<double>(*bytes) / duration);
@@ -564,11 +560,11 @@ class KinetoWriter {
                              xplane::kCorrelationIdStat, xplane::kBytesStat,
                              xplane::kDeviceEventKindStat});
     args.Close();
-    out_.push_back('}');
+    out_.Char('}');
   }
 
-  void WriteKernelArgs(JsonArgs* args, const EventStats& stats, int64_t device) {
-    const std::string_view details = stats.Str(xplane::kKernelDetailsStat).value_or("");
+  void WriteKernelArgs(JsonArgs* args, const EventVisitor& stats, int64_t device) {
+    const std::string_view details = stats.StrStatNamed(xplane::kKernelDetailsStat).value_or("");
     const kineto::KernelLaunch launch = kineto::ParseKernelDetails(details);
     auto dim3 = [&](std::string_view key, const std::array<int64_t, 3>& d) {
       args->Raw(key, absl::StrCat("[", d[0], ",", d[1], ",", d[2], "]"));
@@ -633,17 +629,17 @@ class KinetoWriter {
 
   void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {
     BeginEvent(ph, cat, cat);
-    out_.append(",\"id\":");
-    json::AppendInt(&out_, id);
+    out_.Raw(",\"id\":");
+    out_.Int(id);
     PidTid(host_pid_, span.tid);
-    out_.append(",\"ts\":");
-    json::AppendMicros(&out_, span.start_ns);
-    if (ph[0] == 'f') out_.append(",\"bp\":\"e\"");
-    out_.push_back('}');
+    out_.Raw(",\"ts\":");
+    out_.Micros(span.start_ns);
+    if (ph[0] == 'f') out_.Raw(",\"bp\":\"e\"");
+    out_.Char('}');
   }
 
   const XSpace& space_;
-  std::string out_;
+  json::Writer out_;
   bool first_event_ = true;
   int64_t max_end_ns_ = 0;
   int64_t unplaceable_ = 0;  // Events left out: times past int64 ns.
@@ -662,8 +658,12 @@ class KinetoWriter {
 
 }  // namespace
 
-std::string XSpaceToKinetoTraceJson(const XSpace& space) {
-  return KinetoWriter(space).Write();
+absl::Status WriteKinetoTrace(const XSpace& space, ByteSink* sink) {
+  return KinetoWriter(space, sink).Write();
+}
+
+absl::Status WriteKinetoTraceFile(const XSpace& space, const std::string& path) {
+  return WriteFileStreamed(path, [&](ByteSink* sink) { return WriteKinetoTrace(space, sink); });
 }
 
 }  // namespace exporter

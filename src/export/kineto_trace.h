@@ -20,14 +20,22 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "proto/xplane.pb.h"
+#include "src/export/json_text.h"
 
 namespace neuronprof {
 namespace exporter {
 
 inline constexpr char kPyTorchTraceSuffix[] = ".pt.trace.json.gz";
 
-std::string XSpaceToKinetoTraceJson(const tensorflow::profiler::XSpace& space);
+// The trace's JSON text, handed to `sink` in pieces of about 256 KiB; the
+// sink's first error.
+absl::Status WriteKinetoTrace(const tensorflow::profiler::XSpace& space, ByteSink* sink);
+// Written atomically to `path`, gzipped when it ends in ".gz"
+// (WriteFileStreamed); on error nothing is left under `path`.
+absl::Status WriteKinetoTraceFile(const tensorflow::profiler::XSpace& space,
+                                  const std::string& path);
 
 }  // namespace exporter
 }  // namespace neuronprof

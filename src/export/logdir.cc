@@ -105,20 +105,6 @@ absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space,
   return WriteFileAtomically(path, serialized);
 }
 
-absl::Status WriteChromeTrace(const tensorflow::profiler::XSpace& space,
-                              const std::string& path) {
-  auto compressed = GzipCompress(XSpaceToChromeTraceJson(space));
-  if (!compressed.ok()) return compressed.status();
-  return WriteFileAtomically(path, *compressed);
-}
-
-absl::Status WritePyTorchTrace(const tensorflow::profiler::XSpace& space,
-                               const std::string& path) {
-  auto compressed = GzipCompress(XSpaceToKinetoTraceJson(space));
-  if (!compressed.ok()) return compressed.status();
-  return WriteFileAtomically(path, *compressed);
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
@@ -134,7 +120,7 @@ absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
     std::future<absl::Status> xplane =
         std::async(std::launch::async, [&] { return WriteXPlane(space, xplane_path); });
-    absl::Status trace = WriteChromeTrace(space, trace_path);
+    absl::Status trace = WriteChromeTraceFile(space, trace_path);
     if (absl::Status s = xplane.get(); !s.ok()) return s;
     if (!trace.ok()) return trace;
     paths.push_back(trace_path);
@@ -143,7 +129,7 @@ absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const std::string path =
         absl::StrCat(options.pytorch_trace_dir, "/", host, kPyTorchTraceSuffix);
     if (absl::Status s = MakeDirectories(options.pytorch_trace_dir); !s.ok()) return s;
-    if (absl::Status s = WritePyTorchTrace(space, path); !s.ok()) return s;
+    if (absl::Status s = WriteKinetoTraceFile(space, path); !s.ok()) return s;
     paths.push_back(path);
   }
   return paths;

@@ -30,7 +30,6 @@
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
-#include "src/export/gzip.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 #include "src/rpc/grpc_status.h"
@@ -382,10 +381,8 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(const Run& run,
     return absl::DataLossError(
         absl::StrCat(address.address, " sent a profile that is not an XSpace"));
   }
-  auto compressed = exporter::GzipCompress(exporter::XSpaceToChromeTraceJson(space));
-  if (!compressed.ok()) return compressed.status();
   files.push_back(absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
-  if (auto s = exporter::WriteFileAtomically(files[1], *compressed); !s.ok()) return s;
+  if (auto s = exporter::WriteChromeTraceFile(space, files[1]); !s.ok()) return s;
   return files;
 }
 

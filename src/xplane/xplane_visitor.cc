@@ -64,6 +64,18 @@ std::optional<std::string_view> EventVisitor::StrStat(int64_t stat_id) const {
   return stat ? stat->StrValue() : std::nullopt;
 }
 
+std::optional<StatVisitor> EventVisitor::StatNamed(std::string_view name) const {
+  return Stat(plane_->StatId(name));
+}
+
+std::optional<int64_t> EventVisitor::IntStatNamed(std::string_view name) const {
+  return IntStat(plane_->StatId(name));
+}
+
+std::optional<std::string_view> EventVisitor::StrStatNamed(std::string_view name) const {
+  return StrStat(plane_->StatId(name));
+}
+
 std::string_view LineVisitor::DisplayName() const {
   return line_->display_name().empty() ? line_->name() : line_->display_name();
 }

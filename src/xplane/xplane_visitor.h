@@ -66,9 +66,12 @@ class EventVisitor {
   std::optional<StatVisitor> Stat(int64_t stat_id) const;
   std::optional<int64_t> IntStat(int64_t stat_id) const;
   std::optional<std::string_view> StrStat(int64_t stat_id) const;
-  // By name: one hash lookup per call, for tools and tests; loops over
-  // many events resolve the id once with PlaneVisitor::StatId.
+  // By stat name: one hash lookup per call, for tools, tests and writers
+  // that read a few stats of few events; loops over many events resolve
+  // the id once with PlaneVisitor::StatId.
   std::optional<StatVisitor> StatNamed(std::string_view name) const;
+  std::optional<int64_t> IntStatNamed(std::string_view name) const;
+  std::optional<std::string_view> StrStatNamed(std::string_view name) const;
 
   // Every stat once: the event's own, then its metadata's that the event
   // does not override. f(const StatVisitor&).

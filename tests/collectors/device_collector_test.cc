@@ -22,6 +22,7 @@
 #include "src/xplane/names.h"
 #include "src/xplane/plain_name.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/export/trace_text.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -382,7 +383,7 @@ TEST_CASE("runtime calls get a runtime plane, one line per calling thread") {
 
   // The Chrome trace draws one arrow per launch: "s" on the call, "f" on
   // the device event, with the correlation id as the flow id.
-  const std::string json = exporter::XSpaceToChromeTraceJson(space);
+  const std::string json = testing::ChromeTraceText(space);
   size_t starts = 0, ends = 0;
   for (size_t at = 0; (at = json.find("{\"ph\":\"s\"", at)) != std::string::npos; ++at) ++starts;
   for (size_t at = 0; (at = json.find("{\"ph\":\"f\",\"bp\":\"e\"", at)) != std::string::npos; ++at) ++ends;

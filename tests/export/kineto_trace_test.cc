@@ -22,6 +22,7 @@
 #include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/strict_json.h"
+#include "tests/export/trace_text.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -38,7 +39,7 @@ Struct Parse(const std::string& json) { return testing::ParseStrictJson(json); }
 class Trace {
  public:
   explicit Trace(const tensorflow::profiler::XSpace& space)
-      : json_(exporter::XSpaceToKinetoTraceJson(space)), root_(Parse(json_)) {
+      : json_(testing::KinetoTraceText(space)), root_(Parse(json_)) {
     REQUIRE(root_.fields().count("traceEvents") == 1);
     for (const Value& event : root_.fields().at("traceEvents").list_value().values()) {
       events_.push_back(&event.struct_value());
@@ -126,7 +127,7 @@ TEST_CASE("kineto trace: ts and dur are microseconds with 3 decimals from the st
   xplane::XLine* line = host.AddLine(7, "main", 2000);  // Line starts 2 us in.
   host.AddEvent(line, host.EventMetadataId("marker"), 1'234'000, 5'678'000);
   xplane::SetProfileTimes(&space, 1000000000, 1000100000);
-  const std::string json = exporter::XSpaceToKinetoTraceJson(space);
+  const std::string json = testing::KinetoTraceText(space);
   CHECK(json.find("\"ts\":3.234,\"dur\":5.678") != std::string::npos);
   CHECK(json.find("\"baseTimeNanoseconds\":1000000000,") != std::string::npos);
 }
@@ -481,8 +482,8 @@ TEST_CASE("both JSON exports stay strict with int64 edges in any time or integer
                            testing::kMaxI64 - 1, testing::kMaxI64};
   const tensorflow::profiler::XSpace sample = testing::KinetoSampleSpace();
   auto check = [](const tensorflow::profiler::XSpace& space) {
-    REQUIRE(json_reader::IsStrictJson(exporter::XSpaceToChromeTraceJson(space)));
-    REQUIRE(json_reader::IsStrictJson(exporter::XSpaceToKinetoTraceJson(space)));
+    REQUIRE(json_reader::IsStrictJson(testing::ChromeTraceText(space)));
+    REQUIRE(json_reader::IsStrictJson(testing::KinetoTraceText(space)));
   };
   for (int64_t edge : edges) {
     INFO("edge " << edge);
@@ -624,7 +625,7 @@ TEST_CASE("logdir: the PyTorch trace is written only where asked") {
   REQUIRE(data.ok());
   auto json = exporter::GzipDecompress(*data);
   REQUIRE(json.ok());
-  CHECK(*json == exporter::XSpaceToKinetoTraceJson(space));
+  CHECK(*json == testing::KinetoTraceText(space));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Writers: atomic files, gzip, Chrome trace JSON and the logdir layout.
+// Writers: atomic files, the JSON writer, Chrome trace JSON and the logdir
+// layout (gzip: gzip_test.cc).
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -13,15 +14,17 @@
 
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
-#include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/logdir.h"
 #include "src/xplane/names.h"
 #include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
+#include "tests/export/file_size_limit.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/strict_json.h"
+#include "tests/export/trace_text.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -58,18 +61,17 @@ TEST_CASE("stat values: one integer and string rule, the same for the exports an
       {"double", -2},        {"double_past_int64", std::nullopt},
       {"nan", std::nullopt}, {"decimal", 123},      {"not_decimal", std::nullopt},
       {"bytes", std::nullopt}, {"ref", std::nullopt}, {"absent", std::nullopt}};
-  const exporter::PlaneStatNames names(plane);
-  const exporter::EventStats stats(names, *event);
+  const xplane::PlaneVisitor visitor(plane);
+  const xplane::EventVisitor stats = visitor.Line(0).Event(0);
   for (const auto& [name, expected] : ints) {
     INFO(name);
     CHECK(xplane::IntValue(xplane::FindStat(plane, *event, xplane::StatId(plane, name))) ==
           expected);
-    CHECK(stats.Int(name) == expected);
+    CHECK(stats.IntStatNamed(name) == expected);
   }
-  CHECK(stats.Str("ref") == std::optional<std::string_view>("int64"));
-  CHECK(xplane::StrValue(plane, stats.Find("ref")) == std::optional<std::string_view>("int64"));
-  CHECK(stats.Str("decimal") == std::optional<std::string_view>("123"));
-  CHECK_FALSE(stats.Str("int64").has_value());
+  CHECK(stats.StrStatNamed("ref") == std::optional<std::string_view>("int64"));
+  CHECK(stats.StrStatNamed("decimal") == std::optional<std::string_view>("123"));
+  CHECK_FALSE(stats.StrStatNamed("int64").has_value());
   CHECK_FALSE(xplane::StrValue(plane, nullptr).has_value());
 }
 
@@ -97,24 +99,6 @@ TEST_CASE("unwritable destinations give errors that name the path") {
   CHECK(std::string(made.message()).find("plain_file") != std::string::npos);
 }
 
-TEST_CASE("gzip round-trips small and multi-member inputs") {
-  const std::string small = "hello, profile";
-  auto packed = exporter::GzipCompress(small);
-  REQUIRE(packed.ok());
-  CHECK(static_cast<unsigned char>((*packed)[0]) == 0x1f);  // gzip magic
-  CHECK(static_cast<unsigned char>((*packed)[1]) == 0x8b);
-  CHECK(*exporter::GzipDecompress(*packed) == small);
-
-  std::string large;
-  for (int i = 0; large.size() < (20u << 20); ++i) large += std::to_string(i) + ",";
-  auto packed_large = exporter::GzipCompress(large);
-  REQUIRE(packed_large.ok());
-  auto unpacked = exporter::GzipDecompress(*packed_large);
-  REQUIRE(unpacked.ok());
-  CHECK(*unpacked == large);
-  CHECK_FALSE(exporter::GzipDecompress("not gzip at all").ok());
-}
-
 tensorflow::profiler::XSpace SampleSpace() {
   tensorflow::profiler::XSpace space;
   xplane::SetProfileTimes(&space, 1700000000123456789, 1700000001000000000);
@@ -128,7 +112,7 @@ tensorflow::profiler::XSpace SampleSpace() {
 }
 
 TEST_CASE("Chrome trace JSON has exact relative microseconds and escaped text") {
-  const std::string json = exporter::XSpaceToChromeTraceJson(SampleSpace());
+  const std::string json = testing::ChromeTraceText(SampleSpace());
   CHECK(json.find("\"baseTimeNanoseconds\":1700000000123456789,") != std::string::npos);
   // Line at 1000 ns + event offset 2500 ns from the profile start.
   CHECK(json.find("\"ts\":3.500,") != std::string::npos);
@@ -170,7 +154,7 @@ std::string Warnings(const google::protobuf::Struct& root) {
 TEST_CASE("Chrome trace JSON is strict: U+FFFD for bad UTF-8, escapes, null for NaN") {
   using testing::kBadUtf8Repaired;
   using testing::kControlChars;
-  const std::string json = exporter::XSpaceToChromeTraceJson(testing::HostileStringsSpace());
+  const std::string json = testing::ChromeTraceText(testing::HostileStringsSpace());
   const google::protobuf::Struct root = testing::ParseStrictJson(json);
   const auto markers = ChromeEvents(root, "X", "marker " + kBadUtf8Repaired + kControlChars);
   REQUIRE(markers.size() == 1);
@@ -189,9 +173,11 @@ TEST_CASE("Chrome trace JSON is strict: U+FFFD for bad UTF-8, escapes, null for 
 
 TEST_CASE("JSON micros are exact for every int64 ns, INT64_MIN included") {
   auto micros = [](int64_t ns) {
-    std::string out;
-    exporter::json::AppendMicros(&out, ns);
-    return out;
+    exporter::StringSink out;
+    exporter::json::Writer writer(&out);
+    writer.Micros(ns);
+    REQUIRE(writer.Finish().ok());
+    return out.text();
   };
   CHECK(micros(1234) == "1.234");
   CHECK(micros(-5) == "-0.005");
@@ -200,8 +186,30 @@ TEST_CASE("JSON micros are exact for every int64 ns, INT64_MIN included") {
   CHECK(micros(std::numeric_limits<int64_t>::min()) == "-9223372036854775.808");
 }
 
+TEST_CASE("JSON numbers: NaN and infinities are null, doubles read back the same") {
+  auto text = [](double value) {
+    exporter::StringSink out;
+    exporter::json::Writer writer(&out);
+    writer.Double(value);
+    REQUIRE(writer.Finish().ok());
+    return out.text();
+  };
+  CHECK(text(std::numeric_limits<double>::quiet_NaN()) == "null");
+  CHECK(text(-std::numeric_limits<double>::quiet_NaN()) == "null");
+  CHECK(text(std::numeric_limits<double>::infinity()) == "null");
+  CHECK(text(-std::numeric_limits<double>::infinity()) == "null");
+  CHECK(text(0.1) == "0.1");
+  CHECK(text(-2.5) == "-2.5");
+  for (double value : {0.1, 1e300, -1e-300, 123456789.125, 5e-324}) {
+    INFO(value);
+    const std::string json = text(value);
+    REQUIRE(json_reader::IsStrictJson(json));
+    CHECK(std::strtod(json.c_str(), nullptr) == value);
+  }
+}
+
 TEST_CASE("Chrome trace: int64 extremes in times are exact or left out and counted") {
-  const std::string json = exporter::XSpaceToChromeTraceJson(testing::ExtremeTimesSpace());
+  const std::string json = testing::ChromeTraceText(testing::ExtremeTimesSpace());
   const google::protobuf::Struct root = testing::ParseStrictJson(json);
   CHECK(ChromeEvents(root, "X", "edge_max").size() == 3);
   CHECK(ChromeEvents(root, "X", "edge_min").size() == 3);
@@ -267,6 +275,79 @@ TEST_CASE("profile files land under the run directory") {
   auto json = exporter::GzipDecompress(*gz);
   REQUIRE(json.ok());
   CHECK(json->find("\"traceEvents\"") != std::string::npos);
+}
+
+// Events numbered by their "i" stat, on two threads, many times the
+// writer's buffer and the gzip block.
+tensorflow::profiler::XSpace LargeSpace(int events) {
+  tensorflow::profiler::XSpace space;
+  xplane::SetProfileTimes(&space, 1700000000000000000, 1700000001000000000);
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* lines[] = {plane.AddLine(1, "one", 0), plane.AddLine(2, "two", 0)};
+  const int64_t metadata = plane.EventMetadataId("step \"quoted\"");
+  for (int i = 0; i < events; ++i) {
+    auto* event = plane.AddEvent(lines[i % 2], metadata, int64_t{1000000} * i, 500000);  // ps
+    plane.AddStat(event, "i", int64_t{i});
+    plane.AddStat(event, "nan", std::numeric_limits<double>::quiet_NaN());
+  }
+  return space;
+}
+
+TEST_CASE("a trace many times the writer's buffer round-trips through gzip with every event") {
+  constexpr int kEvents = 60000;  // ~8 MB of JSON: 30 buffers, 8 gzip blocks.
+  const tensorflow::profiler::XSpace space = LargeSpace(kEvents);
+  TempDir dir;
+  const std::string gz = dir.path() + "/big.trace.json.gz";
+  const std::string plain = dir.path() + "/big.trace.json";
+  REQUIRE(exporter::WriteChromeTraceFile(space, gz).ok());
+  REQUIRE(exporter::WriteChromeTraceFile(space, plain).ok());
+  auto packed = exporter::ReadFile(gz);
+  REQUIRE(packed.ok());
+  auto json = exporter::GzipDecompress(*packed);
+  REQUIRE(json.ok());
+  REQUIRE(json->size() > 20 * exporter::json::Writer::kDefaultFlushBytes);
+  CHECK(exporter::ReadFile(plain).value() == *json);  // .json: the same text, not deflated.
+  const google::protobuf::Struct root = testing::ParseStrictJson(*json);
+  const auto events = ChromeEvents(root, "X", "step \"quoted\"");
+  REQUIRE(events.size() == kEvents);
+  std::vector<bool> seen(kEvents, false);
+  for (const auto* event : events) {
+    const auto& args = event->fields().at("args").struct_value().fields();
+    const int i = static_cast<int>(args.at("i").number_value());
+    REQUIRE((i >= 0 && i < kEvents));
+    CHECK_FALSE(seen[i]);
+    seen[i] = true;
+    CHECK(event->fields().at("ts").number_value() == Approx(i));  // i us
+    CHECK(args.at("nan").kind_case() == google::protobuf::Value::kNullValue);
+  }
+  CHECK(ListDir(dir.path()) == std::vector<std::string>{"big.trace.json", "big.trace.json.gz"});
+}
+
+TEST_CASE("a trace write that fails leaves no file, and the error names the path") {
+  const tensorflow::profiler::XSpace space = LargeSpace(20000);
+  TempDir dir;
+  SECTION("the folder does not exist") {
+    const std::string path = dir.path() + "/missing/h.trace.json.gz";
+    const absl::Status written = exporter::WriteChromeTraceFile(space, path);
+    CHECK(absl::IsNotFound(written));
+    CHECK(std::string(written.message()).find(dir.path() + "/missing") != std::string::npos);
+  }
+  SECTION("the disk fills up in the middle") {
+    for (const char* name : {"h.trace.json.gz", "h.pt.trace.json", "h.trace.json"}) {
+      INFO(name);
+      const std::string path = dir.path() + "/" + name;
+      absl::Status written;
+      {
+        testing::ScopedFileSizeLimit limit(64 << 10);  // Well below the trace.
+        written = std::string(name).find(".pt.") != std::string::npos
+                      ? exporter::WriteKinetoTraceFile(space, path)
+                      : exporter::WriteChromeTraceFile(space, path);
+      }
+      CHECK(absl::IsResourceExhausted(written));
+      CHECK(std::string(written.message()).find(path) != std::string::npos);
+    }
+  }
+  CHECK(ListDir(dir.path()).empty());  // No partial file, no temporary file.
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 neuronprof::rpc::LongestFileSuffix(options));
   std::string bytes;
   space->SerializeToString(&bytes);
-  neuronprof::exporter::XSpaceToChromeTraceJson(*space);
+  neuronprof::exporter::StringSink json;
+  neuronprof::exporter::WriteChromeTrace(*space, &json).IgnoreError();
   return 0;
 }

@@ -36,22 +36,28 @@ bool Skipped(const char* reader) {
   return skip != nullptr && std::strstr(skip, reader) != nullptr;
 }
 
-// Python's json and Perfetto reject the whole file over one bad value.
-void RequireStrictJson(const std::string& json, const char* writer) {
-  if (neuronprof::json_reader::IsStrictJson(json)) return;
-  std::fprintf(stderr, "%s wrote JSON that is not strict (%zu bytes)\n", writer, json.size());
+// Python's json and Perfetto reject the whole file over one bad value. The
+// writers stream; a StringSink keeps the whole text for the check.
+template <typename Writer>
+void RequireStrictJson(const XSpace& space, Writer write, const char* writer) {
+  neuronprof::exporter::StringSink sink;
+  if (!write(space, &sink).ok()) {
+    std::fprintf(stderr, "%s failed on a string sink\n", writer);
+    std::abort();
+  }
+  if (neuronprof::json_reader::IsStrictJson(sink.text())) return;
+  std::fprintf(stderr, "%s wrote JSON that is not strict (%zu bytes)\n", writer,
+               sink.text().size());
   std::abort();
 }
 
 void ReadAll(const XSpace& space) {
   if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
   if (!Skipped("chrome")) {
-    RequireStrictJson(neuronprof::exporter::XSpaceToChromeTraceJson(space),
-                      "XSpaceToChromeTraceJson");
+    RequireStrictJson(space, neuronprof::exporter::WriteChromeTrace, "WriteChromeTrace");
   }
   if (!Skipped("kineto")) {
-    RequireStrictJson(neuronprof::exporter::XSpaceToKinetoTraceJson(space),
-                      "XSpaceToKinetoTraceJson");
+    RequireStrictJson(space, neuronprof::exporter::WriteKinetoTrace, "WriteKinetoTrace");
   }
   if (!Skipped("summary")) {
     const auto summary = neuronprof::analysis::Summarize(space);

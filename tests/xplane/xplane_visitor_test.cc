@@ -110,5 +110,19 @@ TEST_CASE("visitor: a crafted plane with dangling ids and impossible times") {
   CHECK(dangling->StrValue() == "");
 }
 
+TEST_CASE("visitor: stats by name follow the same rule as stats by id") {
+  Sample sample;
+  xplane::PlaneVisitor plane(*sample.plane);
+  const xplane::EventVisitor op = plane.Line(0).Event(0);
+  CHECK(op.IntStatNamed("flops") == 4096);  // The event's own wins.
+  CHECK(op.StrStatNamed("kind") == std::optional<std::string_view>("matmul"));  // Metadata's.
+  CHECK(op.StrStatNamed("scope") == std::optional<std::string_view>("MLP/fc1"));
+  CHECK_FALSE(op.IntStatNamed("big").has_value());  // Above INT64_MAX.
+  CHECK_FALSE(op.StatNamed("absent").has_value());
+  CHECK(op.StatNamed("scope")->Name() == "scope");
+  const xplane::EventVisitor step = plane.Line(0).Event(1);
+  CHECK_FALSE(step.IntStatNamed("flops").has_value());
+}
+
 }  // namespace
 }  // namespace neuronprof
