@@ -50,10 +50,6 @@ std::optional<StatVisitor> EventVisitor::Stat(int64_t stat_id) const {
   return std::nullopt;
 }
 
-std::optional<StatVisitor> EventVisitor::StatNamed(std::string_view name) const {
-  return Stat(plane_->StatId(name));
-}
-
 std::optional<int64_t> EventVisitor::IntStat(int64_t stat_id) const {
   const auto stat = Stat(stat_id);
   return stat ? stat->IntValue() : std::nullopt;
