@@ -43,6 +43,9 @@ class HostCollector : public Collector {
   absl::Status Collect(tensorflow::profiler::XSpace* space,
                        CollectStats* stats) override {
     AddHostPlane(capture_, space, stats, options_.buffer_advice);
+    // The plane holds copies of everything now: free the pool (the records
+    // were read in place from it) before annotation and export.
+    capture_ = core::RecordedCapture();
     return absl::OkStatus();
   }
 
