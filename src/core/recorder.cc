@@ -249,11 +249,9 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
 namespace core {
 
 const internal::EventRecord& RecordsInPool::operator[](size_t i) const {
-  for (const auto& [first, count] : chunks_) {
-    if (i < count) return first[i];
-    i -= count;
-  }
-  return chunks_.back().first[chunks_.back().second];  // Past the end: UB, as vector's.
+  size_t chunk = 0;
+  while (i >= chunks_[chunk].second) i -= chunks_[chunk++].second;  // i < size()
+  return chunks_[chunk].first[i];
 }
 
 const internal::EventRecord& RecordsInPool::at(size_t i) const {
