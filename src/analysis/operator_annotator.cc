@@ -91,8 +91,11 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
+  static constexpr int kMaxStatsAdded = 5;  // scope, layer, tf_op, flops, bytes
+
   void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
+    event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
     if (!op.scope.empty()) AddRef(event, scope_id_, op.scope);
     if (!op.layer.empty()) AddRef(event, layer_id_, op.layer);
     // Scopes and op names repeat every step: build each tf_op once.

@@ -122,6 +122,8 @@ void AddHostPlane(const core::RecordedCapture& capture,
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
+      // One array of stat pointers per event, not one per doubling.
+      if (!args.empty()) event->mutable_stats()->Reserve(static_cast<int>(args.size()));
       for (const core::DecodedArg& arg : args) {
         tensorflow::profiler::XStat* stat = event->add_stats();
         stat->set_metadata_id(stat_id(arg.key));
