@@ -19,6 +19,7 @@
 #include <ctime>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "neuronprof/trace.h"
@@ -148,6 +149,21 @@ double ThreadCpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+// A "<key>: N kB" line of /proc/self/status, in MB (VmRSS: resident now;
+// VmHWM: the peak since the last ResetPeakRss()).
+double ProcStatusMb(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
+  }
+  return 0;
+}
+
+// Starts a new peak at the current RSS (Linux: clear_refs 5), so the peak
+// counted is the stage's own.
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
 // About 1M ops in one capture, then collect (host plane + operator
 // annotation: scope, tf_op, FLOPs, bytes) and write xplane.pb +
 // trace.json.gz. Only the collect + write part is timed.
@@ -173,6 +189,8 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
       return;
     }
     for (int i = 0; i < steps; ++i) step.Run();
+    const double rss_before = ProcStatusMb("VmRSS:");
+    ResetPeakRss();
     state.ResumeTiming();
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = ThreadCpuMs();
@@ -183,13 +201,17 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     }
     const auto t1 = std::chrono::steady_clock::now();
     const double cpu1 = ThreadCpuMs();
+    neuronprof::exporter::ExportOptions export_options;
+    export_options.chrome_trace = state.range(0) != 0;
     auto files = neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench",
-                                                         neuronprof::exporter::ExportOptions());
+                                                         export_options);
     if (!files.ok()) {
       state.SkipWithError(std::string(files.status().message()).c_str());
       return;
     }
     const auto t2 = std::chrono::steady_clock::now();
+    state.counters["peak_rss_mb"] = ProcStatusMb("VmHWM:");
+    state.counters["rss_before_mb"] = rss_before;
     state.counters["collect_ms"] =
         std::chrono::duration<double, std::milli>(t1 - t0).count();
     state.counters["write_ms"] = std::chrono::duration<double, std::milli>(t2 - t1).count();
@@ -209,7 +231,8 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.ResumeTiming();
   }
 }
-BENCHMARK(BM_Export1MOps_CollectAndWrite)->Unit(benchmark::kMillisecond)->Iterations(2);
+// Arg: 1 writes trace.json.gz beside xplane.pb, 0 only xplane.pb.
+BENCHMARK(BM_Export1MOps_CollectAndWrite)->ArgName("chrome_trace")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace
 

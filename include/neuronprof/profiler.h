@@ -58,8 +58,10 @@ struct ProfilerOptions {
   std::string run_name;
   // Host name used in file names; default: this machine's host name.
   std::string host_name;
-  // The raw capture is first written to <logdir>/.neuronprof_working/<run>/;
-  // true deletes it once every output file is written, false keeps it.
+  // The raw capture (xplane.pb) is serialized once, into
+  // <logdir>/.neuronprof_working/<run>/, and moved into the run folder once
+  // every output file is written (true), or hard-linked there and kept
+  // (false; a copy where the two are on different filesystems).
   bool delete_working = true;
   // 0 = no host markers, 1 = ScopedTrace/StepTrace (kTraceCritical),
   // 2 = info, 3 = verbose. Markers above this level are not recorded.

@@ -73,37 +73,85 @@ std::string TfOpValue(std::string_view scope, std::string_view op_name) {
   return absl::StrCat(OpNamePart(scope), "/", type, ":", type);
 }
 
+namespace {
+
+// The plane being annotated: its stat ids resolved once, and each distinct
+// ref_value interned once (a million ops repeat a few hundred strings), so
+// a stat costs one protobuf Add instead of two hashed name look-ups.
+class PlaneAnnotator {
+ public:
+  explicit PlaneAnnotator(tensorflow::profiler::XPlane* plane)
+      : builder_(plane),
+        stale_ids_(ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat,
+                                            xplane::kTfOpStat, xplane::kFlopsStat,
+                                            xplane::kBytesAccessedStat})),
+        scope_id_(builder_.StatMetadataId(xplane::kOpScopeStat)),
+        layer_id_(builder_.StatMetadataId(xplane::kOpLayerStat)),
+        tf_op_id_(builder_.StatMetadataId(xplane::kTfOpStat)),
+        flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
+        bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
+
+  static constexpr int kMaxStatsAdded = 5;  // scope, layer, tf_op, flops, bytes
+
+  void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
+    if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
+    event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
+    if (!op.scope.empty()) AddRef(event, scope_id_, op.scope);
+    if (!op.layer.empty()) AddRef(event, layer_id_, op.layer);
+    // Scopes and op names repeat every step: build each tf_op once.
+    key_.assign(op.scope).append("\x1f").append(op.name);
+    auto tf_op = tf_op_refs_.find(key_);
+    if (tf_op == tf_op_refs_.end()) {
+      tf_op = tf_op_refs_.emplace(key_, RefId(TfOpValue(op.scope, op.name))).first;
+    }
+    AddStat(event, tf_op_id_)->set_ref_value(tf_op->second);
+    if (op.source != CostSource::kUnknown) {
+      AddStat(event, flops_id_)->set_int64_value(op.self_flops);
+      AddStat(event, bytes_id_)->set_int64_value(op.self_bytes);
+    }
+  }
+
+ private:
+  static tensorflow::profiler::XStat* AddStat(tensorflow::profiler::XEvent* event,
+                                              int64_t metadata_id) {
+    tensorflow::profiler::XStat* stat = event->add_stats();
+    stat->set_metadata_id(metadata_id);
+    return stat;
+  }
+  uint64_t RefId(std::string_view value) {
+    auto it = refs_.find(absl::string_view(value.data(), value.size()));
+    if (it == refs_.end()) {
+      it = refs_.emplace(std::string(value),
+                         static_cast<uint64_t>(builder_.StatMetadataId(value))).first;
+    }
+    return it->second;
+  }
+  void AddRef(tensorflow::profiler::XEvent* event, int64_t metadata_id,
+              std::string_view value) {
+    AddStat(event, metadata_id)->set_ref_value(RefId(value));
+  }
+
+  xplane::XPlaneBuilder builder_;
+  std::vector<int64_t> stale_ids_;
+  int64_t scope_id_, layer_id_, tf_op_id_, flops_id_, bytes_id_;
+  absl::flat_hash_map<std::string, uint64_t> refs_;
+  absl::flat_hash_map<std::string, uint64_t> tf_op_refs_;  // scope \x1f name
+  std::string key_;
+};
+
+}  // namespace
+
 void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space) {
   const OperatorEvents events = CollectOperatorEvents(*space);
-  int builder_plane = -1;
-  std::unique_ptr<xplane::XPlaneBuilder> builder;
-  std::vector<int64_t> stale_ids;
-  // Scopes and op names repeat every step: build each tf_op once.
-  absl::flat_hash_map<std::string, std::string> tf_ops;
-  std::string key;
+  int annotated_plane = -1;
+  std::unique_ptr<PlaneAnnotator> annotator;
   for (const OperatorEvent& op : events.ops) {
     tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
-    if (op.plane != builder_plane) {
-      stale_ids = ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat,
-                                           xplane::kTfOpStat, xplane::kFlopsStat,
-                                           xplane::kBytesAccessedStat});
-      builder = std::make_unique<xplane::XPlaneBuilder>(plane);
-      builder_plane = op.plane;
-      tf_ops.clear();
+    if (op.plane != annotated_plane) {
+      annotator = std::make_unique<PlaneAnnotator>(plane);
+      annotated_plane = op.plane;
     }
-    tensorflow::profiler::XEvent* event =
-        plane->mutable_lines(op.line)->mutable_events(op.event);
-    if (!stale_ids.empty()) RemoveStats(event, stale_ids);
-    if (!op.scope.empty()) builder->AddRefStat(event, xplane::kOpScopeStat, op.scope);
-    if (!op.layer.empty()) builder->AddRefStat(event, xplane::kOpLayerStat, op.layer);
-    key.assign(op.scope).append("\x1f").append(op.name);
-    auto tf_op = tf_ops.find(key);
-    if (tf_op == tf_ops.end()) tf_op = tf_ops.emplace(key, TfOpValue(op.scope, op.name)).first;
-    builder->AddRefStat(event, xplane::kTfOpStat, tf_op->second);
-    if (op.source != CostSource::kUnknown) {
-      builder->AddStat(event, xplane::kFlopsStat, op.self_flops);
-      builder->AddStat(event, xplane::kBytesAccessedStat, op.self_bytes);
-    }
+    annotator->Annotate(op, plane->mutable_lines(op.line)->mutable_events(op.event));
   }
 }
 

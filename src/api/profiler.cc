@@ -215,8 +215,9 @@ class Profiler::Impl {
                      fallback_status.message()));
   }
 
-  // Raw capture into the working folder first, then the viewer files into
-  // the run folder; the working copy goes unless delete_working is false.
+  // The raw capture is serialized once, into the working folder, and moved
+  // (or, with delete_working false, hard-linked) into the run folder beside
+  // the viewer files; the working folder goes unless delete_working is false.
   absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
                         const std::string& run_dir, const std::string& host,
                         std::vector<std::string>* files) {
@@ -234,14 +235,10 @@ class Profiler::Impl {
       remove_working();
       return s;
     }
-    auto raw = exporter::WriteProfileFiles(space, working, host,
-                                           exporter::ExportOptions{false, ""});
-    if (!raw.ok()) {
-      remove_working();
-      return raw.status();
-    }
     exporter::ExportOptions export_options;
     export_options.chrome_trace = options_.write_chrome_trace;
+    export_options.xplane_staging_dir = working;
+    export_options.keep_staged_xplane = !options_.delete_working;
     // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
     // run: <logdir>/<run>/ shows up under the same name as in xprof.
     if (options_.write_pytorch_trace) {
@@ -256,11 +253,7 @@ class Profiler::Impl {
       return exported.status();
     }
     *files = *exported;
-    if (options_.delete_working) {
-      remove_working();
-    } else {
-      files->insert(files->end(), raw->begin(), raw->end());
-    }
+    if (options_.delete_working) remove_working();
     return absl::OkStatus();
   }
 

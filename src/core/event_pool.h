@@ -55,6 +55,11 @@ class EventPool {
     return num_blocks_ * internal::EventBlock::kBytes;
   }
   uint64_t used_bytes() const;
+  // Whether `address` lies in this pool's reservation.
+  bool Contains(const void* address) const {
+    const char* p = static_cast<const char*>(address);
+    return p >= base_ && p < base_ + capacity_bytes();
+  }
 
   // Ends the background commits (idempotent; also done by the destructor).
   void StopPrefaulting();

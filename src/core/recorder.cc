@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -247,6 +248,19 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
 
 namespace core {
 
+const internal::EventRecord& RecordsInPool::operator[](size_t i) const {
+  size_t chunk = 0;
+  while (i >= chunks_[chunk].second) i -= chunks_[chunk++].second;  // i < size()
+  return chunks_[chunk].first[i];
+}
+
+const internal::EventRecord& RecordsInPool::at(size_t i) const {
+  if (i >= size_) {
+    throw std::out_of_range(absl::StrCat("record ", i, " of ", size_));
+  }
+  return (*this)[i];
+}
+
 RecordedCapture::RecordedCapture() = default;
 RecordedCapture::~RecordedCapture() = default;
 RecordedCapture::RecordedCapture(RecordedCapture&&) noexcept = default;
@@ -320,13 +334,11 @@ absl::StatusOr<RecordedCapture> StopRecording() {
     thread.exited = slot->exited.load(std::memory_order_acquire);
     thread.dropped = slot->dropped;
     thread.too_large = slot->too_large;
-    thread.events.reserve(slot->recorded);
     uint64_t remaining = slot->recorded;
     for (EventBlock* block = slot->first_block; block && remaining;
          block = block->next) {
       const uint64_t n = std::min<uint64_t>(remaining, EventBlock::kRecords);
-      thread.events.insert(thread.events.end(), block->records,
-                           block->records + n);
+      thread.events.AddChunk(block->records, n);  // Read in place.
       remaining -= n;
     }
     capture.dropped += thread.dropped;

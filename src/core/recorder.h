@@ -4,9 +4,12 @@
 #ifndef NEURONPROF_SRC_CORE_RECORDER_H_
 #define NEURONPROF_SRC_CORE_RECORDER_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,18 +24,70 @@ namespace core {
 
 class EventPool;
 
+// One thread's records, read in place from the capture's pool blocks (no
+// copy): valid while the RecordedCapture that holds the pool lives.
+class RecordsInPool {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = internal::EventRecord;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const internal::EventRecord*;
+    using reference = const internal::EventRecord&;
+    const_iterator(const RecordsInPool* records, size_t chunk, size_t index)
+        : records_(records), chunk_(chunk), index_(index) {}
+    reference operator*() const { return records_->chunks_[chunk_].first[index_]; }
+    pointer operator->() const { return &**this; }
+    const_iterator& operator++() {
+      if (++index_ == records_->chunks_[chunk_].second) {
+        ++chunk_;
+        index_ = 0;
+      }
+      return *this;
+    }
+    bool operator==(const const_iterator& other) const {
+      return chunk_ == other.chunk_ && index_ == other.index_;
+    }
+    bool operator!=(const const_iterator& other) const { return !(*this == other); }
+
+   private:
+    const RecordsInPool* records_;
+    size_t chunk_;
+    size_t index_;
+  };
+
+  // Appends the first `count` (> 0) records of one block.
+  void AddChunk(const internal::EventRecord* first, size_t count) {
+    chunks_.emplace_back(first, count);
+    size_ += count;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const_iterator begin() const { return {this, 0, 0}; }
+  const_iterator end() const { return {this, chunks_.size(), 0}; }
+  const internal::EventRecord& front() const { return chunks_.front().first[0]; }
+  const internal::EventRecord& operator[](size_t i) const;
+  const internal::EventRecord& at(size_t i) const;  // Throws out_of_range.
+
+ private:
+  std::vector<std::pair<const internal::EventRecord*, size_t>> chunks_;
+  size_t size_ = 0;
+};
+
 // Everything one thread recorded in one capture.
 struct ThreadEvents {
   int64_t thread_id = 0;
   std::string thread_name;
   bool exited = false;  // The thread ended before the capture did.
-  std::vector<internal::EventRecord> events;  // In the order they ended.
+  RecordsInPool events;  // In the order they ended; in the pool's blocks.
   uint64_t dropped = 0;    // Lost to a full buffer.
   uint64_t too_large = 0;  // Markers larger than a block (never recorded).
 };
 
-// The result of one capture. Owns the memory that copied names point into,
-// so records stay valid as long as this object lives.
+// The result of one capture. Owns the pool that records and copied names
+// live in (read in place, never copied), so they stay valid as long as this
+// object lives; drop it once the host plane is built to free the pool.
 struct NEURONPROF_API RecordedCapture {
   RecordedCapture();
   ~RecordedCapture();

@@ -15,6 +15,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
+#include "src/export/xspace_file.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -105,6 +106,35 @@ absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space,
   return WriteFileAtomically(path, serialized);
 }
 
+// Puts the serialized file `from` at `to` without serializing again: a
+// hard link (keep) or a rename; a copy when they are on different
+// filesystems, where neither works.
+absl::Status PlaceFile(const std::string& from, const std::string& to, bool keep) {
+  const int placed = keep ? link(from.c_str(), to.c_str()) : rename(from.c_str(), to.c_str());
+  if (placed == 0) return absl::OkStatus();
+  if (errno != EXDEV && errno != EPERM) {
+    return absl::InternalError(absl::StrCat("cannot ", keep ? "link" : "move", " '", from,
+                                            "' to '", to, "': ", std::strerror(errno)));
+  }
+  // EXDEV: another filesystem; EPERM: one that refuses hard links.
+  auto data = ReadRegularFile(from, kMaxXSpaceFileBytes, "an XSpace file");
+  if (!data.ok()) return data.status();
+  if (absl::Status s = WriteFileAtomically(to, *data); !s.ok()) return s;
+  if (!keep) unlink(from.c_str());
+  return absl::OkStatus();
+}
+
+// The xplane.pb of `dir`: serialized there, or serialized once into the
+// staging folder and placed from there.
+absl::Status WriteXPlaneInto(const tensorflow::profiler::XSpace& space,
+                             const std::string& xplane_path, const std::string& host,
+                             const ExportOptions& options) {
+  if (options.xplane_staging_dir.empty()) return WriteXPlane(space, xplane_path);
+  const std::string staged = absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix);
+  if (absl::Status s = WriteXPlane(space, staged); !s.ok()) return s;
+  return PlaceFile(staged, xplane_path, options.keep_staged_xplane);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
@@ -113,13 +143,14 @@ absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
   std::vector<std::string> paths = {xplane_path};
   if (!options.chrome_trace) {
-    if (absl::Status s = WriteXPlane(space, xplane_path); !s.ok()) return s;
+    if (absl::Status s = WriteXPlaneInto(space, xplane_path, host, options); !s.ok()) return s;
   } else {
     // Both writers only read the XSpace; the xplane one runs beside the
     // slower JSON + gzip one (a third of the export time of a large capture).
     const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
     std::future<absl::Status> xplane =
-        std::async(std::launch::async, [&] { return WriteXPlane(space, xplane_path); });
+        std::async(std::launch::async,
+                   [&] { return WriteXPlaneInto(space, xplane_path, host, options); });
     absl::Status trace = WriteChromeTraceFile(space, trace_path);
     if (absl::Status s = xplane.get(); !s.ok()) return s;
     if (!trace.ok()) return trace;
@@ -131,6 +162,9 @@ absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     if (absl::Status s = MakeDirectories(options.pytorch_trace_dir); !s.ok()) return s;
     if (absl::Status s = WriteKinetoTraceFile(space, path); !s.ok()) return s;
     paths.push_back(path);
+  }
+  if (!options.xplane_staging_dir.empty() && options.keep_staged_xplane) {
+    paths.push_back(absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix));
   }
   return paths;
 }

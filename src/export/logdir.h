@@ -53,10 +53,17 @@ struct ExportOptions {
   // When set, also <pytorch_trace_dir>/<host>.pt.trace.json.gz (Kineto
   // format, for the PyTorch TensorBoard plugin and HTA); the folder is made.
   std::string pytorch_trace_dir;
+  // When set, xplane.pb is serialized once, into this folder, and then
+  // placed into `dir` without a second serialization: a hard link when
+  // `keep_staged_xplane` (both names stay), a rename otherwise. Across
+  // filesystems (EXDEV) the file is copied and the staged one removed
+  // unless kept.
+  std::string xplane_staging_dir;
+  bool keep_staged_xplane = false;
 };
 
 // Writes <dir>/<host>.xplane.pb and the other exports, each atomically.
-// Returns the paths written.
+// Returns the paths written (the staged xplane.pb last, when kept).
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const tensorflow::profiler::XSpace& space, const std::string& dir,
     const std::string& host, const ExportOptions& options);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <limits>
 #include <string>
 #include <thread>
@@ -263,6 +264,28 @@ TEST_CASE("StaticName and NEURONPROF_SCOPE store the name by pointer") {
   CHECK(core::PlainName(copies[0]) == "macro_literal");
   CHECK(copies[0].name != copies[1].name);
   CHECK(copied.pool->used_bytes() == 2 * core::kBlockBytes);
+}
+
+TEST_CASE("records are read in place from the pool across blocks and in order") {
+  // More records than one block holds, so the view spans block boundaries.
+  const int64_t count = 3 * static_cast<int64_t>(internal::EventBlock::kRecords) + 7;
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  for (int64_t i = 0; i < count; ++i) NEURONPROF_SCOPE("numbered", {{"i", i}});
+  RecordedCapture capture = Stop();
+  REQUIRE(capture.pool != nullptr);
+  const auto& events = OnlyThread(capture).events;
+  REQUIRE(events.size() == static_cast<size_t>(count));
+  int64_t expected = 0;
+  int64_t outside_pool = 0;
+  int64_t out_of_order = 0;
+  for (const internal::EventRecord& record : events) {
+    outside_pool += !capture.pool->Contains(&record);  // Not a copy.
+    out_of_order += ArgInt(record, "i") != expected++;
+  }
+  CHECK(outside_pool == 0);
+  CHECK(out_of_order == 0);
+  CHECK(ArgInt(events[count - 1], "i") == count - 1);
+  CHECK_THROWS_AS(events.at(count), std::out_of_range);
 }
 
 TEST_CASE("NEURONPROF_SCOPE forwards arguments and levels") {

@@ -15,6 +15,7 @@
 #include "neuronprof/neuronprof.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/export/xspace_file.h"
 #include "tests/export/file_size_limit.h"
 #include "tests/test_util.h"
 
@@ -232,6 +233,56 @@ TEST_CASE("a full disk leaves no run folder, working copy or fallback folder beh
   CHECK_FALSE(Exists(dir.path() + "/.neuronprof_working"));
   CHECK_FALSE(Exists(dir.path() + "/full_run"));
   CHECK(ListDir(tmp.path()).empty());
+}
+
+tensorflow::profiler::XSpace SpaceNamed(const std::string& host) {
+  tensorflow::profiler::XSpace space;
+  space.add_hostnames(host);
+  space.add_planes()->set_name("/host:CPU");
+  return space;
+}
+
+exporter::ExportOptions StagedXPlaneOnly(const std::string& staging, bool keep) {
+  exporter::ExportOptions options;
+  options.chrome_trace = false;
+  options.xplane_staging_dir = staging;
+  options.keep_staged_xplane = keep;
+  return options;
+}
+
+TEST_CASE("a staged xplane.pb is moved into the run folder, not written twice") {
+  TempDir staging;
+  TempDir run;
+  auto paths = exporter::WriteProfileFiles(SpaceNamed("staged"), run.path(), "h",
+                                           StagedXPlaneOnly(staging.path(), false));
+  REQUIRE(paths.ok());
+  CHECK(*paths == std::vector<std::string>{run.path() + "/h.xplane.pb"});
+  CHECK(access((staging.path() + "/h.xplane.pb").c_str(), F_OK) != 0);  // Moved.
+  auto space = exporter::ReadXSpaceFile(run.path() + "/h.xplane.pb");
+  REQUIRE(space.ok());
+  CHECK(space->hostnames(0) == "staged");
+}
+
+TEST_CASE("a staged xplane.pb on another filesystem is copied, and kept when asked") {
+  TempDir run;
+  char shm_pattern[] = "/dev/shm/neuronprof_test_XXXXXX";
+  struct stat shm {}, tmp {};
+  if (mkdtemp(shm_pattern) == nullptr || stat(shm_pattern, &shm) != 0 ||
+      stat(run.path().c_str(), &tmp) != 0 || shm.st_dev == tmp.st_dev) {
+    WARN("no second filesystem at /dev/shm: the copy fallback is not exercised");
+    return;
+  }
+  const std::string staging = shm_pattern;
+  auto paths = exporter::WriteProfileFiles(SpaceNamed("copied"), run.path(), "h",
+                                           StagedXPlaneOnly(staging, true));
+  const bool staged_kept = access((staging + "/h.xplane.pb").c_str(), F_OK) == 0;
+  exporter::RemoveTree(staging);
+  REQUIRE(paths.ok());
+  CHECK(staged_kept);
+  CHECK(paths->back() == staging + "/h.xplane.pb");
+  auto space = exporter::ReadXSpaceFile(run.path() + "/h.xplane.pb");
+  REQUIRE(space.ok());
+  CHECK(space->hostnames(0) == "copied");
 }
 
 }  // namespace

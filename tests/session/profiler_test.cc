@@ -392,6 +392,12 @@ TEST_CASE("delete_working=false keeps the raw capture") {
   const std::string raw = dir.path() + "/.neuronprof_working/kept/testhost.xplane.pb";
   CHECK(Exists(raw));
   CHECK(std::find(result->files.begin(), result->files.end(), raw) != result->files.end());
+  // Serialized once: the run folder's xplane.pb is the same file, linked.
+  struct stat raw_stat {}, run_stat {};
+  REQUIRE(stat(raw.c_str(), &raw_stat) == 0);
+  REQUIRE(stat((dir.path() + "/plugins/profile/kept/testhost.xplane.pb").c_str(), &run_stat) == 0);
+  CHECK(raw_stat.st_ino == run_stat.st_ino);
+  CHECK(run_stat.st_nlink == 2);
 }
 
 TEST_CASE("write_pytorch_trace=false writes no .pt.trace.json.gz") {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/core/event_args.h"
 #include "src/xplane/names.h"
@@ -43,6 +44,9 @@ class HostCollector : public Collector {
   absl::Status Collect(tensorflow::profiler::XSpace* space,
                        CollectStats* stats) override {
     AddHostPlane(capture_, space, stats, options_.buffer_advice);
+    // The plane holds copies of everything now: free the pool (the records
+    // were read in place from it) before annotation and export.
+    capture_ = core::RecordedCapture();
     return absl::OkStatus();
   }
 
@@ -73,6 +77,15 @@ void AddHostPlane(const core::RecordedCapture& capture,
     by_thread_id[thread.thread_id].push_back(&thread);
   }
 
+  // Argument keys and string values repeat on every event: each distinct
+  // byte string is resolved (checked, interned) once. The views point into
+  // the pool, which outlives this function.
+  absl::flat_hash_map<std::string_view, int64_t> stat_ids;
+  auto stat_id = [&](std::string_view bytes) {
+    auto it = stat_ids.find(bytes);
+    if (it == stat_ids.end()) it = stat_ids.emplace(bytes, plane.StatMetadataId(bytes)).first;
+    return it->second;
+  };
   std::vector<core::DecodedArg> args;
   std::vector<const EventRecord*> events;
   for (const auto& [thread_id, threads] : by_thread_id) {
@@ -109,13 +122,18 @@ void AddHostPlane(const core::RecordedCapture& capture,
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
+      // One array of stat pointers per event, not one per doubling.
+      if (!args.empty()) event->mutable_stats()->Reserve(static_cast<int>(args.size()));
       for (const core::DecodedArg& arg : args) {
+        tensorflow::profiler::XStat* stat = event->add_stats();
+        stat->set_metadata_id(stat_id(arg.key));
         switch (arg.kind) {
-          case 'i': plane.AddStat(event, arg.key, arg.int_value); break;
-          case 'u': plane.AddStat(event, arg.key, arg.uint_value); break;
-          case 'd': plane.AddStat(event, arg.key, arg.double_value); break;
-          // Interned: op inputs and most marker strings repeat per step.
-          default: plane.AddRefStat(event, arg.key, arg.string_value); break;
+          case 'i': stat->set_int64_value(arg.int_value); break;
+          case 'u': stat->set_uint64_value(arg.uint_value); break;
+          case 'd': stat->set_double_value(arg.double_value); break;
+          // Interned (ref_value): op inputs and most marker strings repeat
+          // per step.
+          default: stat->set_ref_value(static_cast<uint64_t>(stat_id(arg.string_value))); break;
         }
       }
     }
