@@ -63,6 +63,24 @@ inline constexpr char kMemsetDetailsStat[] = "memset_details";  // str
 inline constexpr char kBytesStat[] = "bytes";                   // int64 (memcpy/memset)
 inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kernel|memcpy|memset|other
 
+// Memory activity on host lines (TSL's names, read by xprof's
+// memory_profile): one zero-duration event per allocation or free, on the
+// thread that made it. Written by collectors/torch (libtorch's allocators)
+// and collectors/device (device plug-ins); read by analysis and export.
+inline constexpr char kMemoryAllocationEvent[] = "MemoryAllocation";
+inline constexpr char kMemoryDeallocationEvent[] = "MemoryDeallocation";
+inline constexpr char kAllocatorNameStat[] = "allocator_name";     // str "cpu", "cuda:0"
+inline constexpr char kAddressStat[] = "addr";                     // uint64
+inline constexpr char kRequestedBytesStat[] = "requested_bytes";   // int64, > 0
+inline constexpr char kAllocationBytesStat[] = "allocation_bytes"; // int64, > 0
+inline constexpr char kBytesAllocatedStat[] = "bytes_allocated";   // int64 in use after
+inline constexpr char kBytesReservedStat[] = "bytes_reserved";     // int64 pool size after
+inline constexpr char kPeakBytesInUseStat[] = "peak_bytes_in_use"; // int64 so far
+inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "CPU", "CUDA"
+// Ill-formed activity the allocator or plug-in reported ("free of unknown
+// address", "out of memory", "free larger than the pool"): str.
+inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
+
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
 inline constexpr char kProfileStartTimeStat[] = "profile_start_time";
 inline constexpr char kProfileStopTimeStat[] = "profile_stop_time";
