@@ -3,6 +3,8 @@
 #ifndef NEURONPROF_SRC_XPLANE_NAMES_H_
 #define NEURONPROF_SRC_XPLANE_NAMES_H_
 
+#include <string_view>
+
 namespace neuronprof {
 namespace xplane {
 
@@ -80,6 +82,10 @@ inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "C
 // Ill-formed activity the allocator or plug-in reported ("free of unknown
 // address", "out of memory", "free larger than the pool"): str.
 inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
+// Memory events are instants, never scopes that enclose other events.
+inline bool IsMemoryEventName(std::string_view name) {
+  return name == kMemoryAllocationEvent || name == kMemoryDeallocationEvent;
+}
 
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
 inline constexpr char kProfileStartTimeStat[] = "profile_start_time";
