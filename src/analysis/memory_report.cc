@@ -21,6 +21,7 @@ struct MemoryEvent {
   int64_t time_ps = 0;
   int plane = 0, line = 0;
   bool free = false;
+  bool sample = false;                  // a usage sample: only a total
   int64_t bytes = 0;                    // > 0
   std::optional<int64_t> allocated;     // the allocator's total after it
   int64_t reserved = 0;
@@ -60,6 +61,7 @@ std::map<std::string, std::vector<MemoryEvent>> MemoryEventsByAllocator(
         memory.plane = p;
         memory.line = l;
         memory.free = event.Name() == xplane::kMemoryDeallocationEvent;
+        memory.sample = event.Name() == xplane::kMemoryUsageEvent;
         memory.bytes = std::max<int64_t>(
             event.IntStat(ids.allocation).value_or(event.IntStat(ids.requested).value_or(0)), 0);
         memory.allocated = event.IntStat(ids.allocated);
@@ -115,7 +117,9 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& event = events[i];
     if (!event.anomaly.empty()) Flag(&memory, event.anomaly + " (" + event.op + ")");
-    if (event.free) {
+    if (event.sample) {
+      // Only the total below.
+    } else if (event.free) {
       ++memory.frees;
       auto it = live.find(event.address);
       if (it != live.end()) {
@@ -146,7 +150,9 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
   if (!events.empty()) {
     // Before the first event: its total less its own change.
     const MemoryEvent& first = events.front();
-    const int64_t change = first.anomaly.empty() ? (first.free ? -first.bytes : first.bytes) : 0;
+    const int64_t change = !first.anomaly.empty() || first.sample ? 0
+                           : first.free                            ? -first.bytes
+                                                                   : first.bytes;
     memory.start_bytes = std::max<int64_t>(SaturatingSub(allocated_after.front(), change), 0);
     memory.end_bytes = allocated_after.back();
     memory.peak_time_ps = peak->time_ps;

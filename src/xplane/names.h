@@ -71,6 +71,9 @@ inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kern
 // and collectors/device (device plug-ins); read by analysis and export.
 inline constexpr char kMemoryAllocationEvent[] = "MemoryAllocation";
 inline constexpr char kMemoryDeallocationEvent[] = "MemoryDeallocation";
+// A device pool's bytes in use at one instant (device plug-ins that sample
+// rather than report each allocation): bytes_allocated, bytes_reserved.
+inline constexpr char kMemoryUsageEvent[] = "MemoryUsage";
 inline constexpr char kAllocatorNameStat[] = "allocator_name";     // str "cpu", "cuda:0"
 inline constexpr char kAddressStat[] = "addr";                     // uint64
 inline constexpr char kRequestedBytesStat[] = "requested_bytes";   // int64, > 0
@@ -84,7 +87,8 @@ inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "C
 inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
 // Memory events are instants, never scopes that enclose other events.
 inline bool IsMemoryEventName(std::string_view name) {
-  return name == kMemoryAllocationEvent || name == kMemoryDeallocationEvent;
+  return name == kMemoryAllocationEvent || name == kMemoryDeallocationEvent ||
+         name == kMemoryUsageEvent;
 }
 
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
