@@ -37,7 +37,7 @@ struct MemoryStatIds {
         requested(plane.StatId(xplane::kRequestedBytesStat)),
         allocation(plane.StatId(xplane::kAllocationBytesStat)),
         allocated(plane.StatId(xplane::kBytesAllocatedStat)),
-        reserved(plane.StatId(xplane::kBytesReservedStat)),
+        reserved(plane.StatId(xplane::kPoolReservedStat)),
         op(plane.StatId(xplane::kTfOpStat)),
         anomaly(plane.StatId(xplane::kMemoryAnomalyStat)) {}
   int64_t allocator, address, requested, allocation, allocated, reserved, op, anomaly;

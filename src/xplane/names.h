@@ -75,11 +75,16 @@ inline constexpr char kMemoryDeallocationEvent[] = "MemoryDeallocation";
 // rather than report each allocation): bytes_allocated, bytes_reserved.
 inline constexpr char kMemoryUsageEvent[] = "MemoryUsage";
 inline constexpr char kAllocatorNameStat[] = "allocator_name";     // str "cpu", "cuda:0"
-inline constexpr char kAddressStat[] = "addr";                     // uint64
+inline constexpr char kAddressStat[] = "addr";  // int64 (xprof reads no uint64)
 inline constexpr char kRequestedBytesStat[] = "requested_bytes";   // int64, > 0
 inline constexpr char kAllocationBytesStat[] = "allocation_bytes"; // int64, > 0
 inline constexpr char kBytesAllocatedStat[] = "bytes_allocated";   // int64 in use after
-inline constexpr char kBytesReservedStat[] = "bytes_reserved";     // int64 pool size after
+// The pool's size after the event (libtorch's "reserved": allocated plus
+// cached), int64. Not TSL's bytes_reserved, which xprof adds to the bytes
+// in use (stack memory on TPUs).
+inline constexpr char kPoolReservedStat[] = "pool_reserved_bytes";
+// Reserved but not allocated (xprof's free memory), int64, when known.
+inline constexpr char kBytesAvailableStat[] = "bytes_available";
 inline constexpr char kPeakBytesInUseStat[] = "peak_bytes_in_use"; // int64 so far
 inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "CPU", "CUDA"
 // Ill-formed activity the allocator or plug-in reported ("free of unknown

@@ -248,7 +248,7 @@ void AddDeviceMemory(std::string_view device_type,
       if (record.kind == DeviceMemoryEvent::Kind::kUsageSample) {
         plane.AddStat(event, xplane::kBytesAllocatedStat, record.bytes);
       } else {
-        plane.AddStat(event, xplane::kAddressStat, record.address);
+        plane.AddStat(event, xplane::kAddressStat, static_cast<int64_t>(record.address));
         plane.AddStat(event, xplane::kRequestedBytesStat, record.bytes);
         plane.AddStat(event, xplane::kAllocationBytesStat, record.bytes);
         if (record.allocated_bytes >= 0) {
@@ -256,7 +256,13 @@ void AddDeviceMemory(std::string_view device_type,
         }
       }
       if (record.reserved_bytes >= 0) {
-        plane.AddStat(event, xplane::kBytesReservedStat, record.reserved_bytes);
+        plane.AddStat(event, xplane::kPoolReservedStat, record.reserved_bytes);
+        const int64_t in_use =
+            record.kind == DeviceMemoryEvent::Kind::kUsageSample ? record.bytes
+                                                                 : record.allocated_bytes;
+        if (in_use >= 0 && in_use <= record.reserved_bytes) {
+          plane.AddStat(event, xplane::kBytesAvailableStat, record.reserved_bytes - in_use);
+        }
       }
       if (!record.framework_op.empty()) {
         plane.AddStat(event, xplane::kTfOpStat, std::string_view(record.framework_op));

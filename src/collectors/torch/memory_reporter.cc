@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <string_view>
 
 #include <c10/core/Allocator.h>
@@ -44,6 +45,23 @@ std::string_view DeviceTypeName(c10::Device device) {
   return device.is_cpu() ? "CPU" : device.is_cuda() ? "CUDA" : "OTHER";
 }
 
+// A few marker arguments on the stack (TraceArg has no default
+// constructor, and the allocator's path must not allocate).
+class StackArgs {
+ public:
+  template <typename T>
+  void Add(std::string_view key, T value) {
+    if (count_ < kCapacity) new (&storage_[count_++ * sizeof(TraceArg)]) TraceArg(key, value);
+  }
+  const TraceArg* data() const { return reinterpret_cast<const TraceArg*>(storage_); }
+  size_t size() const { return count_; }
+
+ private:
+  static constexpr size_t kCapacity = 12;
+  alignas(TraceArg) unsigned char storage_[kCapacity * sizeof(TraceArg)];
+  size_t count_ = 0;
+};
+
 class MemoryReporter final : public c10::MemoryReportingInfoBase {
  public:
   void reportMemoryUsage(void* ptr, int64_t alloc_size, int64_t total_allocated,
@@ -53,35 +71,37 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     // alloc_size is never INT64_MIN for a real block; guard the negation.
     const int64_t bytes = free ? (alloc_size == INT64_MIN ? INT64_MAX : -alloc_size) : alloc_size;
     char allocator[32];
-    const TraceArg args[] = {
-        {xplane::kAddressStat, reinterpret_cast<uint64_t>(ptr)},
-        {xplane::kRequestedBytesStat, bytes},
-        {xplane::kAllocationBytesStat, bytes},
-        {xplane::kBytesAllocatedStat, total_allocated},
-        {xplane::kBytesReservedStat, total_reserved},
-        {xplane::kAllocatorNameStat, AllocatorName(device, allocator)},
-        {xplane::kMemoryDeviceTypeStat, DeviceTypeName(device)},
-        {xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0)},
-        {xplane::kTfOpStat, CurrentOperatorName()},
-    };
-    const size_t count = args[8].string_value().empty() ? 8 : 9;
-    Record(free ? xplane::kMemoryDeallocationEvent : xplane::kMemoryAllocationEvent, args,
-           count);
+    StackArgs args;
+    // int64, as TSL writes it: xprof reads a uint64 address as 0.
+    args.Add(xplane::kAddressStat, static_cast<int64_t>(reinterpret_cast<uintptr_t>(ptr)));
+    args.Add(xplane::kRequestedBytesStat, bytes);
+    args.Add(xplane::kAllocationBytesStat, bytes);
+    args.Add(xplane::kBytesAllocatedStat, total_allocated);
+    args.Add(xplane::kPoolReservedStat, total_reserved);
+    args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
+    args.Add(xplane::kMemoryDeviceTypeStat, DeviceTypeName(device));
+    args.Add(xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0));
+    const std::string_view op = CurrentOperatorName();
+    if (!op.empty()) args.Add(xplane::kTfOpStat, op);
+    // The caching allocator's free cache (CUDA); CPU reports no reserve.
+    if (total_reserved > 0 && total_allocated >= 0 && total_reserved >= total_allocated) {
+      args.Add(xplane::kBytesAvailableStat, total_reserved - total_allocated);
+    }
+    Record(free ? xplane::kMemoryDeallocationEvent : xplane::kMemoryAllocationEvent, args);
   }
 
   void reportOutOfMemory(int64_t alloc_size, int64_t total_allocated, int64_t total_reserved,
                          c10::Device device) override {
     char allocator[32];
-    const TraceArg args[] = {
-        {xplane::kRequestedBytesStat, alloc_size},
-        {xplane::kBytesAllocatedStat, total_allocated},
-        {xplane::kBytesReservedStat, total_reserved},
-        {xplane::kAllocatorNameStat, AllocatorName(device, allocator)},
-        {xplane::kMemoryDeviceTypeStat, DeviceTypeName(device)},
-        {xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0)},
-        {xplane::kMemoryAnomalyStat, "out of memory"},
-    };
-    Record(xplane::kMemoryAllocationEvent, args, sizeof(args) / sizeof(args[0]));
+    StackArgs args;
+    args.Add(xplane::kRequestedBytesStat, alloc_size);
+    args.Add(xplane::kBytesAllocatedStat, total_allocated);
+    args.Add(xplane::kPoolReservedStat, total_reserved);
+    args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
+    args.Add(xplane::kMemoryDeviceTypeStat, DeviceTypeName(device));
+    args.Add(xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0));
+    args.Add(xplane::kMemoryAnomalyStat, "out of memory");
+    Record(xplane::kMemoryAllocationEvent, args);
   }
 
   bool memoryProfilingEnabled() const override {
@@ -91,11 +111,12 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
   }
 
  private:
-  static void Record(std::string_view name, const TraceArg* args, size_t count) {
+  static void Record(std::string_view name, const StackArgs& args) {
     const uint32_t state = internal::g_capture_state.load(std::memory_order_relaxed);
     if ((state & internal::kLevelMask) == 0) return;
     uint32_t length = 0, args_offset = 0;
-    const char* copy = internal::CopyName(state, name, args, count, &length, &args_offset);
+    const char* copy =
+        internal::CopyName(state, name, args.data(), args.size(), &length, &args_offset);
     if (copy == nullptr) return;  // Window closed or buffer full (counted).
     const uint64_t now = internal::NowTicks();
     internal::RecordEvent(state, copy, length, args_offset, now, now);
