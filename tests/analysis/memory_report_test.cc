@@ -5,11 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "src/analysis/memory_annotator.h"
 #include "src/analysis/memory_report.h"
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
 
 namespace neuronprof {
@@ -139,6 +141,27 @@ TEST_CASE("memory report: ill-formed reports are flagged, totals never negative"
   CHECK(npu.peak_allocated_bytes == 300);
   CHECK(npu.allocations == 1);  // The failed allocation holds nothing.
   CHECK(npu.end_bytes == 300);
+}
+
+TEST_CASE("memory annotation derives device, allocation and peak stats, once") {
+  XSpace space = LeakySpace();
+  AnnotateMemoryEvents(&space);
+  const std::string once = space.SerializeAsString();
+  AnnotateMemoryEvents(&space);
+  CHECK(space.SerializeAsString() == once);
+  const xplane::PlaneVisitor plane(space.planes(0));
+  std::vector<int64_t> peaks;
+  plane.ForEachEvent([&](const xplane::EventVisitor& event) {
+    if (!xplane::IsMemoryEventName(event.Name())) return;
+    CHECK(event.StrStat(plane.StatId(xplane::kMemoryDeviceTypeStat)) == "CPU");
+    CHECK(event.IntStat(plane.StatId(xplane::kDeviceIdStat)) == 0);
+    CHECK(event.IntStat(plane.StatId(xplane::kAllocationBytesStat)) ==
+          event.IntStat(plane.StatId(xplane::kRequestedBytesStat)));
+    peaks.push_back(*event.IntStat(plane.StatId(xplane::kPeakBytesInUseStat)));
+  });
+  // Events in line order are in time order here: the running peak.
+  // Totals 1000 1200 200 | 1200 1400 400 | 1400 1600 600.
+  CHECK(peaks == std::vector<int64_t>{1000, 1200, 1200, 1200, 1400, 1400, 1400, 1600, 1600});
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "src/collectors/torch/memory_reporter.h"
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include <c10/core/Allocator.h>
@@ -32,17 +34,36 @@ bool CaptureOpen() {
          (internal::g_capture_state.load(std::memory_order_relaxed) & internal::kLevelMask) != 0;
 }
 
-// "cpu", "cuda:0": a fixed buffer, no allocation on the allocator's path.
-std::string_view AllocatorName(c10::Device device, char (&buffer)[32]) {
-  const char* type = device.is_cpu() ? "cpu" : device.is_cuda() ? "cuda" : "device";
-  const int length = device.has_index()
-                         ? std::snprintf(buffer, sizeof(buffer), "%s:%d", type, device.index())
-                         : std::snprintf(buffer, sizeof(buffer), "%s", type);
-  return std::string_view(buffer, length > 0 ? static_cast<size_t>(length) : 0);
+// libtorch's lower-case device type names ("cpu", "cuda", "xpu"), made
+// once: c10::DeviceTypeName returns a new std::string each call.
+const std::array<std::string, c10::COMPILE_TIME_MAX_DEVICE_TYPES>& DeviceTypeNames() {
+  static const auto* names = [] {
+    auto* table = new std::array<std::string, c10::COMPILE_TIME_MAX_DEVICE_TYPES>();
+    for (size_t i = 0; i < table->size(); ++i) {
+      try {
+        (*table)[i] = c10::DeviceTypeName(static_cast<c10::DeviceType>(i), /*lower_case=*/true);
+      } catch (const c10::Error&) {
+        (*table)[i] = "device";  // A value libtorch does not name.
+      }
+    }
+    return table;
+  }();
+  return *names;
 }
 
-std::string_view DeviceTypeName(c10::Device device) {
-  return device.is_cpu() ? "CPU" : device.is_cuda() ? "CUDA" : "OTHER";
+// "cpu", "cuda:0": literals for the common devices, else printed into
+// `buffer`; never an allocation on the allocator's path.
+std::string_view AllocatorName(c10::Device device, char (&buffer)[32]) {
+  static constexpr const char* kCuda[] = {"cuda:0", "cuda:1", "cuda:2", "cuda:3",
+                                          "cuda:4", "cuda:5", "cuda:6", "cuda:7"};
+  if (device.is_cpu()) return "cpu";
+  if (device.is_cuda() && device.index() >= 0 && device.index() < 8) return kCuda[device.index()];
+  const auto type = static_cast<size_t>(device.type());
+  const char* name = type < DeviceTypeNames().size() ? DeviceTypeNames()[type].c_str() : "device";
+  const int length = device.has_index()
+                         ? std::snprintf(buffer, sizeof(buffer), "%s:%d", name, device.index())
+                         : std::snprintf(buffer, sizeof(buffer), "%s", name);
+  return std::string_view(buffer, length > 0 ? static_cast<size_t>(length) : 0);
 }
 
 // A few marker arguments on the stack (TraceArg has no default
@@ -70,23 +91,19 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     const bool free = alloc_size < 0;
     // alloc_size is never INT64_MIN for a real block; guard the negation.
     const int64_t bytes = free ? (alloc_size == INT64_MIN ? INT64_MAX : -alloc_size) : alloc_size;
+    // The fewest arguments that carry the report; AnnotateMemoryEvents
+    // derives the rest (device type and id, available and peak bytes) when
+    // the capture is collected, off the allocating thread.
     char allocator[32];
     StackArgs args;
     // int64, as TSL writes it: xprof reads a uint64 address as 0.
     args.Add(xplane::kAddressStat, static_cast<int64_t>(reinterpret_cast<uintptr_t>(ptr)));
     args.Add(xplane::kRequestedBytesStat, bytes);
-    args.Add(xplane::kAllocationBytesStat, bytes);
     args.Add(xplane::kBytesAllocatedStat, total_allocated);
-    args.Add(xplane::kPoolReservedStat, total_reserved);
+    if (total_reserved > 0) args.Add(xplane::kPoolReservedStat, total_reserved);
     args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
-    args.Add(xplane::kMemoryDeviceTypeStat, DeviceTypeName(device));
-    args.Add(xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0));
     const std::string_view op = CurrentOperatorName();
     if (!op.empty()) args.Add(xplane::kTfOpStat, op);
-    // The caching allocator's free cache (CUDA); CPU reports no reserve.
-    if (total_reserved > 0 && total_allocated >= 0 && total_reserved >= total_allocated) {
-      args.Add(xplane::kBytesAvailableStat, total_reserved - total_allocated);
-    }
     Record(free ? xplane::kMemoryDeallocationEvent : xplane::kMemoryAllocationEvent, args);
   }
 
@@ -98,8 +115,6 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     args.Add(xplane::kBytesAllocatedStat, total_allocated);
     args.Add(xplane::kPoolReservedStat, total_reserved);
     args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
-    args.Add(xplane::kMemoryDeviceTypeStat, DeviceTypeName(device));
-    args.Add(xplane::kDeviceIdStat, static_cast<int64_t>(device.has_index() ? device.index() : 0));
     args.Add(xplane::kMemoryAnomalyStat, "out of memory");
     Record(xplane::kMemoryAllocationEvent, args);
   }
@@ -146,6 +161,7 @@ const std::shared_ptr<MemoryReporter>& Reporter() {
 }  // namespace
 
 void EnableMemoryReports() {
+  DeviceTypeNames();  // Built here, not on an allocating thread.
   g_blocked_threads.store(0, std::memory_order_relaxed);
   g_enabled.store(true, std::memory_order_relaxed);
   EnsureMemoryReporterOnThisThread();
