@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libfmt-dev catch2 libbenchmark-dev
+  libcli11-dev   # the neuronprof CLI's argument parser (header-only)
   libtorch-dev   # neuronprof::torch, examples/libtorch_mlp
   clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, scripts/test.sh)
 # Debian's own python3 needs python3-venv for `python3 -m venv`.

@@ -1,28 +1,29 @@
 #include "tools/info_command.h"
 
 #include <cstdint>
+#include <iterator>
 
-#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
 
 namespace neuronprof {
 namespace tools {
 
 std::string FormatInfo(const tensorflow::profiler::XSpace& space) {
-  std::string out;
-  for (const auto& host : space.hostnames()) absl::StrAppend(&out, "host: ", host, "\n");
+  fmt::memory_buffer out;
+  auto to = std::back_inserter(out);
+  for (const auto& host : space.hostnames()) fmt::format_to(to, "host: {}\n", host);
   for (const auto& plane : space.planes()) {
     int64_t events = 0;
     for (const auto& line : plane.lines()) events += line.events_size();
-    absl::StrAppend(&out, "plane ", plane.name(), ": ", plane.lines_size(), " lines, ", events,
-                    " events\n");
+    fmt::format_to(to, "plane {}: {} lines, {} events\n", plane.name(), plane.lines_size(),
+                   events);
     for (const auto& line : plane.lines()) {
-      absl::StrAppend(&out, "  line ", line.id(), " ", line.name(), ": ", line.events_size(),
-                      " events\n");
+      fmt::format_to(to, "  line {} {}: {} events\n", line.id(), line.name(), line.events_size());
     }
   }
-  for (const auto& warning : space.warnings()) absl::StrAppend(&out, "warning: ", warning, "\n");
-  for (const auto& error : space.errors()) absl::StrAppend(&out, "error: ", error, "\n");
-  return out;
+  for (const auto& warning : space.warnings()) fmt::format_to(to, "warning: {}\n", warning);
+  for (const auto& error : space.errors()) fmt::format_to(to, "error: {}\n", error);
+  return fmt::to_string(out);
 }
 
 }  // namespace tools

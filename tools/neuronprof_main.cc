@@ -1,25 +1,28 @@
-// The neuronprof command line.
+// The neuronprof command line: `neuronprof --help` and
+// `neuronprof <command> --help` list the commands and their options.
 //   neuronprof info <file.xplane.pb>       planes, lines, events, warnings
 //   neuronprof convert <file.xplane.pb> [--out FILE] [--format chrome|kineto]
 //                                           Chrome or Kineto trace (.json or .json.gz)
 //   neuronprof capture --service_addr HOST:PORT[,...] --logdir DIR --duration_ms N
 //                                           remote capture from ProfilerService servers
+//   neuronprof summary <logdir|run|file>   operator table, time share, steps
 //   neuronprof version
+// Exit status: 0 ok, 1 failure, 2 usage error.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <map>
+#include <functional>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "fmt/format.h"
 #include "neuronprof/capture.h"
 #include "proto/xplane.pb.h"
 #include "src/export/atomic_file.h"
@@ -27,120 +30,132 @@
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
-#include "src/xplane/names.h"
+#include "tools/cli_output.h"
 #include "tools/info_command.h"
 #include "tools/summary_command.h"
 
 namespace {
 
-using tensorflow::profiler::XSpace;
+using neuronprof::tools::Fail;
+using neuronprof::tools::kExitOk;
+using neuronprof::tools::kExitUsage;
+using neuronprof::tools::OneLine;
 
-constexpr char kUsage[] =
-    "usage: neuronprof <command> [args]\n"
-    "\n"
-    "commands:\n"
-    "  info FILE.xplane.pb              summary of planes, lines, events, warnings\n"
-    "  convert FILE.xplane.pb [--out|-o OUT] [--format chrome|kineto]\n"
-    "                                   write a Chrome/Perfetto trace, or with kineto the\n"
-    "                                   PyTorch profiler's trace (TensorBoard plugin, HTA;\n"
-    "                                   the default for OUT named *.pt.trace.json[.gz]);\n"
-    "                                   OUT ending in .gz is gzipped (default:\n"
-    "                                   FILE.trace.json.gz / FILE.pt.trace.json.gz)\n"
-    "  capture --service_addr HOST:PORT[,HOST:PORT...] --logdir DIR --duration_ms N\n"
-    "          [--num_tracing_attempts K] [--host_tracer_level L]\n"
-    "          [--device_tracer_level L] [--run_name NAME]\n"
-    "                                   capture every listed tensorflow.ProfilerService\n"
-    "                                   server (neuronprof, JAX, TensorFlow) at once into\n"
-    "                                   DIR/plugins/profile/<run>/; \"grpc://\" prefixes\n"
-    "                                   are accepted; --flag=value works too. Exit 0: all\n"
-    "                                   hosts captured, 1: some failed, 2: usage error\n"
-    NEURONPROF_SUMMARY_USAGE
-    "  version                          print the version\n";
+constexpr char kVersion[] = "neuronprof 0.1.0";
 
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "neuronprof: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "neuronprof: %s\n", message.c_str());
-  return 1;
-}
-
-bool LoadSpace(const std::string& path, XSpace* space, std::string* error) {
-  auto read = neuronprof::exporter::ReadXSpaceFile(path);
-  if (!read.ok()) {
-    *error = std::string(read.status().message());
-    return false;
+// A usage error: one line naming the option, then where the usage is.
+int Usage(const CLI::App& command, absl::string_view message) {
+  std::string name = command.get_name();
+  for (const CLI::App* parent = command.get_parent(); parent != nullptr;
+       parent = parent->get_parent()) {
+    name = parent->get_name() + " " + name;
   }
-  *space = std::move(*read);
-  return true;
+  fmt::print(stderr, "neuronprof: {}\nusage: {} --help lists the options\n",
+             fmt::string_view(message.data(), message.size()), name);
+  return kExitUsage;
 }
 
-int Info(const std::vector<std::string>& args) {
-  if (args.size() != 1) return Fail(absl::StrCat("info takes one file\n", kUsage));
-  XSpace space;
-  std::string error;
-  if (!LoadSpace(args[0], &space, &error)) return Fail(error);
-  // fwrite: a name holding a NUL byte must not cut the rest short.
-  const std::string text = absl::StrCat(args[0], "\n", neuronprof::tools::FormatInfo(space));
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return 0;
+// The parser's message, made specific where CLI11's is vague: an argument
+// it did not expect is named first (CLI11 reports missing options before
+// it), a missing input says what to give.
+std::string UsageMessage(const CLI::App& command, const CLI::ParseError& error) {
+  const std::vector<std::string> unexpected = command.remaining();
+  if (!unexpected.empty()) {
+    const std::string& first = unexpected.front();
+    if (absl::StartsWith(first, "-")) {
+      return fmt::format("unknown option '{}'", first.substr(0, first.find('=')));
+    }
+    if (command.get_parent() == nullptr) return fmt::format("unknown command '{}'", first);
+    return fmt::format("unexpected argument '{}'", first);
+  }
+  if (error.get_name() == "ArgumentMismatch") {
+    // "--name: 1 required TYPE missing": an option given last, without its value.
+    const std::string what = error.what();
+    const CLI::Option* option = command.get_option_no_throw(what.substr(0, what.find(':')));
+    if (option != nullptr && option->count() == 0) {
+      return fmt::format("{} needs a value", option->get_name(false, true));
+    }
+  }
+  if (error.get_name() == "RequiredError") {
+    for (const CLI::Option* input : command.get_options([](const CLI::Option* option) {
+           return option->get_positional() && option->count() == 0;
+         })) {
+      return fmt::format("{} needs {}", command.get_name(), input->get_description());
+    }
+  }
+  return error.what();
 }
 
-int Convert(const std::vector<std::string>& args) {
+void AddInfoCommand(CLI::App& cli, std::function<int()>& run) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* command =
+      cli.add_subcommand("info", "summary of a capture: hosts, planes, lines, events, warnings");
+  command->add_option("file", *file, "a capture (.xplane.pb file)")
+      ->type_name("FILE.xplane.pb")
+      ->required();
+  command->footer("Exit status: 0 ok, 1 bad input (unreadable, corrupt or empty), 2 usage error.");
+  command->callback([file, &run] {
+    run = [file] {
+      auto space = neuronprof::exporter::ReadXSpaceFile(*file);
+      if (!space.ok()) return Fail(space.status().message());
+      fmt::print("{}\n{}", *file, neuronprof::tools::FormatInfo(*space));
+      return kExitOk;
+    };
+  });
+}
+
+struct ConvertArgs {
   std::string input, output, format;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "--out" || args[i] == "-o") && i + 1 < args.size()) {
-      output = args[++i];
-    } else if (args[i] == "--format" && i + 1 < args.size()) {
-      format = args[++i];
-    } else if (input.empty() && !absl::StartsWith(args[i], "--")) {
-      input = args[i];
-    } else {
-      return Fail(absl::StrCat("unexpected argument '", args[i], "'\n", kUsage));
-    }
-  }
-  if (input.empty()) return Fail(absl::StrCat("convert needs a file\n", kUsage));
+};
+
+int RunConvert(ConvertArgs args) {
   // Without --format, an OUT named *.pt.trace.json[.gz] asks for Kineto.
-  if (format.empty()) {
-    format = absl::EndsWith(output, ".pt.trace.json") ||
-                     absl::EndsWith(output, ".pt.trace.json.gz")
-                 ? "kineto"
-                 : "chrome";
+  if (args.format.empty()) {
+    args.format = absl::EndsWith(args.output, ".pt.trace.json") ||
+                          absl::EndsWith(args.output, ".pt.trace.json.gz")
+                      ? "kineto"
+                      : "chrome";
   }
-  if (format != "chrome" && format != "kineto") {
-    return Fail(absl::StrCat("unknown --format '", format, "': use chrome or kineto\n", kUsage));
+  const bool kineto = args.format == "kineto";
+  if (args.output.empty()) {
+    args.output = std::string(absl::StripSuffix(args.input, ".xplane.pb")) +
+                  (kineto ? ".pt.trace.json.gz" : ".trace.json.gz");
   }
-  if (output.empty()) {
-    output = input;
-    if (absl::EndsWith(output, ".xplane.pb")) {
-      output.resize(output.size() - std::strlen(".xplane.pb"));
-    }
-    output += format == "kineto" ? ".pt.trace.json.gz" : ".trace.json.gz";
-  }
-  XSpace space;
-  std::string error;
-  if (!LoadSpace(input, &space, &error)) return Fail(error);
-  std::string json = format == "kineto" ? neuronprof::exporter::XSpaceToKinetoTraceJson(space)
-                                        : neuronprof::exporter::XSpaceToChromeTraceJson(space);
-  if (absl::EndsWith(output, ".gz")) {
+  auto space = neuronprof::exporter::ReadXSpaceFile(args.input);
+  if (!space.ok()) return Fail(space.status().message());
+  std::string json = kineto ? neuronprof::exporter::XSpaceToKinetoTraceJson(*space)
+                            : neuronprof::exporter::XSpaceToChromeTraceJson(*space);
+  if (absl::EndsWith(args.output, ".gz")) {
     auto compressed = neuronprof::exporter::GzipCompress(json);
-    if (!compressed.ok()) return Fail(std::string(compressed.status().message()));
+    if (!compressed.ok()) return Fail(compressed.status().message());
     json = std::move(*compressed);
   }
-  if (auto s = neuronprof::exporter::WriteFileAtomically(output, json); !s.ok()) {
-    return Fail(std::string(s.message()));
+  if (auto s = neuronprof::exporter::WriteFileAtomically(args.output, json); !s.ok()) {
+    return Fail(s.message());
   }
-  std::printf("wrote %s\n", output.c_str());
-  return 0;
+  fmt::print("wrote {}\n", args.output);
+  return kExitOk;
 }
 
-
-// One line, so that each result stays on its own line of output.
-std::string OneLine(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
+void AddConvertCommand(CLI::App& cli, std::function<int()>& run) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* command = cli.add_subcommand(
+      "convert",
+      "write a Chrome/Perfetto trace, or with --format kineto the PyTorch profiler's trace "
+      "(TensorBoard plugin, HTA)");
+  command->add_option("file", args->input, "a capture (.xplane.pb file)")
+      ->type_name("FILE.xplane.pb")
+      ->required();
+  command->add_option("-o,--out", args->output,
+                      "the trace; ending in .gz: gzipped (default: FILE.trace.json.gz, with "
+                      "kineto FILE.pt.trace.json.gz)")
+      ->type_name("OUT");
+  command->add_option("--format", args->format,
+                      "default: kineto for an OUT named *.pt.trace.json[.gz], else chrome")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"chrome", "kineto"}));
+  command->footer("Exit status: 0 ok, 1 bad input or a failed write, 2 usage error.");
+  command->callback([args, &run] { run = [args] { return RunConvert(*args); }; });
 }
 
 // Progress on stderr: rewritten in place on a terminal, else one line per
@@ -154,11 +169,10 @@ class ProgressPrinter {
       const neuronprof::HostCaptureResult& host = *progress.finished;
       EndLine();
       if (host.status.ok()) {
-        std::fprintf(stderr, "neuronprof: %s finished: %lld events\n", host.address.c_str(),
-                     static_cast<long long>(host.events));
+        fmt::print(stderr, "neuronprof: {} finished: {} events\n", host.address, host.events);
       } else {
-        std::fprintf(stderr, "neuronprof: %s failed: %s\n", host.address.c_str(),
-                     OneLine(std::string(host.status.message())).c_str());
+        fmt::print(stderr, "neuronprof: {} failed: {}\n", host.address,
+                   OneLine(std::string(host.status.message())));
       }
       return;
     }
@@ -173,24 +187,25 @@ class ProgressPrinter {
         ++connecting;
       }
     }
-    std::string line;
+    fmt::memory_buffer line;
+    auto to = std::back_inserter(line);
     if (capturing > 0) {
-      line = absl::StrFormat("capturing %d host%s: %.1f s / %.1f s", capturing,
-                             capturing == 1 ? "" : "s",
-                             std::min(window_ms, progress.duration_ms) / 1000.0,
-                             progress.duration_ms / 1000.0);
-      if (attempt > 1) absl::StrAppend(&line, " (attempt ", attempt, ")");
+      fmt::format_to(to, "capturing {} host{}: {:.1f} s / {:.1f} s", capturing,
+                     capturing == 1 ? "" : "s",
+                     std::min(window_ms, progress.duration_ms) / 1000.0,
+                     progress.duration_ms / 1000.0);
+      if (attempt > 1) fmt::format_to(to, " (attempt {})", attempt);
     } else if (connecting > 0) {
-      line = absl::StrFormat("connecting to %d host%s", connecting, connecting == 1 ? "" : "s");
+      fmt::format_to(to, "connecting to {} host{}", connecting, connecting == 1 ? "" : "s");
     } else {
       return;
     }
     if (tty_) {
-      std::fprintf(stderr, "\r%s\033[K", line.c_str());
+      fmt::print(stderr, "\r{}\033[K", fmt::to_string(line));
       open_line_ = true;
     } else if (progress.elapsed_ms / 1000 != last_second_) {
       last_second_ = progress.elapsed_ms / 1000;
-      std::fprintf(stderr, "%s\n", line.c_str());
+      fmt::print(stderr, "{}\n", fmt::to_string(line));
     }
     std::fflush(stderr);
   }
@@ -206,71 +221,19 @@ class ProgressPrinter {
   int64_t last_second_ = -1;
 };
 
-// Parses "--name value" and "--name=value" into `values`.
-bool ParseFlags(const std::vector<std::string>& args, const std::vector<std::string>& known,
-                std::map<std::string, std::string>* values, std::string* error) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!absl::StartsWith(args[i], "--")) {
-      *error = absl::StrCat("unexpected argument '", args[i], "'");
-      return false;
-    }
-    std::string name = args[i].substr(2), value;
-    const size_t equals = name.find('=');
-    if (equals != std::string::npos) {
-      value = name.substr(equals + 1);
-      name.resize(equals);
-    } else if (std::find(known.begin(), known.end(), name) != known.end()) {
-      if (i + 1 >= args.size()) {
-        *error = absl::StrCat("--", name, " needs a value");
-        return false;
-      }
-      value = args[++i];
-    }
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      *error = absl::StrCat("unknown flag '--", name, "'");
-      return false;
-    }
-    (*values)[name] = value;
-  }
-  return true;
-}
-
-template <typename Int>
-bool ParseNumber(const std::map<std::string, std::string>& values, const std::string& name,
-                 Int* out, std::string* error) {
-  auto it = values.find(name);
-  if (it == values.end()) return true;
-  if (!absl::SimpleAtoi(it->second, out)) {
-    *error = absl::StrCat("--", name, " needs a whole number, got '", it->second, "'");
-    return false;
-  }
-  return true;
-}
-
-int CaptureCommand(const std::vector<std::string>& args) {
-  const std::vector<std::string> known = {
-      "service_addr",      "logdir",              "duration_ms", "num_tracing_attempts",
-      "host_tracer_level", "device_tracer_level", "run_name"};
-  std::map<std::string, std::string> values;
-  std::string error;
-  if (!ParseFlags(args, known, &values, &error)) return Usage(error);
-  for (const char* required : {"service_addr", "logdir", "duration_ms"}) {
-    if (values.count(required) == 0) {
-      return Usage(absl::StrCat("capture needs --", required));
-    }
-  }
+// `capture`'s options as given; the service addresses are one
+// comma-separated value.
+struct CaptureArgs {
+  std::string service_addr;
   neuronprof::CaptureOptions options;
-  options.service_addresses = absl::StrSplit(values["service_addr"], ',');
-  options.logdir = values["logdir"];
-  if (values.count("run_name") > 0) options.run_name = values["run_name"];
-  if (!ParseNumber(values, "duration_ms", &options.duration_ms, &error) ||
-      !ParseNumber(values, "num_tracing_attempts", &options.num_tracing_attempts, &error) ||
-      !ParseNumber(values, "host_tracer_level", &options.host_tracer_level, &error) ||
-      !ParseNumber(values, "device_tracer_level", &options.device_tracer_level, &error)) {
-    return Usage(error);
-  }
+};
+
+int RunCapture(const CLI::App& command, CaptureArgs& args) {
+  neuronprof::CaptureOptions& options = args.options;
+  options.service_addresses = absl::StrSplit(args.service_addr, ',');
+  // What the parser cannot check: addresses, names, and each limit again.
   if (auto s = neuronprof::ValidateCaptureOptions(options); !s.ok()) {
-    return Usage(std::string(s.message()));
+    return Usage(command, s.message());
   }
 
   // Host results arrive through progress reports too: they are all there
@@ -281,11 +244,10 @@ int CaptureCommand(const std::vector<std::string>& args) {
     if (progress.finished) finished.push_back(*progress.finished);
     printer(progress);
   };
-  std::fprintf(stderr, "neuronprof: capturing %zu host%s for %lld ms (up to %d attempt%s)\n",
-               options.service_addresses.size(),
-               options.service_addresses.size() == 1 ? "" : "s",
-               static_cast<long long>(options.duration_ms), options.num_tracing_attempts,
-               options.num_tracing_attempts == 1 ? "" : "s");
+  const size_t host_count = options.service_addresses.size();
+  fmt::print(stderr, "neuronprof: capturing {} host{} for {} ms (up to {} attempt{})\n",
+             host_count, host_count == 1 ? "" : "s", options.duration_ms,
+             options.num_tracing_attempts, options.num_tracing_attempts == 1 ? "" : "s");
   auto result = neuronprof::Capture(options);
   printer.EndLine();
 
@@ -307,56 +269,108 @@ int CaptureCommand(const std::vector<std::string>& args) {
   for (const neuronprof::HostCaptureResult& host : hosts) {
     if (host.status.ok()) {
       ++ok;
-      std::printf("OK %s events=%lld attempts=%d file=%s\n", host.address.c_str(),
-                  static_cast<long long>(host.events), host.attempts,
-                  host.files.empty() ? "" : host.files[0].c_str());
+      fmt::print("OK {} events={} attempts={} file={}\n", host.address, host.events,
+                 host.attempts, host.files.empty() ? "" : host.files[0]);
       for (const std::string& warning : host.warnings) {
-        std::printf("  warning: %s\n", OneLine(warning).c_str());
+        fmt::print("  warning: {}\n", OneLine(warning));
       }
       for (size_t i = 0; i < host.empty_reasons.size(); ++i) {
-        std::printf("  attempt %zu was empty: %s\n", i + 1,
-                    OneLine(host.empty_reasons[i]).c_str());
+        fmt::print("  attempt {} was empty: {}\n", i + 1, OneLine(host.empty_reasons[i]));
       }
     } else {
-      std::printf("FAILED %s attempts=%d error=%s\n", host.address.c_str(), host.attempts,
-                  OneLine(std::string(host.status.message())).c_str());
+      fmt::print("FAILED {} attempts={} error={}\n", host.address, host.attempts,
+                 OneLine(std::string(host.status.message())));
     }
   }
-  std::printf("captured %d of %zu host%s\n", ok, options.service_addresses.size(),
-              options.service_addresses.size() == 1 ? "" : "s");
+  fmt::print("captured {} of {} host{}\n", ok, host_count, host_count == 1 ? "" : "s");
   if (!result.ok()) {
     std::fflush(stdout);
-    std::fprintf(stderr, "neuronprof: %s\n",
-                 OneLine(std::string(result.status().message())).c_str());
-    return 1;
+    return Fail(OneLine(std::string(result.status().message())));
   }
-  std::printf("run_dir: %s\n", result->run_dir.c_str());
-  std::printf("open with: xprof --logdir %s   (or: tensorboard --logdir %s)\n",
-              options.logdir.c_str(), options.logdir.c_str());
-  return result->all_ok() ? 0 : 1;
+  fmt::print("run_dir: {}\n", result->run_dir);
+  fmt::print("open with: xprof --logdir {0}   (or: tensorboard --logdir {0})\n", options.logdir);
+  return result->all_ok() ? kExitOk : neuronprof::tools::kExitFailure;
+}
+
+void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
+  auto args = std::make_shared<CaptureArgs>();
+  neuronprof::CaptureOptions& options = args->options;
+  CLI::App* command = cli.add_subcommand(
+      "capture",
+      "capture every listed tensorflow.ProfilerService server (neuronprof, JAX, TensorFlow) "
+      "at once into DIR/plugins/profile/<run>/");
+  // The ranges are ValidateCaptureOptions's, which checks them again.
+  command->add_option("--service_addr", args->service_addr,
+                      "the servers, comma-separated; \"grpc://\" prefixes are accepted")
+      ->type_name("HOST:PORT[,HOST:PORT...]")
+      ->required();
+  command->add_option("--logdir", options.logdir, "where the run folder goes")
+      ->type_name("DIR")
+      ->required();
+  command->add_option("--duration_ms", options.duration_ms, "the capture window")
+      ->type_name("N")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{3600 * 1000}));
+  command->add_option("--num_tracing_attempts", options.num_tracing_attempts,
+                      "tries per host while a capture comes back empty")
+      ->type_name("K")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  command->add_option("--host_tracer_level", options.host_tracer_level,
+                      "0 off, 1 user markers, 2 info, 3 verbose")
+      ->type_name("L")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3));
+  command->add_option("--device_tracer_level", options.device_tracer_level,
+                      "0 no device collectors, 1 or 2 on")
+      ->type_name("L")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
+  command->add_option("--run_name", options.run_name, "the run folder (default: start time)")
+      ->type_name("NAME");
+  command->footer("Options take --flag value or --flag=value. Exit status: 0 all hosts "
+                  "captured, 1 some failed, 2 usage error.");
+  command->callback([command, args, &run] {
+    run = [command, args] { return RunCapture(*command, *args); };
+  });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fputs(kUsage, stderr);
-    return 2;
+  CLI::App cli("neuronprof: read, convert, summarize and capture profiles (.xplane.pb)",
+               "neuronprof");
+  cli.set_version_flag("--version", kVersion);
+  cli.require_subcommand(1);
+  cli.footer("Run 'neuronprof <command> --help' for a command's options. Exit status: 0 ok, "
+             "1 failure, 2 usage error.");
+  // The named command's callback sets what runs it once parsing is done.
+  std::function<int()> run;
+  AddInfoCommand(cli, run);
+  AddConvertCommand(cli, run);
+  AddCaptureCommand(cli, run);
+  neuronprof::tools::AddSummaryCommand(cli, run);
+  cli.add_subcommand("version", "print the version")->callback([&run] {
+    run = [] {
+      fmt::print("{}\n", kVersion);
+      return kExitOk;
+    };
+  });
+  // `neuronprof help`: the same text as --help.
+  cli.add_subcommand("help", "")->group("")->callback([&run, &cli] {
+    run = [&cli] {
+      fmt::print("{}", cli.get_formatter()->make_help(&cli, cli.get_name(),
+                                                      CLI::AppFormatMode::Normal));
+      return kExitOk;
+    };
+  });
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == kExitOk) return cli.exit(error);  // --help, --version
+    const CLI::App* command = &cli;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    return Usage(*command, UsageMessage(*command, error));
   }
-  const std::string command = argv[1];
-  std::vector<std::string> args(argv + 2, argv + argc);
-  if (command == "info") return Info(args);
-  if (command == "convert") return Convert(args);
-  if (command == "capture") return CaptureCommand(args);
-  if (command == "summary") return neuronprof::tools::SummaryCommand(args);
-  if (command == "version" || command == "--version") {
-    std::printf("neuronprof 0.1.0\n");
-    return 0;
-  }
-  if (command == "help" || command == "--help" || command == "-h") {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "neuronprof: unknown command '%s'\n%s", command.c_str(), kUsage);
-  return 2;
+  return run();
 }

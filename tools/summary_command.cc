@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "proto/xplane.pb.h"
 #include "src/analysis/summary_report.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
+#include "tools/cli_output.h"
 
 namespace neuronprof {
 namespace tools {
@@ -21,28 +26,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "neuronprof: %s\nusage: neuronprof summary ...\n%s", message.c_str(),
-               NEURONPROF_SUMMARY_USAGE);
-  return 2;
-}
-
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "neuronprof: %s\n", message.c_str());
-  return 1;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The <host>.xplane.pb files directly in `dir`, sorted.
 std::vector<fs::path> XPlaneFiles(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && EndsWith(entry.path().filename().string(),
-                                              exporter::kXPlaneSuffix)) {
+    if (entry.is_regular_file(ec) &&
+        absl::EndsWith(entry.path().filename().string(), exporter::kXPlaneSuffix)) {
       files.push_back(entry.path());
     }
   }
@@ -60,7 +50,7 @@ std::string HostOf(const fs::path& file) {
 absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::string& host) {
   std::error_code ec;
   const fs::path path(input);
-  if (!fs::exists(path, ec)) return absl::NotFoundError(absl::StrCat("'", input, "' does not exist"));
+  if (!fs::exists(path, ec)) return absl::NotFoundError(fmt::format("'{}' does not exist", input));
   if (!fs::is_directory(path, ec)) {
     if (!host.empty()) {
       return absl::InvalidArgumentError("--host applies to a logdir or run folder, not a file");
@@ -83,15 +73,16 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
       }
     }
     if (!found) {
-      return absl::NotFoundError(absl::StrCat("logdir '", input, "' has no run with a ",
-                                              exporter::kXPlaneSuffix, " file under ",
-                                              profile_root.string()));
+      return absl::NotFoundError(fmt::format("logdir '{}' has no run with a {} file under {}",
+                                             input, exporter::kXPlaneSuffix,
+                                             profile_root.string()));
     }
     files = XPlaneFiles(run);
   }
   if (files.empty()) {
-    return absl::NotFoundError(absl::StrCat("no ", exporter::kXPlaneSuffix, " file in '", input,
-                                            "' (give a file, a run folder or a logdir)"));
+    return absl::NotFoundError(fmt::format(
+        "no {} file in '{}' (give a file, a run folder or a logdir)", exporter::kXPlaneSuffix,
+        input));
   }
   std::vector<std::string> hosts;
   for (const fs::path& f : files) hosts.push_back(HostOf(f));
@@ -99,76 +90,71 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
     for (const fs::path& f : files) {
       if (HostOf(f) == host) return f;
     }
-    return absl::NotFoundError(absl::StrCat("run '", run.string(), "' has no host '", host,
-                                            "' (hosts: ", absl::StrJoin(hosts, ", "), ")"));
+    return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})",
+                                           run.string(), host, fmt::join(hosts, ", ")));
   }
   if (files.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat("run '", run.string(), "' has ", files.size(),
-                                                   " hosts (", absl::StrJoin(hosts, ", "),
-                                                   "): pick one with --host NAME"));
+    return absl::InvalidArgumentError(
+        fmt::format("run '{}' has {} hosts ({}): pick one with --host NAME", run.string(),
+                    files.size(), fmt::join(hosts, ", ")));
   }
   return files.front();
 }
 
-}  // namespace
-
-int SummaryCommand(const std::vector<std::string>& args) {
+struct SummaryArgs {
   std::string input, csv, host;
   int top = 20;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i], value;
-    const bool flag = arg.rfind("--", 0) == 0;
-    const size_t equals = arg.find('=');
-    if (flag && equals != std::string::npos) {
-      value = arg.substr(equals + 1);
-      arg.resize(equals);
-    } else if (flag && (arg == "--top" || arg == "--csv" || arg == "--host")) {
-      if (i + 1 >= args.size()) return Usage(absl::StrCat(arg, " needs a value"));
-      value = args[++i];
-    }
-    if (arg == "--top") {
-      if (!absl::SimpleAtoi(value, &top) || top < 0) {
-        return Usage(absl::StrCat("--top needs a whole number >= 0, got '", value, "'"));
-      }
-    } else if (arg == "--csv") {
-      if (value.empty()) return Usage("--csv needs a path or '-'");
-      csv = value;
-    } else if (arg == "--host") {
-      host = value;
-    } else if (flag) {
-      return Usage(absl::StrCat("unknown flag '", arg, "'"));
-    } else if (input.empty()) {
-      input = arg;
-    } else {
-      return Usage(absl::StrCat("unexpected argument '", arg, "'"));
-    }
-  }
-  if (input.empty()) return Usage("summary needs a logdir, run folder or .xplane.pb file");
+};
 
-  auto file = ResolveInput(input, host);
-  if (!file.ok()) return Fail(std::string(file.status().message()));
+int RunSummary(const SummaryArgs& args) {
+  auto file = ResolveInput(args.input, args.host);
+  if (!file.ok()) return Fail(file.status().message());
   auto read = exporter::ReadXSpaceFile(file->string());
-  if (!read.ok()) return Fail(std::string(read.status().message()));
+  if (!read.ok()) return Fail(read.status().message());
   const tensorflow::profiler::XSpace& space = *read;
-  if (space.planes_size() == 0) {
-    return Fail(absl::StrCat("'", file->string(), "' holds no planes"));
-  }
+  if (space.planes_size() == 0) return Fail(fmt::format("'{}' holds no planes", file->string()));
 
   const analysis::Summary summary = analysis::Summarize(space);
-  const std::string csv_text = csv.empty() ? "" : analysis::FormatOpTableCsv(summary.table);
-  if (csv == "-") {
-    std::fputs(csv_text.c_str(), stdout);
-    return 0;
+  const std::string csv_text = args.csv.empty() ? "" : analysis::FormatOpTableCsv(summary.table);
+  if (args.csv == "-") {
+    fmt::print("{}", csv_text);
+    return kExitOk;
   }
-  if (!csv.empty()) {
-    if (auto s = exporter::WriteFileAtomically(csv, csv_text); !s.ok()) {
-      return Fail(std::string(s.message()));
+  if (!args.csv.empty()) {
+    if (auto s = exporter::WriteFileAtomically(args.csv, csv_text); !s.ok()) {
+      return Fail(s.message());
     }
   }
-  std::printf("%s\n\n%s", file->string().c_str(),
-              analysis::FormatSummaryText(summary, top).c_str());
-  if (!csv.empty()) std::printf("\nwrote %s\n", csv.c_str());
-  return 0;
+  fmt::print("{}\n\n{}", file->string(), analysis::FormatSummaryText(summary, args.top));
+  if (!args.csv.empty()) fmt::print("\nwrote {}\n", args.csv);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
+  auto args = std::make_shared<SummaryArgs>();
+  CLI::App* command = cli.add_subcommand(
+      "summary",
+      "operator table (PyProf columns), time share per op and step-time breakdown of a "
+      "capture");
+  command->add_option("input", args->input,
+                      "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
+      ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
+      ->required();
+  command->add_option("--top", args->top, "rows and steps shown (0: all)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
+  command->add_option("--csv", args->csv, "also write the op table as CSV ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(CLI::Validator(
+          [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; },
+          "", "NONEMPTY"));
+  command->add_option("--host", args->host, "the host of a run with several")->type_name("NAME");
+  command->footer("Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty), "
+                  "2 usage error.");
+  command->callback([args, &run] { run = [args] { return RunSummary(*args); }; });
 }
 
 }  // namespace tools

@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
+#include <iterator>
+
 #include "absl/strings/str_replace.h"
+#include "fmt/format.h"
 #include "src/analysis/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
 namespace {
 
-std::string Us(int64_t ps) { return absl::StrFormat("%.3f", ps / 1e6); }
-std::string Ms(int64_t ps) { return absl::StrFormat("%.3f", ps / 1e9); }
+std::string Us(int64_t ps) { return fmt::format("{:.3f}", ps / 1e6); }
+std::string Ms(int64_t ps) { return fmt::format("{:.3f}", ps / 1e9); }
 
 // 1234567 -> "1.23M".
 std::string Si(double value) {
@@ -24,7 +24,7 @@ std::string Si(double value) {
     value /= 1000;
     ++unit;
   }
-  return unit == 0 ? absl::StrFormat("%.0f", value) : absl::StrFormat("%.2f%s", value, kUnits[unit]);
+  return unit == 0 ? fmt::format("{:.0f}", value) : fmt::format("{:.2f}{}", value, kUnits[unit]);
 }
 
 // "-": every call unknown; "^": counted in the ops it calls; a trailing
@@ -32,7 +32,7 @@ std::string Si(double value) {
 std::string CostCell(const OpTableRow& row, int64_t value) {
   if (row.unknown_calls == row.calls) return "-";
   if (row.own_calls == 0 && row.unknown_calls == 0) return "^";
-  return absl::StrCat(Si(static_cast<double>(value)), row.unknown_calls > 0 ? "?" : "");
+  return fmt::format("{}{}", Si(static_cast<double>(value)), row.unknown_calls > 0 ? "?" : "");
 }
 
 std::string Shorten(const std::string& text, size_t width) {
@@ -40,7 +40,9 @@ std::string Shorten(const std::string& text, size_t width) {
   return text.substr(0, width - 3) + "...";
 }
 
-// Left-aligned text columns, right-aligned numbers.
+// Left-aligned text columns, right-aligned numbers. Columns are as wide as
+// their longest cell in bytes; fmt pads by display width, so a cell holding
+// multi-byte UTF-8 still lines up.
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header, std::vector<bool> right)
@@ -48,22 +50,26 @@ class TextTable {
     rows_.push_back(std::move(header));
   }
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render() const {
+  void RenderTo(fmt::memory_buffer& out) const {
     std::vector<size_t> width(right_.size(), 0);
     for (const auto& row : rows_) {
       for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
     }
-    std::string out;
     for (const auto& row : rows_) {
-      std::string line = " ";
+      fmt::memory_buffer line;
+      fmt::format_to(std::back_inserter(line), " ");
       for (size_t i = 0; i < row.size(); ++i) {
-        const std::string pad(width[i] - row[i].size(), ' ');
-        absl::StrAppend(&line, " ", right_[i] ? pad + row[i] : row[i] + pad);
+        if (right_[i]) {
+          fmt::format_to(std::back_inserter(line), " {:>{}}", row[i], width[i]);
+        } else {
+          fmt::format_to(std::back_inserter(line), " {:<{}}", row[i], width[i]);
+        }
       }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      absl::StrAppend(&out, line, "\n");
+      size_t end = line.size();
+      while (end > 0 && line[end - 1] == ' ') --end;
+      out.append(line.data(), line.data() + end);
+      out.push_back('\n');
     }
-    return out;
   }
 
  private:
@@ -73,29 +79,33 @@ class TextTable {
 
 std::string CsvField(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+  return fmt::format("\"{}\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}));
 }
 
 std::string Percent(int64_t part, int64_t whole) {
-  return whole > 0 ? absl::StrFormat("%.1f%%", 100.0 * part / whole) : "-";
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-";
 }
 
-void AppendOpTable(const OpTable& table, size_t top, std::string* out) {
-  absl::StrAppend(out, "Operators: ", table.calls, " calls, ", table.rows.size(),
-                  " distinct (layer, direction, op, params); FLOPs ", Si(table.total_flops),
-                  ", bytes ", Si(table.total_bytes), " (self costs, no double counting)\n");
+void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to,
+                 "Operators: {} calls, {} distinct (layer, direction, op, params); FLOPs {}, "
+                 "bytes {} (self costs, no double counting)\n",
+                 table.calls, table.rows.size(), Si(table.total_flops), Si(table.total_bytes));
   if (table.unknown_calls > 0) {
-    absl::StrAppend(out, "  ", table.unknown_calls,
-                    " calls have an unknown cost (no formula, or shapes not recorded): "
-                    "'-' in the table, not counted in the totals\n");
+    fmt::format_to(to,
+                   "  {} calls have an unknown cost (no formula, or shapes not recorded): "
+                   "'-' in the table, not counted in the totals\n",
+                   table.unknown_calls);
   }
   if (table.malformed_inputs > 0) {
-    absl::StrAppend(out, "  warning: ", table.malformed_inputs,
-                    " operator events had malformed input stats (costed as unknown); first: ",
-                    table.first_input_error, "\n");
+    fmt::format_to(to,
+                   "  warning: {} operator events had malformed input stats (costed as "
+                   "unknown); first: {}\n",
+                   table.malformed_inputs, table.first_input_error);
   }
   if (table.rows.empty()) {
-    absl::StrAppend(out, "  (no operator events: capture with profile_type = kOperator)\n");
+    fmt::format_to(to, "  (no operator events: capture with profile_type = kOperator)\n");
     return;
   }
   TextTable text({"Layer", "Direction", "Op", "Params", "Calls", "Total(us)", "Self(us)",
@@ -107,23 +117,24 @@ void AppendOpTable(const OpTable& table, size_t top, std::string* out) {
     const double rate = row.FlopsPerSecond();
     text.Add({row.layer.empty() ? "-" : row.layer, row.direction.empty() ? "-" : row.direction,
               row.op, row.params.empty() ? "-" : Shorten(row.params, 60),
-              absl::StrCat(row.calls), Us(row.total_ps), Us(row.self_ps),
+              fmt::format("{}", row.calls), Us(row.total_ps), Us(row.self_ps),
               CostCell(row, row.flops), CostCell(row, row.bytes),
               rate > 0 ? Si(rate) : "-"});
   }
-  absl::StrAppend(out, text.Render());
+  text.RenderTo(out);
   if (shown < table.rows.size()) {
-    absl::StrAppend(out, "  ... ", table.rows.size() - shown, " more rows (--top N, --csv)\n");
+    fmt::format_to(to, "  ... {} more rows (--top N, --csv)\n", table.rows.size() - shown);
   }
-  absl::StrAppend(out,
-                  "  FLOPs/Bytes: self cost; ^ = counted in the ops it calls, - = unknown, "
-                  "? = some calls unknown. FLOP/s = FLOPs / total time.\n");
+  fmt::format_to(to,
+                 "  FLOPs/Bytes: self cost; ^ = counted in the ops it calls, - = unknown, "
+                 "? = some calls unknown. FLOP/s = FLOPs / total time.\n");
 }
 
-void AppendShares(const OpTable& table, size_t top, std::string* out) {
+void AppendShares(const OpTable& table, size_t top, fmt::memory_buffer& out) {
   if (table.shares.empty()) return;
-  absl::StrAppend(out, "\nTime share by framework op (self time of all operators: ",
-                  Ms(table.total_self_ps), " ms)\n");
+  fmt::format_to(std::back_inserter(out),
+                 "\nTime share by framework op (self time of all operators: {} ms)\n",
+                 Ms(table.total_self_ps));
   TextTable text({"Op", "Calls", "Self(ms)", "Time %", ""},
                  {false, true, true, true, false});
   const size_t shown = std::min(top, table.shares.size());
@@ -134,18 +145,21 @@ void AppendShares(const OpTable& table, size_t top, std::string* out) {
   }
   for (size_t i = 0; i < shown; ++i) {
     const OpShare& s = table.shares[i];
-    text.Add({s.op, absl::StrCat(s.calls), Ms(s.self_ps), absl::StrFormat("%.1f%%", s.percent),
+    text.Add({s.op, fmt::format("{}", s.calls), Ms(s.self_ps), fmt::format("{:.1f}%", s.percent),
               std::string(static_cast<size_t>(std::lround(s.percent / 2.5)), '#')});
   }
   if (shown < table.shares.size()) {
-    text.Add({absl::StrCat("(", table.shares.size() - shown, " other ops)"),
-              absl::StrCat(rest_calls), Ms(rest_ps), Percent(rest_ps, table.total_self_ps), ""});
+    text.Add({fmt::format("({} other ops)", table.shares.size() - shown),
+              fmt::format("{}", rest_calls), Ms(rest_ps), Percent(rest_ps, table.total_self_ps),
+              ""});
   }
-  absl::StrAppend(out, text.Render());
+  text.RenderTo(out);
 }
 
-void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, std::string* out) {
-  absl::StrAppend(out, "\nSteps: ", steps.size(), steps.empty() ? " (no StepTrace events)\n" : "\n");
+void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nSteps: {}{}\n", steps.size(),
+                 steps.empty() ? " (no StepTrace events)" : "");
   if (steps.empty()) return;
   const bool device = steps.front().has_device;
   std::vector<std::string> header = {"Step", "Time(ms)", "Forward", "Backward", "Other ops",
@@ -200,15 +214,17 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, std::strin
     }
   }
   add(sum);
-  absl::StrAppend(out, text.Render());
+  text.RenderTo(out);
   if (shown.size() < steps.size()) {
-    absl::StrAppend(out, "  ", shown.size(), " longest of ", steps.size(),
-                    " steps shown (--top 0 shows all); 'all steps' covers every step\n");
+    fmt::format_to(to,
+                   "  {} longest of {} steps shown (--top 0 shows all); 'all steps' covers "
+                   "every step\n",
+                   shown.size(), steps.size());
   }
-  absl::StrAppend(out,
-                  "  % of step time; each instant counted once: backward > forward > other ops "
-                  "(no direction) > markers only > idle",
-                  device ? "; device columns: any device event in the step's window" : "", "\n");
+  fmt::format_to(to,
+                 "  % of step time; each instant counted once: backward > forward > other ops "
+                 "(no direction) > markers only > idle{}\n",
+                 device ? "; device columns: any device event in the step's window" : "");
 }
 
 }  // namespace
@@ -232,38 +248,41 @@ Summary Summarize(const tensorflow::profiler::XSpace& space) {
 
 std::string FormatSummaryText(const Summary& summary, int top) {
   const size_t limit = top <= 0 ? SIZE_MAX : static_cast<size_t>(top);
-  std::string out;
+  fmt::memory_buffer out;
   if (summary.clamped_events > 0) {
-    absl::StrAppend(&out, "warning: ", summary.clamped_events,
-                    " events have times beyond the int64 picosecond range (a corrupt or "
-                    "crafted file); their times were clamped\n");
+    fmt::format_to(std::back_inserter(out),
+                   "warning: {} events have times beyond the int64 picosecond range (a corrupt "
+                   "or crafted file); their times were clamped\n",
+                   summary.clamped_events);
   }
-  AppendOpTable(summary.table, limit, &out);
-  AppendShares(summary.table, limit, &out);
-  AppendSteps(summary.steps, limit, &out);
-  return out;
+  AppendOpTable(summary.table, limit, out);
+  AppendShares(summary.table, limit, out);
+  AppendSteps(summary.steps, limit, out);
+  return fmt::to_string(out);
 }
 
 std::string FormatOpTableCsv(const OpTable& table) {
-  std::string out =
-      "layer,direction,op,params,calls,total_us,self_us,flops,bytes,flops_per_s,cost,"
-      "unknown_calls\n";
+  fmt::memory_buffer out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to,
+                 "layer,direction,op,params,calls,total_us,self_us,flops,bytes,flops_per_s,"
+                 "cost,unknown_calls\n");
   for (const OpTableRow& row : table.rows) {
     const bool all_unknown = row.unknown_calls == row.calls;
     const char* cost = all_unknown                                     ? "unknown"
                        : row.own_calls == 0 && row.unknown_calls == 0 ? "in_children"
                        : row.unknown_calls > 0                         ? "partial"
                                                                        : "own";
+    // Unknown costs are empty cells, never 0.
+    const std::string flops = all_unknown ? "" : fmt::format("{}", row.flops);
+    const std::string bytes = all_unknown ? "" : fmt::format("{}", row.bytes);
     const double rate = row.FlopsPerSecond();
-    absl::StrAppend(&out, CsvField(row.layer), ",", CsvField(row.direction), ",",
-                    CsvField(row.op), ",", CsvField(row.params), ",", row.calls, ",",
-                    Us(row.total_ps), ",", Us(row.self_ps), ",",
-                    all_unknown ? "" : absl::StrCat(row.flops), ",",
-                    all_unknown ? "" : absl::StrCat(row.bytes), ",",
-                    rate > 0 ? absl::StrFormat("%.6g", rate) : "", ",", cost, ",",
-                    row.unknown_calls, "\n");
+    fmt::format_to(to, "{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(row.layer),
+                   CsvField(row.direction), CsvField(row.op), CsvField(row.params), row.calls,
+                   Us(row.total_ps), Us(row.self_ps), flops, bytes,
+                   rate > 0 ? fmt::format("{:.6g}", rate) : "", cost, row.unknown_calls);
   }
-  return out;
+  return fmt::to_string(out);
 }
 
 }  // namespace analysis

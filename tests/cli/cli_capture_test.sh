@@ -27,28 +27,52 @@ expect_usage() {
 }
 
 L=(--logdir "$WORK/logs")
-expect_usage "unknown flag" "unknown flag '--bogus'" capture --bogus 1
-expect_usage "unknown flag, = form" "unknown flag '--bogus'" capture --bogus=1
+A=(--service_addr 127.0.0.1:1 "${L[@]}")
+expect_usage "unknown flag" "unknown option '--bogus'" capture --bogus 1
+expect_usage "unknown flag, = form" "unknown option '--bogus'" capture --bogus=1
 expect_usage "positional argument" "unexpected argument 'x'" capture x
-expect_usage "missing --service_addr" "capture needs --service_addr" \
+expect_usage "missing --service_addr" "--service_addr is required" \
   capture "${L[@]}" --duration_ms 100
-expect_usage "missing --logdir" "capture needs --logdir" \
+expect_usage "missing --logdir" "--logdir is required" \
   capture --service_addr 127.0.0.1:1 --duration_ms 100
-expect_usage "missing --duration_ms" "capture needs --duration_ms" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}"
-expect_usage "flag without value" "--duration_ms needs a value" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms
-expect_usage "non-numeric duration" "--duration_ms needs a whole number, got 'abc'" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms abc
-expect_usage "non-numeric attempts" "--num_tracing_attempts needs a whole number" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 100 --num_tracing_attempts=2x
-expect_usage "zero duration" "duration_ms must be 1..3600000" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 0
+expect_usage "missing --duration_ms" "--duration_ms is required" capture "${A[@]}"
+expect_usage "flag without value" "--duration_ms needs a value" capture "${A[@]}" --duration_ms
+# Every numeric option: a value that is not a number, and one out of range.
+expect_usage "non-numeric duration" "--duration_ms: Value abc not in range 1 to 3600000" \
+  capture "${A[@]}" --duration_ms abc
+expect_usage "zero duration" "--duration_ms: Value 0 not in range 1 to 3600000" \
+  capture "${A[@]}" --duration_ms 0
+expect_usage "negative duration" "--duration_ms: Value -5 not in range 1 to 3600000" \
+  capture "${A[@]}" --duration_ms=-5
+expect_usage "duration over an hour" "--duration_ms: Value 3600001 not in range" \
+  capture "${A[@]}" --duration_ms 3600001
+expect_usage "non-numeric attempts" "--num_tracing_attempts: Value 2x not in range 1 to 1000" \
+  capture "${A[@]}" --duration_ms 100 --num_tracing_attempts=2x
+expect_usage "zero attempts" "--num_tracing_attempts: Value 0 not in range 1 to 1000" \
+  capture "${A[@]}" --duration_ms 100 --num_tracing_attempts 0
+expect_usage "bad host tracer level" "--host_tracer_level: Value 7 not in range 0 to 3" \
+  capture "${A[@]}" --duration_ms 100 --host_tracer_level 7
+expect_usage "non-numeric host tracer level" "--host_tracer_level: Value x not in range" \
+  capture "${A[@]}" --duration_ms 100 --host_tracer_level x
+expect_usage "bad device tracer level" "--device_tracer_level: Value 3 not in range 0 to 2" \
+  capture "${A[@]}" --duration_ms 100 --device_tracer_level 3
+expect_usage "negative device tracer level" "--device_tracer_level: Value -1 not in range 0 to 2" \
+  capture "${A[@]}" --duration_ms 100 --device_tracer_level=-1
 expect_usage "bad address" "service_addresses[1]" \
   capture --service_addr 127.0.0.1:1,nohost "${L[@]}" --duration_ms 100
-expect_usage "bad tracer level" "host_tracer_level must be 0..3" \
-  capture --service_addr 127.0.0.1:1 "${L[@]}" --duration_ms 100 --host_tracer_level 7
-expect_usage "no command" "usage" 
+expect_usage "bad run name" "run_name" capture "${A[@]}" --duration_ms 100 --run_name ../up
+expect_usage "no command" "A subcommand is required"
+expect_usage "unknown command" "unknown command 'capturee'" capturee
+# --help: the generated help on stdout, exit 0, nothing captured.
+rc=0
+"$CLI" capture --help >"$WORK/out" 2>"$WORK/err" || rc=$?
+if [[ $rc -eq 0 && ! -s $WORK/err ]] && grep -q "Usage: neuronprof capture \[OPTIONS\]" "$WORK/out" &&
+   grep -q -- "--service_addr HOST:PORT\[,HOST:PORT...\] REQUIRED" "$WORK/out" &&
+   grep -q -- "--num_tracing_attempts K:INT in \[1 - 1000\]=3" "$WORK/out"; then
+  pass "capture --help"
+else
+  fail "capture --help: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
 [[ -e $WORK/logs ]] && fail "usage errors created the logdir" || pass "usage errors leave no logdir"
 
 # A live server in a child process: "port N" on its stdout, exits at EOF.

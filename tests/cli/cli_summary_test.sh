@@ -73,11 +73,36 @@ run 1 "two hosts" summary "$NEW" && has "two hosts message" "$WORK/err" "pick on
 run 1 "unknown host" summary "$NEW" --host nobody && has "unknown host message" "$WORK/err" "hosts: host, second"
 run 0 "--host" summary "$NEW" --host second && has "--host picks" "$WORK/out" "$NEW/second.xplane.pb"
 
-# Usage errors: exit 2.
-run 2 "no input" summary && has "no input message" "$WORK/err" "summary needs a logdir"
-run 2 "bad --top" summary "$NEW" --top x && has "bad --top message" "$WORK/err" "--top needs a whole number"
-run 2 "unknown flag" summary "$NEW" --bogus && has "unknown flag message" "$WORK/err" "unknown flag '--bogus'"
-run 2 "two inputs" summary "$NEW" "$OLD" && has "two inputs message" "$WORK/err" "unexpected argument"
-run 0 "help lists summary" help && has "help" "$WORK/out" "summary <LOGDIR | RUN_DIR | FILE.xplane.pb>"
+# Usage errors: exit 2, one line naming the option, then where the usage is.
+usage_error() {
+  local what=$1 text=$2
+  shift 2
+  run 2 "$what" "$@" && has "$what message" "$WORK/err" "$text" &&
+    has "$what usage hint" "$WORK/err" "usage: neuronprof"
+}
+usage_error "no input" "summary needs a logdir, run folder or .xplane.pb file" summary
+usage_error "bad --top" "--top: Value x not in range 0 to" summary "$NEW" --top x
+usage_error "negative --top" "--top: Value -1 not in range 0 to" summary "$NEW" --top=-1
+usage_error "--top without value" "--top needs a value" summary "$NEW" --top
+usage_error "empty --csv" "--csv: needs a path or '-'" summary "$NEW" --csv ""
+usage_error "unknown flag" "unknown option '--bogus'" summary "$NEW" --bogus
+usage_error "two inputs" "unexpected argument '$OLD'" summary "$NEW" "$OLD"
+usage_error "convert --format" "--format: foo not in {chrome,kineto}" \
+  convert "$NEW/host.xplane.pb" --format foo
+usage_error "convert -o without value" "-o,--out needs a value" convert "$NEW/host.xplane.pb" -o
+usage_error "info without file" "info needs a capture (.xplane.pb file)" info
+usage_error "info, two files" "unexpected argument" info "$NEW/host.xplane.pb" "$OLD"
+[[ -e $NEW/host.trace.json.gz ]] && fail "a usage error converted" || pass "usage errors write nothing"
+
+# Help: generated, on stdout, exit 0.
+help_has() { has "$1" "$WORK/out" "$2"; [[ -s $WORK/err ]] && fail "$1: stderr: $(cat "$WORK/err")"; }
+run 0 "--help" --help && help_has "--help lists summary" \
+  "summary                     operator table (PyProf columns)"
+run 0 "help" help && help_has "help lists convert" "convert                     write a Chrome"
+run 0 "summary --help" summary --help && help_has "summary --help" "--top N:NONNEGATIVE=20"
+run 0 "convert --help" convert --help && help_has "convert --help" "-o,--out OUT"
+run 0 "info --help" info --help && help_has "info --help" "Usage: neuronprof info [OPTIONS] file"
+run 0 "--version" --version && help_has "--version" "neuronprof 0.1.0"
+run 0 "version" version && help_has "version" "neuronprof 0.1.0"
 
 cli_test_end
