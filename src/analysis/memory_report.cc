@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -82,19 +83,39 @@ std::map<std::string, std::vector<MemoryEvent>> MemoryEventsByAllocator(
   return by_allocator;
 }
 
-// "MLP/fc1/aten::addmm": the innermost operator running at `time_ps` on
-// the event's line, with its scope; else the event's own op name.
-std::string OperatorAt(const OperatorEvents& ops, const MemoryEvent& event) {
-  const OperatorEvent* innermost = nullptr;
-  for (const OperatorEvent& op : ops.ops) {
+// "MLP/layer:fc1 > aten::linear > aten::addmm": the operators running at
+// `time_ps` on the event's line, outermost first, after their scope; else
+// the event's own op name.
+std::string OperatorStackAt(const OperatorEvents& ops, const MemoryEvent& event) {
+  int innermost = -1;
+  for (size_t i = 0; i < ops.ops.size(); ++i) {
+    const OperatorEvent& op = ops.ops[i];
     if (op.plane != event.plane || op.line != event.line) continue;
     if (op.start_ps <= event.time_ps &&
         event.time_ps <= SaturatingAdd(op.start_ps, op.duration_ps)) {
-      innermost = &op;  // Parents come before children on a line.
+      innermost = static_cast<int>(i);  // Parents come before children on a line.
     }
   }
-  if (innermost == nullptr) return event.op;
-  return innermost->scope.empty() ? innermost->name : innermost->scope + "/" + innermost->name;
+  if (innermost < 0) return event.op;
+  std::vector<std::string_view> stack;
+  for (int i = innermost; i >= 0; i = ops.ops[i].parent) stack.push_back(ops.ops[i].name);
+  std::string text = ops.ops[innermost].scope;
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if (!text.empty()) text += " > ";
+    text.append(it->data(), it->size());
+  }
+  return text;
+}
+
+// The step whose window holds `time_ps`, or -1.
+int StepAt(const std::vector<StepBreakdown>& steps, int64_t time_ps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].start_ps <= time_ps &&
+        time_ps <= SaturatingAdd(steps[i].start_ps, steps[i].duration_ps)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
 void Flag(AllocatorMemory* memory, const std::string& what) {
@@ -108,6 +129,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
   struct Live {
     std::string op;
     int64_t bytes;
+    int step;  // Index into `steps`, -1 outside every step.
   };
   absl::flat_hash_map<uint64_t, Live> live;
   std::map<std::string, OpMemory> by_op;
@@ -132,7 +154,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
       OpMemory& row = by_op[event.op];
       ++row.allocations;
       row.allocated_bytes = SaturatingAdd(row.allocated_bytes, event.bytes);
-      live[event.address] = {event.op, event.bytes};
+      live[event.address] = {event.op, event.bytes, StepAt(steps, event.time_ps)};
       allocated = SaturatingAdd(allocated, event.bytes);
     }
     if (event.allocated) allocated = *event.allocated;
@@ -156,11 +178,20 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     memory.start_bytes = std::max<int64_t>(SaturatingSub(allocated_after.front(), change), 0);
     memory.end_bytes = allocated_after.back();
     memory.peak_time_ps = peak->time_ps;
-    memory.peak_op = OperatorAt(ops, *peak);
+    memory.peak_op = OperatorStackAt(ops, *peak);
   }
   for (const OperatorEvent& op : ops.ops) {
     auto it = by_op.find(op.name);
     if (it != by_op.end()) ++it->second.calls;
+  }
+  // Blocks still held at the end, by the step that allocated them: an op
+  // that leaks holds blocks from every step.
+  std::map<std::string, std::set<int>> held_steps;
+  for (const auto& [address, block] : live) {
+    if (block.step >= 0) held_steps[block.op].insert(block.step);
+  }
+  for (const auto& [op, step_set] : held_steps) {
+    by_op[op].steps_holding = static_cast<int64_t>(step_set.size());
   }
   for (auto& [op, row] : by_op) {
     row.op = op;

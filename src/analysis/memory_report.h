@@ -27,6 +27,9 @@ struct OpMemory {
   int64_t freed_bytes = 0;         // of those blocks, freed inside the window
   int64_t net_bytes() const { return allocated_bytes - freed_bytes; }  // still held
   int64_t calls = 0;               // operator events of that name
+  // Steps in which it allocated blocks still held at the end: a leak holds
+  // blocks from every step, a cache or the last step's results from few.
+  int64_t steps_holding = 0;
 };
 
 struct StepMemory {
@@ -41,7 +44,9 @@ struct AllocatorMemory {
   int64_t peak_allocated_bytes = 0;
   int64_t peak_reserved_bytes = 0;
   int64_t peak_time_ps = 0;        // from the profile start
-  std::string peak_op;             // the op (with its scope) that made the peak
+  // The operators running at the peak, outermost first after their scope:
+  // "MLP/layer:fc1 > aten::linear > aten::addmm".
+  std::string peak_op;
   int64_t start_bytes = 0;         // allocated before the first event
   int64_t end_bytes = 0;           // allocated after the last event
   // Ill-formed reports, flagged: frees of blocks never seen allocated that

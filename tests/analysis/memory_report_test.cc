@@ -84,7 +84,7 @@ TEST_CASE("memory report: the peak, when it happened and the operator that made 
   CHECK(cpu.frees == 3);
   CHECK(cpu.peak_allocated_bytes == 1600);  // 2 leaked x 200 + 1000 + 200 in step 3
   CHECK(cpu.peak_time_ps == (2 * testing::kStepUs + 140) * kPs);
-  CHECK(cpu.peak_op == "MLP/layer:fc1/aten::relu");
+  CHECK(cpu.peak_op == "MLP/layer:fc1 > aten::relu");
   CHECK(cpu.start_bytes == 0);
   CHECK(cpu.end_bytes == 600);
   CHECK(cpu.anomalies == 0);
@@ -101,11 +101,13 @@ TEST_CASE("memory report: memory by operator pairs frees with the allocating op"
   CHECK(relu.freed_bytes == 0);
   CHECK(relu.net_bytes() == 600);
   CHECK(relu.calls == 3);
+  CHECK(relu.steps_holding == 3);  // A block from every step: the leak.
   const OpMemory& addmm = cpu.by_op[1];
   CHECK(addmm.op == "aten::addmm");
   CHECK(addmm.allocated_bytes == 3000);
   CHECK(addmm.freed_bytes == 3000);  // Freed outside any op, still addmm's.
   CHECK(addmm.net_bytes() == 0);
+  CHECK(addmm.steps_holding == 0);
 }
 
 TEST_CASE("memory report: a leak grows every step") {
