@@ -102,9 +102,18 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
 }
 
 struct SummaryArgs {
-  std::string input, csv, host;
+  std::string input, csv, memory_csv, host;
   int top = 20;
 };
+
+// Writes `text` to `path`, or to stdout for "-". Empty status when done.
+absl::Status WriteCsv(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    fmt::print("{}", text);
+    return absl::OkStatus();
+  }
+  return exporter::WriteFileAtomically(path, text);
+}
 
 int RunSummary(const SummaryArgs& args) {
   auto file = ResolveInput(args.input, args.host);
@@ -115,18 +124,22 @@ int RunSummary(const SummaryArgs& args) {
   if (space.planes_size() == 0) return Fail(fmt::format("'{}' holds no planes", file->string()));
 
   const analysis::Summary summary = analysis::Summarize(space);
-  const std::string csv_text = args.csv.empty() ? "" : analysis::FormatOpTableCsv(summary.table);
-  if (args.csv == "-") {
-    fmt::print("{}", csv_text);
-    return kExitOk;
-  }
   if (!args.csv.empty()) {
-    if (auto s = exporter::WriteFileAtomically(args.csv, csv_text); !s.ok()) {
+    if (auto s = WriteCsv(args.csv, analysis::FormatOpTableCsv(summary.table)); !s.ok()) {
       return Fail(s.message());
     }
   }
+  if (!args.memory_csv.empty()) {
+    if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory)); !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  // A table on stdout is the whole output, so it can be piped.
+  if (args.csv == "-" || args.memory_csv == "-") return kExitOk;
   fmt::print("{}\n\n{}", file->string(), analysis::FormatSummaryText(summary, args.top));
-  if (!args.csv.empty()) fmt::print("\nwrote {}\n", args.csv);
+  for (const std::string& path : {args.csv, args.memory_csv}) {
+    if (!path.empty()) fmt::print("\nwrote {}\n", path);
+  }
   return kExitOk;
 }
 
@@ -136,8 +149,8 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
   auto args = std::make_shared<SummaryArgs>();
   CLI::App* command = cli.add_subcommand(
       "summary",
-      "operator table (PyProf columns), time share per op and step-time breakdown of a "
-      "capture");
+      "operator table (PyProf columns), time share per op, step-time breakdown and memory "
+      "(peak, by operator, per step) of a capture");
   command->add_option("input", args->input,
                       "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
       ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
@@ -147,6 +160,12 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->capture_default_str()
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
   command->add_option("--csv", args->csv, "also write the op table as CSV ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(CLI::Validator(
+          [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; },
+          "", "NONEMPTY"));
+  command->add_option("--memory_csv", args->memory_csv,
+                      "also write the memory-by-operator table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(CLI::Validator(
           [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; },

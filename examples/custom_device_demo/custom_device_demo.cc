@@ -5,7 +5,9 @@
 // the plug-in pairs that clock with HostEpochNowNs() so the capture maps
 // device time onto host time. The training loop launches kernels and copies
 // inside StepTrace steps; the profile shows /device:CUSTOM:NPU:<n> planes
-// beside /host:CPU with an arrow from each launch to its device work.
+// beside /host:CPU with an arrow from each launch to its device work, and
+// each device's HBM (weights, then 8 MiB of activations per step) in the
+// memory views.
 //
 //   custom_device_demo [--logdir DIR] [--steps N] [--devices D] [--work_us U]
 #include <sys/syscall.h>
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +60,15 @@ struct Executed {
   int device;
   int queue;
   uint64_t start_ns, end_ns;  // Device clock.
+};
+
+struct MemoryOp {
+  neuronprof::DeviceMemoryEvent::Kind kind;
+  int device;
+  uint64_t address;
+  int64_t bytes;
+  int64_t in_use_after;
+  uint64_t time_ns;  // Device clock.
 };
 
 struct LaunchCall {
@@ -105,6 +117,36 @@ class FakeNpuRuntime {
       std::lock_guard<std::mutex> lock(trace_mutex_);
       calls_.push_back({ThreadId(), "npuLaunch", start, DeviceNowNs(), correlation_id});
     }
+  }
+
+  // The runtime's HBM allocator: a bump pointer per device that counts the
+  // bytes in use, recording itself when tracing is on.
+  uint64_t Malloc(int device, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(trace_mutex_);
+    const uint64_t address = next_address_ += static_cast<uint64_t>(bytes);
+    sizes_[address] = bytes;
+    in_use_[device] += bytes;
+    if (tracing_.load(std::memory_order_relaxed)) {
+      memory_.push_back({neuronprof::DeviceMemoryEvent::Kind::kAllocation, device, address, bytes,
+                         in_use_[device], DeviceNowNs()});
+    }
+    return address;
+  }
+  void Free(int device, uint64_t address) {
+    std::lock_guard<std::mutex> lock(trace_mutex_);
+    const int64_t bytes = sizes_[address];
+    sizes_.erase(address);
+    in_use_[device] -= bytes;
+    if (tracing_.load(std::memory_order_relaxed)) {
+      memory_.push_back({neuronprof::DeviceMemoryEvent::Kind::kFree, device, address, bytes,
+                         in_use_[device], DeviceNowNs()});
+    }
+  }
+  std::vector<MemoryOp> TakeMemory() {
+    std::lock_guard<std::mutex> lock(trace_mutex_);
+    std::vector<MemoryOp> taken;
+    taken.swap(memory_);
+    return taken;
   }
 
   // Waits until every queue is idle.
@@ -167,6 +209,10 @@ class FakeNpuRuntime {
   std::mutex trace_mutex_;
   std::vector<Executed> executed_;
   std::vector<LaunchCall> calls_;
+  uint64_t next_address_ = 0x100000000;
+  std::map<uint64_t, int64_t> sizes_;
+  std::map<int, int64_t> in_use_;
+  std::vector<MemoryOp> memory_;
 };
 
 // ---------------------------------------------------------------------------
@@ -203,6 +249,18 @@ class FakeNpuCollector : public neuronprof::DeviceCollector {
       record.end_ns = call.end_ns;
       record.correlation_id = call.correlation_id;
       sink.AddRuntimeCall(record);
+    }
+    for (const MemoryOp& op : runtime_->TakeMemory()) {
+      neuronprof::DeviceMemoryEvent memory;
+      memory.kind = op.kind;
+      memory.device_id = op.device;
+      memory.pool = "HBM";
+      memory.time_ns = op.time_ns;
+      memory.address = op.address;
+      memory.bytes = op.bytes;
+      memory.allocated_bytes = op.in_use_after;
+      memory.reserved_bytes = int64_t{16} << 30;  // The device's HBM.
+      sink.AddMemoryEvent(memory);
     }
     for (const Executed& item : executed) {
       neuronprof::DeviceEvent event;
@@ -288,10 +346,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const uint64_t work_ns = static_cast<uint64_t>(config.work_us) * 1000;
+  std::vector<uint64_t> weights;  // Allocated once, held for the whole run.
+  for (int d = 0; d < config.devices; ++d) weights.push_back(runtime.Malloc(d, 64 << 20));
   for (int step = 0; step < config.steps; ++step) {
     neuronprof::StepTrace step_trace("train", step);
+    std::vector<uint64_t> activations;
     for (int d = 0; d < config.devices; ++d) {
       NEURONPROF_SCOPE("load_batch");
+      activations.push_back(runtime.Malloc(d, 8 << 20));
       runtime.Launch(d, 1, {"Memcpy HtoD", neuronprof::DeviceEventKind::kMemcpy,
                             1 << 20, -1, "", work_ns / 2, 0});
     }
@@ -308,6 +370,7 @@ int main(int argc, char** argv) {
       NEURONPROF_SCOPE("synchronize");
       runtime.Synchronize();
     }
+    for (int d = 0; d < config.devices; ++d) runtime.Free(d, activations[d]);
   }
   auto result = profiler.Stop();
   if (!result.ok()) {

@@ -83,6 +83,32 @@ struct RuntimeCall {
   uint64_t correlation_id = 0;
 };
 
+// Memory of a device pool (HBM, device memory, a runtime's arena): one
+// allocation, one free, or a sample of the bytes in use. Shown with
+// libtorch's memory: MemoryAllocation / MemoryDeallocation events of the
+// allocator "<TYPE>:<device_id>" (or "<TYPE>:<device_id>/<pool>") on the
+// "/host:CPU" plane, which xprof's memory_profile, the Kineto trace's
+// [memory] events, the Chrome trace's counters and `neuronprof summary`
+// read. Times in the device clock (see AddClockSync) unless
+// host_epoch_clock is set.
+struct DeviceMemoryEvent {
+  enum class Kind : uint8_t { kAllocation, kFree, kUsageSample };
+  Kind kind = Kind::kAllocation;
+  int device_id = 0;
+  std::string_view pool;          // "" for the device's one pool.
+  uint64_t time_ns = 0;
+  bool host_epoch_clock = false;  // True: time_ns is a HostEpochNowNs() time.
+  uint64_t address = 0;           // Allocations and frees.
+  // Allocations and frees: the block's size (> 0). Usage samples: the
+  // bytes in use.
+  int64_t bytes = 0;
+  // Bytes in use after an allocation or free, as the runtime counts them;
+  // -1: neuronprof adds up the events of the window (starting from 0).
+  int64_t allocated_bytes = -1;
+  int64_t reserved_bytes = -1;    // The pool's size; -1 = unknown.
+  std::string_view framework_op;  // The op that asked for it, if known.
+};
+
 // Receives one collector's activity during Flush(). Not thread-safe; valid
 // only for the duration of the Flush() call.
 class NEURONPROF_API DeviceActivitySink {
@@ -103,6 +129,9 @@ class NEURONPROF_API DeviceActivitySink {
                                  std::string_view value) = 0;
   virtual void SetDeviceProperty(int device_id, std::string_view key,
                                  int64_t value) = 0;
+  // One memory allocation, free or usage sample (strings copied). Not pure
+  // virtual, so sinks written for tests before it existed still compile.
+  virtual void AddMemoryEvent(const DeviceMemoryEvent& /*event*/) {}
 };
 
 class NEURONPROF_API DeviceCollector {

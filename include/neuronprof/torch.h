@@ -36,6 +36,20 @@ struct TorchOperatorOptions {
   // FLOPs and bytes; costs a few hundred ns per op (libtorch has to hand
   // the inputs over).
   bool record_shapes = true;
+  // Record every allocation and free of libtorch's allocators (CPU, CUDA)
+  // made during the window, as MemoryAllocation / MemoryDeallocation events
+  // on the thread that made it, with the address, bytes, the allocator's
+  // total allocated and reserved bytes after it, the device and the
+  // innermost operator. Covers threads that run operators during the
+  // window (libtorch reports through a per-thread slot, which neuronprof
+  // fills at each thread's first operator); a thread where libtorch's own
+  // profiler is active keeps it and is reported in the capture's warnings.
+  // After the window the slot is given back at each thread's next
+  // allocation or free; until then libtorch's own profiler refuses to start
+  // on that thread ("already enabled").
+  // libtorch's CPU allocator counts only blocks allocated while a memory
+  // profiler listens: its totals start from the first capture.
+  bool profile_memory = true;
 };
 
 // Makes every later capture with ProfileType::kOperator (and every remote

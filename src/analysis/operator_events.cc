@@ -102,6 +102,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
         const int64_t end = SaturatingAdd(start, event.DurationPs());
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
+        if (xplane::IsMemoryEventName(event.Name())) continue;  // Instants, not scopes.
         if (!event.Stat(ids.framework)) {
           const bool step = event.IntStat(ids.root).value_or(0) != 0;
           Open open{end, -1, empty, empty};

@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "src/analysis/saturating.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -227,22 +228,110 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                  device ? "; device columns: any device event in the step's window" : "");
 }
 
+// "1.50 MiB", "512 B".
+std::string Bytes(int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (std::fabs(value) >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+std::string SignedBytes(int64_t bytes) { return (bytes > 0 ? "+" : "") + Bytes(bytes); }
+
+// An allocator that ends every one of at least two steps holding more than
+// it started with: what a leak looks like.
+void AppendLeakVerdict(const AllocatorMemory& memory, fmt::memory_buffer& out) {
+  if (memory.steps.size() < 2) return;
+  int64_t growth = 0;
+  for (const StepMemory& step : memory.steps) {
+    if (step.growth_bytes <= 0) return;
+    growth = SaturatingAdd(growth, step.growth_bytes);
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "  LEAK? {} grew in every step ({} per step on average, {} over {} steps)",
+                 memory.allocator,
+                 SignedBytes(growth / static_cast<int64_t>(memory.steps.size())),
+                 SignedBytes(growth), memory.steps.size());
+  // The suspect: the op holding blocks from the most steps, then the most bytes.
+  const OpMemory* suspect = nullptr;
+  for (const OpMemory& op : memory.by_op) {
+    if (op.steps_holding == 0) continue;
+    if (suspect == nullptr || op.steps_holding > suspect->steps_holding ||
+        (op.steps_holding == suspect->steps_holding && op.net_bytes() > suspect->net_bytes())) {
+      suspect = &op;
+    }
+  }
+  if (suspect != nullptr) {
+    fmt::format_to(std::back_inserter(out),
+                   "; {} holds blocks it allocated in {} of {} steps ({})", suspect->op,
+                   suspect->steps_holding, memory.steps.size(), Bytes(suspect->net_bytes()));
+  }
+  fmt::format_to(std::back_inserter(out), "\n");
+}
+
+void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  for (const AllocatorMemory& memory : report.allocators) {
+    fmt::format_to(to, "\nMemory of {}: peak {} allocated", memory.allocator,
+                   Bytes(memory.peak_allocated_bytes));
+    if (memory.peak_reserved_bytes > 0) {
+      fmt::format_to(to, " ({} reserved at most)", Bytes(memory.peak_reserved_bytes));
+    }
+    fmt::format_to(to, " at {} ms, in {}\n", Ms(memory.peak_time_ps), memory.peak_op);
+    fmt::format_to(to, "  {} allocations, {} frees; {} before the first, {} after the last ({})\n",
+                   memory.allocations, memory.frees, Bytes(memory.start_bytes),
+                   Bytes(memory.end_bytes), SignedBytes(memory.end_bytes - memory.start_bytes));
+    if (memory.anomalies > 0) {
+      fmt::format_to(to, "  warning: {} ill-formed memory reports; first: {}\n",
+                     memory.anomalies, memory.first_anomaly);
+    }
+    AppendLeakVerdict(memory, out);
+    TextTable ops({"Allocating op", "Allocs", "Allocated", "Freed", "Still held", "Calls"},
+                  {false, true, true, true, true, true});
+    const size_t shown = std::min(top, memory.by_op.size());
+    for (size_t i = 0; i < shown; ++i) {
+      const OpMemory& op = memory.by_op[i];
+      ops.Add({op.op, fmt::format("{}", op.allocations), Bytes(op.allocated_bytes),
+               Bytes(op.freed_bytes), Bytes(op.net_bytes()), fmt::format("{}", op.calls)});
+    }
+    ops.RenderTo(out);
+    if (shown < memory.by_op.size()) {
+      fmt::format_to(to, "  ... {} more rows (--top N, --memory_csv)\n",
+                     memory.by_op.size() - shown);
+    }
+    if (memory.steps.empty()) continue;
+    TextTable steps({"Step", "Peak", "Growth"}, {false, true, true});
+    for (const StepMemory& step : memory.steps) {
+      steps.Add({step.step, Bytes(step.peak_bytes), SignedBytes(step.growth_bytes)});
+    }
+    steps.RenderTo(out);
+  }
+  if (!report.allocators.empty()) {
+    fmt::format_to(to,
+                   "  Still held: bytes an op allocated that were not freed before the capture "
+                   "ended; Growth: allocated at the step's end minus at its start\n");
+  }
+}
+
 }  // namespace
 
 Summary Summarize(const tensorflow::profiler::XSpace& space) {
   const OperatorEvents ops = CollectOperatorEvents(space);
   Summary summary;
-  for (const auto& plane : space.planes()) {
-    for (const auto& line : plane.lines()) {
-      for (const auto& event : line.events()) {
-        if (!EventTimesFit(line.timestamp_ns(), event.offset_ps(), event.duration_ps())) {
-          ++summary.clamped_events;
-        }
+  for (const auto& raw : space.planes()) {
+    xplane::PlaneVisitor(raw).ForEachEvent([&](const xplane::EventVisitor& event) {
+      if (!EventTimesFit(event.line().timestamp_ns(), event.OffsetPs(), event.DurationPs())) {
+        ++summary.clamped_events;
       }
-    }
+    });
   }
   summary.table = BuildOpTable(ops);
   summary.steps = BuildStepBreakdown(space, ops);
+  summary.memory = BuildMemoryReport(space, ops, summary.steps);
   return summary;
 }
 
@@ -258,6 +347,7 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendOpTable(summary.table, limit, out);
   AppendShares(summary.table, limit, out);
   AppendSteps(summary.steps, limit, out);
+  AppendMemory(summary.memory, limit, out);
   return fmt::to_string(out);
 }
 
@@ -281,6 +371,19 @@ std::string FormatOpTableCsv(const OpTable& table) {
                    CsvField(row.direction), CsvField(row.op), CsvField(row.params), row.calls,
                    Us(row.total_ps), Us(row.self_ps), flops, bytes,
                    rate > 0 ? fmt::format("{:.6g}", rate) : "", cost, row.unknown_calls);
+  }
+  return fmt::to_string(out);
+}
+
+std::string FormatMemoryCsv(const MemoryReport& memory) {
+  fmt::memory_buffer out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "allocator,op,allocations,allocated_bytes,freed_bytes,held_bytes,calls\n");
+  for (const AllocatorMemory& allocator : memory.allocators) {
+    for (const OpMemory& op : allocator.by_op) {
+      fmt::format_to(to, "{},{},{},{},{},{},{}\n", CsvField(allocator.allocator), CsvField(op.op),
+                     op.allocations, op.allocated_bytes, op.freed_bytes, op.net_bytes(), op.calls);
+    }
   }
   return fmt::to_string(out);
 }

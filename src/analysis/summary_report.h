@@ -1,5 +1,6 @@
 // `neuronprof summary`'s output: the op table, the time share per framework
-// op and the step breakdown as text, and the op table as CSV.
+// op, the step breakdown and memory as text, and the op and memory tables
+// as CSV.
 #ifndef NEURONPROF_SRC_ANALYSIS_SUMMARY_REPORT_H_
 #define NEURONPROF_SRC_ANALYSIS_SUMMARY_REPORT_H_
 
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/memory_report.h"
 #include "src/analysis/op_table.h"
 #include "src/analysis/step_breakdown.h"
 
@@ -16,6 +18,7 @@ namespace analysis {
 struct Summary {
   OpTable table;
   std::vector<StepBreakdown> steps;
+  MemoryReport memory;  // Empty when the capture recorded no memory.
   // Events whose start or end in picoseconds lies outside int64 (only a
   // corrupt or crafted file has them): their times were clamped.
   int64_t clamped_events = 0;
@@ -30,6 +33,10 @@ std::string FormatSummaryText(const Summary& summary, int top);
 // Every row, header first; times in microseconds, FLOPs and bytes as
 // integers (empty when every call's cost is unknown).
 std::string FormatOpTableCsv(const OpTable& table);
+
+// The memory-by-operator rows of every allocator, header first, bytes as
+// integers.
+std::string FormatMemoryCsv(const MemoryReport& memory);
 
 }  // namespace analysis
 }  // namespace neuronprof

@@ -1,6 +1,7 @@
 #include "src/session/capture_session.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/analysis/memory_annotator.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
@@ -109,6 +110,9 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
   // Operator events live in the host plane whichever collector recorded
   // them; annotating rewrites that plane, so it runs once every plane is in.
   if (have_operators) analysis::AnnotateOperatorEvents(&result.space);
+  // Memory events (libtorch's allocators, device plug-ins) get the stats
+  // their recorders leave out to stay cheap.
+  analysis::AnnotateMemoryEvents(&result.space);
   return result;
 }
 

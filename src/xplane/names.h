@@ -3,6 +3,8 @@
 #ifndef NEURONPROF_SRC_XPLANE_NAMES_H_
 #define NEURONPROF_SRC_XPLANE_NAMES_H_
 
+#include <string_view>
+
 namespace neuronprof {
 namespace xplane {
 
@@ -62,6 +64,37 @@ inline constexpr char kMemcpyDetailsStat[] = "memcpy_details";  // str
 inline constexpr char kMemsetDetailsStat[] = "memset_details";  // str
 inline constexpr char kBytesStat[] = "bytes";                   // int64 (memcpy/memset)
 inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kernel|memcpy|memset|other
+
+// Memory activity on host lines (TSL's names, read by xprof's
+// memory_profile): one zero-duration event per allocation or free, on the
+// thread that made it. Written by collectors/torch (libtorch's allocators)
+// and collectors/device (device plug-ins); read by analysis and export.
+inline constexpr char kMemoryAllocationEvent[] = "MemoryAllocation";
+inline constexpr char kMemoryDeallocationEvent[] = "MemoryDeallocation";
+// A device pool's bytes in use at one instant (device plug-ins that sample
+// rather than report each allocation): bytes_allocated, bytes_reserved.
+inline constexpr char kMemoryUsageEvent[] = "MemoryUsage";
+inline constexpr char kAllocatorNameStat[] = "allocator_name";     // str "cpu", "cuda:0"
+inline constexpr char kAddressStat[] = "addr";  // int64 (xprof reads no uint64)
+inline constexpr char kRequestedBytesStat[] = "requested_bytes";   // int64, > 0
+inline constexpr char kAllocationBytesStat[] = "allocation_bytes"; // int64, > 0
+inline constexpr char kBytesAllocatedStat[] = "bytes_allocated";   // int64 in use after
+// The pool's size after the event (libtorch's "reserved": allocated plus
+// cached), int64. Not TSL's bytes_reserved, which xprof adds to the bytes
+// in use (stack memory on TPUs).
+inline constexpr char kPoolReservedStat[] = "pool_reserved_bytes";
+// Reserved but not allocated (xprof's free memory), int64, when known.
+inline constexpr char kBytesAvailableStat[] = "bytes_available";
+inline constexpr char kPeakBytesInUseStat[] = "peak_bytes_in_use"; // int64 so far
+inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "CPU", "CUDA"
+// Ill-formed activity the allocator or plug-in reported ("free of unknown
+// address", "out of memory", "free larger than the pool"): str.
+inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
+// Memory events are instants, never scopes that enclose other events.
+inline bool IsMemoryEventName(std::string_view name) {
+  return name == kMemoryAllocationEvent || name == kMemoryDeallocationEvent ||
+         name == kMemoryUsageEvent;
+}
 
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
 inline constexpr char kProfileStartTimeStat[] = "profile_start_time";

@@ -84,6 +84,10 @@ class RecordingSink : public DeviceActivitySink {
                          int64_t value) override {
     int_properties[{device_id, std::string(key)}] = value;
   }
+  void AddMemoryEvent(const DeviceMemoryEvent& event) override {
+    memory.push_back(event);
+    memory_pools.emplace_back(event.pool);  // The view dies with the call.
+  }
 
   std::vector<std::pair<uint64_t, int64_t>> clock_syncs;
   std::vector<Event> events;
@@ -91,6 +95,8 @@ class RecordingSink : public DeviceActivitySink {
   std::vector<std::pair<uint64_t, std::string>> drops;
   std::map<std::pair<int, std::string>, std::string> string_properties;
   std::map<std::pair<int, std::string>, int64_t> int_properties;
+  std::vector<DeviceMemoryEvent> memory;
+  std::vector<std::string> memory_pools;
 };
 
 KernelRecord MakeKernel() {
@@ -277,6 +283,39 @@ TEST_CASE("memset records become Memset events with their size") {
   CHECK(e.queue_id == 5);
   CHECK(e.correlation_id == 9);
   CHECK(e.details == "kind:device num_bytes:65536 async:1");
+}
+
+TEST_CASE("memory records become allocations and frees of the memory kind's pool") {
+  RecordingSink sink;
+  const std::map<int, GpuProperties> gpus;
+  ActivityTranslator translator(sink, gpus);
+  MemoryRecord memory{};
+  memory.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  memory.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  memory.address = 0x7f0000001000;
+  memory.bytes = 1 << 20;
+  memory.timestamp = 500;
+  memory.deviceId = 1;
+  translator.Translate(AsActivity(memory));
+  memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  memory.timestamp = 900;
+  translator.Translate(AsActivity(memory));
+  memory.timestamp = 0;  // No time: dropped with a reason.
+  translator.Translate(AsActivity(memory));
+  translator.Finish();
+  REQUIRE(sink.memory.size() == 2);
+  CHECK(sink.memory[0].kind == DeviceMemoryEvent::Kind::kAllocation);
+  CHECK(sink.memory[1].kind == DeviceMemoryEvent::Kind::kFree);
+  CHECK(sink.memory_pools[0] == "device");
+  CHECK(sink.memory[0].device_id == 1);
+  CHECK(sink.memory[0].address == 0x7f0000001000);
+  CHECK(sink.memory[0].bytes == 1 << 20);
+  CHECK(sink.memory[0].time_ns == 500);
+  CHECK_FALSE(sink.memory[0].host_epoch_clock);  // CUPTI's clock, like kernels.
+  REQUIRE(sink.drops.size() == 1);
+  CHECK(sink.drops[0].first == 1);
+  CHECK(translator.devices_seen() == std::set<int>{1});
 }
 
 TEST_CASE("runtime and driver API records become named runtime calls") {

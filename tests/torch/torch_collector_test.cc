@@ -17,110 +17,19 @@
 #include "neuronprof/torch.h"
 #include "src/xplane/names.h"
 #include "tests/test_util.h"
+#include "tests/torch/torch_capture.h"
 
 namespace neuronprof {
 namespace {
 
-using tensorflow::profiler::XEvent;
-using tensorflow::profiler::XPlane;
+using testing::CaptureOperators;
+using testing::CaptureOps;
+using testing::HostEvents;
+using testing::OperatorCapture;
+using testing::Inside;
+using testing::Named;
+using testing::Op;
 using tensorflow::profiler::XSpace;
-
-// One recorded event with its stats as text, in start order per thread.
-struct Op {
-  std::string name;
-  int64_t start_ps = 0;
-  int64_t end_ps = 0;
-  std::map<std::string, std::string> stats;
-  bool has(const std::string& key) const { return stats.count(key) > 0; }
-  std::string stat(const std::string& key) const {
-    auto it = stats.find(key);
-    return it == stats.end() ? "" : it->second;
-  }
-};
-
-std::vector<Op> HostEvents(const XSpace& space) {
-  std::vector<Op> ops;
-  for (const XPlane& plane : space.planes()) {
-    if (plane.name() != xplane::kHostPlaneName) continue;
-    for (const auto& line : plane.lines()) {
-      for (const XEvent& event : line.events()) {
-        Op op;
-        op.name = plane.event_metadata().at(event.metadata_id()).name();
-        op.start_ps = line.timestamp_ns() * 1000 + event.offset_ps();
-        op.end_ps = op.start_ps + event.duration_ps();
-        for (const auto& stat : event.stats()) {
-          const std::string& key = plane.stat_metadata().at(stat.metadata_id()).name();
-          switch (stat.value_case()) {
-            case tensorflow::profiler::XStat::kInt64Value:
-              op.stats[key] = std::to_string(stat.int64_value());
-              break;
-            case tensorflow::profiler::XStat::kUint64Value:
-              op.stats[key] = std::to_string(stat.uint64_value());
-              break;
-            case tensorflow::profiler::XStat::kDoubleValue:
-              op.stats[key] = std::to_string(stat.double_value());
-              break;
-            case tensorflow::profiler::XStat::kRefValue:  // Interned string.
-              op.stats[key] = plane.stat_metadata().at(stat.ref_value()).name();
-              break;
-            default:
-              op.stats[key] = stat.str_value();
-          }
-        }
-        ops.push_back(std::move(op));
-      }
-    }
-  }
-  std::sort(ops.begin(), ops.end(),
-            [](const Op& a, const Op& b) { return a.start_ps < b.start_ps; });
-  return ops;
-}
-
-std::vector<Op> Named(const std::vector<Op>& ops, const std::string& name) {
-  std::vector<Op> out;
-  for (const Op& op : ops) {
-    if (op.name == name) out.push_back(op);
-  }
-  return out;
-}
-
-bool Inside(const Op& inner, const Op& outer) {
-  return inner.start_ps >= outer.start_ps && inner.end_ps <= outer.end_ps;
-}
-
-// What a kOperator capture around `body` returned, and the file it wrote.
-struct OperatorCapture {
-  ProfileResult result;
-  XSpace space;
-};
-
-template <typename Body>
-OperatorCapture CaptureOperators(Body body, const TorchOperatorOptions& torch_options = {}) {
-  REQUIRE(EnableTorchOperators(torch_options).ok());
-  testing::TempDir dir;
-  ProfilerOptions options;
-  options.logdir = dir.path();
-  options.port = 0;
-  options.profile_type = ProfileType::kOperator;
-  options.write_chrome_trace = false;
-  Profiler profiler(options);
-  REQUIRE(profiler.status().ok());
-  body();
-  auto result = profiler.Stop();
-  REQUIRE(result.ok());
-  std::string xplane_path;
-  for (const std::string& file : result->files) {
-    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
-  }
-  REQUIRE(!xplane_path.empty());
-  return {*std::move(result), testing::ReadXSpace(xplane_path)};
-}
-
-// Runs `body` inside a kOperator capture and returns the host events.
-template <typename Body>
-std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
-  return HostEvents(CaptureOperators(body, torch_options).space);
-}
 
 TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
   torch::manual_seed(0);

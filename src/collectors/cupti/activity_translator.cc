@@ -116,6 +116,9 @@ void ActivityTranslator::Translate(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_MEMSET:
       TranslateMemset(reinterpret_cast<const MemsetRecord&>(record));
       return;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      TranslateMemory(reinterpret_cast<const MemoryRecord&>(record));
+      return;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
       TranslateApi(reinterpret_cast<const ApiRecord&>(record),
                    CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -243,6 +246,35 @@ void ActivityTranslator::TranslatePeerMemcpy(const PeerMemcpyRecord& copy) {
   DeviceEvent event = CopyEventOf(copy);
   AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags,
           copy.dstDeviceId);
+}
+
+// cudaMalloc / cudaFree and the driver's allocations: one memory event of
+// the pool named by the memory kind ("GPU:0/device", "GPU:0/pinned").
+void ActivityTranslator::TranslateMemory(const MemoryRecord& memory) {
+  DeviceMemoryEvent event;
+  switch (memory.memoryOperationType) {
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION:
+      event.kind = DeviceMemoryEvent::Kind::kAllocation;
+      break;
+    case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
+      event.kind = DeviceMemoryEvent::Kind::kFree;
+      break;
+    default:
+      ++unknown_kind_;
+      return;
+  }
+  if (memory.timestamp == 0) {
+    ++without_times_;
+    return;
+  }
+  event.device_id = static_cast<int>(memory.deviceId);
+  event.pool = MemoryKindName(memory.memoryKind);
+  event.time_ns = memory.timestamp;
+  event.address = memory.address;
+  event.bytes = static_cast<int64_t>(memory.bytes);
+  sink_.AddMemoryEvent(event);
+  devices_seen_.insert(event.device_id);
+  ++events_;
 }
 
 void ActivityTranslator::TranslateMemset(const MemsetRecord& memset) {

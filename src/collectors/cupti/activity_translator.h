@@ -26,6 +26,7 @@ using MemcpyRecord = CUpti_ActivityMemcpy6;
 using PeerMemcpyRecord = CUpti_ActivityMemcpyPtoP4;
 using MemsetRecord = CUpti_ActivityMemset4;
 using ApiRecord = CUpti_ActivityAPI;
+using MemoryRecord = CUpti_ActivityMemory4;  // CUPTI_ACTIVITY_KIND_MEMORY2
 
 // "HtoD", "DtoH", "DtoD", "PtoP", ...; "Unknown" otherwise.
 std::string_view MemcpyKindName(uint8_t copy_kind);
@@ -61,6 +62,7 @@ class ActivityTranslator {
   void TranslateMemcpy(const MemcpyRecord& copy);
   void TranslatePeerMemcpy(const PeerMemcpyRecord& copy);
   void TranslateMemset(const MemsetRecord& memset);
+  void TranslateMemory(const MemoryRecord& memory);
   void TranslateApi(const ApiRecord& api, CUpti_CallbackDomain domain);
   bool UsableTimes(uint64_t start, uint64_t end);
   void AddCopy(DeviceEvent& event, uint8_t copy_kind, uint8_t src_kind,

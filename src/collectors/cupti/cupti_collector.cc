@@ -51,6 +51,7 @@ std::string_view KindName(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
     case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
     case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
     case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
     default: return "activity";
@@ -177,7 +178,7 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options,
   std::vector<CUpti_ActivityKind> kinds = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
       CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_RUNTIME};
+      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_RUNTIME};
   if (options.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   for (CUpti_ActivityKind kind : kinds) {
     if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {

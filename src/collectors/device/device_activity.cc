@@ -50,6 +50,20 @@ void DeviceActivityBuffer::AddRuntimeCall(const RuntimeCall& call) {
   owned.correlation_id = call.correlation_id;
 }
 
+void DeviceActivityBuffer::AddMemoryEvent(const DeviceMemoryEvent& event) {
+  OwnedDeviceMemoryEvent& owned = activity_.memory_events.emplace_back();
+  owned.kind = event.kind;
+  owned.device_id = event.device_id;
+  owned.pool = std::string(event.pool);
+  owned.time_ns = event.time_ns;
+  owned.host_epoch_clock = event.host_epoch_clock;
+  owned.address = event.address;
+  owned.bytes = event.bytes;
+  owned.allocated_bytes = event.allocated_bytes;
+  owned.reserved_bytes = event.reserved_bytes;
+  owned.framework_op = std::string(event.framework_op);
+}
+
 void DeviceActivityBuffer::AddDropped(uint64_t count, std::string_view reason) {
   if (count == 0) return;
   activity_.dropped[reason.empty() ? std::string("no reason given")

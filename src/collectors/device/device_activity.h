@@ -45,12 +45,26 @@ struct OwnedRuntimeCall {
   uint64_t correlation_id = 0;
 };
 
+struct OwnedDeviceMemoryEvent {
+  DeviceMemoryEvent::Kind kind = DeviceMemoryEvent::Kind::kAllocation;
+  int device_id = 0;
+  std::string pool;
+  uint64_t time_ns = 0;
+  bool host_epoch_clock = false;
+  uint64_t address = 0;
+  int64_t bytes = 0;
+  int64_t allocated_bytes = -1;
+  int64_t reserved_bytes = -1;
+  std::string framework_op;
+};
+
 using DeviceProperty = std::variant<int64_t, std::string>;
 
 struct DeviceActivity {
   std::vector<std::pair<uint64_t, int64_t>> clock_pairs;  // (device, host)
   std::vector<OwnedDeviceEvent> events;
   std::vector<OwnedRuntimeCall> runtime_calls;
+  std::vector<OwnedDeviceMemoryEvent> memory_events;
   std::map<std::string, uint64_t> dropped;  // reason -> count
   // device id -> properties in the order first set; a later set replaces.
   std::map<int, std::vector<std::pair<std::string, DeviceProperty>>> properties;
@@ -67,6 +81,7 @@ class DeviceActivityBuffer : public DeviceActivitySink {
                          std::string_view value) override;
   void SetDeviceProperty(int device_id, std::string_view key,
                          int64_t value) override;
+  void AddMemoryEvent(const DeviceMemoryEvent& event) override;
 
   DeviceActivity& activity() { return activity_; }
 

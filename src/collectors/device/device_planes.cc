@@ -205,6 +205,74 @@ void AddRuntimeCalls(
   }
 }
 
+// Host-plane line ids of device memory pools: far above OS thread ids.
+constexpr int64_t kMemoryLineIdBase = int64_t{1} << 48;
+
+std::string AllocatorName(std::string_view device_type, const OwnedDeviceMemoryEvent& event) {
+  std::string name = absl::StrCat(Sv(device_type), ":", event.device_id);
+  if (!event.pool.empty()) absl::StrAppend(&name, "/", event.pool);
+  return name;
+}
+
+const char* MemoryEventName(DeviceMemoryEvent::Kind kind) {
+  switch (kind) {
+    case DeviceMemoryEvent::Kind::kAllocation: return xplane::kMemoryAllocationEvent;
+    case DeviceMemoryEvent::Kind::kFree: return xplane::kMemoryDeallocationEvent;
+    case DeviceMemoryEvent::Kind::kUsageSample: break;
+  }
+  return xplane::kMemoryUsageEvent;
+}
+
+// Device memory goes on the "/host:CPU" plane, one line per pool, where
+// xprof's memory_profile and the exporters find libtorch's memory too.
+void AddDeviceMemory(std::string_view device_type,
+                     std::map<std::string, std::vector<Mapped<OwnedDeviceMemoryEvent>>>& pools,
+                     int64_t profile_start_ns, XSpace* space) {
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  int64_t line_id = kMemoryLineIdBase;
+  for (XLine& existing : *plane.plane()->mutable_lines()) {
+    line_id = std::max(line_id, existing.id() + 1);
+  }
+  for (auto& [allocator, events] : pools) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    const int64_t line_start = events.front().start_ns;
+    XLine* line = plane.AddLine(line_id++, absl::StrCat(allocator, " memory"),
+                                line_start - profile_start_ns);
+    for (const auto& mapped : events) {
+      const OwnedDeviceMemoryEvent& record = *mapped.record;
+      XEvent* event = plane.AddEvent(line, plane.EventMetadataId(MemoryEventName(record.kind)),
+                                     (mapped.start_ns - line_start) * 1000, 0);
+      plane.AddStat(event, xplane::kAllocatorNameStat, std::string_view(allocator));
+      plane.AddStat(event, xplane::kMemoryDeviceTypeStat, device_type);
+      plane.AddStat(event, xplane::kDeviceIdStat, static_cast<int64_t>(record.device_id));
+      if (record.kind == DeviceMemoryEvent::Kind::kUsageSample) {
+        plane.AddStat(event, xplane::kBytesAllocatedStat, record.bytes);
+      } else {
+        plane.AddStat(event, xplane::kAddressStat, static_cast<int64_t>(record.address));
+        plane.AddStat(event, xplane::kRequestedBytesStat, record.bytes);
+        plane.AddStat(event, xplane::kAllocationBytesStat, record.bytes);
+        if (record.allocated_bytes >= 0) {
+          plane.AddStat(event, xplane::kBytesAllocatedStat, record.allocated_bytes);
+        }
+      }
+      if (record.reserved_bytes >= 0) {
+        plane.AddStat(event, xplane::kPoolReservedStat, record.reserved_bytes);
+        const int64_t in_use =
+            record.kind == DeviceMemoryEvent::Kind::kUsageSample ? record.bytes
+                                                                 : record.allocated_bytes;
+        if (in_use >= 0 && in_use <= record.reserved_bytes) {
+          plane.AddStat(event, xplane::kBytesAvailableStat, record.reserved_bytes - in_use);
+        }
+      }
+      if (!record.framework_op.empty()) {
+        plane.AddStat(event, xplane::kTfOpStat, std::string_view(record.framework_op));
+      }
+    }
+    line->set_duration_ps((events.back().start_ns - line_start) * 1000);
+  }
+}
+
 }  // namespace
 
 std::string RuntimePlaneName(std::string_view device_type) {
@@ -262,6 +330,17 @@ void AddDeviceActivity(std::string_view collector_name,
     if (!keep(call.start_ns, call.end_ns, start, end)) continue;
     threads[call.thread_id].push_back({&call, start, end});
   }
+  std::map<std::string, std::vector<Mapped<OwnedDeviceMemoryEvent>>> pools;
+  for (const OwnedDeviceMemoryEvent& event : activity.memory_events) {
+    if (event.device_id < 0) {
+      ++our_drops[kNegativeDevice];
+      continue;
+    }
+    const int64_t time = event.host_epoch_clock ? static_cast<int64_t>(event.time_ns)
+                                                : clock.ToHostEpochNs(event.time_ns);
+    if (!keep(event.time_ns, event.time_ns, time, time)) continue;
+    pools[AllocatorName(device_type, event)].push_back({&event, time, time});
+  }
   // Devices with properties but no events still get their plane.
   for (const auto& [device_id, unused] : activity.properties) {
     if (device_id >= 0) devices[device_id];
@@ -274,6 +353,10 @@ void AddDeviceActivity(std::string_view collector_name,
     }
   }
   if (!threads.empty()) AddRuntimeCalls(device_type, threads, window_start, space);
+  if (!pools.empty()) AddDeviceMemory(device_type, pools, window_start, space);
+  for (const auto& [allocator, events] : pools) {
+    stats->events += static_cast<int64_t>(events.size());
+  }
   for (const auto& [thread_id, calls] : threads) {
     stats->events += static_cast<int64_t>(calls.size());
   }

@@ -11,6 +11,7 @@
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
 #include "src/collectors/torch/input_format.h"
+#include "src/collectors/torch/memory_reporter.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {
@@ -66,6 +67,7 @@ bool OpensBackwardRegion(const at::RecordFunction& fn, std::string_view name) {
 }
 
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  EnsureMemoryReporterOnThisThread();
   ThreadOps* ops = CurrentThreadOps();
   if (ops->depth == kMaxDepth) {
     ++ops->too_deep;
@@ -148,6 +150,18 @@ void RemoveOperatorCallbacks() {
   if (g_handle == 0) return;
   at::removeCallback(g_handle);
   g_handle = 0;
+}
+
+std::string_view CurrentOperatorName() {
+  const ThreadOps* ops = t_ops;
+  if (ops == nullptr) return {};
+  for (uint32_t i = ops->depth; i-- > 0;) {
+    const PendingOp& op = ops->stack[i];
+    if (op.state == 0) continue;  // Not recorded: its name was not copied.
+    // The copy holds the name, then its encoded arguments (event_args.h).
+    return std::string_view(op.name, op.args_offset > 0 ? op.args_offset - 1 : op.name_length);
+  }
+  return {};
 }
 
 uint64_t TakeSkippedOperatorCount() {

@@ -4,6 +4,7 @@
 #define NEURONPROF_SRC_COLLECTORS_TORCH_OP_CALLBACKS_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "absl/status/status.h"
 
@@ -21,6 +22,10 @@ void RemoveOperatorCallbacks();
 // or because they nested deeper than the per-thread stack; since the last
 // call (reset on read).
 uint64_t TakeSkippedOperatorCount();
+
+// The innermost operator recorded on the calling thread right now, or ""
+// (memory events name the operator that allocated).
+std::string_view CurrentOperatorName();
 
 }  // namespace libtorch
 }  // namespace collectors

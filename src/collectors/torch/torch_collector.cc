@@ -4,13 +4,13 @@
 // the host plane, and the session then annotates them (scope, layer, tf_op,
 // costs). This collector never touches the XSpace: it reports through
 // CollectStats only.
-#include <atomic>
 #include <memory>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "neuronprof/torch.h"
 #include "src/collectors/collector.h"
+#include "src/collectors/torch/memory_reporter.h"
 #include "src/collectors/torch/op_callbacks.h"
 
 namespace neuronprof {
@@ -20,9 +20,12 @@ namespace {
 
 class TorchCollector : public Collector {
  public:
-  explicit TorchCollector(bool record_shapes) : record_shapes_(record_shapes) {}
+  explicit TorchCollector(const TorchOperatorOptions& options) : options_(options) {}
   ~TorchCollector() override {
-    if (started_) RemoveOperatorCallbacks();
+    if (started_) {
+      RemoveOperatorCallbacks();
+      DisableMemoryReports();
+    }
   }
 
   std::string name() const override { return "torch"; }
@@ -30,15 +33,20 @@ class TorchCollector : public Collector {
 
   absl::Status Start() override {
     TakeSkippedOperatorCount();  // Forget ops of earlier windows.
-    absl::Status status = AddOperatorCallbacks(record_shapes_);
+    absl::Status status = AddOperatorCallbacks(options_.record_shapes);
     started_ = status.ok();
+    if (started_ && options_.profile_memory) EnableMemoryReports();
     return status;
   }
 
   absl::Status Stop() override {
-    if (started_) RemoveOperatorCallbacks();
+    if (started_) {
+      RemoveOperatorCallbacks();
+      DisableMemoryReports();
+    }
     started_ = false;
     skipped_ = TakeSkippedOperatorCount();
+    blocked_memory_threads_ = TakeBlockedMemoryThreadCount();
     return absl::OkStatus();
   }
 
@@ -51,31 +59,42 @@ class TorchCollector : public Collector {
           " libtorch operators were not recorded because they nested more "
           "than 256 deep on one thread"));
     }
+    if (blocked_memory_threads_ > 0) {
+      stats->warnings.push_back(absl::StrCat(
+          "neuronprof: memory was not recorded on ", blocked_memory_threads_,
+          " threads because libtorch's own profiler was active on them"));
+    }
     return absl::OkStatus();
   }
 
  private:
-  bool record_shapes_;
+  TorchOperatorOptions options_;
   bool started_ = false;
   uint64_t skipped_ = 0;
+  uint64_t blocked_memory_threads_ = 0;
 };
 
-std::atomic<bool> g_record_shapes{true};
+std::mutex g_options_mutex;
+TorchOperatorOptions g_options;  // The latest EnableTorchOperators options.
 
 }  // namespace
 }  // namespace libtorch
 }  // namespace collectors
 
 absl::Status EnableTorchOperators(const TorchOperatorOptions& options) {
-  collectors::libtorch::g_record_shapes.store(options.record_shapes);
+  {
+    std::lock_guard<std::mutex> lock(collectors::libtorch::g_options_mutex);
+    collectors::libtorch::g_options = options;
+  }
   static std::once_flag registered;
   std::call_once(registered, [] {
     collectors::RegisterCollectorFactory(
         [](const collectors::CaptureOptions& capture)
             -> std::unique_ptr<collectors::Collector> {
           if (!capture.operators) return nullptr;
+          std::lock_guard<std::mutex> lock(collectors::libtorch::g_options_mutex);
           return std::make_unique<collectors::libtorch::TorchCollector>(
-              collectors::libtorch::g_record_shapes.load());
+              collectors::libtorch::g_options);
         });
   });
   return absl::OkStatus();

@@ -1,0 +1,171 @@
+// The memory report on constructed captures: the peak, who made it, memory
+// by operator, the per-step growth that shows a leak, and ill-formed
+// reports flagged rather than turned into negative totals.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "src/analysis/memory_annotator.h"
+#include "src/analysis/memory_report.h"
+#include "src/analysis/operator_events.h"
+#include "src/analysis/step_breakdown.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
+#include "tests/analysis/operator_space.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+using tensorflow::profiler::XSpace;
+
+constexpr int64_t kPs = 1000000;  // per microsecond
+
+struct MemorySpec {
+  int64_t at_us;
+  bool free;
+  int64_t bytes;
+  uint64_t address;
+  const char* op;           // tf_op stat; nullptr: none
+  int64_t total;            // bytes_allocated after it; -1: not reported
+  const char* allocator;
+  const char* anomaly;      // nullptr: none
+};
+
+void AddMemory(XSpace* space, const MemorySpec& spec) {
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  auto* line = space->mutable_planes(0)->mutable_lines(0);  // "main"
+  auto* event = host.AddEvent(
+      line,
+      host.EventMetadataId(spec.free ? xplane::kMemoryDeallocationEvent
+                                     : xplane::kMemoryAllocationEvent),
+      spec.at_us * kPs, 0);
+  host.AddStat(event, xplane::kAllocatorNameStat, std::string_view(spec.allocator));
+  host.AddStat(event, xplane::kAddressStat, spec.address);
+  host.AddStat(event, xplane::kRequestedBytesStat, spec.bytes);
+  host.AddStat(event, xplane::kAllocationBytesStat, spec.bytes);
+  if (spec.total >= 0) host.AddStat(event, xplane::kBytesAllocatedStat, spec.total);
+  if (spec.op != nullptr) host.AddStat(event, xplane::kTfOpStat, std::string_view(spec.op));
+  if (spec.anomaly != nullptr) {
+    host.AddStat(event, xplane::kMemoryAnomalyStat, std::string_view(spec.anomaly));
+  }
+}
+
+MemoryReport Report(const XSpace& space) {
+  const OperatorEvents ops = CollectOperatorEvents(space);
+  return BuildMemoryReport(space, ops, BuildStepBreakdown(space, ops));
+}
+
+// Three steps; each allocates 1000 B in addmm (freed in backward) and
+// 200 B in relu that is never freed: a 200 B leak per step.
+XSpace LeakySpace() {
+  XSpace space = testing::MakeOperatorSpace(3, false);
+  int64_t total = 0;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t base = s * testing::kStepUs;
+    const uint64_t a = 0x1000 + s, b = 0x2000 + s;
+    total += 1000;
+    AddMemory(&space, {base + 50, false, 1000, a, "aten::addmm", total, "cpu", nullptr});
+    total += 200;
+    AddMemory(&space, {base + 140, false, 200, b, "aten::relu", total, "cpu", nullptr});
+    total -= 1000;
+    AddMemory(&space, {base + 700, true, 1000, a, nullptr, total, "cpu", nullptr});
+  }
+  return space;
+}
+
+TEST_CASE("memory report: the peak, when it happened and the operator that made it") {
+  const MemoryReport report = Report(LeakySpace());
+  REQUIRE(report.allocators.size() == 1);
+  const AllocatorMemory& cpu = report.allocators[0];
+  CHECK(cpu.allocator == "cpu");
+  CHECK(cpu.allocations == 6);
+  CHECK(cpu.frees == 3);
+  CHECK(cpu.peak_allocated_bytes == 1600);  // 2 leaked x 200 + 1000 + 200 in step 3
+  CHECK(cpu.peak_time_ps == (2 * testing::kStepUs + 140) * kPs);
+  CHECK(cpu.peak_op == "MLP/layer:fc1 > aten::relu");
+  CHECK(cpu.start_bytes == 0);
+  CHECK(cpu.end_bytes == 600);
+  CHECK(cpu.anomalies == 0);
+}
+
+TEST_CASE("memory report: memory by operator pairs frees with the allocating op") {
+  const MemoryReport report = Report(LeakySpace());
+  const AllocatorMemory& cpu = report.allocators.at(0);
+  REQUIRE(cpu.by_op.size() == 2);
+  const OpMemory& relu = cpu.by_op[0];  // Most net bytes first.
+  CHECK(relu.op == "aten::relu");
+  CHECK(relu.allocations == 3);
+  CHECK(relu.allocated_bytes == 600);
+  CHECK(relu.freed_bytes == 0);
+  CHECK(relu.net_bytes() == 600);
+  CHECK(relu.calls == 3);
+  CHECK(relu.steps_holding == 3);  // A block from every step: the leak.
+  const OpMemory& addmm = cpu.by_op[1];
+  CHECK(addmm.op == "aten::addmm");
+  CHECK(addmm.allocated_bytes == 3000);
+  CHECK(addmm.freed_bytes == 3000);  // Freed outside any op, still addmm's.
+  CHECK(addmm.net_bytes() == 0);
+  CHECK(addmm.steps_holding == 0);
+}
+
+TEST_CASE("memory report: a leak grows every step") {
+  const MemoryReport report = Report(LeakySpace());
+  const AllocatorMemory& cpu = report.allocators.at(0);
+  REQUIRE(cpu.steps.size() == 3);
+  CHECK(cpu.steps[0].step == "train 0");
+  for (int s = 0; s < 3; ++s) {
+    CHECK(cpu.steps[s].growth_bytes == 200);
+    CHECK(cpu.steps[s].peak_bytes == 200 * s + 1200);
+  }
+}
+
+TEST_CASE("memory report: memory events never become scopes of operators") {
+  XSpace space = LeakySpace();
+  for (const OperatorEvent& op : CollectOperatorEvents(space).ops) {
+    CHECK(op.scope.find("Memory") == std::string::npos);
+  }
+}
+
+TEST_CASE("memory report: ill-formed reports are flagged, totals never negative") {
+  XSpace space = testing::MakeOperatorSpace(1, false);
+  // A plug-in pool without totals: a free it never allocated, then an
+  // allocation, then an out-of-memory report.
+  AddMemory(&space, {10, true, 500, 0x9, nullptr, -1, "npu:0", nullptr});
+  AddMemory(&space, {20, false, 300, 0xa, nullptr, -1, "npu:0", nullptr});
+  AddMemory(&space, {30, false, 1 << 30, 0, nullptr, -1, "npu:0", "out of memory"});
+  const MemoryReport report = Report(space);
+  REQUIRE(report.allocators.size() == 1);
+  const AllocatorMemory& npu = report.allocators[0];
+  CHECK(npu.anomalies == 2);
+  CHECK(npu.first_anomaly == "500 bytes freed beyond what was allocated");
+  CHECK(npu.peak_allocated_bytes == 300);
+  CHECK(npu.allocations == 1);  // The failed allocation holds nothing.
+  CHECK(npu.end_bytes == 300);
+}
+
+TEST_CASE("memory annotation derives device, allocation and peak stats, once") {
+  XSpace space = LeakySpace();
+  AnnotateMemoryEvents(&space);
+  const std::string once = space.SerializeAsString();
+  AnnotateMemoryEvents(&space);
+  CHECK(space.SerializeAsString() == once);
+  const xplane::PlaneVisitor plane(space.planes(0));
+  std::vector<int64_t> peaks;
+  plane.ForEachEvent([&](const xplane::EventVisitor& event) {
+    if (!xplane::IsMemoryEventName(event.Name())) return;
+    CHECK(event.StrStat(plane.StatId(xplane::kMemoryDeviceTypeStat)) == "CPU");
+    CHECK(event.IntStat(plane.StatId(xplane::kDeviceIdStat)) == 0);
+    CHECK(event.IntStat(plane.StatId(xplane::kAllocationBytesStat)) ==
+          event.IntStat(plane.StatId(xplane::kRequestedBytesStat)));
+    peaks.push_back(*event.IntStat(plane.StatId(xplane::kPeakBytesInUseStat)));
+  });
+  // Events in line order are in time order here: the running peak.
+  // Totals 1000 1200 200 | 1200 1400 400 | 1400 1600 600.
+  CHECK(peaks == std::vector<int64_t>{1000, 1200, 1200, 1200, 1400, 1400, 1400, 1600, 1600});
+}
+
+}  // namespace
+}  // namespace analysis
+}  // namespace neuronprof

@@ -1,0 +1,107 @@
+// kOperator captures around a piece of libtorch code, and their host
+// events with stats as text, for the libtorch collector's tests.
+#ifndef NEURONPROF_TESTS_TORCH_TORCH_CAPTURE_H_
+#define NEURONPROF_TESTS_TORCH_TORCH_CAPTURE_H_
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/neuronprof.h"
+#include "neuronprof/torch.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
+#include "tests/test_util.h"
+
+namespace neuronprof {
+namespace testing {
+
+
+// One recorded event with its stats as text, in start order per thread.
+struct Op {
+  std::string name;
+  int64_t start_ps = 0;
+  int64_t end_ps = 0;
+  std::map<std::string, std::string> stats;
+  bool has(const std::string& key) const { return stats.count(key) > 0; }
+  std::string stat(const std::string& key) const {
+    auto it = stats.find(key);
+    return it == stats.end() ? "" : it->second;
+  }
+};
+
+// Every event of the host plane, read through the visitor, in start order.
+inline std::vector<Op> HostEvents(const tensorflow::profiler::XSpace& space) {
+  std::vector<Op> ops;
+  const auto* host = xplane::FindPlane(space, xplane::kHostPlaneName);
+  if (host == nullptr) return ops;
+  xplane::PlaneVisitor(*host).ForEachEvent([&](const xplane::EventVisitor& event) {
+    Op op;
+    op.name = std::string(event.Name());
+    op.start_ps = event.line().timestamp_ns() * 1000 + event.OffsetPs();
+    op.end_ps = op.start_ps + event.DurationPs();
+    std::string scratch;
+    event.ForEachStat([&](const xplane::StatVisitor& stat) {
+      op.stats[std::string(stat.Name())] = std::string(stat.TextValue(&scratch));
+    });
+    ops.push_back(std::move(op));
+  });
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const Op& a, const Op& b) { return a.start_ps < b.start_ps; });
+  return ops;
+}
+
+inline std::vector<Op> Named(const std::vector<Op>& ops, const std::string& name) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.name == name) out.push_back(op);
+  }
+  return out;
+}
+
+inline bool Inside(const Op& inner, const Op& outer) {
+  return inner.start_ps >= outer.start_ps && inner.end_ps <= outer.end_ps;
+}
+
+// What a kOperator capture around `body` returned, and the file it wrote.
+struct OperatorCapture {
+  ProfileResult result;
+  tensorflow::profiler::XSpace space;
+};
+
+template <typename Body>
+OperatorCapture CaptureOperators(Body body, const TorchOperatorOptions& torch_options = {}) {
+  REQUIRE(EnableTorchOperators(torch_options).ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.port = 0;
+  options.profile_type = ProfileType::kOperator;
+  options.write_chrome_trace = false;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  body();
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  std::string xplane_path;
+  for (const std::string& file : result->files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
+  }
+  REQUIRE(!xplane_path.empty());
+  return {*std::move(result), testing::ReadXSpace(xplane_path)};
+}
+
+// Runs `body` inside a kOperator capture and returns the host events.
+template <typename Body>
+std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
+  return HostEvents(CaptureOperators(body, torch_options).space);
+}
+
+}  // namespace testing
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_TESTS_TORCH_TORCH_CAPTURE_H_

@@ -1,0 +1,121 @@
+// libtorch memory in kOperator captures: every allocation and free of the
+// CPU allocator during the window, with libtorch's own totals, on the
+// thread that made it, and the slot left free for libtorch's profilers.
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include "neuronprof/torch.h"
+#include "src/xplane/names.h"
+#include "tests/torch/torch_capture.h"
+
+namespace neuronprof {
+namespace {
+
+using testing::CaptureOperators;
+using testing::HostEvents;
+using testing::Op;
+
+bool IsMemoryEvent(const Op& op) {
+  return op.name == xplane::kMemoryAllocationEvent || op.name == xplane::kMemoryDeallocationEvent;
+}
+
+int64_t Int(const Op& op, const char* stat) {
+  REQUIRE(op.has(stat));
+  return std::stoll(op.stat(stat));
+}
+
+void TrainSteps(int steps) {
+  torch::manual_seed(0);
+  torch::nn::Sequential mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(), torch::nn::Linear(32, 2));
+  const auto x = torch::randn({8, 10});
+  for (int i = 0; i < steps; ++i) {
+    mlp->zero_grad();
+    mlp->forward(x).sum().backward();
+  }
+}
+
+TEST_CASE("memory: every allocation and free carries libtorch's running totals") {
+  std::vector<Op> memory;
+  for (const Op& op : HostEvents(CaptureOperators([] { TrainSteps(3); }).space)) {
+    if (IsMemoryEvent(op)) memory.push_back(op);
+  }
+  int allocations = 0, frees = 0, inside_ops = 0;
+  for (size_t i = 0; i < memory.size(); ++i) {
+    const Op& event = memory[i];
+    const bool allocation = event.name == xplane::kMemoryAllocationEvent;
+    allocations += allocation;
+    frees += !allocation;
+    inside_ops += event.has(xplane::kTfOpStat);
+    CHECK(event.stat(xplane::kAllocatorNameStat) == "cpu");
+    CHECK(event.stat(xplane::kMemoryDeviceTypeStat) == "CPU");
+    CHECK(event.start_ps == event.end_ps);
+    CHECK(Int(event, xplane::kAddressStat) != 0);
+    const int64_t bytes = Int(event, xplane::kRequestedBytesStat);
+    CHECK(bytes > 0);
+    CHECK(Int(event, xplane::kBytesAllocatedStat) >= 0);
+    // One thread, every event kept: libtorch's total after each event is
+    // the one before it plus or minus this event's bytes.
+    if (i > 0) {
+      const int64_t before = Int(memory[i - 1], xplane::kBytesAllocatedStat);
+      CHECK(Int(event, xplane::kBytesAllocatedStat) == before + (allocation ? bytes : -bytes));
+    }
+  }
+  // 3 steps of a 2-layer MLP, forward and backward: tens of each.
+  CHECK(allocations >= 30);
+  CHECK(frees >= 30);
+  CHECK(inside_ops >= allocations);  // Allocations happen inside operators.
+}
+
+TEST_CASE("memory: allocations name the innermost operator") {
+  bool addmm = false;
+  for (const Op& op : HostEvents(CaptureOperators([] { TrainSteps(1); }).space)) {
+    if (op.name == xplane::kMemoryAllocationEvent && op.stat(xplane::kTfOpStat) == "aten::empty") {
+      addmm = true;
+    }
+  }
+  CHECK(addmm);
+}
+
+TEST_CASE("memory: profile_memory = false records operators without memory") {
+  TorchOperatorOptions options;
+  options.profile_memory = false;
+  const auto ops = HostEvents(CaptureOperators([] { TrainSteps(1); }, options).space);
+  CHECK(testing::Named(ops, "aten::addmm").size() == 2);
+  for (const Op& op : ops) CHECK_FALSE(IsMemoryEvent(op));
+}
+
+TEST_CASE("memory: after the window libtorch's own profiler can start on the thread") {
+  CaptureOperators([] { TrainSteps(1); });
+  // The thread's next allocation after the window takes neuronprof's
+  // reporter out of libtorch's profiler slot; were it left there,
+  // enableProfilerLegacy would throw "Profiler is already enabled".
+  const auto after = torch::ones({4});
+  torch::autograd::profiler::ProfilerConfig config(
+      torch::autograd::profiler::ProfilerState::CPU, false, /*profile_memory=*/true);
+  REQUIRE_NOTHROW(torch::autograd::profiler::enableProfilerLegacy(config));
+  REQUIRE_NOTHROW(torch::autograd::profiler::disableProfilerLegacy());
+}
+
+TEST_CASE("memory: a thread with libtorch's profiler active is counted, not overridden") {
+  torch::autograd::profiler::ProfilerConfig config(
+      torch::autograd::profiler::ProfilerState::CPU, false, /*profile_memory=*/true);
+  torch::autograd::profiler::enableProfilerLegacy(config);
+  const auto capture = CaptureOperators([] { TrainSteps(1); });
+  // libtorch's profiler still owns the slot and ends cleanly.
+  REQUIRE_NOTHROW(torch::autograd::profiler::disableProfilerLegacy());
+  for (const Op& op : HostEvents(capture.space)) CHECK_FALSE(IsMemoryEvent(op));
+  bool warned = false;
+  for (const std::string& warning : capture.result.warnings) {
+    warned |= warning.find("libtorch's own profiler was active") != std::string::npos;
+  }
+  CHECK(warned);
+}
+
+}  // namespace
+}  // namespace neuronprof
