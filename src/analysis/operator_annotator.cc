@@ -10,6 +10,7 @@
 #include "src/analysis/operator_events.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -56,11 +57,10 @@ void RemoveStats(tensorflow::profiler::XEvent* event, const std::vector<int64_t>
 
 std::vector<int64_t> ExistingStatIds(const tensorflow::profiler::XPlane& plane,
                                      std::initializer_list<std::string_view> names) {
+  const xplane::PlaneVisitor visitor(plane);
   std::vector<int64_t> ids;
-  for (const auto& [id, metadata] : plane.stat_metadata()) {
-    for (std::string_view name : names) {
-      if (metadata.name() == name) ids.push_back(id);
-    }
+  for (std::string_view name : names) {
+    if (const int64_t id = visitor.StatId(name); id >= 0) ids.push_back(id);
   }
   return ids;
 }

@@ -35,6 +35,7 @@
 #include "src/rpc/grpc_status.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/response_scan.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 
@@ -347,7 +348,7 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
                              absl::StrCat(run.repository_root, "/", run.session_id),
                              &profile.saved_file);
   if (!space.ok()) return space.status();
-  profile.scanned.events = CountEvents(*space);
+  profile.scanned.events = xplane::NumEvents(*space);
   profile.scanned.hostnames.assign(space->hostnames().begin(), space->hostnames().end());
   profile.scanned.warnings.assign(space->warnings().begin(), space->warnings().end());
   profile.space = std::move(*space);
@@ -566,14 +567,6 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   // As TSL's client: start now (servers treat a past start as now).
   opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs()));
   return request;
-}
-
-int64_t CountEvents(const XSpace& space) {
-  int64_t events = 0;
-  for (const auto& plane : space.planes()) {
-    for (const auto& line : plane.lines()) events += line.events_size();
-  }
-  return events;
 }
 
 std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,

@@ -27,9 +27,6 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
 // The host_name a request carries for `address`: its host, as a plain name.
 std::string RequestHostName(const ServiceAddress& address);
 
-// Events on every line of every plane.
-int64_t CountEvents(const tensorflow::profiler::XSpace& space);
-
 // Why a capture of `address` came back without events, from what the
 // options and the server's warnings (`space` may be null) tell.
 std::string EmptyCaptureReason(const CaptureOptions& options,

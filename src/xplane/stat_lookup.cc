@@ -12,36 +12,6 @@ using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XStat;
 
-int64_t StatId(const XPlane& plane, std::string_view name) {
-  for (const auto& [id, metadata] : plane.stat_metadata()) {
-    if (metadata.name() == name) return id;
-  }
-  return -1;
-}
-
-const XStat* FindStat(const XPlane& plane, const XEvent& event, int64_t id) {
-  if (id < 0) return nullptr;
-  for (const XStat& stat : event.stats()) {
-    if (stat.metadata_id() == id) return &stat;
-  }
-  auto metadata = plane.event_metadata().find(event.metadata_id());
-  if (metadata != plane.event_metadata().end()) {
-    for (const XStat& stat : metadata->second.stats()) {
-      if (stat.metadata_id() == id) return &stat;
-    }
-  }
-  return nullptr;
-}
-
-const XStat* FindPlaneStat(const XPlane& plane, std::string_view name) {
-  const int64_t id = StatId(plane, name);
-  if (id < 0) return nullptr;
-  for (const XStat& stat : plane.stats()) {
-    if (stat.metadata_id() == id) return &stat;
-  }
-  return nullptr;
-}
-
 std::optional<int64_t> IntValue(const XStat* stat) {
   if (stat == nullptr) return std::nullopt;
   switch (stat->value_case()) {

@@ -1,6 +1,5 @@
-// Reading stats back out of an XPlane: resolve a stat name to its metadata
-// id once per plane, then find stats by id (no name compare per event), and
-// read their values. IntValue / StrValue are the one reader of stat values:
+// Reading stat values (stats themselves are found through the visitor,
+// xplane_visitor.h). IntValue / StrValue are the one reader of stat values:
 // analysis, export and tools all read numbers and strings through them, so
 // a stat means the same number in the summary and in every trace file.
 #ifndef NEURONPROF_SRC_XPLANE_STAT_LOOKUP_H_
@@ -15,19 +14,6 @@
 
 namespace neuronprof {
 namespace xplane {
-
-// The metadata id of stat `name` in `plane`, or -1.
-int64_t StatId(const tensorflow::profiler::XPlane& plane, std::string_view name);
-
-// The event's stat with metadata id `id`, else its metadata's; nullptr when
-// neither has one (or id < 0).
-const tensorflow::profiler::XStat* FindStat(const tensorflow::profiler::XPlane& plane,
-                                            const tensorflow::profiler::XEvent& event,
-                                            int64_t id);
-
-// A plane's own stat by name; nullptr when absent.
-const tensorflow::profiler::XStat* FindPlaneStat(const tensorflow::profiler::XPlane& plane,
-                                                 std::string_view name);
 
 // A stat as an int64, the one rule for every kind:
 //   int64   as is;

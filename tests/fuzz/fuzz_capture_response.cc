@@ -5,7 +5,7 @@
 // capture_client.cc): the XSpace in the response, else "xplane.pb" tool
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
-// CountEvents, EmptyCaptureReason, BaseHostName, and the files
+// xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the files
 // WriteProfileFiles makes (the XSpace bytes and the Chrome trace), built in
 // memory.
 #include <cstddef>
@@ -19,6 +19,7 @@
 #include "src/rpc/capture_client.h"
 #include "src/rpc/response_scan.h"
 #include "src/rpc/service_address.h"
+#include "src/xplane/xplane_visitor.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -47,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.service_addresses = {"localhost:9012"};
   options.logdir = "unused";
   options.duration_ms = 1000;
-  if (neuronprof::rpc::CountEvents(*space) == 0) {
+  if (neuronprof::xplane::NumEvents(*space) == 0) {
     neuronprof::rpc::EmptyCaptureReason(options, address, &*space);
     return 0;
   }

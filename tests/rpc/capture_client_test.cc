@@ -30,6 +30,7 @@
 #include "src/rpc/service_address.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
@@ -371,7 +372,7 @@ TEST_CASE("capture from one server: files hold the markers of the window") {
   CHECK(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
   const XSpace space = testing::ReadXSpace(xplane);
   CHECK(HasEvent(space, "client_marker"));
-  CHECK(rpc::CountEvents(space) == host.events);
+  CHECK(xplane::NumEvents(space) == host.events);
 
   // One report announces the host's end; every report has the window.
   int finished = 0;
@@ -598,7 +599,7 @@ TEST_CASE("a server killed mid-capture fails alone and the other host's files ar
   REQUIRE(kept.files.size() == 2);
   const XSpace space = testing::ReadXSpace(kept.files[0]);
   CHECK(HasEvent(space, "helper_marker"));
-  CHECK(rpc::CountEvents(space) == kept.events);
+  CHECK(xplane::NumEvents(space) == kept.events);
   CHECK(Exists(kept.files[1]));
   // Only the survivor's files are in the run folder.
   CHECK_FALSE(Exists(result->run_dir + "/" + killed.host + ".xplane.pb"));

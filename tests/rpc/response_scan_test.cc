@@ -11,6 +11,7 @@
 #include "proto/profiler_service.pb.h"
 #include "src/rpc/capture_client.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace {
@@ -68,7 +69,7 @@ TEST_CASE("the scan finds the XSpace's bytes, host names, warnings and events in
     auto scanned = rpc::ScanProfileResponse(Cut(bytes, size), "server:1");
     REQUIRE(scanned.ok());
     CHECK(scanned->xspace_fields == 1);
-    CHECK(scanned->events == rpc::CountEvents(space));
+    CHECK(scanned->events == xplane::NumEvents(space));
     CHECK(scanned->hostnames == std::vector<std::string>{"worker0"});
     CHECK(scanned->warnings == std::vector<std::string>{"42 events dropped"});
     CHECK(Join(scanned->xspace) == space.SerializeAsString());
