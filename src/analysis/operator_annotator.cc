@@ -91,7 +91,9 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
-  static constexpr int kMaxStatsAdded = 5;  // scope, layer, tf_op, flops, bytes
+  // scope, layer, tf_op, flops, bytes (the host collector reserves room
+  // for these in each operator's stat array: src/collectors/host).
+  static constexpr int kMaxStatsAdded = 5;
 
   void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
