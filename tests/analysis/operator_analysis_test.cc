@@ -281,6 +281,8 @@ TEST_CASE("annotation adds scope, layer, tf_op and self costs, and twice changes
   CHECK_FALSE(has_int(Find(events, "aten::foo_unknown"), xplane::kFlopsStat, &flops));
   CHECK(text(Find(events, "AddmmBackward0"), xplane::kTfOpStat) ==
         "loss_backward/AddmmBackward0:AddmmBackward0");
+  // Each op gets its own scope, not the one of the op before it.
+  CHECK(text(Find(events, "AddmmBackward0"), xplane::kOpScopeStat) == "loss_backward");
   CHECK(TfOpValue("", "autograd::engine::evaluate_function: AddmmBackward0") ==
         "autograd__engine__evaluate_function__addmmbackward0:"
         "autograd__engine__evaluate_function__addmmbackward0");
