@@ -99,13 +99,18 @@ class PlaneAnnotator {
   void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
     event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
-    if (!op.scope.empty()) AddRef(event, scope_id_, op.scope, &last_scope_);
+    const Ref* scope = nullptr;  // the interned scope; null for none
+    if (!op.scope.empty()) {
+      AddRef(event, scope_id_, op.scope, &last_scope_);
+      scope = last_scope_;
+    }
     if (!op.layer.empty()) AddRef(event, layer_id_, op.layer, &last_layer_);
-    // Scopes and op names repeat every step: build each tf_op once.
-    key_.assign(op.scope).append("\x1f").append(op.name);
-    auto tf_op = tf_op_refs_.find(key_);
-    if (tf_op == tf_op_refs_.end()) {
-      tf_op = tf_op_refs_.emplace(key_, RefId(TfOpValue(op.scope, op.name))).first;
+    // Scopes and op names repeat every step: build each tf_op once, found
+    // by the interned scope's address and the op name (no per-op copy).
+    auto& tf_ops = tf_op_refs_[scope];
+    auto tf_op = tf_ops.find(absl::string_view(op.name.data(), op.name.size()));
+    if (tf_op == tf_ops.end()) {
+      tf_op = tf_ops.emplace(op.name, RefId(TfOpValue(op.scope, op.name))).first;
     }
     AddStat(event, tf_op_id_)->set_ref_value(tf_op->second);
     if (op.source != CostSource::kUnknown) {
@@ -146,8 +151,8 @@ class PlaneAnnotator {
   absl::node_hash_map<std::string, uint64_t> refs_;
   const Ref* last_scope_ = nullptr;
   const Ref* last_layer_ = nullptr;
-  absl::flat_hash_map<std::string, uint64_t> tf_op_refs_;  // scope \x1f name
-  std::string key_;
+  // tf_op ref ids by interned scope, then op name.
+  absl::flat_hash_map<const Ref*, absl::flat_hash_map<std::string, uint64_t>> tf_op_refs_;
 };
 
 }  // namespace
