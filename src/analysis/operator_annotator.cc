@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "src/analysis/operator_events.h"
@@ -91,18 +92,25 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
-  static constexpr int kMaxStatsAdded = 5;  // scope, layer, tf_op, flops, bytes
+  // scope, layer, tf_op, flops, bytes (the host collector reserves room
+  // for these in each operator's stat array: src/collectors/host).
+  static constexpr int kMaxStatsAdded = 5;
 
   void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
     event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
-    if (!op.scope.empty()) AddRef(event, scope_id_, op.scope);
-    if (!op.layer.empty()) AddRef(event, layer_id_, op.layer);
-    // Scopes and op names repeat every step: build each tf_op once.
-    key_.assign(op.scope).append("\x1f").append(op.name);
-    auto tf_op = tf_op_refs_.find(key_);
-    if (tf_op == tf_op_refs_.end()) {
-      tf_op = tf_op_refs_.emplace(key_, RefId(TfOpValue(op.scope, op.name))).first;
+    const Ref* scope = nullptr;  // the interned scope; null for none
+    if (!op.scope.empty()) {
+      AddRef(event, scope_id_, op.scope, &last_scope_);
+      scope = last_scope_;
+    }
+    if (!op.layer.empty()) AddRef(event, layer_id_, op.layer, &last_layer_);
+    // Scopes and op names repeat every step: build each tf_op once, found
+    // by the interned scope's address and the op name (no per-op copy).
+    auto& tf_ops = tf_op_refs_[scope];
+    auto tf_op = tf_ops.find(absl::string_view(op.name.data(), op.name.size()));
+    if (tf_op == tf_ops.end()) {
+      tf_op = tf_ops.emplace(op.name, RefId(TfOpValue(op.scope, op.name))).first;
     }
     AddStat(event, tf_op_id_)->set_ref_value(tf_op->second);
     if (op.source != CostSource::kUnknown) {
@@ -118,25 +126,33 @@ class PlaneAnnotator {
     stat->set_metadata_id(metadata_id);
     return stat;
   }
-  uint64_t RefId(std::string_view value) {
+  using Ref = std::pair<const std::string, uint64_t>;
+  // `*last` (when given) is the entry this stat used last: ops in a row
+  // mostly share their scope and layer, so a long path is compared, not
+  // hashed, per op.
+  uint64_t RefId(std::string_view value, const Ref** last = nullptr) {
+    if (last != nullptr && *last != nullptr && (*last)->first == value) return (*last)->second;
     auto it = refs_.find(absl::string_view(value.data(), value.size()));
     if (it == refs_.end()) {
       it = refs_.emplace(std::string(value),
                          static_cast<uint64_t>(builder_.StatMetadataId(value))).first;
     }
+    if (last != nullptr) *last = &*it;  // node_hash_map: stays valid as it grows
     return it->second;
   }
   void AddRef(tensorflow::profiler::XEvent* event, int64_t metadata_id,
-              std::string_view value) {
-    AddStat(event, metadata_id)->set_ref_value(RefId(value));
+              std::string_view value, const Ref** last) {
+    AddStat(event, metadata_id)->set_ref_value(RefId(value, last));
   }
 
   xplane::XPlaneBuilder builder_;
   std::vector<int64_t> stale_ids_;
   int64_t scope_id_, layer_id_, tf_op_id_, flops_id_, bytes_id_;
-  absl::flat_hash_map<std::string, uint64_t> refs_;
-  absl::flat_hash_map<std::string, uint64_t> tf_op_refs_;  // scope \x1f name
-  std::string key_;
+  absl::node_hash_map<std::string, uint64_t> refs_;
+  const Ref* last_scope_ = nullptr;
+  const Ref* last_layer_ = nullptr;
+  // tf_op ref ids by interned scope, then op name.
+  absl::flat_hash_map<const Ref*, absl::flat_hash_map<std::string, uint64_t>> tf_op_refs_;
 };
 
 }  // namespace

@@ -2,6 +2,9 @@
 // table, the step breakdown and the annotations, on a synthetic capture.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "src/analysis/op_table.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/analysis/operator_events.h"
@@ -283,10 +286,38 @@ TEST_CASE("annotation adds scope, layer, tf_op and self costs, and twice changes
   CHECK_FALSE(has_int(Find(events, "aten::foo_unknown"), xplane::kFlopsStat, &flops));
   CHECK(text(Find(events, "AddmmBackward0"), xplane::kTfOpStat) ==
         "loss_backward/AddmmBackward0:AddmmBackward0");
+  // Each op gets its own scope, not the one of the op before it.
+  CHECK(text(Find(events, "AddmmBackward0"), xplane::kOpScopeStat) == "loss_backward");
   CHECK(TfOpValue("", "autograd::engine::evaluate_function: AddmmBackward0") ==
         "autograd__engine__evaluate_function__addmmbackward0:"
         "autograd__engine__evaluate_function__addmmbackward0");
   CHECK(TfOpValue("train loop/a:b", "aten::mm") == "train_loop/a_b/aten__mm:aten__mm");
+}
+
+TEST_CASE("annotation gives one op name in two scopes the tf_op of each scope") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  auto add_op = [&](int64_t start_us) {
+    auto* op = host.AddEvent(line, host.EventMetadataId("aten::relu"), start_us * 1000000, 1000000);
+    host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
+  };
+  host.AddEvent(line, host.EventMetadataId("enc"), 0, 10 * 1000000);
+  add_op(1);
+  host.AddEvent(line, host.EventMetadataId("dec"), 20 * 1000000, 10 * 1000000);
+  add_op(21);
+  add_op(40);  // no scope
+  AnnotateOperatorEvents(&space);
+
+  const auto& plane = space.planes(0);
+  std::vector<std::string> tf_ops;
+  for (const auto& event : plane.lines(0).events()) {
+    std::string value;
+    if (EventStatText(plane, event, xplane::kTfOpStat, &value)) tf_ops.push_back(value);
+  }
+  CHECK(tf_ops == std::vector<std::string>{"enc/aten__relu:aten__relu",
+                                           "dec/aten__relu:aten__relu",
+                                           "aten__relu:aten__relu"});
 }
 
 TEST_CASE("the text summary and the CSV show the table") {

@@ -23,6 +23,18 @@ int64_t TicksToPs(uint64_t from, uint64_t to, double ns_per_tick) {
   return std::llround(ticks * ns_per_tick * 1000.0);
 }
 
+// Stats analysis::AnnotateOperatorEvents adds to an operator: scope,
+// layer, tf_op, flops, bytes_accessed.
+constexpr int kAnnotationStats = 5;
+
+int StatsToReserve(const std::vector<core::DecodedArg>& args) {
+  const bool is_operator =
+      std::any_of(args.begin(), args.end(), [](const core::DecodedArg& arg) {
+        return arg.key == xplane::kOpFrameworkStat;
+      });
+  return static_cast<int>(args.size()) + (is_operator ? kAnnotationStats : 0);
+}
+
 class HostCollector : public Collector {
  public:
   explicit HostCollector(const CaptureOptions& options) : options_(options) {}
@@ -86,6 +98,13 @@ void AddHostPlane(const core::RecordedCapture& capture,
     if (it == stat_ids.end()) it = stat_ids.emplace(bytes, plane.StatMetadataId(bytes)).first;
     return it->second;
   };
+  // Event names repeat the same way (a few hundred distinct operators).
+  absl::flat_hash_map<std::string_view, int64_t> event_ids;
+  auto event_id = [&](std::string_view bytes) {
+    auto it = event_ids.find(bytes);
+    if (it == event_ids.end()) it = event_ids.emplace(bytes, plane.EventMetadataId(bytes)).first;
+    return it->second;
+  };
   std::vector<core::DecodedArg> args;
   std::vector<const EventRecord*> events;
   for (const auto& [thread_id, threads] : by_thread_id) {
@@ -98,13 +117,16 @@ void AddHostPlane(const core::RecordedCapture& capture,
     if (events.empty()) continue;
     if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
     // Parents before children: earlier start first, longer first on ties.
-    std::sort(events.begin(), events.end(),
-              [](const EventRecord* a, const EventRecord* b) {
-                if (a->start_ticks != b->start_ticks) {
-                  return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
-                }
-                return static_cast<int64_t>(a->end_ticks - b->end_ticks) > 0;
-              });
+    // A thread that records no nested markers is in this order already.
+    auto before = [](const EventRecord* a, const EventRecord* b) {
+      if (a->start_ticks != b->start_ticks) {
+        return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
+      }
+      return static_cast<int64_t>(a->end_ticks - b->end_ticks) > 0;
+    };
+    if (!std::is_sorted(events.begin(), events.end(), before)) {
+      std::sort(events.begin(), events.end(), before);
+    }
     const uint64_t line_start = events.front()->start_ticks;
     // Line times are relative to the capture start (the "Task Environment"
     // plane holds the epoch start), as TSL writes them: xprof turns them
@@ -112,9 +134,10 @@ void AddHostPlane(const core::RecordedCapture& capture,
     auto* line = plane.AddLine(
         thread_id, line_name,
         capture.clock.ToEpochNs(line_start) - base_epoch_ns);
+    line->mutable_events()->Reserve(static_cast<int>(events.size()));
     uint64_t line_end = line_start;
     for (const EventRecord* record : events) {
-      const int64_t metadata_id = plane.EventMetadataId(core::PlainName(*record));
+      const int64_t metadata_id = event_id(core::PlainName(*record));
       auto* event = plane.AddEvent(
           line, metadata_id, TicksToPs(line_start, record->start_ticks, ns_per_tick),
           TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
@@ -122,8 +145,9 @@ void AddHostPlane(const core::RecordedCapture& capture,
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
-      // One array of stat pointers per event, not one per doubling.
-      if (!args.empty()) event->mutable_stats()->Reserve(static_cast<int>(args.size()));
+      // One array of stat pointers per event, not one per doubling; an
+      // operator's also holds the stats the operator annotation adds.
+      if (!args.empty()) event->mutable_stats()->Reserve(StatsToReserve(args));
       for (const core::DecodedArg& arg : args) {
         tensorflow::profiler::XStat* stat = event->add_stats();
         stat->set_metadata_id(stat_id(arg.key));
