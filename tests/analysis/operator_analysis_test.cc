@@ -309,12 +309,11 @@ TEST_CASE("annotation gives one op name in two scopes the tf_op of each scope") 
   add_op(40);  // no scope
   AnnotateOperatorEvents(&space);
 
-  const auto& plane = space.planes(0);
+  const xplane::PlaneVisitor plane(space.planes(0));
   std::vector<std::string> tf_ops;
-  for (const auto& event : plane.lines(0).events()) {
-    std::string value;
-    if (EventStatText(plane, event, xplane::kTfOpStat, &value)) tf_ops.push_back(value);
-  }
+  plane.ForEachEvent([&](const xplane::EventVisitor& event) {
+    if (auto value = event.StrStatNamed(xplane::kTfOpStat)) tf_ops.emplace_back(*value);
+  });
   CHECK(tf_ops == std::vector<std::string>{"enc/aten__relu:aten__relu",
                                            "dec/aten__relu:aten__relu",
                                            "aten__relu:aten__relu"});
