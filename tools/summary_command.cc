@@ -101,6 +101,13 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
   return files.front();
 }
 
+// A CSV destination: a path, or "-" for stdout; never empty.
+CLI::Validator PathOrStdout() {
+  return CLI::Validator(
+      [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; }, "",
+      "NONEMPTY");
+}
+
 struct SummaryArgs {
   std::string input, csv, memory_csv, host;
   int top = 20;
@@ -161,15 +168,11 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
   command->add_option("--csv", args->csv, "also write the op table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
-      ->check(CLI::Validator(
-          [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; },
-          "", "NONEMPTY"));
+      ->check(PathOrStdout());
   command->add_option("--memory_csv", args->memory_csv,
                       "also write the memory-by-operator table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
-      ->check(CLI::Validator(
-          [](std::string& value) { return value.empty() ? "needs a path or '-'" : ""; },
-          "", "NONEMPTY"));
+      ->check(PathOrStdout());
   command->add_option("--host", args->host, "the host of a run with several")->type_name("NAME");
   command->footer("Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty), "
                   "2 usage error.");
