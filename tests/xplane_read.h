@@ -59,6 +59,30 @@ inline std::string PlaneStatText(const tensorflow::profiler::XPlane& plane,
   return stat ? std::string(stat->TextValue(&scratch)) : "<absent>";
 }
 
+// True if an event of `plane` is named `name` (or starts with it).
+inline bool HasEvent(const tensorflow::profiler::XPlane& plane, std::string_view name,
+                     bool prefix = false) {
+  bool found = false;
+  xplane::PlaneVisitor(plane).ForEachEvent([&](const xplane::EventVisitor& event) {
+    found |= prefix ? event.Name().substr(0, name.size()) == name : event.Name() == name;
+  });
+  return found;
+}
+
+// True if any plane of `space` has such an event.
+inline bool HasEvent(const tensorflow::profiler::XSpace& space, std::string_view name,
+                     bool prefix = false) {
+  for (const auto& plane : space.planes()) {
+    if (HasEvent(plane, name, prefix)) return true;
+  }
+  return false;
+}
+
+// True if `plane` knows a stat named `name`.
+inline bool HasStat(const tensorflow::profiler::XPlane& plane, std::string_view name) {
+  return xplane::PlaneVisitor(plane).StatId(name) >= 0;
+}
+
 inline const tensorflow::profiler::XLine* FindLine(const tensorflow::profiler::XPlane& plane,
                                                    int64_t id) {
   for (const auto& line : plane.lines()) {

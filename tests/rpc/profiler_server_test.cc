@@ -179,17 +179,7 @@ TEST_CASE("a short window ends by itself, override_hostname names the file") {
 
 // The "profile_start_time" stat of the Task Environment plane, 0 if none.
 uint64_t ProfileStartTime(const XSpace& space) {
-  for (const XPlane& plane : space.planes()) {
-    if (plane.name() != xplane::kTaskEnvironmentPlaneName) continue;
-    for (const auto& stat : plane.stats()) {
-      auto it = plane.stat_metadata().find(stat.metadata_id());
-      if (it != plane.stat_metadata().end() &&
-          it->second.name() == xplane::kProfileStartTimeStat) {
-        return stat.uint64_value();
-      }
-    }
-  }
-  return 0;
+  return static_cast<uint64_t>(xplane::ProfileStartEpochNs(space));
 }
 
 uint64_t EpochNanosNow() {

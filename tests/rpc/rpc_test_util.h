@@ -19,6 +19,7 @@
 #include "proto/xplane.pb.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/xplane_read.h"
 
 namespace neuronprof {
 namespace testing {
@@ -42,19 +43,6 @@ inline bool WaitFor(const std::function<bool()>& done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
-}
-
-// True if the host plane of `space` holds an event named `name`.
-inline bool HasEvent(const tensorflow::profiler::XSpace& space, const std::string& name) {
-  const auto* host = xplane::FindPlane(space, xplane::kHostPlaneName);
-  if (host == nullptr) return false;
-  for (const auto& line : host->lines()) {
-    for (const auto& event : line.events()) {
-      auto it = host->event_metadata().find(event.metadata_id());
-      if (it != host->event_metadata().end() && it->second.name() == name) return true;
-    }
-  }
-  return false;
 }
 
 // A ProfilerServer of this process on a free loopback port.

@@ -12,6 +12,7 @@
 #include "src/collectors/collector.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/xplane_read.h"
 
 namespace neuronprof {
 namespace {
@@ -65,19 +66,8 @@ collectors::ScopedCollectorFactory RegisterFake(const FakeScript* script) {
       });
 }
 
-bool HasEventNamed(const XPlane& plane, const std::string& name) {
-  for (const auto& [id, metadata] : plane.event_metadata()) {
-    if (metadata.name() == name) return true;
-  }
-  return false;
-}
-
-bool HasStatNamed(const XPlane& plane, const std::string& name) {
-  for (const auto& [id, metadata] : plane.stat_metadata()) {
-    if (metadata.name() == name) return true;
-  }
-  return false;
-}
+using testing::HasEvent;
+using testing::HasStat;
 
 TEST_CASE("each collector is started, stopped, collected once, in that order") {
   std::vector<std::string> calls;
@@ -129,7 +119,7 @@ TEST_CASE("a failed start stops the started collectors in reverse and names the 
   CHECK(calls.empty());
   const XPlane* host = xplane::FindPlane(result->space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
-  CHECK(HasEventNamed(*host, "next_capture"));
+  CHECK(HasEvent(*host, "next_capture"));
 }
 
 TEST_CASE("a failing Collect keeps the other planes and records the error in the XSpace") {
@@ -150,7 +140,7 @@ TEST_CASE("a failing Collect keeps the other planes and records the error in the
   CHECK(xplane::FindPlane(result->space, "/fake:broken") == nullptr);
   const XPlane* host = xplane::FindPlane(result->space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
-  CHECK(HasEventNamed(*host, "kept_marker"));
+  CHECK(HasEvent(*host, "kept_marker"));
 }
 
 TEST_CASE("warnings a collector reports in CollectStats become XSpace warnings") {
@@ -178,8 +168,8 @@ TEST_CASE("the session annotates operator events when a collector records operat
     REQUIRE(result.ok());
     const XPlane* host = xplane::FindPlane(result->space, xplane::kHostPlaneName);
     REQUIRE(host != nullptr);
-    REQUIRE(HasEventNamed(*host, "aten::relu"));
-    return HasStatNamed(*host, xplane::kTfOpStat);
+    REQUIRE(HasEvent(*host, "aten::relu"));
+    return HasStat(*host, xplane::kTfOpStat);
   };
   SECTION("no operator collector: the host plane is left as recorded") {
     CHECK_FALSE(run_capture());

@@ -20,6 +20,7 @@
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/test_util.h"
+#include "tests/xplane_read.h"
 
 namespace neuronprof {
 namespace {
@@ -40,18 +41,11 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &info) == 0;
 }
 
-std::string EventName(const XPlane& plane, int64_t metadata_id) {
-  auto it = plane.event_metadata().find(metadata_id);
-  return it == plane.event_metadata().end() ? "" : it->second.name();
-}
+using testing::EventName;
+using testing::StatName;
 
 bool HasEventNamed(const tensorflow::profiler::XSpace& space, const std::string& prefix) {
-  for (const XPlane& plane : space.planes()) {
-    for (const auto& [id, metadata] : plane.event_metadata()) {
-      if (metadata.name().rfind(prefix, 0) == 0) return true;
-    }
-  }
-  return false;
+  return testing::HasEvent(space, prefix, /*prefix=*/true);
 }
 
 // What a fake collector is told to do, and what happened to it.
@@ -216,17 +210,18 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
   for (int i = 0; i < 6; i += 2) {
     const auto& step = main_line.events(i);
     const auto& child = main_line.events(i + 1);
-    CHECK(EventName(*host, step.metadata_id()) == "train");
-    CHECK(EventName(*host, child.metadata_id()) == "model_build");
+    CHECK(EventName(*host, step) == "train");
+    CHECK(EventName(*host, child) == "model_build");
     CHECK(child.offset_ps() >= step.offset_ps());
     CHECK(child.offset_ps() + child.duration_ps() <= step.offset_ps() + step.duration_ps());
     REQUIRE(step.stats_size() == 2);
-    CHECK(host->stat_metadata().at(step.stats(0).metadata_id()).name() == "step_num");
+    CHECK(StatName(*host, step.stats(0)) == "step_num");
     CHECK(step.stats(0).int64_value() == i / 2);
-    CHECK(host->stat_metadata().at(step.stats(1).metadata_id()).name() == "_r");
+    CHECK(StatName(*host, step.stats(1)) == "_r");
     // String arguments are interned (ref_value names a stat metadata entry).
     REQUIRE(child.stats(0).value_case() == tensorflow::profiler::XStat::kRefValue);
-    CHECK(host->stat_metadata().at(child.stats(0).ref_value()).name() == "fc1");
+    CHECK(xplane::PlaneVisitor(*host).StatName(static_cast<int64_t>(child.stats(0).ref_value())) ==
+          "fc1");
   }
   // Line times are relative to the profile start and fall in the window.
   CHECK(main_line.timestamp_ns() >= 0);
@@ -299,7 +294,7 @@ TEST_CASE("the window ends by itself after ms_duration; later markers are left o
   REQUIRE(host != nullptr);
   REQUIRE(host->lines_size() == 1);
   REQUIRE(host->lines(0).events_size() == 1);
-  CHECK(EventName(*host, host->lines(0).events(0).metadata_id()) == "inside");
+  CHECK(EventName(*host, host->lines(0).events(0)) == "inside");
 }
 
 TEST_CASE("a collector that fails to start rolls back the ones started before it") {
@@ -433,7 +428,7 @@ TEST_CASE("an unwritable logdir keeps the capture in a fallback folder") {
   auto space = testing::ReadXSpace(fallback + "testhost.xplane.pb");
   const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);
-  CHECK(EventName(*host, host->lines(0).events(0).metadata_id()) == "precious");
+  CHECK(EventName(*host, host->lines(0).events(0)) == "precious");
   CHECK(Exists(fallback + "testhost.pt.trace.json.gz"));
   exporter::RemoveTree(fallback);
 }
