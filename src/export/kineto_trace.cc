@@ -332,11 +332,17 @@ class KinetoWriter {
     // torch writes -1 for the CPU, which has no index.
     args.Int("Device Id", stats.IntStatNamed(xplane::kDeviceIdStat)
                               .value_or(device_type == kineto::kTorchCpu ? -1 : 0));
-    args.Int("Addr", stats.IntStatNamed(xplane::kAddressStat).value_or(0));
+    // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
+    // device with an "Addr" enters its curve as device None and breaks the
+    // sort of device names, so such an address stays under its own "addr".
+    const bool plugin_device =
+        device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
+    if (plugin_device) args.Int("Addr", stats.IntStatNamed(xplane::kAddressStat).value_or(0));
     args.Int("Bytes", bytes);
     args.Int("Total Allocated", stats.IntStatNamed(xplane::kBytesAllocatedStat).value_or(0));
     args.Int("Total Reserved", stats.IntStatNamed(xplane::kPoolReservedStat).value_or(0));
-    args.PassThrough(stats, {xplane::kDeviceIdStat, xplane::kAddressStat,
+    args.PassThrough(stats, {xplane::kDeviceIdStat,
+                             plugin_device ? xplane::kAddressStat : std::string_view(),
                              xplane::kAllocationBytesStat, xplane::kBytesAllocatedStat,
                              xplane::kPoolReservedStat});
     args.Close();

@@ -679,6 +679,9 @@ TEST_CASE("kineto trace: memory events are torch.profiler's [memory] instants") 
   CHECK(Trace::Arg(hbm, "Bytes") == 0);
   CHECK(Trace::Arg(hbm, "Total Allocated") == 65536);
   CHECK(Trace::Arg(hbm, "Total Reserved") == 1'048'576);
+  // The plugin cannot name this device: no "Addr" for its curve to trip on.
+  CHECK_FALSE(Trace::Has(Trace::Args(hbm), "Addr"));
+  CHECK(Trace::Has(Trace::Args(hbm), "addr"));
 
   // The operator keeps its External id; memory instants take none.
   REQUIRE(trace.Named("aten::empty").size() == 1);
