@@ -146,7 +146,11 @@ class ChromeWriter {
           ++unplaceable_;
           return;
         }
-        WriteEvent(event, prefix, *time);
+        if (xplane::IsMemoryEventName(event.Name())) {
+          WriteMemoryCounter(event, pid, time->start_ns);
+        } else {
+          WriteEvent(event, prefix, *time);
+        }
         if (correlation_stat >= 0) {
           const uint64_t id = CorrelationId(event, correlation_stat);
           if (id != 0 && linked_.contains(id)) {
@@ -156,6 +160,27 @@ class ChromeWriter {
         out_.MaybeFlush();
       });
     });
+  }
+
+  // A memory event is a sample of its allocator's curve: a counter on the
+  // process's "Memory <allocator>" track, which Perfetto and chrome://tracing
+  // draw as a graph (tid plays no part in a counter's track).
+  void WriteMemoryCounter(const EventVisitor& event, int64_t pid, int64_t ts_ns) {
+    const std::string_view allocator =
+        event.StrStatNamed(xplane::kAllocatorNameStat).value_or("unknown");
+    out_.Raw("{\"ph\":\"C\",\"pid\":");
+    out_.Int(pid);
+    out_.Raw(",\"ts\":");
+    out_.Micros(ts_ns);
+    out_.Raw(",\"name\":");
+    out_.String(fmt::format("Memory {}", allocator));
+    JsonArgs args(&out_);
+    args.Int("allocated", event.IntStatNamed(xplane::kBytesAllocatedStat).value_or(0));
+    if (auto reserved = event.IntStatNamed(xplane::kPoolReservedStat)) {
+      args.Int("reserved", *reserved);
+    }
+    args.Close();
+    out_.Raw("},\n");
   }
 
   void WriteEvent(const EventVisitor& event, std::string_view prefix,

@@ -123,6 +123,17 @@ std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view in
   return std::array<int64_t, 2>{joined / 10, joined % 10};
 }
 
+int64_t TorchDeviceType(std::string_view memory_device_type, std::string_view allocator) {
+  std::string_view kind = memory_device_type;
+  if (kind.empty()) kind = allocator.substr(0, allocator.find(':'));
+  const absl::string_view text(kind.data(), kind.size());
+  if (absl::EqualsIgnoreCase(text, "cpu")) return kTorchCpu;
+  if (absl::EqualsIgnoreCase(text, "cuda") || absl::EqualsIgnoreCase(text, "gpu")) {
+    return kTorchCuda;
+  }
+  return kTorchPrivateUse1;
+}
+
 }  // namespace kineto
 }  // namespace exporter
 }  // namespace neuronprof

@@ -41,6 +41,17 @@ KernelLaunch ParseKernelDetails(std::string_view details);
 // "8.6", "sm_86", "86" -> {8, 6}; nullopt when unreadable.
 std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view text);
 
+// c10::DeviceType numbers, as torch writes "Device Type" in [memory]
+// events. The PyTorch plugin reads 0 and 1; other accelerators are
+// PrivateUse1, as torch reports an out-of-tree backend.
+inline constexpr int64_t kTorchCpu = 0;
+inline constexpr int64_t kTorchCuda = 1;
+inline constexpr int64_t kTorchPrivateUse1 = 20;
+
+// The c10::DeviceType of a memory event, from its memory_device_type stat
+// ("CPU", "CUDA", "NPU"), else from its allocator name ("cpu", "cuda:0").
+int64_t TorchDeviceType(std::string_view memory_device_type, std::string_view allocator);
+
 }  // namespace kineto
 }  // namespace exporter
 }  // namespace neuronprof

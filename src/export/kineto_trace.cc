@@ -284,6 +284,12 @@ class KinetoWriter {
       for (const XEvent& event : line.events()) {
         const std::optional<xplane::EventTime> time = Placed(line, event);
         if (!time) continue;
+        const EventVisitor stats(plane, line, event);
+        if (xplane::IsMemoryEventName(stats.Name())) {
+          // An instant, not a span: no external id, encloses nothing.
+          WriteMemoryEvent(stats, line.id(), time->start_ns);
+          continue;
+        }
         HostSpan span;
         span.start_ns = time->start_ns;
         span.end_ns = time->end_ns();
@@ -303,6 +309,44 @@ class KinetoWriter {
       });
       for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
     }
+  }
+
+  // A memory event as torch.profiler writes it with profile_memory: the
+  // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
+  void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
+    const int64_t device_type = kineto::TorchDeviceType(
+        stats.StrStatNamed(xplane::kMemoryDeviceTypeStat).value_or(""),
+        stats.StrStatNamed(xplane::kAllocatorNameStat).value_or(""));
+    int64_t bytes = stats.IntStatNamed(xplane::kAllocationBytesStat)
+                        .value_or(stats.IntStatNamed(xplane::kRequestedBytesStat).value_or(0));
+    if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = -bytes;
+    if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
+    BeginEvent("i", nullptr, "[memory]");
+    PidTid(host_pid_, tid);
+    out_.Raw(",\"ts\":");
+    out_.Micros(ts_ns);
+    max_end_ns_ = std::max(max_end_ns_, ts_ns);
+    out_.Raw(",\"s\":\"t\"");
+    JsonArgs args(&out_);
+    args.Int("Device Type", device_type);
+    // torch writes -1 for the CPU, which has no index.
+    args.Int("Device Id", stats.IntStatNamed(xplane::kDeviceIdStat)
+                              .value_or(device_type == kineto::kTorchCpu ? -1 : 0));
+    // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
+    // device with an "Addr" enters its curve as device None and breaks the
+    // sort of device names, so such an address stays under its own "addr".
+    const bool plugin_device =
+        device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
+    if (plugin_device) args.Int("Addr", stats.IntStatNamed(xplane::kAddressStat).value_or(0));
+    args.Int("Bytes", bytes);
+    args.Int("Total Allocated", stats.IntStatNamed(xplane::kBytesAllocatedStat).value_or(0));
+    args.Int("Total Reserved", stats.IntStatNamed(xplane::kPoolReservedStat).value_or(0));
+    args.PassThrough(stats, {xplane::kDeviceIdStat,
+                             plugin_device ? xplane::kAddressStat : std::string_view(),
+                             xplane::kAllocationBytesStat, xplane::kBytesAllocatedStat,
+                             xplane::kPoolReservedStat});
+    args.Close();
+    out_.Char('}');
   }
 
   void WriteHostSpan(HostSpan& span, const PlaneVisitor& plane, int64_t external_id,

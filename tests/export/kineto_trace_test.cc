@@ -21,6 +21,7 @@
 #include "src/xplane/json_reader.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"
+#include "tests/export/memory_space.h"
 #include "tests/export/strict_json.h"
 #include "tests/export/trace_text.h"
 #include "tests/test_util.h"
@@ -626,6 +627,74 @@ TEST_CASE("logdir: the PyTorch trace is written only where asked") {
   auto json = exporter::GzipDecompress(*data);
   REQUIRE(json.ok());
   CHECK(*json == testing::KinetoTraceText(space));
+}
+
+}  // namespace
+}  // namespace neuronprof
+
+namespace neuronprof {
+namespace {
+
+TEST_CASE("kineto trace: memory events are torch.profiler's [memory] instants") {
+  Trace trace(testing::MemorySpace());
+  std::vector<const Struct*> memory;
+  for (const Struct* event : trace.events()) {
+    if (Trace::Str(*event, "name") == "[memory]") memory.push_back(event);
+    // No zero-length slice is left for them.
+    CHECK(Trace::Str(*event, "name") != xplane::kMemoryAllocationEvent);
+    CHECK(Trace::Str(*event, "name") != xplane::kMemoryDeallocationEvent);
+    CHECK(Trace::Str(*event, "name") != xplane::kMemoryUsageEvent);
+  }
+  REQUIRE(memory.size() == 4);
+  for (const Struct* event : memory) {
+    CHECK(Trace::Str(*event, "ph") == "i");
+    CHECK(Trace::Str(*event, "s") == "t");
+    CHECK_FALSE(Trace::Has(*event, "cat"));
+  }
+  const Struct& cpu_alloc = *memory[0];
+  CHECK(Trace::Num(cpu_alloc, "tid") == testing::kMemoryTid);
+  CHECK(Trace::Num(cpu_alloc, "ts") == Approx(11.0));
+  CHECK(Trace::Arg(cpu_alloc, "Device Type") == 0);
+  CHECK(Trace::Arg(cpu_alloc, "Device Id") == -1);
+  CHECK(Trace::Arg(cpu_alloc, "Addr") == 0x1000);
+  CHECK(Trace::Arg(cpu_alloc, "Bytes") == 4096);
+  CHECK(Trace::Arg(cpu_alloc, "Total Allocated") == 4096);
+  CHECK(Trace::Arg(cpu_alloc, "Total Reserved") == 0);
+  CHECK(Trace::Str(Trace::Args(cpu_alloc), "allocator_name") == "cpu");  // Kept.
+
+  const Struct& cuda_alloc = *memory[1];
+  CHECK(Trace::Arg(cuda_alloc, "Device Type") == 1);
+  CHECK(Trace::Arg(cuda_alloc, "Device Id") == 0);
+  CHECK(Trace::Arg(cuda_alloc, "Bytes") == 1024);
+  CHECK(Trace::Arg(cuda_alloc, "Total Reserved") == 2'097'152);
+
+  const Struct& cpu_free = *memory[2];  // Frees are negative, as in torch.
+  CHECK(Trace::Arg(cpu_free, "Bytes") == -4096);
+  CHECK(Trace::Arg(cpu_free, "Addr") == 0x1000);
+  CHECK(Trace::Arg(cpu_free, "Total Allocated") == 0);
+
+  const Struct& hbm = *memory[3];  // A usage sample: a total, no change.
+  CHECK(Trace::Num(hbm, "tid") == static_cast<double>(testing::kPoolLineId));
+  CHECK(Trace::Arg(hbm, "Device Type") == exporter::kineto::kTorchPrivateUse1);
+  CHECK(Trace::Arg(hbm, "Bytes") == 0);
+  CHECK(Trace::Arg(hbm, "Total Allocated") == 65536);
+  CHECK(Trace::Arg(hbm, "Total Reserved") == 1'048'576);
+  // The plugin cannot name this device: no "Addr" for its curve to trip on.
+  CHECK_FALSE(Trace::Has(Trace::Args(hbm), "Addr"));
+  CHECK(Trace::Has(Trace::Args(hbm), "addr"));
+
+  // The operator keeps its External id; memory instants take none.
+  REQUIRE(trace.Named("aten::empty").size() == 1);
+  CHECK(Trace::Arg(*trace.Named("aten::empty")[0], "External id") == 1);
+}
+
+TEST_CASE("kineto args: c10::DeviceType of a memory event") {
+  using exporter::kineto::TorchDeviceType;
+  CHECK(TorchDeviceType("CPU", "cpu") == 0);
+  CHECK(TorchDeviceType("CUDA", "cuda:1") == 1);
+  CHECK(TorchDeviceType("", "cuda:1") == 1);  // From the allocator name.
+  CHECK(TorchDeviceType("", "cpu") == 0);
+  CHECK(TorchDeviceType("NPU", "NPU:0/HBM") == 20);
 }
 
 }  // namespace

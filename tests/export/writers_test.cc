@@ -23,6 +23,7 @@
 #include "src/xplane/xplane_visitor.h"
 #include "tests/export/file_size_limit.h"
 #include "tests/export/hostile_space.h"
+#include "tests/export/memory_space.h"
 #include "tests/export/strict_json.h"
 #include "tests/export/trace_text.h"
 #include "tests/test_util.h"
@@ -346,6 +347,39 @@ TEST_CASE("a trace write that fails leaves no file, and the error names the path
     }
   }
   CHECK(ListDir(dir.path()).empty());  // No partial file, no temporary file.
+}
+
+TEST_CASE("Chrome trace: memory events are counters on a track per allocator") {
+  const std::string json = testing::ChromeTraceText(testing::MemorySpace());
+  const google::protobuf::Struct root = testing::ParseStrictJson(json);
+  for (const char* name : {xplane::kMemoryAllocationEvent, xplane::kMemoryDeallocationEvent,
+                           xplane::kMemoryUsageEvent}) {
+    CHECK(ChromeEvents(root, "X", name).empty());  // Not zero-length slices.
+  }
+  const auto value = [](const google::protobuf::Struct* event, const char* key) {
+    return event->fields().at("args").struct_value().fields().at(key).number_value();
+  };
+  const auto has_arg = [](const google::protobuf::Struct* event, const char* key) {
+    return event->fields().at("args").struct_value().fields().count(key) > 0;
+  };
+  const auto cpu = ChromeEvents(root, "C", "Memory cpu");
+  REQUIRE(cpu.size() == 2);  // The allocation and the free: the curve's two steps.
+  CHECK(cpu[0]->fields().at("ts").number_value() == Approx(11.0));
+  CHECK(value(cpu[0], "allocated") == 4096);
+  CHECK(value(cpu[1], "allocated") == 0);
+  CHECK_FALSE(has_arg(cpu[0], "reserved"));  // The CPU allocator reports no pool.
+  const auto cuda = ChromeEvents(root, "C", "Memory cuda:0");
+  REQUIRE(cuda.size() == 1);
+  CHECK(value(cuda[0], "allocated") == 1024);
+  CHECK(value(cuda[0], "reserved") == 2'097'152);
+  const auto hbm = ChromeEvents(root, "C", "Memory NPU:0/HBM");
+  REQUIRE(hbm.size() == 1);
+  CHECK(value(hbm[0], "allocated") == 65536);
+  CHECK(value(hbm[0], "reserved") == 1'048'576);
+  // All on the host plane's process: one curve per allocator in Perfetto.
+  CHECK(cpu[0]->fields().at("pid").number_value() == cuda[0]->fields().at("pid").number_value());
+  // The operator around them is still a slice.
+  CHECK(ChromeEvents(root, "X", "aten::empty").size() == 1);
 }
 
 }  // namespace
