@@ -37,7 +37,8 @@ inline const tensorflow::profiler::XStat* FindStat(const tensorflow::profiler::X
 // The plane's own stat `name`; nullptr if absent.
 inline const tensorflow::profiler::XStat* FindPlaneStat(const tensorflow::profiler::XPlane& plane,
                                                         std::string_view name) {
-  const auto stat = xplane::PlaneVisitor(plane).PlaneStat(name);
+  const xplane::PlaneVisitor visitor(plane);
+  const auto stat = visitor.PlaneStat(name);
   return stat ? &stat->raw() : nullptr;
 }
 
@@ -54,7 +55,8 @@ inline std::string StatText(const tensorflow::profiler::XPlane& plane,
 // The plane's own stat `name` as text, or "<absent>".
 inline std::string PlaneStatText(const tensorflow::profiler::XPlane& plane,
                                  std::string_view name) {
-  const auto stat = xplane::PlaneVisitor(plane).PlaneStat(name);
+  const xplane::PlaneVisitor visitor(plane);  // The stat visitor points into it.
+  const auto stat = visitor.PlaneStat(name);
   std::string scratch;
   return stat ? std::string(stat->TextValue(&scratch)) : "<absent>";
 }

@@ -31,7 +31,8 @@ namespace {
 int64_t TaskEnvironmentTime(const XSpace& space, std::string_view stat_name) {
   const XPlane* plane = FindPlane(space, kTaskEnvironmentPlaneName);
   if (plane == nullptr) return 0;
-  const auto stat = PlaneVisitor(*plane).PlaneStat(stat_name);
+  const PlaneVisitor visitor(*plane);  // Outlives the stat visitor.
+  const auto stat = visitor.PlaneStat(stat_name);
   return stat ? stat->IntValue().value_or(0) : 0;
 }
 }  // namespace

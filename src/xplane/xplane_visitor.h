@@ -6,7 +6,10 @@
 // by the one rule of stat_lookup.h (IntValue / StrValue / TextValue).
 //
 // Visitors are views: they hold pointers into the XPlane, which must
-// outlive them and not change while they are used.
+// outlive them and not change while they are used. Line, event and stat
+// visitors also point at the PlaneVisitor they came from: keep it in a
+// named variable, never a temporary (`PlaneVisitor(p).PlaneStat(...)`
+// leaves the stat visitor dangling).
 #ifndef NEURONPROF_SRC_XPLANE_XPLANE_VISITOR_H_
 #define NEURONPROF_SRC_XPLANE_XPLANE_VISITOR_H_
 
