@@ -8,37 +8,6 @@ namespace neuronprof {
 namespace core {
 namespace {
 
-// Writes into up to `capacity` bytes at `begin` and counts every byte, so
-// that an encoding that does not fit says how large it is.
-class ArenaWriter {
- public:
-  ArenaWriter(char* begin, size_t capacity) : begin_(begin), capacity_(capacity) {}
-  void PutBytes(const void* data, size_t size) {
-    if (size != 0 && size_ <= capacity_ && size <= capacity_ - size_) {
-      std::memcpy(begin_ + size_, data, size);
-    }
-    size_ += size;
-  }
-  void PutKind(char kind) { PutBytes(&kind, 1); }
-  // Lengths always fit: an encoding is written only if it fits one block.
-  void PutText(std::string_view text) {
-    const auto length = static_cast<uint32_t>(text.size());
-    PutBytes(&length, sizeof(length));
-    PutBytes(text.data(), text.size());
-  }
-  template <typename T>
-  void PutValue(T value) {
-    static_assert(sizeof(T) == 8, "numbers are stored as 8 bytes");
-    PutBytes(&value, sizeof(value));
-  }
-  size_t size() const { return size_; }
-
- private:
-  char* begin_;
-  size_t capacity_;
-  size_t size_ = 0;
-};
-
 char KindChar(TraceArg::Kind kind) {
   switch (kind) {
     case TraceArg::Kind::kInt: return 'i';
@@ -49,15 +18,60 @@ char KindChar(TraceArg::Kind kind) {
   return 's';
 }
 
-void EncodeArg(const TraceArg& arg, ArenaWriter* out) {
-  out->PutKind(KindChar(arg.kind()));
-  out->PutText(arg.key());
-  switch (arg.kind()) {
-    case TraceArg::Kind::kInt: out->PutValue(arg.int_value()); break;
-    case TraceArg::Kind::kUint: out->PutValue(static_cast<uint64_t>(arg.int_value())); break;
-    case TraceArg::Kind::kDouble: out->PutValue(arg.double_value()); break;
-    case TraceArg::Kind::kString: out->PutText(arg.string_value()); break;
+constexpr size_t kLengthBytes = sizeof(uint32_t);
+constexpr size_t kNumberBytes = 8;
+
+size_t EncodedSize(const TraceArg& arg) {
+  const size_t value = arg.kind() == TraceArg::Kind::kString
+                           ? kLengthBytes + arg.string_value().size()
+                           : kNumberBytes;
+  return 1 + kLengthBytes + arg.key().size() + value;
+}
+
+// Keys and most string values are a few bytes long: two overlapping fixed
+// copies instead of a call into the library's memcpy.
+inline void CopyBytes(char* out, const char* text, size_t size) {
+  if (size >= 8 && size <= 16) {
+    std::memcpy(out, text, 8);
+    std::memcpy(out + size - 8, text + size - 8, 8);
+  } else if (size >= 4 && size < 8) {
+    std::memcpy(out, text, 4);
+    std::memcpy(out + size - 4, text + size - 4, 4);
+  } else if (size < 4) {
+    for (size_t i = 0; i < size; ++i) out[i] = text[i];
+  } else {
+    std::memcpy(out, text, size);
   }
+}
+
+// Unchecked writes: EncodeMarker sizes the whole encoding and checks it
+// against the room left before writing the first byte, so the per-piece
+// bounds checks (most of an argument's cost on the allocator's path) go.
+inline char* PutText(char* out, std::string_view text) {
+  const auto length = static_cast<uint32_t>(text.size());  // < one block
+  std::memcpy(out, &length, kLengthBytes);
+  CopyBytes(out + kLengthBytes, text.data(), text.size());
+  return out + kLengthBytes + text.size();
+}
+
+inline char* PutArg(char* out, const TraceArg& arg) {
+  *out++ = KindChar(arg.kind());
+  out = PutText(out, arg.key());
+  switch (arg.kind()) {
+    case TraceArg::Kind::kInt:
+    case TraceArg::Kind::kUint: {  // kUint keeps its bit pattern.
+      const int64_t value = arg.int_value();
+      std::memcpy(out, &value, kNumberBytes);
+      return out + kNumberBytes;
+    }
+    case TraceArg::Kind::kDouble: {
+      const double value = arg.double_value();
+      std::memcpy(out, &value, kNumberBytes);
+      return out + kNumberBytes;
+    }
+    case TraceArg::Kind::kString: break;
+  }
+  return PutText(out, arg.string_value());
 }
 
 // Reads the encoding back; every Take fails (and stays failed) on a short
@@ -87,13 +101,16 @@ class ArgReader {
 }  // namespace
 
 size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
-  ArenaWriter out(begin, capacity);
-  out.PutBytes(marker.name.data(), marker.name.size());
-  for (size_t i = 0; i < marker.num_args; ++i) EncodeArg(marker.args[i], &out);
-  for (size_t i = 0; i < marker.num_more_args; ++i) {
-    EncodeArg(marker.more_args[i], &out);
-  }
-  return out.size();
+  size_t size = marker.name.size();
+  for (size_t i = 0; i < marker.num_args; ++i) size += EncodedSize(marker.args[i]);
+  for (size_t i = 0; i < marker.num_more_args; ++i) size += EncodedSize(marker.more_args[i]);
+  if (size > capacity || size == 0) return size;
+  char* out = begin;
+  CopyBytes(out, marker.name.data(), marker.name.size());
+  out += marker.name.size();
+  for (size_t i = 0; i < marker.num_args; ++i) out = PutArg(out, marker.args[i]);
+  for (size_t i = 0; i < marker.num_more_args; ++i) out = PutArg(out, marker.more_args[i]);
+  return size;
 }
 
 std::string_view PlainName(const internal::EventRecord& record) {
