@@ -53,7 +53,8 @@ void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_n
 
 XPlaneBuilder::XPlaneBuilder(XPlane* plane) : plane_(plane) {
   for (const auto& [id, metadata] : plane->event_metadata()) {
-    event_ids_.emplace(metadata.name(), id);
+    // Metadata with stats is shared by some events only, never a name's.
+    if (metadata.stats_size() == 0) event_ids_.emplace(metadata.name(), id);
   }
   for (const auto& [id, metadata] : plane->stat_metadata()) {
     stat_ids_.emplace(metadata.name(), id);
@@ -65,13 +66,25 @@ int64_t XPlaneBuilder::EventMetadataId(std::string_view raw_name) {
   const std::string_view name = utf8::Valid(raw_name, &scratch);
   auto it = event_ids_.find(absl::string_view(name.data(), name.size()));
   if (it != event_ids_.end()) return it->second;
-  // Id 0 stays unused, as in TSL.
-  const int64_t id = static_cast<int64_t>(plane_->event_metadata_size()) + 1;
-  auto& metadata = (*plane_->mutable_event_metadata())[id];
-  metadata.set_id(id);
-  metadata.set_name(std::string(name));
+  const int64_t id = AddEventMetadata(name)->id();
   event_ids_.emplace(std::string(name), id);
   return id;
+}
+
+XEventMetadata* XPlaneBuilder::NewEventMetadata(std::string_view raw_name) {
+  std::string scratch;
+  return AddEventMetadata(utf8::Valid(raw_name, &scratch));
+}
+
+XEventMetadata* XPlaneBuilder::AddEventMetadata(std::string_view valid_name) {
+  // Id 0 stays unused, as in TSL; a file read back may have gaps in its ids.
+  auto* all = plane_->mutable_event_metadata();
+  int64_t id = static_cast<int64_t>(all->size()) + 1;
+  while (all->count(id) != 0) ++id;
+  XEventMetadata& metadata = (*all)[id];
+  metadata.set_id(id);
+  metadata.set_name(std::string(valid_name));
+  return &metadata;
 }
 
 int64_t XPlaneBuilder::StatMetadataId(std::string_view raw_name) {

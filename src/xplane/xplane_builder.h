@@ -19,6 +19,7 @@ namespace neuronprof {
 namespace xplane {
 
 using tensorflow::profiler::XEvent;
+using tensorflow::profiler::XEventMetadata;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
@@ -46,8 +47,14 @@ class XPlaneBuilder {
   explicit XPlaneBuilder(XPlane* plane);
 
   XPlane* plane() const { return plane_; }
+  // The plain metadata named `name` (no stats), made on first use.
   int64_t EventMetadataId(std::string_view name);
   int64_t StatMetadataId(std::string_view name);
+  // A new metadata named `name` for stats that many events share (an
+  // operator's inputs): the events point to it and keep only their own
+  // stats. Our visitor's Stat() and TSL's GetEventOrMetadataStat read
+  // both; EventMetadataId(name) never returns it.
+  XEventMetadata* NewEventMetadata(std::string_view name);
 
   XLine* AddLine(int64_t id, std::string_view name, int64_t timestamp_ns);
   XEvent* AddEvent(XLine* line, int64_t metadata_id, int64_t offset_ps,
@@ -68,6 +75,7 @@ class XPlaneBuilder {
  private:
   XStat* NewStat(google::protobuf::RepeatedPtrField<XStat>* stats,
                  std::string_view name);
+  XEventMetadata* AddEventMetadata(std::string_view valid_name);
 
   XPlane* plane_;
   absl::flat_hash_map<std::string, int64_t> event_ids_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
@@ -27,13 +28,108 @@ int64_t TicksToPs(uint64_t from, uint64_t to, double ns_per_tick) {
 // layer, tf_op, flops, bytes_accessed.
 constexpr int kAnnotationStats = 5;
 
-int StatsToReserve(const std::vector<core::DecodedArg>& args) {
-  const bool is_operator =
-      std::any_of(args.begin(), args.end(), [](const core::DecodedArg& arg) {
-        return arg.key == xplane::kOpFrameworkStat;
-      });
-  return static_cast<int>(args.size()) + (is_operator ? kAnnotationStats : 0);
+// Stats that every call of an operator with the same inputs shares. They
+// go on one event metadata per distinct signature (a few hundred in a
+// training loop) instead of on each of a million events; the events keep
+// their own (sequence number, forward thread). Stats xprof reads with
+// TSL's event-only GetStat (tf_op, flops, bytes_accessed, memory stats)
+// stay on the events.
+bool IsSignatureStat(std::string_view key) {
+  return key == xplane::kOpFrameworkStat || key == xplane::kOpDirectionStat ||
+         key == xplane::kOpInputDimsStat || key == xplane::kOpInputTypesStat ||
+         key == xplane::kOpInputValuesStat;
 }
+
+// Writes records' names and arguments into one host plane, resolving
+// (checking, interning) each distinct key, string value, name and operator
+// signature once. The views point into the pool, which outlives it.
+class HostPlaneStats {
+ public:
+  explicit HostPlaneStats(xplane::XPlaneBuilder* plane) : plane_(*plane) {}
+
+  void Write(std::string_view name, const std::vector<core::DecodedArg>& args,
+             tensorflow::profiler::XEvent* event) {
+    const int64_t signature = SignatureMetadataId(name, args);
+    event->set_metadata_id(signature != 0 ? signature : NameId(name));
+    int own = 0;
+    for (const core::DecodedArg& arg : args) own += StatKey(arg.key).signature ? 0 : 1;
+    if (own == 0 && signature == 0) return;
+    // One array of stat pointers per event, not one per doubling; an
+    // operator's also holds the stats the operator annotation adds.
+    event->mutable_stats()->Reserve(own + (signature != 0 ? kAnnotationStats : 0));
+    for (const core::DecodedArg& arg : args) {
+      const Key key = StatKey(arg.key);
+      if (!key.signature) SetValue(arg, key.id, event->add_stats());
+    }
+  }
+
+ private:
+  struct Key {
+    int64_t id;
+    bool signature;
+  };
+
+  // By value: a later insertion may move the map's entries.
+  Key StatKey(std::string_view bytes) {
+    auto it = stat_keys_.find(bytes);
+    if (it == stat_keys_.end()) {
+      it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(bytes), IsSignatureStat(bytes)})
+               .first;
+    }
+    return it->second;
+  }
+
+  int64_t NameId(std::string_view bytes) {
+    auto it = name_ids_.find(bytes);
+    if (it == name_ids_.end()) it = name_ids_.emplace(bytes, plane_.EventMetadataId(bytes)).first;
+    return it->second;
+  }
+
+  void SetValue(const core::DecodedArg& arg, int64_t key_id, tensorflow::profiler::XStat* stat) {
+    stat->set_metadata_id(key_id);
+    switch (arg.kind) {
+      case 'i': stat->set_int64_value(arg.int_value); break;
+      case 'u': stat->set_uint64_value(arg.uint_value); break;
+      case 'd': stat->set_double_value(arg.double_value); break;
+      // Interned (ref_value): op inputs and most marker strings repeat
+      // per step.
+      default: stat->set_ref_value(static_cast<uint64_t>(StatKey(arg.string_value).id)); break;
+    }
+  }
+
+  // The metadata of `name` with these signature stats, made on first use;
+  // 0 when the record has none (not an operator).
+  int64_t SignatureMetadataId(std::string_view name, const std::vector<core::DecodedArg>& args) {
+    signature_.clear();
+    for (const core::DecodedArg& arg : args) {
+      const Key key = StatKey(arg.key);
+      if (!key.signature) continue;
+      int64_t value = arg.int_value;
+      if (arg.kind == 'u') value = static_cast<int64_t>(arg.uint_value);
+      if (arg.kind == 'd') std::memcpy(&value, &arg.double_value, sizeof(value));
+      if (arg.kind == 's') value = StatKey(arg.string_value).id;
+      const int64_t parts[] = {key.id, arg.kind, value};
+      signature_.append(reinterpret_cast<const char*>(parts), sizeof(parts));
+    }
+    if (signature_.empty()) return 0;
+    signature_.append(name.data(), name.size());
+    auto it = signature_ids_.find(signature_);
+    if (it != signature_ids_.end()) return it->second;
+    tensorflow::profiler::XEventMetadata* metadata = plane_.NewEventMetadata(name);
+    for (const core::DecodedArg& arg : args) {
+      const Key key = StatKey(arg.key);
+      if (key.signature) SetValue(arg, key.id, metadata->add_stats());
+    }
+    signature_ids_.emplace(signature_, metadata->id());
+    return metadata->id();
+  }
+
+  xplane::XPlaneBuilder& plane_;
+  absl::flat_hash_map<std::string_view, Key> stat_keys_;
+  absl::flat_hash_map<std::string_view, int64_t> name_ids_;
+  absl::flat_hash_map<std::string, int64_t> signature_ids_;
+  std::string signature_;  // The key being looked up, reused.
+};
 
 class HostCollector : public Collector {
  public:
@@ -89,22 +185,7 @@ void AddHostPlane(const core::RecordedCapture& capture,
     by_thread_id[thread.thread_id].push_back(&thread);
   }
 
-  // Argument keys and string values repeat on every event: each distinct
-  // byte string is resolved (checked, interned) once. The views point into
-  // the pool, which outlives this function.
-  absl::flat_hash_map<std::string_view, int64_t> stat_ids;
-  auto stat_id = [&](std::string_view bytes) {
-    auto it = stat_ids.find(bytes);
-    if (it == stat_ids.end()) it = stat_ids.emplace(bytes, plane.StatMetadataId(bytes)).first;
-    return it->second;
-  };
-  // Event names repeat the same way (a few hundred distinct operators).
-  absl::flat_hash_map<std::string_view, int64_t> event_ids;
-  auto event_id = [&](std::string_view bytes) {
-    auto it = event_ids.find(bytes);
-    if (it == event_ids.end()) it = event_ids.emplace(bytes, plane.EventMetadataId(bytes)).first;
-    return it->second;
-  };
+  HostPlaneStats plane_stats(&plane);
   std::vector<core::DecodedArg> args;
   std::vector<const EventRecord*> events;
   for (const auto& [thread_id, threads] : by_thread_id) {
@@ -137,29 +218,14 @@ void AddHostPlane(const core::RecordedCapture& capture,
     line->mutable_events()->Reserve(static_cast<int>(events.size()));
     uint64_t line_end = line_start;
     for (const EventRecord* record : events) {
-      const int64_t metadata_id = event_id(core::PlainName(*record));
       auto* event = plane.AddEvent(
-          line, metadata_id, TicksToPs(line_start, record->start_ticks, ns_per_tick),
+          line, /*metadata_id=*/0, TicksToPs(line_start, record->start_ticks, ns_per_tick),
           TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
       if (static_cast<int64_t>(record->end_ticks - line_end) > 0) {
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
-      // One array of stat pointers per event, not one per doubling; an
-      // operator's also holds the stats the operator annotation adds.
-      if (!args.empty()) event->mutable_stats()->Reserve(StatsToReserve(args));
-      for (const core::DecodedArg& arg : args) {
-        tensorflow::profiler::XStat* stat = event->add_stats();
-        stat->set_metadata_id(stat_id(arg.key));
-        switch (arg.kind) {
-          case 'i': stat->set_int64_value(arg.int_value); break;
-          case 'u': stat->set_uint64_value(arg.uint_value); break;
-          case 'd': stat->set_double_value(arg.double_value); break;
-          // Interned (ref_value): op inputs and most marker strings repeat
-          // per step.
-          default: stat->set_ref_value(static_cast<uint64_t>(stat_id(arg.string_value))); break;
-        }
-      }
+      plane_stats.Write(core::PlainName(*record), args, event);
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
     stats->events += static_cast<int64_t>(events.size());
