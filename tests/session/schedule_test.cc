@@ -391,6 +391,18 @@ TEST_CASE("without a schedule Step() is a no-op and on_trace_ready runs once") {
   CHECK(profiler.cycle_results()[0]->run_dir == result->run_dir);
 }
 
+TEST_CASE("kOperator without an operator collector is refused at construction") {
+  TempDir dir;
+  // Step 0 waits: the first capture would start only at step 1.
+  ProfilerOptions options = ScheduledOptions(dir.path(), {5, 1, 1, 0, 0});
+  options.profile_type = ProfileType::kOperator;
+  Profiler profiler(options);
+  CHECK(absl::IsFailedPrecondition(profiler.status()));
+  CHECK(std::string(profiler.status().message()).find("EnableTorchOperators()") !=
+        std::string::npos);
+  CHECK(profiler.Step() == profiler.status());
+}
+
 TEST_CASE("an exception from on_trace_ready becomes a warning of its run") {
   TempDir dir;
   ProfilerOptions options = ScheduledOptions(dir.path(), {0, 0, 1, 1, 0});
