@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -250,40 +249,10 @@ TEST_CASE("on_trace_ready runs once per cycle, in order, off the caller's thread
   }
 }
 
-// Holds the writer thread inside on_trace_ready until released.
-class CallbackGate {
- public:
-  void Enter() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++entered_;
-    changed_.notify_all();
-    changed_.wait(lock, [this] { return released_; });
-  }
-  bool WaitEntered(int count) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::minutes(1),
-                             [&] { return entered_ >= count; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    released_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int entered_ = 0;
-  bool released_ = false;
-};
-
 TEST_CASE("Step() never waits for the writer: the next cycle records while one is written") {
   TempDir dir;
-  CallbackGate gate;
-  struct ReleaseAtExit {
-    CallbackGate& gate;
-    ~ReleaseAtExit() { gate.Release(); }
-  } release{gate};
+  testing::ThreadGate gate;  // Holds the writer inside on_trace_ready.
+  testing::ReleaseAtExit release{gate};
   ProfilerOptions options = ScheduledOptions(dir.path(), {0, 0, 2, 3, 0});
   options.on_trace_ready = [&](const ProfileResult&) { gate.Enter(); };
   Profiler profiler(options);

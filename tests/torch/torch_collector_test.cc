@@ -123,11 +123,7 @@ TEST_CASE("nothing is recorded before the window opens or after it closes") {
 TEST_CASE("a step schedule has libtorch's callbacks only in warmup and active steps") {
   REQUIRE(EnableTorchOperators().ok());
   testing::TempDir dir;
-  ProfilerOptions options;
-  options.logdir = dir.path();
-  options.port = 0;
-  options.profile_type = ProfileType::kOperator;
-  options.write_chrome_trace = false;
+  ProfilerOptions options = testing::OperatorOptions(dir.path());
   options.schedule = ProfilerSchedule{/*wait=*/1, /*warmup=*/1, /*active=*/2, /*repeat=*/1};
   Profiler profiler(options);
   REQUIRE(profiler.status().ok());
