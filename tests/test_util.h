@@ -6,7 +6,9 @@
 #include <stdlib.h>
 
 #include <algorithm>
-
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +53,42 @@ inline std::vector<std::string> ListDir(const std::string& path) {
   std::sort(names.begin(), names.end());
   return names;
 }
+
+// Holds the threads that call Enter() until Release(), so a test can act
+// while another thread is inside some step (collecting, writing, a
+// callback) without sleeping.
+class ThreadGate {
+ public:
+  void Enter() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++entered_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return released_; });
+  }
+  // True once `count` threads have entered; false if not within a minute.
+  bool WaitEntered(int count = 1) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::minutes(1),
+                             [&] { return entered_ >= count; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int entered_ = 0;
+  bool released_ = false;
+};
+
+// Lets a ThreadGate go when the scope ends, even when an assertion left early.
+struct ReleaseAtExit {
+  ThreadGate& gate;
+  ~ReleaseAtExit() { gate.Release(); }
+};
 
 inline tensorflow::profiler::XSpace ReadXSpace(const std::string& path) {
   auto space = exporter::ReadXSpaceFile(path);

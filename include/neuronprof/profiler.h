@@ -15,11 +15,25 @@
 //   <logdir>/plugins/profile/<run>/<host>.trace.json.gz  (Perfetto, chrome://tracing)
 //   <logdir>/<run>/<host>.pt.trace.json.gz                (PyTorch TensorBoard plugin, HTA)
 // Only one capture runs per process at a time.
+//
+// Step schedules (torch.profiler.schedule): with ProfilerOptions::schedule
+// set, the Profiler starts idle and Step(), called at the end of every
+// training step, moves it through skip_first, then cycles of wait, warmup
+// and active steps. Each cycle's active steps become one run, written off
+// the training thread:
+//
+//   options.schedule = neuronprof::ProfilerSchedule{/*wait=*/1, /*warmup=*/1,
+//                                                   /*active=*/3, /*repeat=*/2};
+//   options.on_trace_ready = [](const neuronprof::ProfileResult& r) { ... };
+//   neuronprof::Profiler profiler(options);
+//   for (...) { neuronprof::StepTrace s("train", n); ...; profiler.Step(); }
 #ifndef NEURONPROF_PROFILER_H_
 #define NEURONPROF_PROFILER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +49,40 @@ enum class ProfileType {
               // and call EnableTorchOperators() (neuronprof/torch.h).
 };
 
+struct ProfileResult {
+  std::string run_dir;                 // <logdir>/plugins/profile/<run>
+  std::vector<std::string> files;      // Every file written.
+  int64_t events = 0;                  // Events recorded on all planes.
+  int64_t threads = 0;                 // Host threads with events.
+  int64_t dropped_events = 0;          // Lost to a full buffer.
+  int64_t duration_ns = 0;             // Length of the capture window.
+  int server_port = 0;                 // Capture server's port; 0 = none.
+  std::vector<std::string> warnings;   // Also stored in the XSpace.
+  // With a schedule: the cycle this run holds (1 = the first) and how many
+  // active steps it recorded (fewer than schedule->active when Stop() or
+  // the destructor ended the cycle early). 0 without a schedule.
+  int64_t cycle = 0;
+  int64_t steps = 0;
+};
+
+// torch.profiler.schedule(wait, warmup, active, repeat, skip_first), field
+// for field and in that order, so ProfilerSchedule{1, 1, 3, 2} reads as
+// torch's schedule(wait=1, warmup=1, active=3, repeat=2). Steps are counted
+// by Profiler::Step() from 0 (the Profiler's construction starts step 0):
+// the first skip_first steps record nothing, then each cycle is `wait`
+// steps that record nothing, `warmup` steps that record and are discarded
+// (so the first active step does not pay first-touch costs: buffers,
+// threads' first events, libtorch's callbacks), then `active` steps that
+// are recorded and written as one run. `repeat` cycles, or with 0 until the
+// Profiler stops. All >= 0, active > 0.
+struct ProfilerSchedule {
+  int64_t wait = 0;
+  int64_t warmup = 0;
+  int64_t active = 1;
+  int64_t repeat = 0;
+  int64_t skip_first = 0;
+};
+
 struct ProfilerOptions {
   // Port of the tensorflow.ProfilerService gRPC server that remote capture
   // clients (TensorBoard's Capture Profile, `neuronprof capture`, xp.trace)
@@ -47,14 +95,17 @@ struct ProfilerOptions {
   int port = 9012;
   ProfileType profile_type = ProfileType::kTrace;
   // Capture window in milliseconds, 1 .. max_ms_duration. The window also
-  // ends at Stop() or destruction.
+  // ends at Stop() or destruction. Not used with a schedule (steps, not
+  // time, end its phases), but still checked.
   int64_t ms_duration = 60000;
   int64_t max_ms_duration = 3600 * 1000;
   // TensorBoard logdir; profiles go under <logdir>/plugins/profile/<run>/.
   std::string logdir = "./logs";
   // Run folder name; default: the capture start time, YYYY_MM_DD_HH_MM_SS
   // (local time, with a _<ms> suffix when needed to stay unique). A plain
-  // name: letters, digits, '.', '-', '_'.
+  // name: letters, digits, '.', '-', '_'. With a schedule, each cycle is
+  // its own run: <run_name>_cycle_0001, _cycle_0002, ... (zero-padded so
+  // they sort), or without run_name the start time of its active phase.
   std::string run_name;
   // Host name used in file names; default: this machine's host name.
   std::string host_name;
@@ -81,21 +132,18 @@ struct ProfilerOptions {
   // (torch-tb-profiler, which lists <run> as a run) and HTA. Operators,
   // ProfilerStep#N steps, runtime calls and kernels are linked as there.
   bool write_pytorch_trace = true;
+  // Records by step instead of by time; see ProfilerSchedule and Step().
+  std::optional<ProfilerSchedule> schedule;
+  // Runs after each run's files are written (every cycle of a schedule;
+  // once without one), on a thread the Profiler owns, never the one calling
+  // Step() or Stop(); one call at a time, cycles in order. It must not call
+  // Stop() or destroy the Profiler; what it throws is caught and added to
+  // that run's warnings in cycle_results().
+  std::function<void(const ProfileResult&)> on_trace_ready;
 };
 
 // Checks options without starting anything. InvalidArgument names the field.
 NEURONPROF_API absl::Status ValidateOptions(const ProfilerOptions& options);
-
-struct ProfileResult {
-  std::string run_dir;                 // <logdir>/plugins/profile/<run>
-  std::vector<std::string> files;      // Every file written.
-  int64_t events = 0;                  // Events recorded on all planes.
-  int64_t threads = 0;                 // Host threads with events.
-  int64_t dropped_events = 0;          // Lost to a full buffer.
-  int64_t duration_ns = 0;             // Length of the capture window.
-  int server_port = 0;                 // Capture server's port; 0 = none.
-  std::vector<std::string> warnings;   // Also stored in the XSpace.
-};
 
 class NEURONPROF_API Profiler {
  public:
@@ -110,7 +158,8 @@ class NEURONPROF_API Profiler {
 
   // OK while capturing or after a successful capture.
   absl::Status status() const;
-  // True from construction until the window ends.
+  // True from construction until the window ends; with a schedule, while a
+  // warmup or active phase records.
   bool capturing() const;
   // Ends the window now (if ms_duration has not ended it already), writes
   // the logdir and returns what was written. Later calls return the same
@@ -119,7 +168,28 @@ class NEURONPROF_API Profiler {
   // capture (a fresh $TMPDIR/neuronprof-unsaved-<run>-XXXXXX, mkdtemp).
   absl::StatusOr<ProfileResult> Stop();
   // Blocks until the window ends by itself (ms_duration), then as Stop().
+  // With a schedule there is no time window: the same as Stop().
   absl::StatusOr<ProfileResult> WaitForCompletion();
+
+  // Marks the end of a training step (torch's prof.step()) and moves the
+  // schedule on: starts recording when a warmup or active phase begins and,
+  // after a cycle's last active step, stops it and hands it to the writer
+  // thread (Step() does not wait for files; only stopping the recorders and
+  // collecting the capture happen here). The next cycle may start while
+  // earlier ones are still being written. Errors: a cycle that cannot start
+  // (another capture holds the process's one capture, or a collector fails)
+  // is skipped and its Step() says why; FailedPrecondition after Stop().
+  // Without a schedule Step() does nothing and returns OK, as torch's
+  // prof.step() does, so a loop may call it either way.
+  absl::Status Step();
+  // With a schedule: the result of every cycle written so far, in order
+  // (after Stop(), every cycle). Stop() returns the last; it is an error
+  // (FailedPrecondition) when no active step was reached. A Stop() or
+  // destruction inside an active phase writes the steps recorded so far as
+  // the last cycle; inside a warmup phase it discards the warmup, as torch
+  // does. status() is the first error of a cycle (refused start, failed
+  // write), else OK. Without a schedule: the one result, once written.
+  std::vector<absl::StatusOr<ProfileResult>> cycle_results() const;
 
   class Impl;
 

@@ -1,38 +1,21 @@
-// neuronprof::Profiler: one capture window plus writing the logdir.
+// neuronprof::Profiler: options, and one capture window plus writing the
+// logdir (WindowProfiler); step schedules are in scheduled_profiler.
 #include "neuronprof/profiler.h"
-
-#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "src/export/atomic_file.h"
+#include "src/api/run_writer.h"
+#include "src/api/scheduled_profiler.h"
+#include "src/api/step_schedule.h"
 #include "src/export/logdir.h"
-#include "src/rpc/process_server.h"
 #include "src/session/capture_session.h"
 
 namespace neuronprof {
-namespace {
-
-constexpr char kWorkingDirName[] = ".neuronprof_working";
-
-collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
-  collectors::CaptureOptions capture;
-  capture.host_tracer_level = options.host_tracer_level;
-  capture.device_tracer_level = options.device_tracer_level;
-  capture.operators = options.profile_type == ProfileType::kOperator;
-  capture.require_operators = capture.operators;
-  capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
-  return capture;
-}
-
-}  // namespace
 
 absl::Status ValidateOptions(const ProfilerOptions& options) {
   if (options.port < 0 || options.port > 65535) {
@@ -70,6 +53,19 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
         "device_tracer_level must be 0..2 (0 = no device plug-ins or CUPTI), "
         "got ", options.device_tracer_level));
   }
+  if (options.schedule.has_value()) {
+    if (auto s = api::ValidateSchedule(*options.schedule); !s.ok()) return s;
+    // Each cycle's run is <run_name>_cycle_NNNN: the name must stay plain
+    // and fit a file name with that suffix.
+    if (!options.run_name.empty()) {
+      if (auto s = exporter::CheckPlainName(
+              api::CycleRunName(options.run_name, api::kMaxPaddedCycle),
+              "run_name (with a schedule, plus its _cycle_NNNN suffix)");
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   constexpr int64_t kMinBuffer = 64 * 1024;
   constexpr int64_t kMaxBuffer = int64_t{1} << 40;
   if (options.max_buffer_bytes < kMinBuffer ||
@@ -81,19 +77,15 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
   return absl::OkStatus();
 }
 
-class Profiler::Impl {
+namespace {
+
+// One capture from construction until ms_duration, Stop() or destruction.
+class WindowProfiler : public Profiler::Impl {
  public:
-  explicit Impl(const ProfilerOptions& options) : options_(options) {
-    status_ = ValidateOptions(options_);
-    if (!status_.ok()) return;
-    // The capture goes on without the server: losing the window because
-    // another program holds the port would cost more than the warning.
-    if (options_.port != 0) {
-      server_status_ = rpc::EnsureProcessServer(options_.port, options_.logdir,
-                                                options_.max_buffer_bytes);
-    }
+  explicit WindowProfiler(const ProfilerOptions& options)
+      : options_(options), files_(options_, api::EnsureCaptureServer(options_)) {
     auto session = session::CaptureSession::Start(
-        ToCaptureOptions(options_),
+        api::ToCaptureOptions(options_),
         absl::StrCat("a Profiler (its ", options_.ms_duration,
                      " ms window ends by itself, or at Profiler::Stop())"));
     if (!session.ok()) {
@@ -107,21 +99,21 @@ class Profiler::Impl {
     timer_ = std::thread([this] { RunTimer(); });
   }
 
-  ~Impl() { Stop().IgnoreError(); }
+  ~WindowProfiler() override { Stop().IgnoreError(); }
 
-  absl::Status status() const {
+  absl::Status status() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!status_.ok()) return status_;
     if (result_.has_value() && !result_->ok()) return result_->status();
     return absl::OkStatus();
   }
 
-  bool capturing() const {
+  bool capturing() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     return capturing_;
   }
 
-  absl::StatusOr<ProfileResult> Stop() {
+  absl::StatusOr<ProfileResult> Stop() override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_requested_ = true;
@@ -130,7 +122,7 @@ class Profiler::Impl {
     return Wait();
   }
 
-  absl::StatusOr<ProfileResult> Wait() {
+  absl::StatusOr<ProfileResult> Wait() override {
     {
       std::lock_guard<std::mutex> lock(join_mutex_);
       if (timer_.joinable()) timer_.join();
@@ -140,6 +132,15 @@ class Profiler::Impl {
     return *result_;
   }
 
+  // torch's prof.step() without a schedule: nothing to do.
+  absl::Status Step() override { return absl::OkStatus(); }
+
+  std::vector<absl::StatusOr<ProfileResult>> Results() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!result_.has_value()) return {};
+    return {*result_};
+  }
+
  private:
   void RunTimer() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -147,122 +148,20 @@ class Profiler::Impl {
     lock.unlock();
     auto captured = session_->Stop();
     absl::StatusOr<ProfileResult> result =
-        captured.ok() ? WriteLogdir(std::move(*captured)) : captured.status();
+        captured.ok() ? files_.Write(std::move(*captured), options_.run_name)
+                      : captured.status();
+    if (result.ok()) files_.NotifyTraceReady(&*result);
     lock.lock();
     capturing_ = false;
     result_ = std::move(result);
   }
 
-  absl::StatusOr<ProfileResult> WriteLogdir(session::CaptureResult captured) {
-    const std::string host =
-        options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
-    captured.space.add_hostnames(host);
-    ProfileResult result;
-    result.events = captured.stats.events;
-    result.threads = captured.stats.threads;
-    result.dropped_events = captured.stats.dropped;
-    result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
-    if (options_.port != 0 && server_status_.ok()) result.server_port = options_.port;
-    if (!server_status_.ok()) {
-      result.warnings.push_back(absl::StrCat(
-          "no capture server: ", server_status_.message(),
-          " (ProfilerOptions::port; 0 = no server)"));
-    }
-    for (const std::string& warning : captured.space.warnings()) {
-      result.warnings.push_back(warning);
-    }
-    for (const std::string& error : captured.space.errors()) {
-      result.warnings.push_back(absl::StrCat("error: ", error));
-    }
-
-    auto run_dir = exporter::CreateRunDirectory(options_.logdir, options_.run_name,
-                                                captured.start_epoch_ns);
-    absl::Status written = run_dir.status();
-    if (run_dir.ok()) {
-      result.run_dir = *run_dir;
-      written = WriteRun(captured.space, *run_dir, host, &result.files);
-      if (written.ok()) return result;
-      exporter::RemoveTree(*run_dir);  // Ours (made exclusively), half-written.
-    }
-    // Keep the capture: write it where we can and say where.
-    const std::string run =
-        options_.run_name.empty() ? exporter::RunNameForTime(captured.start_epoch_ns)
-                                  : options_.run_name;
-    auto fallback = exporter::CreateFallbackDirectory(run);
-    absl::Status fallback_status = fallback.status();
-    if (fallback.ok()) {
-      exporter::ExportOptions export_options;
-      export_options.chrome_trace = options_.write_chrome_trace;
-      if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
-      fallback_status =
-          exporter::WriteProfileFiles(captured.space, *fallback, host, export_options)
-              .status();
-      if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
-    }
-    if (fallback_status.ok()) {
-      return absl::Status(
-          written.code(),
-          absl::StrCat("cannot write the profile to logdir '", options_.logdir,
-                       "': ", written.message(), ". The capture (",
-                       result.events, " events) was saved to '", *fallback,
-                       "/' instead; copy that folder to <logdir>/plugins/profile/"));
-    }
-    return absl::Status(
-        written.code(),
-        absl::StrCat("cannot write the profile to logdir '", options_.logdir,
-                     "': ", written.message(),
-                     "; the fallback folder failed too: ",
-                     fallback_status.message()));
-  }
-
-  // The raw capture is serialized once, into the working folder, and moved
-  // (or, with delete_working false, hard-linked) into the run folder beside
-  // the viewer files; the working folder goes unless delete_working is false.
-  absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
-                        const std::string& run_dir, const std::string& host,
-                        std::vector<std::string>* files) {
-    const std::string run = run_dir.substr(run_dir.rfind('/') + 1);
-    const std::string working_root =
-        absl::StrCat(options_.logdir, "/", kWorkingDirName);
-    const std::string working = absl::StrCat(working_root, "/", run);
-    // On failure nothing of this run stays: no working copy, no empty
-    // folders (the caller removes the run folder).
-    auto remove_working = [&] {
-      exporter::RemoveTree(working);
-      rmdir(working_root.c_str());  // Only if no other run left files there.
-    };
-    if (auto s = exporter::MakeDirectories(working); !s.ok()) {
-      remove_working();
-      return s;
-    }
-    exporter::ExportOptions export_options;
-    export_options.chrome_trace = options_.write_chrome_trace;
-    export_options.xplane_staging_dir = working;
-    export_options.keep_staged_xplane = !options_.delete_working;
-    // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
-    // run: <logdir>/<run>/ shows up under the same name as in xprof.
-    if (options_.write_pytorch_trace) {
-      export_options.pytorch_trace_dir = absl::StrCat(options_.logdir, "/", run);
-    }
-    auto exported = exporter::WriteProfileFiles(space, run_dir, host, export_options);
-    if (!exported.ok()) {
-      remove_working();
-      if (!export_options.pytorch_trace_dir.empty()) {
-        rmdir(export_options.pytorch_trace_dir.c_str());  // Only if empty.
-      }
-      return exported.status();
-    }
-    *files = *exported;
-    if (options_.delete_working) remove_working();
-    return absl::OkStatus();
-  }
-
   const ProfilerOptions options_;
+  const api::RunWriter files_;
   mutable std::mutex mutex_;
   std::mutex join_mutex_;
   std::condition_variable wake_;
   absl::Status status_;
-  absl::Status server_status_;
   std::unique_ptr<session::CaptureSession> session_;
   bool capturing_ = false;
   bool stop_requested_ = false;
@@ -271,12 +170,40 @@ class Profiler::Impl {
   std::thread timer_;
 };
 
-Profiler::Profiler(const ProfilerOptions& options)
-    : impl_(std::make_unique<Impl>(options)) {}
+// Bad options: nothing starts, every call reports why.
+class RefusedProfiler : public Profiler::Impl {
+ public:
+  explicit RefusedProfiler(absl::Status status) : status_(std::move(status)) {}
+  absl::Status status() const override { return status_; }
+  bool capturing() const override { return false; }
+  absl::StatusOr<ProfileResult> Stop() override { return status_; }
+  absl::StatusOr<ProfileResult> Wait() override { return status_; }
+  absl::Status Step() override { return status_; }
+  std::vector<absl::StatusOr<ProfileResult>> Results() const override { return {}; }
+
+ private:
+  const absl::Status status_;
+};
+
+std::unique_ptr<Profiler::Impl> NewProfiler(const ProfilerOptions& options) {
+  if (absl::Status valid = ValidateOptions(options); !valid.ok()) {
+    return std::make_unique<RefusedProfiler>(std::move(valid));
+  }
+  if (options.schedule.has_value()) return api::NewScheduledProfiler(options);
+  return std::make_unique<WindowProfiler>(options);
+}
+
+}  // namespace
+
+Profiler::Profiler(const ProfilerOptions& options) : impl_(NewProfiler(options)) {}
 Profiler::~Profiler() = default;
 absl::Status Profiler::status() const { return impl_->status(); }
 bool Profiler::capturing() const { return impl_->capturing(); }
 absl::StatusOr<ProfileResult> Profiler::Stop() { return impl_->Stop(); }
 absl::StatusOr<ProfileResult> Profiler::WaitForCompletion() { return impl_->Wait(); }
+absl::Status Profiler::Step() { return impl_->Step(); }
+std::vector<absl::StatusOr<ProfileResult>> Profiler::cycle_results() const {
+  return impl_->Results();
+}
 
 }  // namespace neuronprof

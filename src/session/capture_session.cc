@@ -1,10 +1,13 @@
 #include "src/session/capture_session.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "src/analysis/memory_annotator.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -12,6 +15,46 @@ namespace session {
 namespace {
 
 std::atomic<bool> g_window_open{false};
+
+// Rebases one line onto a start `shift_ns` later, dropping the events
+// before it; returns how many it dropped.
+int64_t DiscardLineBefore(int64_t shift_ns, tensorflow::profiler::XLine* line) {
+  // Lines that began before the new start open at 0, their events' offsets
+  // shortened by the difference (negative offsets: before the new start).
+  const int64_t timestamp_ns = std::max<int64_t>(0, line->timestamp_ns() - shift_ns);
+  const int64_t offset_shift_ps = (line->timestamp_ns() - shift_ns - timestamp_ns) * 1000;
+  auto* events = line->mutable_events();
+  int kept = 0;
+  int64_t end_ps = 0;
+  for (int i = 0; i < events->size(); ++i) {
+    tensorflow::profiler::XEvent* event = events->Mutable(i);
+    const int64_t offset_ps = event->offset_ps() + offset_shift_ps;
+    if (offset_ps < 0) continue;
+    event->set_offset_ps(offset_ps);
+    end_ps = std::max(end_ps, offset_ps + event->duration_ps());
+    if (kept != i) events->SwapElements(kept, i);
+    ++kept;
+  }
+  const int dropped = events->size() - kept;
+  events->DeleteSubrange(kept, dropped);
+  line->set_timestamp_ns(timestamp_ns);
+  line->set_duration_ps(end_ps);
+  return dropped;
+}
+
+absl::Status CheckOperatorCollector(
+    const collectors::CaptureOptions& options,
+    const std::vector<std::unique_ptr<collectors::Collector>>& collectors) {
+  if (!options.require_operators) return absl::OkStatus();
+  for (const auto& collector : collectors) {
+    if (collector->records_operators()) return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      "profile_type kOperator needs an operator collector, and none is "
+      "enabled: link neuronprof::torch (built when libtorch is found) and "
+      "call neuronprof::EnableTorchOperators() before the capture, or use "
+      "profile_type kTrace");
+}
 
 void MoveWarnings(collectors::CollectStats* stats,
                   tensorflow::profiler::XSpace* space) {
@@ -22,6 +65,32 @@ void MoveWarnings(collectors::CollectStats* stats,
 }
 
 }  // namespace
+
+void DiscardBefore(int64_t epoch_ns, CaptureResult* result) {
+  const int64_t shift_ns = epoch_ns - result->start_epoch_ns;
+  if (shift_ns <= 0) return;
+  for (tensorflow::profiler::XPlane& plane : *result->space.mutable_planes()) {
+    // Its own times are set below; it has no lines.
+    if (plane.name() == xplane::kTaskEnvironmentPlaneName) continue;
+    const bool host = plane.name() == xplane::kHostPlaneName;
+    auto* lines = plane.mutable_lines();
+    int kept = 0;
+    for (int i = 0; i < lines->size(); ++i) {
+      tensorflow::profiler::XLine* line = lines->Mutable(i);
+      result->stats.events -= DiscardLineBefore(shift_ns, line);
+      if (line->events_size() == 0) {
+        // Host lines below the memory pools' ids are threads.
+        if (host && line->id() < xplane::kMemoryLineIdBase) result->stats.threads -= 1;
+        continue;
+      }
+      if (kept != i) lines->SwapElements(kept, i);
+      ++kept;
+    }
+    lines->DeleteSubrange(kept, lines->size() - kept);
+  }
+  result->start_epoch_ns = epoch_ns;
+  xplane::SetProfileTimes(&result->space, result->start_epoch_ns, result->stop_epoch_ns);
+}
 
 absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
     const collectors::CaptureOptions& options, std::string holder) {
@@ -38,19 +107,10 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   for (auto& collector : collectors::CreateCollectors(options)) {
     session->collectors_.push_back(std::move(collector));
   }
-  if (options.require_operators) {
-    bool have_operators = false;
-    for (const auto& collector : session->collectors_) {
-      have_operators |= collector->records_operators();
-    }
-    if (!have_operators) {
-      session->Release();
-      return absl::FailedPreconditionError(
-          "profile_type kOperator needs an operator collector, and none is "
-          "enabled: link neuronprof::torch (built when libtorch is found) and "
-          "call neuronprof::EnableTorchOperators() before the capture, or use "
-          "profile_type kTrace");
-    }
+  if (absl::Status found = CheckOperatorCollector(options, session->collectors_);
+      !found.ok()) {
+    session->Release();
+    return found;
   }
   session->start_epoch_ns_ = core::EpochNowNs();
   for (size_t i = 0; i < session->collectors_.size(); ++i) {
@@ -68,9 +128,18 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   return session;
 }
 
+absl::Status CaptureSession::CheckCollectors(const collectors::CaptureOptions& options) {
+  // Device plug-ins are not created for this: their factories may do work.
+  collectors::CaptureOptions probe = options;
+  probe.device_tracer_level = 0;
+  return CheckOperatorCollector(probe, collectors::CreateCollectors(probe));
+}
+
 CaptureSession::~CaptureSession() {
   if (!stopped_) Stop().IgnoreError();
 }
+
+void CaptureSession::DiscardEarlierEvents() { discard_before_ns_ = core::EpochNowNs(); }
 
 void CaptureSession::Release() {
   stopped_ = true;
@@ -113,6 +182,8 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
   // Memory events (libtorch's allocators, device plug-ins) get the stats
   // their recorders leave out to stay cheap.
   analysis::AnnotateMemoryEvents(&result.space);
+  // After the annotations: memory totals count what the warmup allocated.
+  DiscardBefore(discard_before_ns_, &result);
   return result;
 }
 

@@ -23,6 +23,13 @@ struct CaptureResult {
   int64_t stop_epoch_ns = 0;
 };
 
+// Discards what a capture recorded before `epoch_ns` (a schedule's warmup):
+// every event that started earlier, on every plane, and the lines left
+// empty. The capture then starts at `epoch_ns`: line times are rebased,
+// the Task Environment plane, start_epoch_ns and the event and thread
+// counts say so. Nothing happens for a time at or before the start.
+void DiscardBefore(int64_t epoch_ns, CaptureResult* result);
+
 class CaptureSession {
  public:
   // Starts every collector (the contract is in collectors/collector.h).
@@ -34,12 +41,18 @@ class CaptureSession {
   // The same with the gate already taken (held until Stop()).
   static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
       const collectors::CaptureOptions& options, CaptureGate gate);
+  // What Start() would refuse about the collectors without starting any
+  // (kOperator with no operator collector), for captures that start later.
+  static absl::Status CheckCollectors(const collectors::CaptureOptions& options);
   ~CaptureSession();  // Stops the collectors if Stop() was not called.
 
   CaptureSession(const CaptureSession&) = delete;
   CaptureSession& operator=(const CaptureSession&) = delete;
 
   int64_t start_epoch_ns() const { return start_epoch_ns_; }
+  // Recording goes on, but what was recorded until now is discarded at
+  // Stop() (DiscardBefore this moment; a schedule's warmup has ended).
+  void DiscardEarlierEvents();
   // Stops every collector and merges their planes, their warnings and, when
   // a collector records operators, the operator annotation of the host
   // plane. Collector failures become errors in the XSpace rather than
@@ -53,6 +66,7 @@ class CaptureSession {
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
   CaptureGate gate_;
   int64_t start_epoch_ns_ = 0;
+  int64_t discard_before_ns_ = 0;
   bool stopped_ = false;
 };
 

@@ -3,6 +3,7 @@
 #ifndef NEURONPROF_SRC_XPLANE_NAMES_H_
 #define NEURONPROF_SRC_XPLANE_NAMES_H_
 
+#include <cstdint>
 #include <string_view>
 
 namespace neuronprof {
@@ -10,6 +11,9 @@ namespace xplane {
 
 inline constexpr char kHostPlaneName[] = "/host:CPU";
 inline constexpr char kTaskEnvironmentPlaneName[] = "Task Environment";
+// Host-plane line ids from here on are device memory pools, not threads:
+// far above OS thread ids.
+inline constexpr int64_t kMemoryLineIdBase = int64_t{1} << 48;
 
 // Stats on host events.
 inline constexpr char kStepNumStat[] = "step_num";

@@ -46,7 +46,9 @@ int64_t ProfileStopEpochNs(const XSpace& space) {
 }
 
 void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns) {
-  XPlaneBuilder plane(FindOrAddPlane(space, kTaskEnvironmentPlaneName));
+  XPlane* environment = FindOrAddPlane(space, kTaskEnvironmentPlaneName);
+  environment->clear_stats();  // Set, not appended: a later call moves the times.
+  XPlaneBuilder plane(environment);
   plane.AddPlaneStat(kProfileStartTimeStat, static_cast<uint64_t>(start_epoch_ns));
   plane.AddPlaneStat(kProfileStopTimeStat, static_cast<uint64_t>(stop_epoch_ns));
 }

@@ -34,7 +34,8 @@ const XPlane* FindPlane(const XSpace& space, std::string_view name);
 int64_t ProfileStartEpochNs(const XSpace& space);
 // Its profile_stop_time, or 0.
 int64_t ProfileStopEpochNs(const XSpace& space);
-// Adds the Task Environment plane with the capture's start and stop times.
+// Sets the Task Environment plane's start and stop times (adds the plane
+// when missing); line times must be relative to that start.
 void SetProfileTimes(XSpace* space, int64_t start_epoch_ns, int64_t stop_epoch_ns);
 
 // Appends to the space's warnings / errors (made valid UTF-8).

@@ -2,11 +2,8 @@
 // the files written and what happens when they cannot be written.
 #include <sys/stat.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,55 +226,25 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
 }
 
 // Blocks the collecting thread inside a fake collector's Stop() (which the
-// session calls after the host recorder's) until the test lets it go.
-class StopGate {
- public:
-  void Arm(FakeScript* script) {
-    script->on_stop = [this] {
-      std::unique_lock<std::mutex> lock(mutex_);
-      stopping_ = true;
-      changed_.notify_all();
-      changed_.wait(lock, [this] { return released_; });
-    };
-  }
-  // True once a Stop() is waiting; false if none came within a minute.
-  bool WaitUntilStopping() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::minutes(1), [this] { return stopping_; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    released_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  bool stopping_ = false;
-  bool released_ = false;
-};
-
-// Lets a StopGate go when the scope ends, even when an assertion left early.
-struct ReleaseAtExit {
-  StopGate& gate;
-  ~ReleaseAtExit() { gate.Release(); }
-};
+// session calls after the host recorder's) until the test releases `gate`.
+void HoldInStop(FakeScript* script, testing::ThreadGate* gate) {
+  script->on_stop = [gate] { gate->Enter(); };
+}
 
 TEST_CASE("the window ends by itself after ms_duration; later markers are left out") {
   TempDir dir;
   FakeScript gate_collector{"gate"};
-  StopGate gate;
-  gate.Arm(&gate_collector);
+  testing::ThreadGate gate;
+  HoldInStop(&gate_collector, &gate);
   ArmedFakes fakes(&gate_collector);
   ProfilerOptions options = TestOptions(dir.path());
   options.ms_duration = 20;
   Profiler profiler(options);
   REQUIRE(profiler.status().ok());
-  ReleaseAtExit release{gate};
+  testing::ReleaseAtExit release{gate};
   { ScopedTrace inside("inside"); }
   // Nobody calls Stop(): the window has to end by itself.
-  REQUIRE(gate.WaitUntilStopping());
+  REQUIRE(gate.WaitEntered());
   // The window has ended but the capture is not yet collected or written:
   // markers now, literal or copied, must not get into it.
   { ScopedTrace after("after_literal"); }

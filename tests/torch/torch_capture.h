@@ -73,16 +73,21 @@ struct OperatorCapture {
   tensorflow::profiler::XSpace space;
 };
 
+// A kOperator Profiler's options for the tests: no server, no Chrome trace.
+inline ProfilerOptions OperatorOptions(const std::string& logdir) {
+  ProfilerOptions options;
+  options.logdir = logdir;
+  options.port = 0;
+  options.profile_type = ProfileType::kOperator;
+  options.write_chrome_trace = false;
+  return options;
+}
+
 template <typename Body>
 OperatorCapture CaptureOperators(Body body, const TorchOperatorOptions& torch_options = {}) {
   REQUIRE(EnableTorchOperators(torch_options).ok());
   testing::TempDir dir;
-  ProfilerOptions options;
-  options.logdir = dir.path();
-  options.port = 0;
-  options.profile_type = ProfileType::kOperator;
-  options.write_chrome_trace = false;
-  Profiler profiler(options);
+  Profiler profiler(OperatorOptions(dir.path()));
   REQUIRE(profiler.status().ok());
   body();
   auto result = profiler.Stop();

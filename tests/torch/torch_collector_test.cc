@@ -120,6 +120,41 @@ TEST_CASE("nothing is recorded before the window opens or after it closes") {
   CHECK_FALSE(at::hasGlobalCallbacks());
 }
 
+TEST_CASE("a step schedule has libtorch's callbacks only in warmup and active steps") {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options = testing::OperatorOptions(dir.path());
+  options.schedule = ProfilerSchedule{/*wait=*/1, /*warmup=*/1, /*active=*/2, /*repeat=*/1};
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  torch::Tensor a = torch::ones({4, 4});
+  std::vector<bool> callbacks;
+  for (int64_t step = 0; step < 5; ++step) {
+    {
+      StepTrace trace("train", step);
+      callbacks.push_back(at::hasGlobalCallbacks());
+      torch::mm(a, a);
+    }
+    REQUIRE(profiler.Step().ok());
+  }
+  // Step 0 waits, 1 warms up, 2 and 3 are active, 4 is after the one cycle.
+  CHECK(callbacks == std::vector<bool>{false, true, true, true, false});
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  const std::vector<Op> ops = HostEvents(testing::ReadXSpace(result->files[0]));
+  // The warmup's op was recorded and discarded with its step.
+  const std::vector<Op> mm = Named(ops, "aten::mm");
+  const std::vector<Op> steps = Named(ops, "train");
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].stat("step_num") == "2");
+  CHECK(steps[1].stat("step_num") == "3");
+  REQUIRE(mm.size() == 2);
+  CHECK(Inside(mm[0], steps[0]));
+  CHECK(Inside(mm[1], steps[1]));
+  // Annotated as in any kOperator run.
+  CHECK(mm[0].has("tf_op"));
+}
+
 TEST_CASE("record_shapes = false records ops without their inputs") {
   torch::Tensor a = torch::ones({4, 4});
   TorchOperatorOptions no_shapes;

@@ -205,9 +205,6 @@ void AddRuntimeCalls(
   }
 }
 
-// Host-plane line ids of device memory pools: far above OS thread ids.
-constexpr int64_t kMemoryLineIdBase = int64_t{1} << 48;
-
 std::string AllocatorName(std::string_view device_type, const OwnedDeviceMemoryEvent& event) {
   std::string name = absl::StrCat(Sv(device_type), ":", event.device_id);
   if (!event.pool.empty()) absl::StrAppend(&name, "/", event.pool);
@@ -229,7 +226,7 @@ void AddDeviceMemory(std::string_view device_type,
                      std::map<std::string, std::vector<Mapped<OwnedDeviceMemoryEvent>>>& pools,
                      int64_t profile_start_ns, XSpace* space) {
   xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
-  int64_t line_id = kMemoryLineIdBase;
+  int64_t line_id = xplane::kMemoryLineIdBase;
   for (XLine& existing : *plane.plane()->mutable_lines()) {
     line_id = std::max(line_id, existing.id() + 1);
   }

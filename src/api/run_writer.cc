@@ -1,0 +1,153 @@
+#include "src/api/run_writer.h"
+
+#include <unistd.h>
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "src/export/atomic_file.h"
+#include "src/export/logdir.h"
+#include "src/rpc/process_server.h"
+
+namespace neuronprof {
+namespace api {
+namespace {
+
+constexpr char kWorkingDirName[] = ".neuronprof_working";
+
+}  // namespace
+
+collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
+  collectors::CaptureOptions capture;
+  capture.host_tracer_level = options.host_tracer_level;
+  capture.device_tracer_level = options.device_tracer_level;
+  capture.operators = options.profile_type == ProfileType::kOperator;
+  capture.require_operators = capture.operators;
+  capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
+  return capture;
+}
+
+absl::Status EnsureCaptureServer(const ProfilerOptions& options) {
+  if (options.port == 0) return absl::OkStatus();
+  return rpc::EnsureProcessServer(options.port, options.logdir, options.max_buffer_bytes);
+}
+
+void RunWriter::NotifyTraceReady(ProfileResult* result) const {
+  if (!options_.on_trace_ready) return;
+  // The user's code runs on our thread: what it throws must not end the
+  // process, and must not go unnoticed.
+  try {
+    options_.on_trace_ready(*result);
+  } catch (const std::exception& e) {
+    result->warnings.push_back(absl::StrCat("on_trace_ready threw: ", e.what()));
+  } catch (...) {
+    result->warnings.push_back("on_trace_ready threw a non-standard exception");
+  }
+}
+
+absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
+                                             const std::string& run_name) const {
+  const std::string host =
+      options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
+  captured.space.add_hostnames(host);
+  ProfileResult result;
+  result.events = captured.stats.events;
+  result.threads = captured.stats.threads;
+  result.dropped_events = captured.stats.dropped;
+  result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
+  if (options_.port != 0 && server_status_.ok()) result.server_port = options_.port;
+  if (!server_status_.ok()) {
+    result.warnings.push_back(absl::StrCat(
+        "no capture server: ", server_status_.message(),
+        " (ProfilerOptions::port; 0 = no server)"));
+  }
+  for (const std::string& warning : captured.space.warnings()) {
+    result.warnings.push_back(warning);
+  }
+  for (const std::string& error : captured.space.errors()) {
+    result.warnings.push_back(absl::StrCat("error: ", error));
+  }
+
+  auto run_dir = exporter::CreateRunDirectory(options_.logdir, run_name,
+                                              captured.start_epoch_ns);
+  absl::Status written = run_dir.status();
+  if (run_dir.ok()) {
+    result.run_dir = *run_dir;
+    written = WriteRun(captured.space, *run_dir, host, &result.files);
+    if (written.ok()) return result;
+    exporter::RemoveTree(*run_dir);  // Ours (made exclusively), half-written.
+  }
+  // Keep the capture: write it where we can and say where.
+  const std::string run =
+      run_name.empty() ? exporter::RunNameForTime(captured.start_epoch_ns) : run_name;
+  auto fallback = exporter::CreateFallbackDirectory(run);
+  absl::Status fallback_status = fallback.status();
+  if (fallback.ok()) {
+    exporter::ExportOptions export_options;
+    export_options.chrome_trace = options_.write_chrome_trace;
+    if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
+    fallback_status =
+        exporter::WriteProfileFiles(captured.space, *fallback, host, export_options)
+            .status();
+    if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
+  }
+  if (fallback_status.ok()) {
+    return absl::Status(
+        written.code(),
+        absl::StrCat("cannot write the profile to logdir '", options_.logdir,
+                     "': ", written.message(), ". The capture (",
+                     result.events, " events) was saved to '", *fallback,
+                     "/' instead; copy that folder to <logdir>/plugins/profile/"));
+  }
+  return absl::Status(
+      written.code(),
+      absl::StrCat("cannot write the profile to logdir '", options_.logdir,
+                   "': ", written.message(),
+                   "; the fallback folder failed too: ",
+                   fallback_status.message()));
+}
+
+// The raw capture is serialized once, into the working folder, and moved
+// (or, with delete_working false, hard-linked) into the run folder beside
+// the viewer files; the working folder goes unless delete_working is false.
+absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
+                                 const std::string& run_dir, const std::string& host,
+                                 std::vector<std::string>* files) const {
+  const std::string run = run_dir.substr(run_dir.rfind('/') + 1);
+  const std::string working_root =
+      absl::StrCat(options_.logdir, "/", kWorkingDirName);
+  const std::string working = absl::StrCat(working_root, "/", run);
+  // On failure nothing of this run stays: no working copy, no empty
+  // folders (the caller removes the run folder).
+  auto remove_working = [&] {
+    exporter::RemoveTree(working);
+    rmdir(working_root.c_str());  // Only if no other run left files there.
+  };
+  if (auto s = exporter::MakeDirectories(working); !s.ok()) {
+    remove_working();
+    return s;
+  }
+  exporter::ExportOptions export_options;
+  export_options.chrome_trace = options_.write_chrome_trace;
+  export_options.xplane_staging_dir = working;
+  export_options.keep_staged_xplane = !options_.delete_working;
+  // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
+  // run: <logdir>/<run>/ shows up under the same name as in xprof.
+  if (options_.write_pytorch_trace) {
+    export_options.pytorch_trace_dir = absl::StrCat(options_.logdir, "/", run);
+  }
+  auto exported = exporter::WriteProfileFiles(space, run_dir, host, export_options);
+  if (!exported.ok()) {
+    remove_working();
+    if (!export_options.pytorch_trace_dir.empty()) {
+      rmdir(export_options.pytorch_trace_dir.c_str());  // Only if empty.
+    }
+    return exported.status();
+  }
+  *files = *exported;
+  if (options_.delete_working) remove_working();
+  return absl::OkStatus();
+}
+
+}  // namespace api
+}  // namespace neuronprof

@@ -1,0 +1,65 @@
+// What both kinds of Profiler (one time window, or a step schedule) share:
+// their capture options, the port's server, and writing one capture as a
+// run of the logdir.
+#ifndef NEURONPROF_SRC_API_RUN_WRITER_H_
+#define NEURONPROF_SRC_API_RUN_WRITER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "neuronprof/profiler.h"
+#include "src/session/capture_session.h"
+
+namespace neuronprof {
+
+// Implemented by WindowProfiler (profiler.cc) and ScheduledProfiler
+// (scheduled_profiler.h); the methods are Profiler's.
+class Profiler::Impl {
+ public:
+  virtual ~Impl() = default;
+  virtual absl::Status status() const = 0;
+  virtual bool capturing() const = 0;
+  virtual absl::StatusOr<ProfileResult> Stop() = 0;
+  virtual absl::StatusOr<ProfileResult> Wait() = 0;
+  virtual absl::Status Step() = 0;
+  virtual std::vector<absl::StatusOr<ProfileResult>> Results() const = 0;
+};
+
+namespace api {
+
+collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options);
+
+// Starts the process's capture server of options.port (0: none).
+absl::Status EnsureCaptureServer(const ProfilerOptions& options);
+
+// Writes captures into options.logdir; thread-safe (const).
+class RunWriter {
+ public:
+  // `server_status`: what starting the port's server gave, for warnings.
+  RunWriter(const ProfilerOptions& options, absl::Status server_status)
+      : options_(options), server_status_(std::move(server_status)) {}
+
+  // Writes `captured` as the run `run_name` (empty: named by its start
+  // time), as the header's Profiler::Stop() says, including the fallback
+  // folder when the logdir cannot be written.
+  absl::StatusOr<ProfileResult> Write(session::CaptureResult captured,
+                                      const std::string& run_name) const;
+
+  // Runs options.on_trace_ready (if any) on `result`; an exception it
+  // throws becomes a warning of the result.
+  void NotifyTraceReady(ProfileResult* result) const;
+
+ private:
+  absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
+                        const std::string& run_dir, const std::string& host,
+                        std::vector<std::string>* files) const;
+
+  const ProfilerOptions& options_;  // Owned by the Profiler, outlives this.
+  const absl::Status server_status_;
+};
+
+}  // namespace api
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_API_RUN_WRITER_H_
