@@ -99,7 +99,7 @@ std::string OperatorStackAt(const OperatorEvents& ops, const MemoryEvent& event)
   if (innermost < 0) return event.op;
   std::vector<std::string_view> stack;
   for (int i = innermost; i >= 0; i = ops.ops[i].parent) stack.push_back(ops.ops[i].name);
-  std::string text = ops.ops[innermost].scope;
+  std::string text(ops.ops[innermost].scope);
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
     if (!text.empty()) text += " > ";
     text.append(it->data(), it->size());
@@ -132,7 +132,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     int step;  // Index into `steps`, -1 outside every step.
   };
   absl::flat_hash_map<uint64_t, Live> live;
-  std::map<std::string, OpMemory> by_op;
+  std::map<std::string, OpMemory, std::less<>> by_op;
   std::vector<int64_t> allocated_after(events.size());
   int64_t allocated = 0;  // Our running total where the allocator gives none.
   const MemoryEvent* peak = nullptr;

@@ -18,16 +18,16 @@ OpTable BuildOpTable(const OperatorEvents& events) {
   OpTable table;
   table.malformed_inputs = events.malformed_inputs;
   table.first_input_error = events.first_input_error;
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
   std::map<Key, OpTableRow> rows;
-  std::map<std::string, OpShare> shares;
+  std::map<std::string_view, OpShare> shares;
   for (const OperatorEvent& op : events.ops) {
-    OpTableRow& row = rows[Key(op.layer, op.direction, op.name, op.formula.params)];
+    OpTableRow& row = rows[Key(op.layer, op.direction, op.name, op.formula->params)];
     if (row.calls == 0) {
       row.layer = op.layer;
       row.direction = op.direction;
       row.op = op.name;
-      row.params = op.formula.params;
+      row.params = op.formula->params;
     }
     ++row.calls;
     row.total_ps = SaturatingAdd(row.total_ps, op.duration_ps);

@@ -39,7 +39,7 @@ struct OperatorStatIds {
 // A whole capture holds a few hundred distinct (op, direction, inputs)
 // among millions of calls: their costs are computed once.
 struct CachedCost {
-  OpCost cost;
+  const OpCost* cost;  // in OperatorEvents::store
   std::string error;  // Non-empty when the input stats did not parse.
 };
 
@@ -47,13 +47,33 @@ struct CachedCost {
 struct Open {
   int64_t end_ps;
   int op_index;        // -1 for markers
-  // Scope and layer path of whatever nests in this event, built once when
-  // it opens rather than per nested op.
-  std::shared_ptr<const std::string> scope;
-  std::shared_ptr<const std::string> layer;
+  // Scope and layer path of whatever nests in this event, built and
+  // interned once when it opens rather than per nested op.
+  std::string_view scope;
+  std::string_view layer;
 };
 
+// "a/b" + '/' + "c" -> "a/b/c"; "" + '/' + "c" -> "c".
+std::string JoinPath(std::string_view path, char separator, std::string_view part) {
+  std::string joined(path);
+  if (!joined.empty()) joined.push_back(separator);
+  joined.append(part.data(), part.size());
+  return joined;
+}
+
 }  // namespace
+
+const OpCost* OperatorEventsStore::Keep(OpCost cost) {
+  costs_.push_back(std::move(cost));
+  return &costs_.back();
+}
+
+std::string_view OperatorEventsStore::Intern(std::string_view text) {
+  const absl::string_view key(text.data(), text.size());  // Abseil's own type here
+  auto it = strings_.find(key);
+  if (it == strings_.end()) it = strings_.emplace(text).first;
+  return *it;
+}
 
 std::string_view CostSourceName(CostSource source) {
   switch (source) {
@@ -83,6 +103,7 @@ std::vector<int> SortedEventIndices(const XLine& line) {
 OperatorEvents CollectOperatorEvents(const XSpace& space) {
   OperatorEvents result;
   std::vector<OperatorEvent>& ops = result.ops;
+  OperatorEventsStore& store = *result.store;
   absl::flat_hash_map<std::string, CachedCost> costs;
   std::string cost_key;
   for (int p = 0; p < space.planes_size(); ++p) {
@@ -96,7 +117,6 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
       const int64_t line_ps = LineStartPs(line.TimestampNs());
       const size_t first_op = ops.size();
       std::vector<Open> stack;
-      const auto empty = std::make_shared<const std::string>();
       for (int e : SortedEventIndices(line.raw())) {
         const xplane::EventVisitor event = line.Event(e);
         const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
@@ -105,19 +125,16 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (xplane::IsMemoryEventName(event.Name())) continue;  // Instants, not scopes.
         if (!event.Stat(ids.framework)) {
           const bool step = event.IntStat(ids.root).value_or(0) != 0;
-          Open open{end, -1, empty, empty};
+          Open open{end, -1, {}, {}};
           if (!stack.empty()) {
             open.scope = stack.back().scope;
             open.layer = stack.back().layer;
           }
           if (!step) {  // Steps are not scopes.
-            const std::string marker(event.Name());
-            open.scope = std::make_shared<const std::string>(
-                open.scope->empty() ? marker : absl::StrCat(*open.scope, "/", marker));
-            if (absl::StartsWith(marker, kLayerPrefix)) {
-              const std::string layer = marker.substr(kLayerPrefixSize);
-              open.layer = std::make_shared<const std::string>(
-                  open.layer->empty() ? layer : absl::StrCat(*open.layer, ":", layer));
+            const std::string_view marker = event.Name();
+            open.scope = store.Intern(JoinPath(open.scope, '/', marker));
+            if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix) {
+              open.layer = store.Intern(JoinPath(open.layer, ':', marker.substr(kLayerPrefixSize)));
             }
           }
           stack.push_back(std::move(open));
@@ -127,13 +144,13 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         op.plane = p;
         op.line = l;
         op.event = e;
-        op.name = std::string(event.Name());
+        op.name = event.Name();
         op.start_ps = start;
         op.duration_ps = event.DurationPs();
         op.self_ps = op.duration_ps;
         if (const auto direction = event.Stat(ids.direction)) {
           std::string scratch;
-          op.direction = std::string(direction->TextValue(&scratch));
+          op.direction = store.Intern(direction->TextValue(&scratch));
         }
         const std::optional<int64_t> seq = event.IntStat(ids.seq);
         op.has_seq = seq.has_value();
@@ -145,8 +162,8 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
           }
         }
         if (!stack.empty()) {
-          op.scope = *stack.back().scope;
-          op.layer = *stack.back().layer;
+          op.scope = stack.back().scope;
+          op.layer = stack.back().layer;
         }
         if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
         if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
@@ -183,18 +200,18 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
               entry.error = std::string(parsed.status().message());
             }
           }
-          entry.cost = ComputeOpCost(op.name, inputs, direction);
+          entry.cost = store.Keep(ComputeOpCost(op.name, inputs, direction));
           cached = costs.emplace(cost_key, std::move(entry)).first;
         }
         if (!cached->second.error.empty() && result.malformed_inputs++ == 0) {
-          result.first_input_error = absl::StrCat(op.name, ": ", cached->second.error);
+          result.first_input_error = std::string(op.name) + ": " + cached->second.error;
         }
         op.formula = cached->second.cost;
         if (op.parent >= 0) {
           ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
         }
         // Ops pass their enclosing scope on unchanged.
-        Open open{end, static_cast<int>(ops.size()), empty, empty};
+        Open open{end, static_cast<int>(ops.size()), {}, {}};
         if (!stack.empty()) {
           open.scope = stack[stack.size() - 1].scope;
           open.layer = stack[stack.size() - 1].layer;
@@ -216,18 +233,18 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         op.self_ps = std::max<int64_t>(op.self_ps, 0);
         if (op.parent < 0) continue;
         const size_t parent = op.parent - first_op, self = i - first_op;
-        const bool known = op.formula.known;
-        flops_below[parent] |= flops_below[self] || (known && op.formula.flops > 0);
-        bytes_below[parent] |= bytes_below[self] || (known && op.formula.bytes > 0);
+        const bool known = op.formula->known;
+        flops_below[parent] |= flops_below[self] || (known && op.formula->flops > 0);
+        bytes_below[parent] |= bytes_below[self] || (known && op.formula->bytes > 0);
         has_children[parent] = 1;
       }
       std::vector<char> bytes_owned_above(count, 0);
       for (size_t i = first_op; i < ops.size(); ++i) {
         OperatorEvent& op = ops[i];
         const size_t self = i - first_op;
-        const bool container = op.formula.container && has_children[self];
-        const bool known = op.formula.known && !container;
-        const bool owns_flops = known && op.formula.flops > 0 && !flops_below[self];
+        const bool container = op.formula->container && has_children[self];
+        const bool known = op.formula->known && !container;
+        const bool owns_flops = known && op.formula->flops > 0 && !flops_below[self];
         bool owned_above = false;
         if (op.parent >= 0) {
           const size_t parent = op.parent - first_op;
@@ -236,10 +253,10 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
                          ops[op.parent].self_flops > 0);
         }
         bytes_owned_above[self] = owned_above;
-        op.self_flops = owns_flops ? op.formula.flops : 0;
+        op.self_flops = owns_flops ? op.formula->flops : 0;
         op.self_bytes = 0;
         if (known && !owned_above && (owns_flops || !bytes_below[self])) {
-          op.self_bytes = op.formula.bytes;
+          op.self_bytes = op.formula->bytes;
         }
         if (owns_flops || (known && !flops_below[self] && !bytes_below[self])) {
           op.source = CostSource::kOwn;
@@ -253,7 +270,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
   }
 
   // PyProf: backward ops take the layer of their forward op (same seq).
-  absl::flat_hash_map<int64_t, std::string> forward_layer;
+  absl::flat_hash_map<int64_t, std::string_view> forward_layer;
   for (const OperatorEvent& op : ops) {
     if (op.has_seq && op.direction != "bprop" && !op.layer.empty()) {
       forward_layer.emplace(op.seq, op.layer);

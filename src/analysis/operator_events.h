@@ -12,10 +12,13 @@
 #define NEURONPROF_SRC_ANALYSIS_OPERATOR_EVENTS_H_
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/node_hash_set.h"
 #include "proto/xplane.pb.h"
 #include "src/analysis/op_cost.h"
 
@@ -29,24 +32,42 @@ enum class CostSource {
 };
 std::string_view CostSourceName(CostSource source);  // "own", "in_children", "unknown"
 
+// The text fields are views: `name` into the XSpace's event metadata (valid
+// while the XSpace lives; annotation adds stats but never event metadata),
+// the others, and `formula`, into OperatorEvents::store.
 struct OperatorEvent {
   int plane = 0, line = 0, event = 0;  // indices into the XSpace
-  std::string name;                     // "aten::addmm"
-  std::string direction;                // "fprop", "bprop", "" when not recorded
+  std::string_view name;                // "aten::addmm"
+  std::string_view direction;           // "fprop", "bprop", "" when not recorded
   bool has_seq = false;
   int64_t seq = 0;
   int64_t start_ps = 0, duration_ps = 0;
   int64_t self_ps = 0;                  // minus the directly nested operators
-  std::string scope;                    // enclosing markers, '/'-joined
-  std::string layer;                    // enclosing "layer:" markers, ':'-joined
-  OpCost formula;
+  std::string_view scope;               // enclosing markers, '/'-joined
+  std::string_view layer;               // enclosing "layer:" markers, ':'-joined
+  const OpCost* formula = nullptr;       // never null in CollectOperatorEvents' ops
   CostSource source = CostSource::kUnknown;
   int64_t self_flops = 0, self_bytes = 0;
   int parent = -1;                      // enclosing operator, index into ops
 };
 
+// What the ops' views point into: each distinct string and cost once, at
+// a stable address (a million ops share a few hundred of each).
+class OperatorEventsStore {
+ public:
+  std::string_view Intern(std::string_view text);
+  const OpCost* Keep(OpCost cost);
+
+ private:
+  absl::node_hash_set<std::string> strings_;
+  std::deque<OpCost> costs_;
+};
+
 struct OperatorEvents {
   std::vector<OperatorEvent> ops;  // per line, parents before children
+  // Owns the ops' scope, layer, direction and formula; held by pointer so
+  // that moving OperatorEvents keeps every view valid.
+  std::unique_ptr<OperatorEventsStore> store = std::make_unique<OperatorEventsStore>();
   int64_t malformed_inputs = 0;    // ops whose input stats did not parse
   std::string first_input_error;
 };

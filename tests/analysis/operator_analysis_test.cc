@@ -70,8 +70,8 @@ TEST_CASE("composite ops do not double count: the innermost costed op carries th
   const OperatorEvent& linear = Find(events, "aten::linear");
   const OperatorEvent& addmm = Find(events, "aten::addmm");
   // Both have a formula for the same GEMM...
-  CHECK(linear.formula.known);
-  CHECK(linear.formula.flops == kAddmmFlops);
+  CHECK(linear.formula->known);
+  CHECK(linear.formula->flops == kAddmmFlops);
   // ...but only addmm's counts.
   CHECK(linear.source == CostSource::kInChildren);
   CHECK(linear.self_flops == 0);
