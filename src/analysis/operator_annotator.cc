@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
@@ -92,19 +93,19 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
-  // scope, layer, tf_op, flops, bytes (the host collector reserves room
-  // for these in each operator's stat array: src/collectors/host).
-  static constexpr int kMaxStatsAdded = 5;
+  // tf_op, flops, bytes (the host collector reserves room for these in
+  // each operator's stat array: src/collectors/host).
+  static constexpr int kMaxStatsAdded = 3;
 
   void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
     event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
     const Ref* scope = nullptr;  // the interned scope; null for none
-    if (!op.scope.empty()) {
-      AddRef(event, scope_id_, op.scope, &last_scope_);
-      scope = last_scope_;
+    if (!op.scope.empty()) scope = Interned(op.scope, &last_scope_);
+    const Ref* layer = op.layer.empty() ? nullptr : Interned(op.layer, &last_layer_);
+    if (scope != nullptr || layer != nullptr) {
+      event->set_metadata_id(ScopedMetadataId(event->metadata_id(), scope, layer));
     }
-    if (!op.layer.empty()) AddRef(event, layer_id_, op.layer, &last_layer_);
     // Scopes and op names repeat every step: build each tf_op once, found
     // by the interned scope's address and the op name (no per-op copy).
     auto& tf_ops = tf_op_refs_[scope];
@@ -127,6 +128,66 @@ class PlaneAnnotator {
     return stat;
   }
   using Ref = std::pair<const std::string, uint64_t>;
+
+  // Scope and layer are the same for every call of a signature at one
+  // place in the model: they go on a copy of the op's metadata made once
+  // per (metadata, scope, layer), not on each event. Only our readers use
+  // them (through the visitor's metadata fallback); the stats xprof reads
+  // from events (tf_op, flops, bytes_accessed) stay there.
+  int64_t ScopedMetadataId(int64_t metadata_id, const Ref* scope, const Ref* layer) {
+    const auto key = std::make_tuple(metadata_id, scope, layer);
+    auto it = scoped_metadata_.find(key);
+    if (it != scoped_metadata_.end()) return it->second;
+    const auto& all = builder_.plane()->event_metadata();
+    const auto base = all.find(metadata_id);
+    if (base == all.end()) return metadata_id;  // a crafted file: leave it
+    int64_t id = metadata_id;
+    if (!CarriesExactly(base->second, scope, layer)) {  // else annotated before
+      // A copy first: adding to the map may move what `base` points to.
+      const tensorflow::profiler::XEventMetadata original = base->second;
+      tensorflow::profiler::XEventMetadata* copy = builder_.NewEventMetadata(original.name());
+      copy->set_display_name(original.display_name());
+      for (const auto& stat : original.stats()) {
+        if (std::find(stale_ids_.begin(), stale_ids_.end(), stat.metadata_id()) == stale_ids_.end()) {
+          *copy->add_stats() = stat;
+        }
+      }
+      if (scope != nullptr) AddRefTo(copy->add_stats(), scope_id_, *scope);
+      if (layer != nullptr) AddRefTo(copy->add_stats(), layer_id_, *layer);
+      id = copy->id();
+    }
+    scoped_metadata_.emplace(key, id);
+    return id;
+  }
+
+  // True when `metadata` holds this scope and layer and no other stat an
+  // annotation adds.
+  bool CarriesExactly(const tensorflow::profiler::XEventMetadata& metadata, const Ref* scope,
+                      const Ref* layer) const {
+    int found = 0, expected = (scope != nullptr) + (layer != nullptr);
+    for (const auto& stat : metadata.stats()) {
+      const bool is_scope = stat.metadata_id() == scope_id_, is_layer = stat.metadata_id() == layer_id_;
+      if (is_scope || is_layer) {
+        const Ref* want = is_scope ? scope : layer;
+        if (want == nullptr || stat.ref_value() != want->second) return false;
+        ++found;
+      } else if (std::find(stale_ids_.begin(), stale_ids_.end(), stat.metadata_id()) !=
+                 stale_ids_.end()) {
+        return false;
+      }
+    }
+    return found == expected;
+  }
+
+  static void AddRefTo(tensorflow::profiler::XStat* stat, int64_t metadata_id, const Ref& value) {
+    stat->set_metadata_id(metadata_id);
+    stat->set_ref_value(value.second);
+  }
+
+  const Ref* Interned(std::string_view value, const Ref** last) {
+    RefId(value, last);
+    return *last;
+  }
   // `*last` (when given) is the entry this stat used last: ops in a row
   // mostly share their scope and layer, so a long path is compared, not
   // hashed, per op.
@@ -140,15 +201,11 @@ class PlaneAnnotator {
     if (last != nullptr) *last = &*it;  // node_hash_map: stays valid as it grows
     return it->second;
   }
-  void AddRef(tensorflow::profiler::XEvent* event, int64_t metadata_id,
-              std::string_view value, const Ref** last) {
-    AddStat(event, metadata_id)->set_ref_value(RefId(value, last));
-  }
-
   xplane::XPlaneBuilder builder_;
   std::vector<int64_t> stale_ids_;
   int64_t scope_id_, layer_id_, tf_op_id_, flops_id_, bytes_id_;
   absl::node_hash_map<std::string, uint64_t> refs_;
+  absl::flat_hash_map<std::tuple<int64_t, const Ref*, const Ref*>, int64_t> scoped_metadata_;
   const Ref* last_scope_ = nullptr;
   const Ref* last_layer_ = nullptr;
   // tf_op ref ids by interned scope, then op name.

@@ -24,9 +24,9 @@ int64_t TicksToPs(uint64_t from, uint64_t to, double ns_per_tick) {
   return std::llround(ticks * ns_per_tick * 1000.0);
 }
 
-// Stats analysis::AnnotateOperatorEvents adds to an operator: scope,
-// layer, tf_op, flops, bytes_accessed.
-constexpr int kAnnotationStats = 5;
+// Stats analysis::AnnotateOperatorEvents adds to an operator event: tf_op,
+// flops, bytes_accessed (scope and layer go on its metadata).
+constexpr int kAnnotationStats = 3;
 
 // Stats that every call of an operator with the same inputs shares. They
 // go on one event metadata per distinct signature (a few hundred in a
@@ -52,14 +52,14 @@ class HostPlaneStats {
     const int64_t signature = SignatureMetadataId(name, args);
     event->set_metadata_id(signature != 0 ? signature : NameId(name));
     int own = 0;
-    for (const core::DecodedArg& arg : args) own += StatKey(arg.key).signature ? 0 : 1;
+    for (size_t i = 0; i < args.size(); ++i) own += ArgKey(i, args[i].key).signature ? 0 : 1;
     if (own == 0 && signature == 0) return;
     // One array of stat pointers per event, not one per doubling; an
     // operator's also holds the stats the operator annotation adds.
     event->mutable_stats()->Reserve(own + (signature != 0 ? kAnnotationStats : 0));
-    for (const core::DecodedArg& arg : args) {
-      const Key key = StatKey(arg.key);
-      if (!key.signature) SetValue(arg, key.id, event->add_stats());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Key key = ArgKey(i, args[i].key);
+      if (!key.signature) SetValue(args[i], key.id, event->add_stats());
     }
   }
 
@@ -68,6 +68,19 @@ class HostPlaneStats {
     int64_t id;
     bool signature;
   };
+
+  // The key of a record's i-th argument. Records of one call site repeat
+  // their keys in the same order: comparing with the previous record's
+  // key at that position skips the hash look-up for most arguments.
+  Key ArgKey(size_t i, std::string_view bytes) {
+    if (i >= recent_.size()) recent_.resize(i + 1);
+    auto& [recent_bytes, recent_key] = recent_[i];
+    if (recent_key.id == 0 || recent_bytes != bytes) {  // Ids start at 1.
+      recent_key = StatKey(bytes);
+      recent_bytes = bytes;  // A view into the pool, like the map's keys.
+    }
+    return recent_key;
+  }
 
   // By value: a later insertion may move the map's entries.
   Key StatKey(std::string_view bytes) {
@@ -101,8 +114,9 @@ class HostPlaneStats {
   // 0 when the record has none (not an operator).
   int64_t SignatureMetadataId(std::string_view name, const std::vector<core::DecodedArg>& args) {
     signature_.clear();
-    for (const core::DecodedArg& arg : args) {
-      const Key key = StatKey(arg.key);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const core::DecodedArg& arg = args[i];
+      const Key key = ArgKey(i, arg.key);
       if (!key.signature) continue;
       int64_t value = arg.int_value;
       if (arg.kind == 'u') value = static_cast<int64_t>(arg.uint_value);
@@ -128,6 +142,7 @@ class HostPlaneStats {
   absl::flat_hash_map<std::string_view, Key> stat_keys_;
   absl::flat_hash_map<std::string_view, int64_t> name_ids_;
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
+  std::vector<std::pair<std::string_view, Key>> recent_;
   std::string signature_;  // The key being looked up, reused.
 };
 
