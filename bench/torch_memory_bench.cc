@@ -5,15 +5,23 @@
 //
 //   neuronprof_torch_memory_bench [--rounds R] [--iterations N] [--only K]
 //
-// --only K runs variant K alone (0-based, as listed), e.g. under perf.
+// --only K runs variant K alone (0-based: 0-4 the tensor table, 5-9 the
+// allocator table), e.g. under perf.
 //
 // Per recorded allocation event = (ns per iteration with memory - without
 // memory, same profiler) / 2 (an allocation and a free per iteration).
+//
+// A second table takes the operator out: 64-byte blocks from libtorch's CPU
+// allocator itself (c10::GetCPUAllocator, as every CPU tensor's storage),
+// so the difference between variants is the memory path alone, and "a
+// capture without memory profiling" shows what an allocation costs when
+// neuronprof records operators but not memory.
 #include <torch/csrc/autograd/profiler_legacy.h>
+#include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,16 +39,30 @@ namespace legacy = torch::autograd::profiler;
 using torch::profiler::impl::ProfilerConfig;
 using torch::profiler::impl::ProfilerState;
 
-double NsPerIteration(int iterations) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) {
-    auto tensor = torch::empty({16});
-  }
-  const auto end = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
+enum class Loop { kTensor, kAllocator };
+
+// Thread CPU time: on a shared 2-core VM a wall clock also counts the time
+// the thread waits for a core, which swamps differences of tens of ns.
+double ThreadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e9 + static_cast<double>(now.tv_nsec);
 }
 
-double UnderNeuronprof(bool memory, int iterations) {
+double NsPerIteration(Loop loop, int iterations) {
+  c10::Allocator* allocator = c10::GetCPUAllocator();
+  const double start = ThreadCpuNs();
+  for (int i = 0; i < iterations; ++i) {
+    if (loop == Loop::kTensor) {
+      auto tensor = torch::empty({16});
+    } else {
+      c10::DataPtr block = allocator->allocate(64);  // Freed at scope end.
+    }
+  }
+  return (ThreadCpuNs() - start) / iterations;
+}
+
+double UnderNeuronprof(Loop loop, bool memory, int iterations) {
   neuronprof::TorchOperatorOptions torch_options;
   torch_options.record_shapes = false;
   torch_options.profile_memory = memory;
@@ -50,16 +72,16 @@ double UnderNeuronprof(bool memory, int iterations) {
   options.max_buffer_bytes = uint64_t{1} << 30;
   auto session = neuronprof::session::CaptureSession::Start(options);
   if (!session.ok()) std::abort();
-  const double ns = NsPerIteration(iterations);
+  const double ns = NsPerIteration(loop, iterations);
   auto result = (*session)->Stop();
   if (!result.ok() || result->stats.dropped != 0) std::abort();
   auto after = torch::empty({16});  // Gives libtorch's profiler slot back.
   return ns;
 }
 
-double UnderLegacy(bool memory, int iterations) {
+double UnderLegacy(Loop loop, bool memory, int iterations) {
   legacy::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU, false, memory));
-  const double ns = NsPerIteration(iterations);
+  const double ns = NsPerIteration(loop, iterations);
   legacy::disableProfilerLegacy();
   return ns;
 }
@@ -88,14 +110,22 @@ int main(int argc, char** argv) {
     std::function<double()> run;
     std::vector<double> ns;
   };
-  std::vector<Variant> variants = {
-      {"no profiler", [&] { return NsPerIteration(iterations); }, {}},
-      {"neuronprof kOperator, profile_memory=false", [&] { return UnderNeuronprof(false, iterations); }, {}},
-      {"neuronprof kOperator, profile_memory=true", [&] { return UnderNeuronprof(true, iterations); }, {}},
-      {"libtorch legacy profiler", [&] { return UnderLegacy(false, iterations); }, {}},
-      {"libtorch legacy profiler, profile_memory", [&] { return UnderLegacy(true, iterations); }, {}},
+  // Five variants per loop, in this order in both tables.
+  auto variants_of = [&](Loop loop) {
+    return std::vector<Variant>{
+        {"no profiler", [=] { return NsPerIteration(loop, iterations); }, {}},
+        {"neuronprof kOperator, profile_memory=false",
+         [=] { return UnderNeuronprof(loop, false, iterations); }, {}},
+        {"neuronprof kOperator, profile_memory=true",
+         [=] { return UnderNeuronprof(loop, true, iterations); }, {}},
+        {"libtorch legacy profiler", [=] { return UnderLegacy(loop, false, iterations); }, {}},
+        {"libtorch legacy profiler, profile_memory",
+         [=] { return UnderLegacy(loop, true, iterations); }, {}},
+    };
   };
-  NsPerIteration(iterations);  // Warm up the allocator and the dispatcher.
+  std::vector<Variant> variants = variants_of(Loop::kTensor);
+  for (Variant& variant : variants_of(Loop::kAllocator)) variants.push_back(std::move(variant));
+  NsPerIteration(Loop::kTensor, iterations);  // Warm up the allocator and the dispatcher.
   if (only >= 0 && only < static_cast<int>(variants.size())) {
     for (int round = 0; round < rounds; ++round) {
       std::printf("%s: %.1f ns/iter\n", variants[only].name, variants[only].run());
@@ -105,16 +135,26 @@ int main(int argc, char** argv) {
   for (int round = 0; round < rounds; ++round) {
     for (Variant& variant : variants) variant.ns.push_back(variant.run());
   }
-  std::printf("%-45s %12s\n", "variant (torch::empty({16}) + free)", "ns/iter");
-  std::vector<double> medians;
-  for (const Variant& variant : variants) {
-    medians.push_back(Median(variant.ns));
-    std::printf("%-45s %12.1f\n", variant.name, medians.back());
+  const char* titles[] = {"torch::empty({16}) + free", "CPU allocator: allocate(64) + free"};
+  for (int table = 0; table < 2; ++table) {
+    std::printf("%-45s %12s\n", titles[table], "ns/iter");
+    std::vector<double> medians;
+    for (int i = 0; i < 5; ++i) {
+      const Variant& variant = variants[table * 5 + i];
+      medians.push_back(Median(variant.ns));
+      std::printf("  %-43s %12.1f\n", variant.name, medians.back());
+    }
+    const double ours = (medians[2] - medians[1]) / 2;
+    const double theirs = (medians[4] - medians[3]) / 2;
+    std::printf("per recorded allocation event: neuronprof %.1f ns, libtorch legacy %.1f ns "
+                "(%.1fx)\n", ours, theirs, ours > 0 ? theirs / ours : 0.0);
+    if (table == 1) {
+      std::printf("an allocation in a capture without memory profiling: %+.1f ns against no "
+                  "profiler\n", medians[1] - medians[0]);
+    }
+    std::printf("\n");
   }
-  const double ours = (medians[2] - medians[1]) / 2;
-  const double theirs = (medians[4] - medians[3]) / 2;
-  std::printf("\nper recorded allocation event: neuronprof %.1f ns, libtorch legacy %.1f ns "
-              "(%.1fx)\n", ours, theirs, ours > 0 ? theirs / ours : 0.0);
-  std::printf("medians of %d interleaved rounds, %d iterations each\n", rounds, iterations);
+  std::printf("thread CPU ns, medians of %d interleaved rounds, %d iterations each\n", rounds,
+              iterations);
   return 0;
 }

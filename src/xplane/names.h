@@ -94,6 +94,36 @@ inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "C
 // Ill-formed activity the allocator or plug-in reported ("free of unknown
 // address", "out of memory", "free larger than the pool"): str.
 inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
+// Compact keys: the libtorch memory reporter records these two-byte keys
+// instead of the stat names above (an allocation event takes ~70 bytes
+// less of the event buffer, which is most of its cost after the copy), and
+// the host plane stores them under the stat names, resolved once per
+// distinct key. Marker keys that start with byte 0x01 are reserved for this.
+struct CompactKey {
+  std::string_view key, stat;
+};
+inline constexpr CompactKey kCompactKeys[] = {
+    {"\x01" "a", kAddressStat},        {"\x01" "r", kRequestedBytesStat},
+    {"\x01" "t", kBytesAllocatedStat}, {"\x01" "p", kPoolReservedStat},
+    {"\x01" "n", kAllocatorNameStat},  {"\x01" "o", kTfOpStat},
+    {"\x01" "x", kMemoryAnomalyStat},
+};
+inline constexpr std::string_view kCompactAddressKey = kCompactKeys[0].key;
+inline constexpr std::string_view kCompactRequestedBytesKey = kCompactKeys[1].key;
+inline constexpr std::string_view kCompactBytesAllocatedKey = kCompactKeys[2].key;
+inline constexpr std::string_view kCompactPoolReservedKey = kCompactKeys[3].key;
+inline constexpr std::string_view kCompactAllocatorNameKey = kCompactKeys[4].key;
+inline constexpr std::string_view kCompactTfOpKey = kCompactKeys[5].key;
+inline constexpr std::string_view kCompactMemoryAnomalyKey = kCompactKeys[6].key;
+// The stat name a recorded key stands for: itself unless a compact key.
+inline std::string_view ExpandCompactKey(std::string_view key) {
+  if (key.size() != 2 || key[0] != '\x01') return key;
+  for (const CompactKey& compact : kCompactKeys) {
+    if (compact.key == key) return compact.stat;
+  }
+  return key;
+}
+
 // Memory events are instants, never scopes that enclose other events.
 inline bool IsMemoryEventName(std::string_view name) {
   return name == kMemoryAllocationEvent || name == kMemoryDeallocationEvent ||

@@ -82,13 +82,21 @@ class HostPlaneStats {
     return recent_key;
   }
 
-  // By value: a later insertion may move the map's entries.
+  // By value: a later insertion may move the map's entries. Compact keys
+  // (xplane::kCompactKeys) become the stat names they stand for.
   Key StatKey(std::string_view bytes) {
     auto it = stat_keys_.find(bytes);
     if (it == stat_keys_.end()) {
-      it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(bytes), IsSignatureStat(bytes)})
-               .first;
+      const std::string_view name = xplane::ExpandCompactKey(bytes);
+      it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(name), IsSignatureStat(name)}).first;
     }
+    return it->second;
+  }
+
+  // A string value as stat metadata (XStat ref_value), taken as it is.
+  int64_t ValueRef(std::string_view bytes) {
+    auto it = value_refs_.find(bytes);
+    if (it == value_refs_.end()) it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
     return it->second;
   }
 
@@ -106,7 +114,7 @@ class HostPlaneStats {
       case 'd': stat->set_double_value(arg.double_value); break;
       // Interned (ref_value): op inputs and most marker strings repeat
       // per step.
-      default: stat->set_ref_value(static_cast<uint64_t>(StatKey(arg.string_value).id)); break;
+      default: stat->set_ref_value(static_cast<uint64_t>(ValueRef(arg.string_value))); break;
     }
   }
 
@@ -121,7 +129,7 @@ class HostPlaneStats {
       int64_t value = arg.int_value;
       if (arg.kind == 'u') value = static_cast<int64_t>(arg.uint_value);
       if (arg.kind == 'd') std::memcpy(&value, &arg.double_value, sizeof(value));
-      if (arg.kind == 's') value = StatKey(arg.string_value).id;
+      if (arg.kind == 's') value = ValueRef(arg.string_value);
       const int64_t parts[] = {key.id, arg.kind, value};
       signature_.append(reinterpret_cast<const char*>(parts), sizeof(parts));
     }
@@ -140,6 +148,7 @@ class HostPlaneStats {
 
   xplane::XPlaneBuilder& plane_;
   absl::flat_hash_map<std::string_view, Key> stat_keys_;
+  absl::flat_hash_map<std::string_view, int64_t> value_refs_;
   absl::flat_hash_map<std::string_view, int64_t> name_ids_;
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
   std::vector<std::pair<std::string_view, Key>> recent_;

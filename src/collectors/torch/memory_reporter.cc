@@ -91,19 +91,19 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     const bool free = alloc_size < 0;
     // alloc_size is never INT64_MIN for a real block; guard the negation.
     const int64_t bytes = free ? (alloc_size == INT64_MIN ? INT64_MAX : -alloc_size) : alloc_size;
-    // The fewest arguments that carry the report; AnnotateMemoryEvents
-    // derives the rest (device type and id, available and peak bytes) when
+    // The fewest arguments that carry the report, under compact keys
+    // (xplane::kCompactKeys); AnnotateMemoryEvents derives the rest (device type and id, available and peak bytes) when
     // the capture is collected, off the allocating thread.
     char allocator[32];
     StackArgs args;
     // int64, as TSL writes it: xprof reads a uint64 address as 0.
-    args.Add(xplane::kAddressStat, static_cast<int64_t>(reinterpret_cast<uintptr_t>(ptr)));
-    args.Add(xplane::kRequestedBytesStat, bytes);
-    args.Add(xplane::kBytesAllocatedStat, total_allocated);
-    if (total_reserved > 0) args.Add(xplane::kPoolReservedStat, total_reserved);
-    args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
+    args.Add(xplane::kCompactAddressKey, static_cast<int64_t>(reinterpret_cast<uintptr_t>(ptr)));
+    args.Add(xplane::kCompactRequestedBytesKey, bytes);
+    args.Add(xplane::kCompactBytesAllocatedKey, total_allocated);
+    if (total_reserved > 0) args.Add(xplane::kCompactPoolReservedKey, total_reserved);
+    args.Add(xplane::kCompactAllocatorNameKey, AllocatorName(device, allocator));
     const std::string_view op = CurrentOperatorName();
-    if (!op.empty()) args.Add(xplane::kTfOpStat, op);
+    if (!op.empty()) args.Add(xplane::kCompactTfOpKey, op);
     Record(free ? xplane::kMemoryDeallocationEvent : xplane::kMemoryAllocationEvent, args);
   }
 
@@ -111,11 +111,11 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
                          c10::Device device) override {
     char allocator[32];
     StackArgs args;
-    args.Add(xplane::kRequestedBytesStat, alloc_size);
-    args.Add(xplane::kBytesAllocatedStat, total_allocated);
-    args.Add(xplane::kPoolReservedStat, total_reserved);
-    args.Add(xplane::kAllocatorNameStat, AllocatorName(device, allocator));
-    args.Add(xplane::kMemoryAnomalyStat, "out of memory");
+    args.Add(xplane::kCompactRequestedBytesKey, alloc_size);
+    args.Add(xplane::kCompactBytesAllocatedKey, total_allocated);
+    args.Add(xplane::kCompactPoolReservedKey, total_reserved);
+    args.Add(xplane::kCompactAllocatorNameKey, AllocatorName(device, allocator));
+    args.Add(xplane::kCompactMemoryAnomalyKey, "out of memory");
     Record(xplane::kMemoryAllocationEvent, args);
   }
 
