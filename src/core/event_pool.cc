@@ -65,8 +65,9 @@ internal::RingBlockHeader* EventPool::ClaimRingBlock() {
   using internal::RingBlockHeader;
   // Inside the caller's write section, so a snapshot that froze claims and
   // then waited for every section to end sees no claim after that (the
-  // membarrier argument of recorder.cc).
-  if (frozen_.load(std::memory_order_relaxed)) return nullptr;
+  // membarrier argument of recorder.cc). Acquire: the snapshot's reads of
+  // the blocks happen before it unfroze, so before we overwrite them.
+  if (frozen_.load(std::memory_order_acquire)) return nullptr;
   // Every block may be some thread's current one: give up after one lap.
   for (uint64_t attempt = 0; attempt < num_blocks_; ++attempt) {
     const uint64_t ticket = next_block_.fetch_add(1, std::memory_order_relaxed);

@@ -81,7 +81,7 @@ class EventPool {
   void set_frozen(bool frozen) {
     frozen_.store(frozen, std::memory_order_seq_cst);
   }
-  bool frozen() const { return frozen_.load(std::memory_order_relaxed); }
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
   internal::RingBlockHeader* ring_header(uint64_t index) const {
     return reinterpret_cast<internal::RingBlockHeader*>(
         base_ + index * internal::EventBlock::kBytes);
