@@ -234,6 +234,62 @@ void BM_ScopedTrace_EnabledArgs(benchmark::State& state) {
 }
 BENCHMARK(BM_ScopedTrace_EnabledArgs)->Iterations(10'000'000);
 
+// ------------------------------------------ flight recorder (ring) mode --
+// The same loops in ring mode, 64 MiB ring (20M events wrap it ~10 times,
+// so block recycling is measured too). Compare with the BM_Marker_* runs
+// above in the same process, interleaved (docs/PERFORMANCE.md).
+constexpr uint64_t kRingBytes = uint64_t{64} << 20;
+
+class RingForRun {
+ public:
+  explicit RingForRun(benchmark::State& state) : state_(state) {
+    if (state_.thread_index() != 0) return;
+    absl::Status status = core::StartRingRecording(kLevel, kRingBytes);
+    if (!status.ok()) state_.SkipWithError(std::string(status.message()).c_str());
+  }
+  // After the timed loop: a snapshot (what a Dump reads), then the end.
+  void Finish() {
+    if (state_.thread_index() != 0) return;
+    auto snapshot = core::SnapshotRing();
+    if (!snapshot.ok()) {
+      state_.SkipWithError(std::string(snapshot.status().message()).c_str());
+      return;
+    }
+    uint64_t events = 0;
+    for (const core::ThreadEvents& thread : snapshot->threads) {
+      events += thread.events.size();
+    }
+    state_.counters["retained"] = static_cast<double>(events);
+    state_.counters["drops"] = static_cast<double>(snapshot->dropped);
+    state_.counters["clipped"] = static_cast<double>(snapshot->clipped);
+    core::StopRecording().IgnoreError();
+  }
+
+ private:
+  benchmark::State& state_;
+};
+
+void BM_Marker_Ring_ScopeMacroLiteral(benchmark::State& state) {
+  RingForRun ring(state);
+  for (auto _ : state) {
+    NEURONPROF_SCOPE("literal_marker");
+  }
+  ring.Finish();
+}
+BENCHMARK(BM_Marker_Ring_ScopeMacroLiteral)->Iterations(20'000'000);
+BENCHMARK(BM_Marker_Ring_ScopeMacroLiteral)->Iterations(10'000'000)->Threads(2);
+
+void BM_Marker_Ring_CopiedShortName(benchmark::State& state) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "layer_%d", 17);
+  RingForRun ring(state);
+  for (auto _ : state) {
+    ScopedTrace trace(name);
+  }
+  ring.Finish();
+}
+BENCHMARK(BM_Marker_Ring_CopiedShortName)->Iterations(20'000'000);
+
 // ----------------------------------------------------- 1M events: record --
 
 constexpr int kExportEvents = 1'000'000;

@@ -12,6 +12,7 @@
 #define NEURONPROF_NEURONPROF_H_
 
 #include "neuronprof/capture.h"
+#include "neuronprof/flight_recorder.h"
 #include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
 #include "neuronprof/trace.h"

@@ -27,7 +27,7 @@ constexpr std::chrono::milliseconds kPrefaultPoll{1};
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
-    uint64_t bytes, uint32_t generation) {
+    uint64_t bytes, uint32_t generation, bool ring) {
   const uint64_t num_blocks =
       std::max<uint64_t>(1, bytes / internal::EventBlock::kBytes);
   const uint64_t length = num_blocks * internal::EventBlock::kBytes;
@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
     }
   }
   std::unique_ptr<EventPool> pool(
-      new EventPool(static_cast<char*>(base), num_blocks, generation));
+      new EventPool(static_cast<char*>(base), num_blocks, generation, ring));
   // MADV_POPULATE_WRITE commits pages without writing to them, so it is
   // safe beside threads that already fill those blocks; touching is not,
   // hence no background commits on kernels without it (< 5.14).
@@ -59,6 +59,31 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
     pool->prefaulter_ = std::thread([p = pool.get(), prefault] { p->PrefaultLoop(prefault); });
   }
   return pool;
+}
+
+internal::RingBlockHeader* EventPool::ClaimRingBlock() {
+  using internal::RingBlockHeader;
+  // Inside the caller's write section, so a snapshot that froze claims and
+  // then waited for every section to end sees no claim after that (the
+  // membarrier argument of recorder.cc). Acquire: the snapshot's reads of
+  // the blocks happen before it unfroze, so before we overwrite them.
+  if (frozen_.load(std::memory_order_acquire)) return nullptr;
+  // Every block may be some thread's current one: give up after one lap.
+  for (uint64_t attempt = 0; attempt < num_blocks_; ++attempt) {
+    const uint64_t ticket = next_block_.fetch_add(1, std::memory_order_relaxed);
+    RingBlockHeader* header = ring_header(ticket % num_blocks_);
+    uint32_t state = header->state.load(std::memory_order_relaxed);
+    // Acquire: the previous owner's writes (released when it retired the
+    // block) happen before ours.
+    if (state != RingBlockHeader::kCurrent &&
+        header->state.compare_exchange_strong(state, RingBlockHeader::kCurrent,
+                                              std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+      header->ticket = ticket;
+      return header;
+    }
+  }
+  return nullptr;
 }
 
 void EventPool::PrefaultLoop(uint64_t committed_bytes) {

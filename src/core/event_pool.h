@@ -27,6 +27,23 @@ struct EventBlock {
 };
 static_assert(sizeof(EventBlock) == EventBlock::kBytes, "block layout");
 
+// In a ring (flight recorder) pool the first 32 bytes of every block hold
+// this header instead of EventBlock::next. `state` is the only field two
+// threads race on; the others are written by the block's claimer inside
+// its write section and read by a snapshot only while claims are frozen
+// (see src/core/recorder.cc, "Ring mode").
+struct RingBlockHeader {
+  enum State : uint32_t { kFree = 0, kRetired = 1, kCurrent = 2 };
+  enum Kind : uint32_t { kRecords = 1, kNames = 2 };
+  std::atomic<uint32_t> state;  // kCurrent: some thread writes into it.
+  uint32_t kind;
+  uint64_t ticket;       // Claim number: orders a thread's blocks by age.
+  uint64_t claim_ticks;  // NowTicks() when claimed; names written later.
+  const void* owner;     // The ThreadSlot that claimed it.
+};
+static_assert(sizeof(RingBlockHeader) == sizeof(EventRecord),
+              "the ring header takes the place of EventBlock::next");
+
 }  // namespace internal
 
 namespace core {
@@ -37,8 +54,10 @@ class EventPool {
   // address space. The first pages are committed now; a background thread
   // commits more ahead of the claimed blocks, so that first-touch page
   // faults (microseconds each on a VM) do not land on recording threads.
+  // `ring`: blocks are recycled (ClaimRingBlock) instead of running out.
   static absl::StatusOr<std::unique_ptr<EventPool>> Create(uint64_t bytes,
-                                                           uint32_t generation);
+                                                           uint32_t generation,
+                                                           bool ring = false);
   ~EventPool();
   EventPool(const EventPool&) = delete;
   EventPool& operator=(const EventPool&) = delete;
@@ -49,6 +68,31 @@ class EventPool {
     if (index >= num_blocks_) return nullptr;
     return base_ + index * internal::EventBlock::kBytes;
   }
+
+  // Ring mode: the next block that is neither some thread's current block
+  // nor claimable during a snapshot, taken with one CAS on its header
+  // (kFree/kRetired -> kCurrent); the ring's order is the claim counter's,
+  // so the block taken is the oldest one not in use. nullptr while a
+  // snapshot has frozen claims or when every block is in use. Lock-free;
+  // called at a block switch, inside the caller's write section.
+  internal::RingBlockHeader* ClaimRingBlock();
+  // A snapshot's freeze: while set, ClaimRingBlock fails (callers drop and
+  // count), so no block changes hands while it is read.
+  void set_frozen(bool frozen) {
+    frozen_.store(frozen, std::memory_order_seq_cst);
+  }
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+  internal::RingBlockHeader* ring_header(uint64_t index) const {
+    return reinterpret_cast<internal::RingBlockHeader*>(
+        base_ + index * internal::EventBlock::kBytes);
+  }
+  // The block that holds `address` (which Contains()).
+  char* BlockOf(const void* address) const {
+    const uint64_t offset = static_cast<uint64_t>(static_cast<const char*>(address) - base_);
+    return base_ + offset / internal::EventBlock::kBytes * internal::EventBlock::kBytes;
+  }
+  uint64_t num_blocks() const { return num_blocks_; }
+  bool ring() const { return ring_; }
 
   uint32_t generation() const { return generation_; }
   uint64_t capacity_bytes() const {
@@ -65,14 +109,16 @@ class EventPool {
   void StopPrefaulting();
 
  private:
-  EventPool(char* base, uint64_t num_blocks, uint32_t generation)
-      : base_(base), num_blocks_(num_blocks), generation_(generation) {}
+  EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool ring)
+      : base_(base), num_blocks_(num_blocks), generation_(generation), ring_(ring) {}
   void PrefaultLoop(uint64_t committed_bytes);
 
   char* base_;
   uint64_t num_blocks_;
   uint32_t generation_;
+  bool ring_;
   std::atomic<uint64_t> next_block_{0};
+  std::atomic<bool> frozen_{false};
 
   std::mutex prefault_mutex_;
   std::condition_variable prefault_wakeup_;

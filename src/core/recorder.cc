@@ -7,6 +7,37 @@
 // asymmetric barrier (membarrier(2), or a full fence on the writer side where
 // that is missing) and waits for every `writing` flag to clear. After that no
 // thread can write into the capture, so it can be read and freed.
+//
+// Ring mode (the flight recorder) never stops: blocks are recycled
+// (EventPool::ClaimRingBlock) and SnapshotRing copies the newest events out
+// while threads go on recording. Memory-ordering argument:
+// - A block changes hands only through its header's `state`: the owner
+//   retires it with a release store, a claimer takes it with an acquire
+//   CAS, and kCurrent blocks are never taken. So a block is written by one
+//   thread at a time, and each owner's writes happen before the next one's.
+// - SnapshotRing freezes claims (EventPool::set_frozen, seq_cst), runs the
+//   same asymmetric barrier as StopRecording and waits until each
+//   `writing` has been 0 once. A claim runs inside a write section and
+//   checks the freeze after announcing the section, so after that wait no
+//   block changes hands, no header changes, and every header, retired
+//   block and exited thread's slot was written before (release of
+//   `writing` = 0, acquire by the snapshot). Threads keep recording into
+//   their current blocks; when one fills, they drop (counted) until the
+//   freeze ends, a few ms later. They never wait.
+// - A live thread's current block is read only below its `cursor`,
+//   loaded with acquire: AppendRecord stores it with release after the
+//   record, and the record's name was copied earlier by the same thread,
+//   so both are visible and no longer written.
+// - A record and its copied name may live in different blocks, and the
+//   name's block may have been recycled since (by this thread or, after it
+//   retired the block, another one). The name's block header must then say
+//   kNames, the record's thread, and claim_ticks < the record's
+//   start_ticks: a name is copied after its block was claimed and before
+//   the marker reads its start tick, and any later claim of that block
+//   reads its tick after that start (same thread in program order, or
+//   through the retire/claim synchronisation and a monotonic clock). An
+//   event that fails the check is left out and counted as clipped, never
+//   decoded from foreign bytes.
 #include "src/core/recorder.h"
 
 #include <linux/membarrier.h>
@@ -16,6 +47,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <cstring>
 #include <mutex>
@@ -41,6 +73,7 @@ namespace {
 
 using internal::EventBlock;
 using internal::EventRecord;
+using internal::RingBlockHeader;
 using internal::ThreadSlot;
 
 // A slot plus what only the control side needs.
@@ -85,12 +118,46 @@ void HeavyBarrier() {
 
 thread_local bool t_thread_exiting = false;
 
+// Ring mode: the header of the block that `limit` (a records or names
+// limit, one past the block's end) belongs to; nullptr without a block.
+RingBlockHeader* HeaderBefore(const void* limit) {
+  if (limit == nullptr) return nullptr;
+  // The slot's own block: never const memory.
+  return reinterpret_cast<RingBlockHeader*>(
+      const_cast<char*>(static_cast<const char*>(limit)) - EventBlock::kBytes);
+}
+
+// Ring mode: lets other threads recycle a block this thread is done with.
+void Retire(RingBlockHeader* header) {
+  if (header != nullptr) {
+    header->state.store(RingBlockHeader::kRetired, std::memory_order_release);
+  }
+}
+
+// Ring mode: claims a block of `kind` for `slot`, or nullptr (frozen or
+// every block in use). Inside the slot's write section.
+RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot,
+                           RingBlockHeader::Kind kind) {
+  RingBlockHeader* header = pool->ClaimRingBlock();
+  if (header == nullptr) return nullptr;
+  header->kind = kind;
+  header->owner = slot;
+  // Read after the block is ours and before any name is copied into it.
+  header->claim_ticks = internal::NowTicks();
+  return header;
+}
+
+void RetireCurrentBlocks(ThreadSlot* slot);
+
 // Detaches the slot when its thread ends; the slot itself lives on until
 // the next StopRecording has collected it.
 struct SlotOwner {
   RegisteredThread* slot = nullptr;
   ~SlotOwner() {
     if (slot == nullptr) return;
+    // A flight recorder's ring gets this thread's current blocks back once
+    // they are overwritten in turn; until then they keep its last events.
+    RetireCurrentBlocks(slot);
     internal::t_slot = nullptr;
     t_thread_exiting = true;
     slot->exited.store(true, std::memory_order_release);
@@ -118,6 +185,12 @@ RegisteredThread* CurrentThreadSlot() {
   return slot;
 }
 
+// Only the owning thread changes its counts: no locked instruction needed.
+void CountDrop(ThreadSlot* slot) {
+  slot->dropped.store(slot->dropped.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+}
+
 EventPool* PoolFor(uint32_t state) {
   EventPool* pool = g_pool.load(std::memory_order_acquire);
   if (pool == nullptr || pool->generation() != internal::GenerationOf(state)) {
@@ -126,15 +199,29 @@ EventPool* PoolFor(uint32_t state) {
   return pool;
 }
 
+void RetireCurrentBlocks(ThreadSlot* slot) {
+  const uint32_t state = internal::g_capture_state.load(std::memory_order_relaxed);
+  if (state == 0 || slot->generation != internal::GenerationOf(state)) return;
+  if (!internal::EnterWriteSection(slot, state)) return;
+  EventPool* pool = PoolFor(state);
+  // Frozen: a snapshot is reading; it retires exited threads' blocks itself.
+  if (pool != nullptr && pool->ring() && !pool->frozen()) {
+    Retire(HeaderBefore(slot->limit));
+    Retire(HeaderBefore(slot->arena_limit));
+  }
+  internal::LeaveWriteSection(slot);
+}
+
 // Inside a write section: points the slot at a fresh capture.
 void ResetSlot(RegisteredThread* slot, uint32_t state) {
   slot->generation = internal::GenerationOf(state);
-  slot->cursor = slot->limit = nullptr;
+  slot->cursor.store(nullptr, std::memory_order_relaxed);
+  slot->limit = nullptr;
   slot->arena_cursor = slot->arena_limit = nullptr;
   slot->first_block = slot->last_block = nullptr;
   slot->recorded = 0;
-  slot->dropped = 0;
-  slot->too_large = 0;
+  slot->dropped.store(0, std::memory_order_relaxed);
+  slot->too_large.store(0, std::memory_order_relaxed);
   slot->largest_too_large = 0;
   char name[17] = {};
   prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -143,8 +230,17 @@ void ResetSlot(RegisteredThread* slot, uint32_t state) {
 
 // Inside a write section: makes room for one more record.
 bool EnsureRecordSpace(RegisteredThread* slot, uint32_t state) {
-  if (slot->cursor != slot->limit) return true;
+  if (slot->cursor.load(std::memory_order_relaxed) != slot->limit) return true;
   EventPool* pool = PoolFor(state);
+  if (pool != nullptr && pool->ring()) {
+    RingBlockHeader* header = ClaimRing(pool, slot, RingBlockHeader::kRecords);
+    if (header == nullptr) return false;
+    Retire(HeaderBefore(slot->limit));  // Full: only snapshots read it now.
+    auto* block = reinterpret_cast<EventBlock*>(header);
+    slot->cursor.store(block->records, std::memory_order_release);
+    slot->limit = block->records + EventBlock::kRecords;
+    return true;
+  }
   auto* block = pool ? static_cast<EventBlock*>(pool->ClaimBlock()) : nullptr;
   if (block == nullptr) return false;
   block->next = nullptr;
@@ -154,7 +250,7 @@ bool EnsureRecordSpace(RegisteredThread* slot, uint32_t state) {
     slot->first_block = block;
   }
   slot->last_block = block;
-  slot->cursor = block->records;
+  slot->cursor.store(block->records, std::memory_order_release);
   slot->limit = block->records + EventBlock::kRecords;
   return true;
 }
@@ -177,7 +273,7 @@ void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
   if (!EnterWriteSection(slot, state)) return;
   if (slot->generation != GenerationOf(state)) core::ResetSlot(slot, state);
   if (!core::EnsureRecordSpace(slot, state)) {
-    ++slot->dropped;
+    core::CountDrop(slot);
     LeaveWriteSection(slot);
     return;
   }
@@ -198,25 +294,40 @@ const char* CopyNameWithArgs(uint32_t state, std::string_view name,
   const size_t room = static_cast<size_t>(slot->arena_limit - begin);
   size_t size = core::EncodeMarker(begin, room, marker);
   if (begin == nullptr || size > room) {
-    if (size > EventBlock::kBytes) {
+    core::EventPool* pool = core::PoolFor(state);
+    // A ring block starts with its header; names take the rest.
+    const size_t header_bytes =
+        pool != nullptr && pool->ring() ? sizeof(RingBlockHeader) : 0;
+    const size_t capacity = EventBlock::kBytes - header_bytes;
+    if (size > capacity) {
       // No block could hold it: leave the arena as it is, so that nothing
       // else is lost, and count it apart from the drops of a full buffer.
-      ++slot->too_large;
+      slot->too_large.store(slot->too_large.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
       slot->largest_too_large = std::max<uint64_t>(slot->largest_too_large, size);
       LeaveWriteSection(slot);
       return nullptr;
     }
-    core::EventPool* pool = core::PoolFor(state);
-    begin = pool ? static_cast<char*>(pool->ClaimBlock()) : nullptr;
-    if (begin == nullptr) {
-      ++slot->dropped;  // The event this name belonged to is lost.
+    char* block = nullptr;
+    if (pool != nullptr && pool->ring()) {
+      RingBlockHeader* header = core::ClaimRing(pool, slot, RingBlockHeader::kNames);
+      if (header != nullptr) {
+        core::Retire(core::HeaderBefore(slot->arena_limit));
+        block = reinterpret_cast<char*>(header);
+      }
+    } else if (pool != nullptr) {
+      block = static_cast<char*>(pool->ClaimBlock());
+    }
+    if (block == nullptr) {
+      core::CountDrop(slot);  // The event this name belonged to is lost.
       LeaveWriteSection(slot);
       return nullptr;
     }
     // The arena's cursor and limit always move to a new block together.
+    begin = block + header_bytes;
     slot->arena_cursor = begin;
-    slot->arena_limit = begin + EventBlock::kBytes;
-    size = core::EncodeMarker(begin, EventBlock::kBytes, marker);
+    slot->arena_limit = block + EventBlock::kBytes;
+    size = core::EncodeMarker(begin, capacity, marker);
   }
   slot->arena_cursor = begin + size;
   LeaveWriteSection(slot);
@@ -266,7 +377,25 @@ RecordedCapture::~RecordedCapture() = default;
 RecordedCapture::RecordedCapture(RecordedCapture&&) noexcept = default;
 RecordedCapture& RecordedCapture::operator=(RecordedCapture&&) noexcept = default;
 
+namespace {
+absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring);
+}  // namespace
+
 absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes) {
+  return Start(host_tracer_level, max_buffer_bytes, /*ring=*/false);
+}
+
+absl::Status StartRingRecording(int host_tracer_level, uint64_t ring_bytes) {
+  if (ring_bytes < kMinRingBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ring must hold at least ", kMinRingBytes / kBlockBytes, " blocks of ",
+        kBlockBytes, " bytes (", kMinRingBytes, " bytes), got ", ring_bytes));
+  }
+  return Start(host_tracer_level, ring_bytes, /*ring=*/true);
+}
+
+namespace {
+absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) {
   if (host_tracer_level < 0 || host_tracer_level > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_tracer_level must be 0..3, got ", host_tracer_level));
@@ -281,7 +410,7 @@ absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes) {
   InitTickSource();
   uint32_t generation = (g_last_generation + 1) & 0xffffffu;
   if (generation == 0) generation = 1;
-  auto pool = EventPool::Create(max_buffer_bytes, generation);
+  auto pool = EventPool::Create(max_buffer_bytes, generation, ring);
   if (!pool.ok()) return pool.status();
   g_last_generation = generation;
   g_owned_pool = std::move(*pool);
@@ -292,6 +421,7 @@ absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes) {
                         std::memory_order_release);
   return absl::OkStatus();
 }
+}  // namespace
 
 bool IsRecording() {
   std::lock_guard<std::mutex> lock(g_control_mutex);
@@ -332,8 +462,8 @@ absl::StatusOr<RecordedCapture> StopRecording() {
     thread.thread_name =
         slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
     thread.exited = slot->exited.load(std::memory_order_acquire);
-    thread.dropped = slot->dropped;
-    thread.too_large = slot->too_large;
+    thread.dropped = slot->dropped.load(std::memory_order_relaxed);
+    thread.too_large = slot->too_large.load(std::memory_order_relaxed);
     uint64_t remaining = slot->recorded;
     for (EventBlock* block = slot->first_block; block && remaining;
          block = block->next) {
@@ -360,6 +490,152 @@ absl::StatusOr<RecordedCapture> StopRecording() {
                  registry.end());
   g_pool.store(nullptr, std::memory_order_release);
   capture.pool = std::move(g_owned_pool);
+  return capture;
+}
+
+namespace {
+
+// Copies of a snapshot's names, in chunks that never move.
+class NameCopies {
+ public:
+  explicit NameCopies(std::vector<std::unique_ptr<char[]>>* chunks) : chunks_(chunks) {}
+  const char* Copy(const char* name, size_t length) {
+    if (static_cast<size_t>(limit_ - cursor_) < length) {
+      const size_t size = std::max<size_t>(kChunkBytes, length);
+      chunks_->push_back(std::make_unique<char[]>(size));
+      cursor_ = chunks_->back().get();
+      limit_ = cursor_ + size;
+    }
+    char* copy = cursor_;
+    std::memcpy(copy, name, length);
+    cursor_ += length;
+    return copy;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>>* chunks_;
+  char* cursor_ = nullptr;
+  char* limit_ = nullptr;
+};
+
+// The name of `record` (of `owner`) is intact: see "Ring mode" above.
+bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& record) {
+  const char* block = pool.BlockOf(record.name);
+  const auto* header = reinterpret_cast<const RingBlockHeader*>(block);
+  return header->kind == RingBlockHeader::kNames && header->owner == owner &&
+         static_cast<int64_t>(record.start_ticks - header->claim_ticks) > 0 &&
+         record.name >= block + sizeof(RingBlockHeader) &&
+         record.name_length <= static_cast<size_t>(block + EventBlock::kBytes - record.name);
+}
+
+}  // namespace
+
+absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
+  std::lock_guard<std::mutex> lock(g_control_mutex);
+  if (g_owned_pool == nullptr || !g_owned_pool->ring()) {
+    return absl::FailedPreconditionError(
+        "no flight recorder is running (a ring capture), so there is nothing to "
+        "snapshot");
+  }
+  if (last_ms < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("last_ms must be >= 0 (0 = everything retained), got ", last_ms));
+  }
+  EventPool& pool = *g_owned_pool;
+  // Freeze claims, then wait until every section that may have missed the
+  // freeze has ended (the argument at the top of this file).
+  pool.set_frozen(true);
+  HeavyBarrier();
+  std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
+  for (RegisteredThread* slot : *g_registry) {
+    while (slot->writing.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+  const ClockSample now = TakeClockSample();
+  RecordedCapture capture;
+  capture.clock = TickConverter(g_start_sample, now);
+  capture.stop_epoch_ns = now.realtime_ns;
+  capture.buffer_bytes = pool.capacity_bytes();
+  uint64_t cutoff_ticks = 0;
+  if (last_ms > 0) {
+    const double window_ticks = static_cast<double>(last_ms) * 1e6 / capture.clock.ns_per_tick();
+    if (window_ticks < static_cast<double>(now.ticks)) {
+      cutoff_ticks = now.ticks - static_cast<uint64_t>(window_ticks);
+    }
+  }
+
+  // Each thread's records blocks, oldest first (claim order).
+  std::map<const void*, std::vector<std::pair<uint64_t, const EventBlock*>>> blocks;
+  for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
+    const RingBlockHeader* header = pool.ring_header(i);
+    if (header->state.load(std::memory_order_acquire) == RingBlockHeader::kFree ||
+        header->kind != RingBlockHeader::kRecords) {
+      continue;
+    }
+    blocks[header->owner].emplace_back(header->ticket,
+                                       reinterpret_cast<const EventBlock*>(header));
+  }
+  NameCopies names(&capture.copied_names);
+  uint64_t first_start = now.ticks;
+  for (RegisteredThread* slot : *g_registry) {
+    const bool exited = slot->exited.load(std::memory_order_acquire);
+    const EventRecord* cursor = slot->cursor.load(std::memory_order_acquire);
+    auto owned = blocks.find(slot);
+    if (owned != blocks.end()) {
+      std::sort(owned->second.begin(), owned->second.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      const char* current = cursor != nullptr ? pool.BlockOf(cursor - 1) : nullptr;
+      std::vector<EventRecord> records;
+      for (const auto& [ticket, block] : owned->second) {
+        const size_t count = reinterpret_cast<const char*>(block) == current
+                                 ? static_cast<size_t>(cursor - block->records)
+                                 : EventBlock::kRecords;
+        for (size_t i = 0; i < count; ++i) {
+          EventRecord record = block->records[i];
+          if (record.end_ticks < cutoff_ticks) continue;
+          if (pool.Contains(record.name)) {
+            if (!NameIsIntact(pool, slot, record)) {
+              ++capture.clipped;
+              continue;
+            }
+            record.name = names.Copy(record.name, record.name_length);
+          }
+          if (static_cast<int64_t>(record.start_ticks - first_start) < 0) {
+            first_start = record.start_ticks;
+          }
+          records.push_back(record);
+        }
+      }
+      if (!records.empty()) {
+        ThreadEvents thread;
+        thread.thread_id = slot->thread_id;
+        thread.thread_name =
+            slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
+        thread.exited = exited;
+        thread.dropped = slot->dropped.load(std::memory_order_relaxed);
+        thread.too_large = slot->too_large.load(std::memory_order_relaxed);
+        thread.events.AddChunk(records.data(), records.size());
+        capture.dropped += thread.dropped;
+        capture.too_large += thread.too_large;
+        capture.copied_records.push_back(std::move(records));  // Data stays put.
+        capture.threads.push_back(std::move(thread));
+      }
+    }
+    // An exited thread writes no more: its current blocks rejoin the ring.
+    if (exited && slot->generation == pool.generation()) {
+      for (const void* limit : {static_cast<const void*>(slot->limit),
+                                static_cast<const void*>(slot->arena_limit)}) {
+        RingBlockHeader* header = HeaderBefore(limit);
+        if (header != nullptr && header->owner == slot) Retire(header);
+      }
+    }
+  }
+  pool.set_frozen(false);
+  capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
+  capture.start_epoch_ns =
+      std::max(g_start_sample.realtime_ns, capture.clock.ToEpochNs(first_start));
   return capture;
 }
 

@@ -105,6 +105,14 @@ struct NEURONPROF_API RecordedCapture {
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;
   std::unique_ptr<EventPool> pool;
+  // A flight recorder's snapshot (SnapshotRing) holds copies instead of the
+  // pool, which recording goes on using: one record array per thread and
+  // the names those records point at.
+  std::vector<std::vector<internal::EventRecord>> copied_records;
+  std::vector<std::unique_ptr<char[]>> copied_names;
+  // Events left out of a snapshot because their name's block had been
+  // recycled (the ring's cut went between the record and its name).
+  uint64_t clipped = 0;
 };
 
 // Enables markers up to `host_tracer_level` (1..3; 0 records nothing but
@@ -117,6 +125,24 @@ NEURONPROF_API absl::Status StartRecording(int host_tracer_level, uint64_t max_b
 NEURONPROF_API absl::StatusOr<RecordedCapture> StopRecording();
 
 bool IsRecording();
+
+// Smallest ring: a thread needs a records and a names block, and the ring
+// needs blocks to recycle.
+constexpr uint64_t kMinRingBytes = 4 * 64 * 1024;
+
+// Starts a capture that never fills (the flight recorder): `ring_bytes`
+// (whole 64 KiB blocks, at least kMinRingBytes) are reused oldest block
+// first once every block has been claimed. Same markers, same hot path as
+// StartRecording; read with SnapshotRing, end with StopRecording (whose
+// result then holds no events).
+NEURONPROF_API absl::Status StartRingRecording(int host_tracer_level, uint64_t ring_bytes);
+
+// Copies what the ring holds (only events that ended in the last `last_ms`
+// milliseconds when > 0) while recording goes on: threads are never
+// blocked; a thread that fills its block during the copy (a few ms) drops
+// events, counted. Events whose name was overwritten are left out and
+// counted in `clipped`. FailedPrecondition without a running ring capture.
+NEURONPROF_API absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms = 0);
 
 // Size of one buffer block; every thread that records claims at least one.
 constexpr uint64_t kBlockBytes = 64 * 1024;

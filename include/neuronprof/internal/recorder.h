@@ -61,15 +61,21 @@ struct ThreadSlot {
   std::atomic<uint32_t> writing{0};
   bool needs_full_fence = false;  // No membarrier(2): pay a fence instead.
   uint32_t generation = 0;        // Capture the buffers below belong to.
-  EventRecord* cursor = nullptr;  // Next free record in the current block.
+  // Next free record in the current block. Atomic only so that a flight
+  // recorder's snapshot may read it while the thread records: stored with
+  // release, it publishes the records (and the names they point at) below
+  // it. On x86 that is the same plain `mov` as before.
+  std::atomic<EventRecord*> cursor{nullptr};
   EventRecord* limit = nullptr;
   char* arena_cursor = nullptr;   // Copies of dynamic names.
   char* arena_limit = nullptr;
   EventBlock* first_block = nullptr;
   EventBlock* last_block = nullptr;
   uint64_t recorded = 0;
-  uint64_t dropped = 0;             // Events lost to a full buffer.
-  uint64_t too_large = 0;           // Markers larger than a block, not kept.
+  // Changed by this thread only (relaxed load + store, never a locked
+  // instruction); atomic so that a snapshot may read them meanwhile.
+  std::atomic<uint64_t> dropped{0};    // Events lost to a full buffer.
+  std::atomic<uint64_t> too_large{0};  // Markers larger than a block, not kept.
   uint64_t largest_too_large = 0;   // Encoded bytes of the largest of them.
 };
 
@@ -109,13 +115,13 @@ inline void LeaveWriteSection(ThreadSlot* slot) {
 inline void AppendRecord(ThreadSlot* slot, const char* name,
                          uint32_t name_length, uint32_t args_offset,
                          uint64_t start_ticks, uint64_t end_ticks) {
-  EventRecord* record = slot->cursor;
+  EventRecord* record = slot->cursor.load(std::memory_order_relaxed);
   record->name = name;
   record->start_ticks = start_ticks;
   record->end_ticks = end_ticks;
   record->name_length = name_length;
   record->args_offset = args_offset;
-  slot->cursor = record + 1;
+  slot->cursor.store(record + 1, std::memory_order_release);
   ++slot->recorded;
 }
 
@@ -166,7 +172,7 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
                         uint64_t end_ticks) {
   ThreadSlot* slot = t_slot;
   if (slot != nullptr && slot->generation == GenerationOf(state) &&
-      slot->cursor != slot->limit) {
+      slot->cursor.load(std::memory_order_relaxed) != slot->limit) {
     if (!EnterWriteSection(slot, state)) return;
     AppendRecord(slot, name, name_length, args_offset, start_ticks, end_ticks);
     LeaveWriteSection(slot);

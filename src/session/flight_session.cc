@@ -1,0 +1,41 @@
+#include "src/session/flight_session.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/collectors/host/host_collector.h"
+#include "src/core/recorder.h"
+#include "src/xplane/xplane_builder.h"
+
+namespace neuronprof {
+namespace session {
+
+absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
+    int host_tracer_level, uint64_t ring_bytes, std::string holder) {
+  auto gate = CaptureGate::Acquire(std::move(holder));
+  if (!gate.ok()) return gate.status();
+  absl::Status started = core::StartRingRecording(host_tracer_level, ring_bytes);
+  if (!started.ok()) return started;  // The gate is released on return.
+  return std::unique_ptr<FlightSession>(new FlightSession(std::move(*gate)));
+}
+
+FlightSession::~FlightSession() { core::StopRecording().IgnoreError(); }
+
+absl::StatusOr<CaptureResult> FlightSession::Snapshot(
+    int64_t last_ms, const std::string& buffer_advice) const {
+  auto snapshot = core::SnapshotRing(last_ms);
+  if (!snapshot.ok()) return snapshot.status();
+  CaptureResult result;
+  result.start_epoch_ns = snapshot->start_epoch_ns;
+  result.stop_epoch_ns = snapshot->stop_epoch_ns;
+  xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);
+  collectors::AddHostPlane(*snapshot, &result.space, &result.stats, buffer_advice);
+  if (snapshot->clipped > 0) {
+    xplane::AddWarning(&result.space,
+                       absl::StrCat("neuronprof: ", snapshot->clipped,
+                                    " host events at the flight recorder's cut were "
+                                    "left out: their names had been overwritten"));
+  }
+  return result;
+}
+
+}  // namespace session
+}  // namespace neuronprof

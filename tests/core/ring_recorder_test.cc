@@ -1,0 +1,185 @@
+// The recorder's ring mode (the flight recorder's core): wrap-around keeps
+// the newest events, snapshots taken while threads record hold only whole
+// events, and memory stays within the ring.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/trace.h"
+#include "src/core/event_args.h"
+#include "src/core/recorder.h"
+
+namespace neuronprof {
+namespace {
+
+using core::RecordedCapture;
+
+constexpr uint64_t kRingBytes = 8 * core::kBlockBytes;  // 512 KiB.
+
+int64_t ArgInt(const internal::EventRecord& record, const std::string& key) {
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(record, &args);
+  for (const auto& arg : args) {
+    if (std::string(arg.key) == key) return arg.int_value;
+  }
+  return -1;
+}
+
+RecordedCapture Snapshot(int64_t last_ms = 0) {
+  auto snapshot = core::SnapshotRing(last_ms);
+  REQUIRE(snapshot.ok());
+  return std::move(*snapshot);
+}
+
+void StopRing() { REQUIRE(core::StopRecording().ok()); }
+
+TEST_CASE("a ring keeps only the newest events, in order and whole") {
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  // ~50 bytes per event (record + name with one argument): many laps.
+  constexpr int kEvents = 100000;
+  char name[32];
+  for (int i = 0; i < kEvents; ++i) {
+    std::snprintf(name, sizeof(name), "event_%d", i);
+    ScopedTrace trace(name, {{"i", i}});
+  }
+  RecordedCapture capture = Snapshot();
+  REQUIRE(capture.threads.size() == 1);
+  const auto& events = capture.threads[0].events;
+  REQUIRE(events.size() > 1000);
+  CHECK(events.size() * sizeof(internal::EventRecord) < kRingBytes);
+  CHECK(capture.buffer_bytes == kRingBytes);
+  int64_t expected = ArgInt(events.front(), "i");
+  CHECK(expected > 0);  // The oldest events were overwritten.
+  for (const auto& record : events) {
+    REQUIRE(ArgInt(record, "i") == expected);
+    REQUIRE(core::PlainName(record) == "event_" + std::to_string(expected));
+    ++expected;
+  }
+  CHECK(expected == kEvents);  // The newest one is there.
+  CHECK(capture.dropped == 0);
+
+  // Recording goes on after a snapshot, and the next one sees it.
+  { ScopedTrace after("after_snapshot"); }
+  RecordedCapture next = Snapshot();
+  REQUIRE(next.threads.size() == 1);
+  CHECK(core::PlainName(next.threads[0].events[next.threads[0].events.size() - 1]) ==
+        "after_snapshot");
+  StopRing();
+}
+
+TEST_CASE("a snapshot's last_ms keeps only the recent events") {
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  { NEURONPROF_SCOPE("old"); }
+  // Busy-wait on the clock (no sleep): the old event ends > 50 ms ago.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(80);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  { NEURONPROF_SCOPE("new"); }
+  RecordedCapture recent = Snapshot(50);
+  REQUIRE(recent.threads.size() == 1);
+  REQUIRE(recent.threads[0].events.size() == 1);
+  CHECK(core::PlainName(recent.threads[0].events[0]) == "new");
+  CHECK(Snapshot().threads[0].events.size() == 2);
+  StopRing();
+}
+
+TEST_CASE("snapshots while 4 threads record at full speed hold only whole events") {
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  constexpr int kThreads = 4;
+  std::atomic<int> ready{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      char name[48];
+      ready.fetch_add(1);
+      for (int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        // Names of varying length, so names and records cross blocks at
+        // different points.
+        std::snprintf(name, sizeof(name), "t%d_%lld_%.*s", t, static_cast<long long>(i),
+                      static_cast<int>(i % 17), "xxxxxxxxxxxxxxxxx");
+        ScopedTrace outer(name, {{"t", t}, {"i", i}});
+        NEURONPROF_SCOPE("inner");
+      }
+    });
+  }
+  while (ready.load() < kThreads) std::this_thread::yield();
+  uint64_t checked = 0;
+  for (int round = 0; round < 20; ++round) {
+    RecordedCapture capture = Snapshot();
+    for (const auto& thread : capture.threads) {
+      int64_t last_i = -1;
+      for (const auto& record : thread.events) {
+        const std::string plain(core::PlainName(record));
+        if (plain == "inner") continue;
+        const int64_t t = ArgInt(record, "t");
+        const int64_t i = ArgInt(record, "i");
+        REQUIRE(t >= 0);
+        REQUIRE(t < kThreads);
+        REQUIRE(i > last_i);  // In order, no duplicates.
+        last_i = i;
+        char expected[48];
+        std::snprintf(expected, sizeof(expected), "t%d_%lld_%.*s", static_cast<int>(t),
+                      static_cast<long long>(i), static_cast<int>(i % 17),
+                      "xxxxxxxxxxxxxxxxx");
+        REQUIRE(plain == expected);
+        REQUIRE(record.end_ticks >= record.start_ticks);
+        ++checked;
+      }
+    }
+  }
+  stop.store(true);
+  for (auto& thread : threads) thread.join();
+  CHECK(checked > 0);
+  StopRing();
+}
+
+TEST_CASE("an exited thread keeps its last events in the ring") {
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  std::thread([] {
+    SetCurrentThreadName("short_lived");
+    for (int i = 0; i < 10; ++i) ScopedTrace trace("worker_event", {{"i", i}});
+  }).join();
+  RecordedCapture capture = Snapshot();
+  REQUIRE(capture.threads.size() == 1);
+  CHECK(capture.threads[0].thread_name == "short_lived");
+  CHECK(capture.threads[0].exited);
+  CHECK(capture.threads[0].events.size() == 10);
+  // Its blocks rejoin the ring: other threads overwrite them, and the
+  // ring never needs more than its fixed pool.
+  char name[32];
+  for (int i = 0; i < 100000; ++i) {
+    std::snprintf(name, sizeof(name), "later_%d", i);
+    ScopedTrace trace(name);
+  }
+  RecordedCapture later = Snapshot();
+  for (const auto& thread : later.threads) CHECK(thread.thread_name != "short_lived");
+  CHECK(later.dropped == 0);
+  StopRing();
+}
+
+TEST_CASE("ring bad inputs give clear statuses") {
+  absl::Status small = core::StartRingRecording(2, core::kBlockBytes);
+  CHECK(absl::IsInvalidArgument(small));
+  CHECK(std::string(small.message()).find("at least 4 blocks") != std::string::npos);
+
+  auto none = core::SnapshotRing();
+  CHECK(absl::IsFailedPrecondition(none.status()));
+
+  REQUIRE(core::StartRecording(2, kRingBytes).ok());  // A window, not a ring.
+  CHECK(absl::IsFailedPrecondition(core::SnapshotRing().status()));
+  CHECK(absl::IsFailedPrecondition(core::StartRingRecording(2, kRingBytes)));
+  REQUIRE(core::StopRecording().ok());
+
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  CHECK(absl::IsInvalidArgument(core::SnapshotRing(-1).status()));
+  StopRing();
+}
+
+}  // namespace
+}  // namespace neuronprof

@@ -1,0 +1,136 @@
+// FlightRecorder: dumps are normal runs read back with the project's
+// XSpace reader; bad inputs and other captures get clear statuses.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/neuronprof.h"
+#include "tests/test_util.h"
+#include "tests/xplane_read.h"
+
+namespace neuronprof {
+namespace {
+
+using testing::TempDir;
+
+FlightRecorderOptions Options(const TempDir& dir) {
+  FlightRecorderOptions options;
+  options.logdir = dir.path();
+  options.host_name = "flight_host";
+  options.ring_bytes = int64_t{1} << 20;
+  return options;
+}
+
+TEST_CASE("a flight recorder dump is a run the XSpace reader opens") {
+  TempDir dir;
+  FlightRecorder recorder(Options(dir));
+  REQUIRE(recorder.status().ok());
+  for (int step = 0; step < 3; ++step) {
+    StepTrace step_trace("train", step);
+    NEURONPROF_SCOPE("forward");
+  }
+  auto first = recorder.Dump("slow step!");
+  REQUIRE(first.ok());
+  CHECK(first->events == 6);
+  CHECK(first->threads == 1);
+  CHECK(first->run_dir.find("_slow_step_") != std::string::npos);
+  bool have_xplane = false;
+  for (const std::string& file : first->files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") {
+      have_xplane = true;
+      tensorflow::profiler::XSpace space = testing::ReadXSpace(file);
+      CHECK(testing::HasEvent(space, "train"));
+      CHECK(testing::HasEvent(space, "forward"));
+    }
+  }
+  CHECK(have_xplane);
+  CHECK(first->files.size() == 3);  // xplane.pb, trace.json.gz, pt.trace.json.gz.
+
+  // Recording went on: a second dump with the same reason gets its own run.
+  { NEURONPROF_SCOPE("after_dump"); }
+  auto second = recorder.Dump("slow step!");
+  REQUIRE(second.ok());
+  CHECK(second->run_dir != first->run_dir);
+  CHECK(second->events == 7);
+}
+
+TEST_CASE("a flight recorder is the process's one capture") {
+  TempDir dir;
+  {
+    FlightRecorder recorder(Options(dir));
+    REQUIRE(recorder.status().ok());
+    ProfilerOptions profiler_options;
+    profiler_options.logdir = dir.path();
+    profiler_options.port = 0;
+    Profiler profiler(profiler_options);
+    CHECK(absl::IsFailedPrecondition(profiler.status()));
+    CHECK(std::string(profiler.status().message()).find("a FlightRecorder") !=
+          std::string::npos);
+    FlightRecorder second(Options(dir));
+    CHECK(absl::IsFailedPrecondition(second.status()));
+  }
+  ProfilerOptions profiler_options;
+  profiler_options.logdir = dir.path();
+  profiler_options.port = 0;
+  Profiler profiler(profiler_options);
+  REQUIRE(profiler.status().ok());
+  FlightRecorder refused(Options(dir));
+  CHECK(absl::IsFailedPrecondition(refused.status()));
+  CHECK(std::string(refused.status().message()).find("a Profiler") != std::string::npos);
+  // Dump on a recorder that never started says why.
+  auto dump = refused.Dump("nothing");
+  CHECK(absl::IsFailedPrecondition(dump.status()));
+  REQUIRE(profiler.Stop().ok());
+}
+
+TEST_CASE("flight recorder bad inputs") {
+  TempDir dir;
+  FlightRecorderOptions options = Options(dir);
+  options.ring_bytes = 64 * 1024;  // One block.
+  FlightRecorder small(options);
+  CHECK(absl::IsInvalidArgument(small.status()));
+  CHECK(std::string(small.status().message()).find("at least 4 blocks") != std::string::npos);
+  CHECK(absl::IsInvalidArgument(small.Dump("x").status()));
+
+  options = Options(dir);
+  options.host_tracer_level = 0;
+  CHECK(absl::IsInvalidArgument(FlightRecorder(options).status()));
+
+  FlightRecorder recorder(Options(dir));
+  REQUIRE(recorder.status().ok());
+  CHECK(absl::IsInvalidArgument(recorder.Dump("x", -5).status()));
+}
+
+TEST_CASE("concurrent dumps: one runs, the others are refused") {
+  TempDir dir;
+  FlightRecorder recorder(Options(dir));
+  REQUIRE(recorder.status().ok());
+  for (int i = 0; i < 1000; ++i) NEURONPROF_SCOPE("event");
+  std::atomic<int> ok{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 3; ++i) {
+        auto dump = recorder.Dump("concurrent");
+        if (dump.ok()) {
+          ok.fetch_add(1);
+        } else {
+          CHECK(absl::IsFailedPrecondition(dump.status()));
+          CHECK(std::string(dump.status().message()).find("already running") !=
+                std::string::npos);
+          refused.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(ok.load() >= 1);
+  CHECK(ok.load() + refused.load() == 12);
+}
+
+}  // namespace
+}  // namespace neuronprof
