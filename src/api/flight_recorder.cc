@@ -2,10 +2,12 @@
 // writing dumps as logdir runs.
 #include "neuronprof/flight_recorder.h"
 
+#include <unistd.h>
+
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
-#include "src/export/atomic_file.h"
+#include "src/api/run_writer.h"
 #include "src/export/logdir.h"
 #include "src/session/flight_session.h"
 
@@ -76,49 +78,36 @@ class FlightRecorder::Impl {
   }
 
  private:
+  // Dumps are named <time>_<reason> (a counter when one second holds two
+  // with one reason) and written as every run is (api::RunWriter: working
+  // folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason,
                                       session::CaptureResult captured) {
-    const std::string host =
-        options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
-    captured.space.add_hostnames(host);
-    ProfileResult result;
-    result.events = captured.stats.events;
-    result.threads = captured.stats.threads;
-    result.dropped_events = captured.stats.dropped;
-    result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
-    for (const std::string& warning : captured.space.warnings()) {
-      result.warnings.push_back(warning);
-    }
-    std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
+    const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
     const std::string base =
         absl::StrCat(exporter::RunNameForTime(captured.stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
-    // Two dumps in one second with one reason: the second gets a counter.
-    absl::StatusOr<std::string> run_dir;
-    for (int n = 0; n < 100; ++n) {
-      run_dir = exporter::CreateRunDirectory(
-          options_.logdir, n == 0 ? base : absl::StrCat(base, "_", n),
-          captured.stop_epoch_ns);
-      if (!absl::IsAlreadyExists(run_dir.status())) break;
+    const std::string root = exporter::ProfileRoot(options_.logdir);
+    std::string run = base;
+    for (int n = 1; n < 100 && access(absl::StrCat(root, "/", run).c_str(), F_OK) == 0; ++n) {
+      run = absl::StrCat(base, "_", n);
     }
-    if (!run_dir.ok()) return run_dir.status();
-    result.run_dir = *run_dir;
-    exporter::ExportOptions export_options;
-    export_options.chrome_trace = options_.write_chrome_trace;
-    const std::string run = run_dir->substr(run_dir->rfind('/') + 1);
-    if (options_.write_pytorch_trace) {
-      export_options.pytorch_trace_dir = absl::StrCat(options_.logdir, "/", run);
-    }
-    auto files = exporter::WriteProfileFiles(captured.space, *run_dir, host, export_options);
-    if (!files.ok()) {
-      exporter::RemoveTree(*run_dir);  // Ours (made exclusively), half-written.
-      return files.status();
-    }
-    result.files = std::move(*files);
-    return result;
+    return writer_.Write(std::move(captured), run);
+  }
+
+  static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {
+    ProfilerOptions run;
+    run.port = 0;  // A flight recorder starts no capture server.
+    run.logdir = options.logdir;
+    run.host_name = options.host_name;
+    run.write_chrome_trace = options.write_chrome_trace;
+    run.write_pytorch_trace = options.write_pytorch_trace;
+    return run;
   }
 
   const FlightRecorderOptions options_;
+  const ProfilerOptions run_options_ = RunOptions(options_);  // What writer_ reads.
+  const api::RunWriter writer_{run_options_, absl::OkStatus()};
   absl::Status status_;
   std::unique_ptr<session::FlightSession> session_;
   std::atomic<bool> dumping_{false};

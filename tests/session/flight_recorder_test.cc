@@ -1,6 +1,8 @@
 // FlightRecorder: dumps are normal runs read back with the project's
 // XSpace reader; bad inputs and other captures get clear statuses.
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +57,26 @@ TEST_CASE("a flight recorder dump is a run the XSpace reader opens") {
   REQUIRE(second.ok());
   CHECK(second->run_dir != first->run_dir);
   CHECK(second->events == 7);
+}
+
+TEST_CASE("a dump into an unwritable logdir is kept in a fallback folder") {
+  TempDir dir;
+  const std::string blocker = dir.path() + "/not_a_dir";
+  std::ofstream(blocker) << "x";
+  FlightRecorderOptions options = Options(dir);
+  options.logdir = blocker + "/logs";
+  FlightRecorder recorder(options);
+  REQUIRE(recorder.status().ok());
+  { NEURONPROF_SCOPE("precious"); }
+  auto dump = recorder.Dump("oom");
+  REQUIRE_FALSE(dump.ok());
+  const std::string message(dump.status().message());
+  CHECK(message.find(blocker) != std::string::npos);
+  const size_t at = message.find("saved to '");
+  REQUIRE(at != std::string::npos);
+  const std::string fallback = message.substr(at + 10, message.find('\'', at + 10) - at - 10);
+  CHECK(testing::HasEvent(testing::ReadXSpace(fallback + "flight_host.xplane.pb"), "precious"));
+  std::filesystem::remove_all(fallback);
 }
 
 TEST_CASE("a flight recorder is the process's one capture") {
