@@ -16,6 +16,7 @@
 #include "proto/xplane.pb.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/event_args.h"
+#include "tests/core/record_args.h"
 #include "src/core/event_pool.h"
 #include "src/core/recorder.h"
 
@@ -40,14 +41,7 @@ RecordedCapture Stop() {
   return std::move(*capture);
 }
 
-int64_t ArgInt(const internal::EventRecord& record, const std::string& key) {
-  std::vector<core::DecodedArg> args;
-  core::DecodeArgs(record, &args);
-  for (const auto& arg : args) {
-    if (std::string(arg.key) == key) return arg.int_value;
-  }
-  return -1;
-}
+using testing::ArgInt;
 
 const core::ThreadEvents* FindThread(const RecordedCapture& capture, int64_t tid) {
   for (const auto& thread : capture.threads) {

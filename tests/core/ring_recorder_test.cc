@@ -12,6 +12,7 @@
 
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
+#include "tests/core/record_args.h"
 #include "src/core/recorder.h"
 
 namespace neuronprof {
@@ -21,14 +22,7 @@ using core::RecordedCapture;
 
 constexpr uint64_t kRingBytes = 8 * core::kBlockBytes;  // 512 KiB.
 
-int64_t ArgInt(const internal::EventRecord& record, const std::string& key) {
-  std::vector<core::DecodedArg> args;
-  core::DecodeArgs(record, &args);
-  for (const auto& arg : args) {
-    if (std::string(arg.key) == key) return arg.int_value;
-  }
-  return -1;
-}
+using testing::ArgInt;
 
 RecordedCapture Snapshot(int64_t last_ms = 0) {
   auto snapshot = core::SnapshotRing(last_ms);
