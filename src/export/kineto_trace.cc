@@ -32,6 +32,7 @@ using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 using xplane::EventVisitor;
+using xplane::LineVisitor;
 using xplane::PlaneVisitor;
 
 absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
@@ -154,8 +155,8 @@ class KinetoWriter {
   }
 
   // The event's times, or nullopt (counted) when they do not fit int64 ns.
-  std::optional<xplane::EventTime> Placed(const XLine& line, const XEvent& event) {
-    std::optional<xplane::EventTime> time = xplane::CheckedEventTime(line, event);
+  std::optional<xplane::EventTime> Placed(const EventVisitor& event) {
+    std::optional<xplane::EventTime> time = event.Time();
     if (!time) ++unplaceable_;
     return time;
   }
@@ -275,27 +276,27 @@ class KinetoWriter {
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
     std::vector<int64_t> tids;  // In line order, each once.
-    for (const XLine& line : host_plane_->lines()) {
-      const std::string tid = std::to_string(line.id());
-      Metadata("thread_name", host_pid_, &tid,
-               line.display_name().empty() ? line.name() : line.display_name());
-      if (named_threads_.insert(line.id()).second) tids.push_back(line.id());
-      std::vector<HostSpan>& spans = host_spans_[line.id()];
-      for (const XEvent& event : line.events()) {
-        const std::optional<xplane::EventTime> time = Placed(line, event);
+    for (int l = 0; l < plane.NumLines(); ++l) {
+      const LineVisitor line = plane.Line(l);
+      const std::string tid = std::to_string(line.Id());
+      Metadata("thread_name", host_pid_, &tid, line.DisplayName());
+      if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
+      std::vector<HostSpan>& spans = host_spans_[line.Id()];
+      for (int e = 0; e < line.NumEvents(); ++e) {
+        const EventVisitor stats = line.Event(e);
+        const std::optional<xplane::EventTime> time = Placed(stats);
         if (!time) continue;
-        const EventVisitor stats(plane, line, event);
         if (xplane::IsMemoryEventName(stats.Name())) {
           // An instant, not a span: no external id, encloses nothing.
-          WriteMemoryEvent(stats, line.id(), time->start_ns);
+          WriteMemoryEvent(stats, line.Id(), time->start_ns);
           continue;
         }
         HostSpan span;
         span.start_ns = time->start_ns;
         span.end_ns = time->end_ns();
-        span.tid = line.id();
-        span.line = &line;
-        span.event = &event;
+        span.tid = line.Id();
+        span.line = &line.raw();
+        span.event = &stats.raw();
         spans.push_back(span);
       }
     }
@@ -491,31 +492,30 @@ class KinetoWriter {
   void WriteRuntime() {
     for (const XPlane* plane : runtime_planes_) {
       const PlaneVisitor visitor(*plane);
-      for (const XLine& line : plane->lines()) {
-        if (named_threads_.insert(line.id()).second) {
-          const std::string tid = std::to_string(line.id());
-          Metadata("thread_name", host_pid_, &tid,
-                   line.display_name().empty() ? line.name() : line.display_name());
+      for (int l = 0; l < visitor.NumLines(); ++l) {
+        const LineVisitor line = visitor.Line(l);
+        if (named_threads_.insert(line.Id()).second) {
+          const std::string tid = std::to_string(line.Id());
+          Metadata("thread_name", host_pid_, &tid, line.DisplayName());
         }
         std::vector<std::pair<int64_t, int64_t>> calls;
-        std::vector<const XEvent*> placed;
-        calls.reserve(line.events_size());
-        placed.reserve(line.events_size());
-        for (const XEvent& event : line.events()) {
-          const std::optional<xplane::EventTime> time = Placed(line, event);
+        std::vector<int> placed;  // event indices
+        calls.reserve(line.NumEvents());
+        placed.reserve(line.NumEvents());
+        for (int e = 0; e < line.NumEvents(); ++e) {
+          const std::optional<xplane::EventTime> time = Placed(line.Event(e));
           if (!time) continue;
           calls.emplace_back(time->start_ns, time->end_ns());
-          placed.push_back(&event);
+          placed.push_back(e);
         }
-        const std::vector<int64_t> external_ids = EnclosingExternalIds(line.id(), calls);
+        const std::vector<int64_t> external_ids = EnclosingExternalIds(line.Id(), calls);
         for (size_t i = 0; i < placed.size(); ++i) {
-          const XEvent& event = *placed[i];
-          const EventVisitor stats(visitor, line, event);
+          const EventVisitor stats = line.Event(placed[i]);
           const int64_t start = calls[i].first;
           const int64_t duration = calls[i].second - start;
           const int64_t external_id = external_ids[i];
           BeginEvent("X", "Runtime", stats.DisplayName());
-          PidTid(host_pid_, line.id());
+          PidTid(host_pid_, line.Id());
           Times(start, duration);
           JsonArgs args(&out_);
           args.Int("External id", external_id);
@@ -538,12 +538,13 @@ class KinetoWriter {
       const std::optional<int64_t> plane_device = DeviceNumber(plane->name());
       bool named = false;
       absl::flat_hash_set<int64_t> streams_named;
-      for (const XLine& line : plane->lines()) {
-        for (const XEvent& event : line.events()) {
-          const EventVisitor stats(visitor, line, event);
+      for (int l = 0; l < visitor.NumLines(); ++l) {
+        const LineVisitor line = visitor.Line(l);
+        for (int e = 0; e < line.NumEvents(); ++e) {
+          const EventVisitor stats = line.Event(e);
           const int64_t device = plane_device ? *plane_device
                                               : stats.IntStatNamed(xplane::kDeviceIdStat).value_or(0);
-          const int64_t stream = stats.IntStatNamed(xplane::kStreamIdStat).value_or(line.id());
+          const int64_t stream = stats.IntStatNamed(xplane::kStreamIdStat).value_or(line.Id());
           const std::string tid = absl::StrCat("\"stream ", stream, "\"");
           if (!named) {
             named = true;
@@ -572,7 +573,7 @@ class KinetoWriter {
                       : kind == "memcpy" ? "Memcpy"
                       : kind == "memset" ? "Memset"
                                          : "device_activity";
-    const std::optional<xplane::EventTime> time = Placed(stats.line(), stats.raw());
+    const std::optional<xplane::EventTime> time = Placed(stats);
     if (!time) return;
     const int64_t start = time->start_ns;
     const int64_t duration = time->duration_ns;
