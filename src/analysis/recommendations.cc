@@ -41,7 +41,10 @@ double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
-std::string Pct(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+// "45%", and one decimal below 10 % so small shares do not read as 0.
+std::string Pct(double fraction) {
+  return fmt::format(fraction < 0.1 ? "{:.1f}%" : "{:.0f}%", 100 * fraction);
+}
 
 // Time covered by the union of intervals, and the span from first to last.
 std::pair<int64_t, int64_t> BusyAndSpan(std::vector<std::pair<int64_t, int64_t>> intervals) {

@@ -278,7 +278,7 @@ TEST_CASE("recommendation: host-bound device") {
   const Summary host_bound = Summarize(idle_device);
   CHECK(Recommends(host_bound, "host_bound"));
   CHECK(EvidenceOf(host_bound, "host_bound") ==
-        "over 1 steps the device was busy 4% of the step time while the host ran ops or "
+        "over 1 steps the device was busy 4.0% of the step time while the host ran ops or "
         "markers 90% of it");
   DeviceSpaceBuilder busy;
   busy.Step(0, 1000, 0).Addmm(20, 920, 64, 128, 784).Kernel("gemm_kernel", 30, 100, 800);
@@ -293,7 +293,7 @@ TEST_CASE("recommendation: a dominant op far below its roofline") {
   CHECK(Recommends(low, "low_roofline"));
   CHECK(EvidenceOf(low, "low_roofline").find("aten::addmm (M=64,N=128,K=784,Float) takes 100% "
                                              "of the op time on /device:GPU:0 (cc 9.0) at "
-                                             "321.13GFLOP/s, 0% of the attainable "
+                                             "321.13GFLOP/s, 0.5% of the attainable "
                                              "66.91TFLOP/s (compute-bound") == 0);
   // 0.3 us: 42.8 TFLOP/s, 64 % of the roof.
   const auto fast = GemmOnGpu(128, "Float", 300000);
