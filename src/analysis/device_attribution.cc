@@ -38,6 +38,19 @@ std::string DeviceTypeOf(std::string_view plane_name) {
   return "";
 }
 
+// Op indices in start order, and the last of them starting at or before
+// an instant (-1: none): the two lookups below share them.
+void SortByStart(std::vector<int>& list, const std::vector<OperatorEvent>& ops) {
+  std::stable_sort(list.begin(), list.end(),
+                   [&](int a, int b) { return ops[a].start_ps < ops[b].start_ps; });
+}
+int LastStartingBy(const std::vector<int>& list, const std::vector<OperatorEvent>& ops,
+                   int64_t time_ps) {
+  auto after = std::upper_bound(list.begin(), list.end(), time_ps,
+                                [&](int64_t t, int i) { return t < ops[i].start_ps; });
+  return after == list.begin() ? -1 : *(after - 1);
+}
+
 // Operators by thread (line id), in start order, to find the innermost one
 // around an instant.
 class OpsByThread {
@@ -47,10 +60,7 @@ class OpsByThread {
       const OperatorEvent& op = ops_[i];
       threads_[space.planes(op.plane).lines(op.line).id()].push_back(i);
     }
-    for (auto& [thread, list] : threads_) {
-      std::stable_sort(list.begin(), list.end(),
-                       [&](int a, int b) { return ops_[a].start_ps < ops_[b].start_ps; });
-    }
+    for (auto& [thread, list] : threads_) SortByStart(list, ops_);
   }
 
   // The innermost op on `thread` running at `time_ps`, else -1. The op
@@ -59,11 +69,7 @@ class OpsByThread {
   int Innermost(int64_t thread, int64_t time_ps) const {
     auto it = threads_.find(thread);
     if (it == threads_.end()) return -1;
-    const std::vector<int>& list = it->second;
-    auto after = std::upper_bound(list.begin(), list.end(), time_ps,
-                                  [&](int64_t t, int i) { return t < ops_[i].start_ps; });
-    if (after == list.begin()) return -1;
-    int op = *(after - 1);
+    int op = LastStartingBy(it->second, ops_, time_ps);
     while (op >= 0 && SaturatingAdd(ops_[op].start_ps, ops_[op].duration_ps) < time_ps) {
       op = ops_[op].parent;
     }
@@ -75,11 +81,13 @@ class OpsByThread {
   absl::flat_hash_map<int64_t, std::vector<int>> threads_;
 };
 
-using CorrelationKey = std::pair<std::string, int64_t>;  // (device type, id)
+// (device type, id): types are short (SSO), so keys do not allocate.
+using CorrelationKey = std::pair<std::string, int64_t>;
 
 // Every runtime call with a correlation id on a host plane -> its op.
-std::map<CorrelationKey, int> LaunchingOps(const XSpace& space, const OpsByThread& threads) {
-  std::map<CorrelationKey, int> launches;
+absl::flat_hash_map<CorrelationKey, int> LaunchingOps(const XSpace& space,
+                                                      const OpsByThread& threads) {
+  absl::flat_hash_map<CorrelationKey, int> launches;
   for (const XPlane& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
@@ -109,11 +117,7 @@ class OpsByName {
   int LatestBefore(std::string_view name, int64_t time_ps) {
     if (by_name_.empty()) Build();
     auto it = by_name_.find(name);
-    if (it == by_name_.end()) return -1;
-    const std::vector<int>& list = it->second;
-    auto after = std::upper_bound(list.begin(), list.end(), time_ps,
-                                  [&](int64_t t, int i) { return t < ops_[i].start_ps; });
-    return after == list.begin() ? -1 : *(after - 1);
+    return it == by_name_.end() ? -1 : LastStartingBy(it->second, ops_, time_ps);
   }
 
  private:
@@ -122,10 +126,7 @@ class OpsByName {
       by_name_[ops_[i].name].push_back(i);
       by_name_[TfOpValue(ops_[i].scope, ops_[i].name)].push_back(i);
     }
-    for (auto& [name, list] : by_name_) {
-      std::stable_sort(list.begin(), list.end(),
-                       [&](int a, int b) { return ops_[a].start_ps < ops_[b].start_ps; });
-    }
+    for (auto& [name, list] : by_name_) SortByStart(list, ops_);
   }
 
   const std::vector<OperatorEvent>& ops_;
@@ -160,7 +161,7 @@ std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::Eve
 DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops) {
   DeviceEvents result;
   const OpsByThread threads(space, ops);
-  const std::map<CorrelationKey, int> launches = LaunchingOps(space, threads);
+  const absl::flat_hash_map<CorrelationKey, int> launches = LaunchingOps(space, threads);
   OpsByName names(ops);
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsDevicePlane(space.planes(p))) continue;
@@ -199,9 +200,15 @@ DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops)
           }
         }
         switch (device.attribution) {
-          case Attribution::kCorrelation: ++result.by_correlation; break;
-          case Attribution::kFrameworkOp: ++result.by_framework_op; break;
-          case Attribution::kNone: ++result.unattributed; break;
+          case Attribution::kCorrelation:
+            ++result.by_correlation;
+            break;
+          case Attribution::kFrameworkOp:
+            ++result.by_framework_op;
+            break;
+          case Attribution::kNone:
+            ++result.unattributed;
+            break;
         }
         result.events.push_back(std::move(device));
       });

@@ -27,14 +27,14 @@ enum class Attribution { kNone, kCorrelation, kFrameworkOp };
 
 // Views point into the XSpace, which must outlive this.
 struct DeviceOpEvent {
-  int plane = 0;                // index into the XSpace
-  std::string_view name;        // kernel name, "MemcpyHtoD", ...
-  std::string kind;             // "kernel", "memcpy", "memset", "other"
+  int plane = 0;          // index into the XSpace
+  std::string_view name;  // kernel name, "MemcpyHtoD", ...
+  std::string kind;       // "kernel", "memcpy", "memset", "other"
   int64_t start_ps = 0, duration_ps = 0;
-  int64_t bytes = -1;           // copies and sets; -1 when not recorded
-  std::string_view details;     // kernel_details (kernels only)
+  int64_t bytes = -1;        // copies and sets; -1 when not recorded
+  std::string_view details;  // kernel_details (kernels only)
   std::optional<double> achieved_occupancy_pct;
-  int op = -1;                  // index into OperatorEvents::ops, -1: none
+  int op = -1;  // index into OperatorEvents::ops, -1: none
   Attribution attribution = Attribution::kNone;
 };
 

@@ -60,14 +60,15 @@ bool ReportedPeak(const xplane::PlaneVisitor& plane, DevicePeak& peak) {
 bool NvidiaPeak(const xplane::PlaneVisitor& plane, DevicePeak& peak) {
   const auto capability = xplane::ComputeCapability(plane);
   if (!capability) return false;
-  const auto arch = FindNvidiaArch(static_cast<int>((*capability)[0]),
-                                   static_cast<int>((*capability)[1]));
+  const auto arch =
+      FindNvidiaArch(static_cast<int>((*capability)[0]), static_cast<int>((*capability)[1]));
   peak.device += fmt::format(" (cc {}.{})", (*capability)[0], (*capability)[1]);
   if (!arch) return false;
   const auto sms = NumberStat(plane, xplane::kCoreCountStat);
   const auto khz = NumberStat(plane, xplane::kClockRateStat);
   const bool measured = sms && khz && *sms > 0 && *khz > 0;
-  const double sm_hz = measured ? *sms * *khz * 1e3 : arch->reference_sms * arch->reference_mhz * 1e6;
+  const double sm_hz =
+      measured ? *sms * *khz * 1e3 : arch->reference_sms * arch->reference_mhz * 1e6;
   peak.known = true;
   peak.tensor_cores = arch->major >= 7;
   peak.fp32_flops = arch->fp32_per_sm_clock * sm_hz;
@@ -85,9 +86,12 @@ bool NvidiaPeak(const xplane::PlaneVisitor& plane, DevicePeak& peak) {
 double DevicePeak::FlopsFor(DType dtype) const {
   switch (dtype) {
     case DType::kHalf:
-    case DType::kBFloat16: return fp16_flops;
-    case DType::kDouble: return fp64_flops;
-    default: return fp32_flops;
+    case DType::kBFloat16:
+      return fp16_flops;
+    case DType::kDouble:
+      return fp64_flops;
+    default:
+      return fp32_flops;
   }
 }
 

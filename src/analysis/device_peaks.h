@@ -26,7 +26,7 @@ struct DevicePeak {
   double fp32_flops = 0, fp16_flops = 0, fp64_flops = 0;
   double bytes_per_s = 0;  // 0: unknown (no memory roofline)
   bool tensor_cores = false;
-  std::string source;      // where the figures came from
+  std::string source;  // where the figures came from
   // The peak that applies to work in `dtype`.
   double FlopsFor(DType dtype) const;
 };

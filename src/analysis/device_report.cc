@@ -49,10 +49,10 @@ void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, s
     fmt::format_to(to, "\nKernels: {} distinct, {} ms, {} of it in tensor-core kernels\n",
                    kernels.kernels.size(), Ms(kernels.kernel_ps),
                    Percent(kernels.tensor_core_ps, kernels.kernel_ps));
-    TextTable text({"Kernel", "Calls", "Total(us)", "Mean(us)", "Min(us)", "Max(us)", "Grid",
-                    "Block", "Regs", "Shared", "Occ%", "Achieved%", "TC"},
-                   {false, true, true, true, true, true, true, true, true, true, true, true,
-                    false});
+    TextTable text(
+        {"Kernel", "Calls", "Total(us)", "Mean(us)", "Min(us)", "Max(us)", "Grid", "Block", "Regs",
+         "Shared", "Occ%", "Achieved%", "TC"},
+        {false, true, true, true, true, true, true, true, true, true, true, true, false});
     const size_t shown = std::min(top, kernels.kernels.size());
     for (size_t i = 0; i < shown; ++i) {
       const KernelRow& row = kernels.kernels[i];
@@ -87,24 +87,25 @@ void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
                      device.plane < 0 ? " (give --cpu_peak_gflops)" : "");
       continue;
     }
-    fmt::format_to(to,
-                   "  {}: MFU {:.2f}% ({} FLOPs, {} peak {}FLOP/s, {}B/s; {})\n", peak.device,
+    fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs, {} peak {}FLOP/s, {}B/s; {})\n", peak.device,
                    100 * device.mfu, Si(static_cast<double>(device.flops)),
                    DTypeName(device.dtype == DType::kNone ? DType::kFloat : device.dtype),
                    Si(peak.FlopsFor(device.dtype)),
                    peak.bytes_per_s > 0 ? Si(peak.bytes_per_s) : "?", peak.source);
   }
   if (utilisation.ops.empty()) return;
-  TextTable text({"Op", "Params", "Device", "FLOP/s", "FLOP/B", "Attainable", "% of roof",
-                  "Bound"},
+  TextTable text({"Op", "Params", "Device", "FLOP/s", "FLOP/B", "Attainable", "% of roof", "Bound"},
                  {false, false, false, true, true, true, true, false});
   for (size_t i = 0; i < std::min(top, utilisation.ops.size()); ++i) {
     const RooflinePoint& point = utilisation.ops[i];
     const OpTableRow& row = table.rows[point.row];
     text.Add({row.op, Shorten(row.params, 40), PeakAt(peaks, point.plane).device,
-              Si(point.achieved), point.intensity > 0 ? fmt::format("{:.1f}", point.intensity) : "-",
+              Si(point.achieved),
+              point.intensity > 0 ? fmt::format("{:.1f}", point.intensity) : "-",
               Si(point.attainable), fmt::format("{:.1f}%", 100 * point.Efficiency()),
-              !point.bound_known ? "?" : point.memory_bound ? "memory" : "compute"});
+              !point.bound_known   ? "?"
+              : point.memory_bound ? "memory"
+                                   : "compute"});
   }
   text.RenderTo(out);
   fmt::format_to(to,

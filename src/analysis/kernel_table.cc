@@ -34,11 +34,11 @@ bool UsesTensorCores(std::string_view kernel_name) {
   // tb_plugin's TC_Allowlist (from PyProf's tc.py) plus the markers of
   // newer kernels: Hopper's wgmma, CUTLASS's "tensorop", integer imma.
   static constexpr std::string_view kMarkers[] = {
-      "884",  "1688",        "16816",     "hmma",      "imma",  "xmma",    "wgmma",
-      "tensorop", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1",
-      "conv2d_c1_k1", "direct_group"};
-  const std::string lower = absl::AsciiStrToLower(
-      absl::string_view(kernel_name.data(), kernel_name.size()));
+      "884", "1688", "16816", "hmma", "imma", "xmma", "wgmma", "tensorop",
+      "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1",
+      "direct_group"};
+  const std::string lower =
+      absl::AsciiStrToLower(absl::string_view(kernel_name.data(), kernel_name.size()));
   for (std::string_view marker : kMarkers) {
     if (lower.find(marker) != std::string::npos) return true;
   }
@@ -70,7 +70,9 @@ KernelTable BuildKernelTable(const DeviceEvents& device) {
         sum.ps = SaturatingAdd(sum.ps, event.duration_ps);
       }
       table.kernel_ps = SaturatingAdd(table.kernel_ps, event.duration_ps);
-      if (row.tensor_cores) table.tensor_core_ps = SaturatingAdd(table.tensor_core_ps, event.duration_ps);
+      if (row.tensor_cores) {
+        table.tensor_core_ps = SaturatingAdd(table.tensor_core_ps, event.duration_ps);
+      }
     } else if (event.kind == "memcpy" || event.kind == "memset") {
       TransferRow& row = transfers[{event.name, event.kind}];
       row.name = std::string(event.name);

@@ -43,8 +43,8 @@ struct TransferRow {
 };
 
 struct KernelTable {
-  std::vector<KernelRow> kernels;       // by total time, longest first
-  std::vector<TransferRow> transfers;   // by total time, longest first
+  std::vector<KernelRow> kernels;      // by total time, longest first
+  std::vector<TransferRow> transfers;  // by total time, longest first
   int64_t kernel_ps = 0, tensor_core_ps = 0;
 };
 

@@ -76,13 +76,13 @@ void LaunchBound(const AnalysisView& view, std::vector<Recommendation>& out) {
     const auto [busy_ps, span_ps] = BusyAndSpan(busy[plane]);
     const double idle = 1 - Share(busy_ps, span_ps);
     if (median >= kShortKernelPs || idle < kLaunchBoundIdle) continue;
-    out.push_back({"launch_bound",
-                   "launch-bound: the device waits for many short kernels; fuse ops "
-                   "(torch.compile, fused optimizers), use CUDA graphs or larger batches",
-                   fmt::format("{}: {} kernels, median {} us, device idle {} of the time "
-                               "between its first and last event",
-                               view.peaks.planes.at(plane).device, durations.size(),
-                               Us(median), Pct(idle))});
+    out.push_back(
+        {"launch_bound",
+         "launch-bound: the device waits for many short kernels; fuse ops "
+         "(torch.compile, fused optimizers), use CUDA graphs or larger batches",
+         fmt::format("{}: {} kernels, median {} us, device idle {} of the time "
+                     "between its first and last event",
+                     view.peaks.planes.at(plane).device, durations.size(), Us(median), Pct(idle))});
   }
 }
 
@@ -123,18 +123,19 @@ void LowRoofline(const AnalysisView& view, std::vector<Recommendation>& out) {
   const OpTableRow& row = view.table.rows[dominant->row];
   const double share = RowShare(view, row);
   if (share < kDominantShare || dominant->Efficiency() >= kLowEfficiency) return;
-  const char* bound = !dominant->bound_known ? "bound unknown"
+  const char* bound = !dominant->bound_known   ? "bound unknown"
                       : dominant->memory_bound ? "memory-bound"
                                                : "compute-bound";
-  out.push_back({"low_roofline",
-                 fmt::format("{} dominates but runs far below its roofline: check its kernels "
-                             "(dtype, layout, shapes) or a fused/faster implementation",
-                             row.op),
-                 fmt::format("{} ({}) takes {} of the op time on {} at {}FLOP/s, {} of the "
-                             "attainable {}FLOP/s ({}, {:.1f} FLOP/byte)",
-                             row.op, row.params, Pct(share), PeakAt(view.peaks, dominant->plane).device,
-                             Si(dominant->achieved), Pct(dominant->Efficiency()),
-                             Si(dominant->attainable), bound, dominant->intensity)});
+  out.push_back(
+      {"low_roofline",
+       fmt::format("{} dominates but runs far below its roofline: check its kernels "
+                   "(dtype, layout, shapes) or a fused/faster implementation",
+                   row.op),
+       fmt::format("{} ({}) takes {} of the op time on {} at {}FLOP/s, {} of the "
+                   "attainable {}FLOP/s ({}, {:.1f} FLOP/byte)",
+                   row.op, row.params, Pct(share), PeakAt(view.peaks, dominant->plane).device,
+                   Si(dominant->achieved), Pct(dominant->Efficiency()), Si(dominant->attainable),
+                   bound, dominant->intensity)});
 }
 
 void TensorCoreDims(const AnalysisView& view, std::vector<Recommendation>& out) {
@@ -161,21 +162,21 @@ void Fp32Gemm(const AnalysisView& view, std::vector<Recommendation>& out) {
   int64_t fp32_ps = 0;
   const DevicePeak* peak = nullptr;
   for (const OpTableRow& row : view.table.rows) {
-    if (row.matrix_dims.empty() || row.matrix_dtype != DType::kFloat || row.device_ps <= 0) continue;
+    const bool fp32_gemm = !row.matrix_dims.empty() && row.matrix_dtype == DType::kFloat;
     const DevicePeak& on = PeakOf(row, view.peaks);
-    if (!on.tensor_cores) continue;
+    if (!fp32_gemm || row.device_ps <= 0 || !on.tensor_cores) continue;
     fp32_ps = SaturatingAdd(fp32_ps, row.device_ps);
     peak = &on;
   }
   const double share = Share(fp32_ps, view.table.total_device_ps);
   if (peak == nullptr || share < kFp32GemmShare) return;
-  out.push_back({"fp32_gemm",
-                 "run GEMMs and convolutions in bf16/fp16 (autocast) or allow TF32: this GPU's "
-                 "tensor cores are idle for fp32",
-                 fmt::format("fp32 GEMMs/convolutions take {} of the attributed device time on {} "
-                             "(peak {}FLOP/s fp16/bf16 vs {}FLOP/s fp32)",
-                             Pct(share), peak->device, Si(peak->fp16_flops),
-                             Si(peak->fp32_flops))});
+  out.push_back(
+      {"fp32_gemm",
+       "run GEMMs and convolutions in bf16/fp16 (autocast) or allow TF32: this GPU's "
+       "tensor cores are idle for fp32",
+       fmt::format("fp32 GEMMs/convolutions take {} of the attributed device time on {} "
+                   "(peak {}FLOP/s fp16/bf16 vs {}FLOP/s fp32)",
+                   Pct(share), peak->device, Si(peak->fp16_flops), Si(peak->fp32_flops))});
 }
 
 void CpuBlasSlow(const AnalysisView& view, std::vector<Recommendation>& out) {
@@ -192,12 +193,12 @@ void CpuBlasSlow(const AnalysisView& view, std::vector<Recommendation>& out) {
   const double rate = static_cast<double>(flops) / (static_cast<double>(ps) * 1e-12);
   const double fraction = rate / view.peaks.cpu.fp32_flops;
   if (fraction >= kCpuBlasFraction) return;
-  out.push_back({"cpu_blas_slow",
-                 "CPU GEMMs run far below the CPU's peak: check the BLAS libtorch uses "
-                 "(MKL/oneDNN, OpenBLAS), its thread count (OMP_NUM_THREADS) and the shapes",
-                 fmt::format("{} ran at {}FLOP/s, {} of the given peak {}FLOP/s",
-                             fmt::join(ops, ", "), Si(rate), Pct(fraction),
-                             Si(view.peaks.cpu.fp32_flops))});
+  out.push_back(
+      {"cpu_blas_slow",
+       "CPU GEMMs run far below the CPU's peak: check the BLAS libtorch uses "
+       "(MKL/oneDNN, OpenBLAS), its thread count (OMP_NUM_THREADS) and the shapes",
+       fmt::format("{} ran at {}FLOP/s, {} of the given peak {}FLOP/s", fmt::join(ops, ", "),
+                   Si(rate), Pct(fraction), Si(view.peaks.cpu.fp32_flops))});
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ const DevicePeak& PeakOf(const OpTableRow& row, const DevicePeaks& peaks) {
   return PeakAt(peaks, row.device_plane);
 }
 
-int64_t RowTimePs(const OpTableRow& row) { return row.device_ps > 0 ? row.device_ps : row.total_ps; }
+int64_t RowTimePs(const OpTableRow& row) {
+  return row.device_ps > 0 ? row.device_ps : row.total_ps;
+}
 
 Utilisation BuildUtilisation(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps) {
   Utilisation result;

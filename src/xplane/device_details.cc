@@ -28,8 +28,8 @@ std::optional<std::array<int64_t, 3>> ParseDim3(absl::string_view text) {
 KernelLaunch ParseKernelDetails(std::string_view details) {
   KernelLaunch launch;
   std::optional<int64_t> static_shared, dynamic_shared;
-  for (absl::string_view token : absl::StrSplit(Absl(details), absl::ByAnyChar(" \t\n;"),
-                                                absl::SkipEmpty())) {
+  for (absl::string_view token :
+       absl::StrSplit(Absl(details), absl::ByAnyChar(" \t\n;"), absl::SkipEmpty())) {
     const size_t sep = token.find_first_of(":=");
     if (sep == absl::string_view::npos) continue;
     const std::string key = absl::AsciiStrToLower(token.substr(0, sep));
@@ -57,8 +57,8 @@ KernelLaunch ParseKernelDetails(std::string_view details) {
                 key == "achieved_occupancy" || key == "est_achieved_occupancy") &&
                absl::SimpleAtod(absl::StripSuffix(value, "%"), &real)) {
       // A bare fraction (0.5) means 50 %; "occ_pct:0.5" stays 0.5 %.
-      const bool fraction = key.find("pct") == std::string::npos &&
-                            !absl::EndsWith(value, "%") && real <= 1.0;
+      const bool fraction =
+          key.find("pct") == std::string::npos && !absl::EndsWith(value, "%") && real <= 1.0;
       launch.occupancy_pct = fraction ? real * 100.0 : real;
     }
   }
@@ -92,13 +92,13 @@ std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view in
 std::optional<std::array<int64_t, 2>> ComputeCapability(const PlaneVisitor& plane) {
   if (const auto stat = plane.PlaneStat("compute_capability")) {
     if (const auto text = stat->StrValue()) return ParseComputeCapability(*text);
-    if (const auto joined = stat->IntValue()) return ParseComputeCapability(std::to_string(*joined));
+    const auto joined = stat->IntValue();
+    return joined ? ParseComputeCapability(std::to_string(*joined)) : std::nullopt;
   }
   const auto major = plane.PlaneStat("compute_cap_major");
   if (!major || !major->IntValue()) return std::nullopt;
   const auto minor = plane.PlaneStat("compute_cap_minor");
-  return std::array<int64_t, 2>{*major->IntValue(),
-                                minor ? minor->IntValue().value_or(0) : 0};
+  return std::array<int64_t, 2>{*major->IntValue(), minor ? minor->IntValue().value_or(0) : 0};
 }
 
 std::string DeviceName(const PlaneVisitor& plane) {

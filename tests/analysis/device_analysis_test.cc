@@ -2,7 +2,6 @@
 // recommendations, on captures built like the device plug-in path writes
 // them (tests/analysis/device_space.h); figures checked by hand arithmetic.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -76,8 +75,9 @@ TEST_CASE("device time goes to the innermost op around the launch, by correlatio
   CHECK(csv.find(",50.000,1,2.56901e+11\n") != std::string::npos);
 }
 
-TEST_CASE("a framework-op stat attributes device events without a launch; plug-ins keep their "
-          "own correlation ids") {
+TEST_CASE(
+    "a framework-op stat attributes device events without a launch; plug-ins keep their "
+    "own correlation ids") {
   DeviceSpaceBuilder b;
   b.Addmm(20, 120, 64, 128, 784).Addmm(300, 400, 64, 128, 784).Kernel("gemm", 30, 130, 10);
   auto space = b.Build();
@@ -108,8 +108,9 @@ TEST_CASE("a framework-op stat attributes device events without a launch; plug-i
 
 TEST_CASE("kernel table: per name and launch, tensor-core flag, copies with bandwidth") {
   DeviceSpaceBuilder b;
-  const std::string details = "regs:64 static_shared:0 dynamic_shared:4096 grid:80,1,1 "
-                              "block:128,1,1 occ_pct:50";
+  const std::string details =
+      "regs:64 static_shared:0 dynamic_shared:4096 grid:80,1,1 "
+      "block:128,1,1 occ_pct:50";
   b.Kernel("volta_h884gemm_64x64_nn", 0, 100, 10, details)
       .Kernel("volta_h884gemm_64x64_nn", 0, 120, 40, details)
       .Kernel("elementwise_kernel", 0, 200, 10)
@@ -163,8 +164,8 @@ TEST_CASE("tensor cores are recognised by kernel name") {
                            "sm90_gemm_wgmma_kernel", "turing_HMMA_gemm"}) {
     CHECK(UsesTensorCores(name));
   }
-  for (const char* name : {"ampere_sgemm_128x64_nn", "void at::native::vectorized_elementwise_kernel",
-                           "Memcpy"}) {
+  for (const char* name :
+       {"ampere_sgemm_128x64_nn", "void at::native::vectorized_elementwise_kernel", "Memcpy"}) {
     CHECK_FALSE(UsesTensorCores(name));
   }
 }
@@ -250,8 +251,9 @@ tensorflow::profiler::XSpace GemmOnGpu(int64_t n, const char* dtype, int64_t dev
                                        bool peak_known = true) {
   DeviceSpaceBuilder b;
   if (peak_known) b.GpuProperties(9, 0, 132, 1980000, 3350000000000);
-  b.Step(0, 1000, 0).Addmm(20, 920, 64, n, 784, dtype).KernelPs("gemm_kernel", 30, 950 * kUs,
-                                                                 device_ps);
+  b.Step(0, 1000, 0)
+      .Addmm(20, 920, 64, n, 784, dtype)
+      .KernelPs("gemm_kernel", 30, 950 * kUs, device_ps);
   return b.Build();
 }
 
@@ -291,10 +293,11 @@ TEST_CASE("recommendation: a dominant op far below its roofline") {
   const auto slow = GemmOnGpu(128, "Float", 40 * kUs);
   const Summary low = Summarize(slow);
   CHECK(Recommends(low, "low_roofline"));
-  CHECK(EvidenceOf(low, "low_roofline").find("aten::addmm (M=64,N=128,K=784,Float) takes 100% "
-                                             "of the op time on /device:GPU:0 (cc 9.0) at "
-                                             "321.13GFLOP/s, 0.5% of the attainable "
-                                             "66.91TFLOP/s (compute-bound") == 0);
+  CHECK(EvidenceOf(low, "low_roofline")
+            .find("aten::addmm (M=64,N=128,K=784,Float) takes 100% "
+                  "of the op time on /device:GPU:0 (cc 9.0) at "
+                  "321.13GFLOP/s, 0.5% of the attainable "
+                  "66.91TFLOP/s (compute-bound") == 0);
   // 0.3 us: 42.8 TFLOP/s, 64 % of the roof.
   const auto fast = GemmOnGpu(128, "Float", 300000);
   CHECK_FALSE(Recommends(Summarize(fast), "low_roofline"));
@@ -349,8 +352,8 @@ TEST_CASE("the text summary prints device columns, kernels, utilisation and reco
   const auto space = GemmOnGpu(100, "Float", 40 * kUs);
   const std::string text = FormatSummaryText(Summarize(space), 20);
   for (const char* expected :
-       {"Device(us)", "Kernels: 1 distinct", "gemm_kernel", "MFU",
-        "Recommendations:\n", "[fp32_gemm]", "evidence: fp32 GEMMs/convolutions take 100%"}) {
+       {"Device(us)", "Kernels: 1 distinct", "gemm_kernel", "MFU", "Recommendations:\n",
+        "[fp32_gemm]", "evidence: fp32 GEMMs/convolutions take 100%"}) {
     CHECK(text.find(expected) != std::string::npos);
   }
 }

@@ -113,8 +113,7 @@ class DeviceSpaceBuilder {
   }
 
  private:
-  tensorflow::profiler::XEvent* HostEvent(std::string_view name, int64_t start_us,
-                                          int64_t end_us) {
+  tensorflow::profiler::XEvent* HostEvent(std::string_view name, int64_t start_us, int64_t end_us) {
     return host_.AddEvent(main_, host_.EventMetadataId(name), start_us * kPs,
                           (end_us - start_us) * kPs);
   }
@@ -123,8 +122,8 @@ class DeviceSpaceBuilder {
       runtime_.emplace(xplane::FindOrAddPlane(&space_, "/host:CPU-GPU-runtime"));
       runtime_line_ = runtime_->AddLine(kThread, "main", 0);
     }
-    auto* e = runtime_->AddEvent(runtime_line_, runtime_->EventMetadataId(call),
-                                 launch_us * kPs, kPs);
+    auto* e =
+        runtime_->AddEvent(runtime_line_, runtime_->EventMetadataId(call), launch_us * kPs, kPs);
     runtime_->AddStat(e, xplane::kCorrelationIdStat, ++correlation_);
     return correlation_;
   }
@@ -141,8 +140,8 @@ class DeviceSpaceBuilder {
   }
   tensorflow::profiler::XEvent* DeviceEvent(std::string_view name, int64_t start_us,
                                             int64_t duration_us, std::string_view kind) {
-    auto* e = gpu().AddEvent(stream(), gpu().EventMetadataId(name), start_us * kPs,
-                             duration_us * kPs);
+    auto* e =
+        gpu().AddEvent(stream(), gpu().EventMetadataId(name), start_us * kPs, duration_us * kPs);
     gpu().AddStat(e, xplane::kDeviceEventKindStat, kind);
     return e;
   }
@@ -155,6 +154,22 @@ class DeviceSpaceBuilder {
   tensorflow::profiler::XLine* stream_ = nullptr;
   int64_t correlation_ = 0;
 };
+
+// The GPU capture the summary CLI test reads (write_operator_xplane --gpu):
+// an H100 (cc 9.0) running one fp32 addmm with an odd N, its 40 us kernel,
+// a 1 MiB copy and 60 short, spaced kernels, in one 1 ms step.
+inline tensorflow::profiler::XSpace MakeGpuCapture() {
+  DeviceSpaceBuilder b;
+  b.GpuProperties(9, 0, 132, 1980000, 3350000000000)
+      .Step(0, 1000, 0)
+      .Addmm(20, 920, 64, 100, 784)
+      .Kernel("ampere_sgemm_64x64_nn", 30, 100, 40,
+              "regs:128 static_shared:0 dynamic_shared:16384 grid:2,1,1 block:128,1,1 "
+              "occ_pct:25")
+      .Copy("MemcpyHtoD", 25, 50, 100, 1 << 20);
+  for (int i = 0; i < 60; ++i) b.Kernel("vectorized_elementwise_kernel", 900, 200 + 10 * i, 2);
+  return b.Build();
+}
 
 }  // namespace testing
 }  // namespace neuronprof

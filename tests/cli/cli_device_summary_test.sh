@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `neuronprof summary` on a GPU capture (tests/analysis/write_device_xplane):
+# `neuronprof summary` on a GPU capture (write_operator_xplane --gpu):
 # device time per op, the kernel and copy tables, utilisation against the
 # H100 peak, recommendations, --kernel_csv and the CPU peak options.
-#   cli_device_summary_test.sh NEURONPROF_BINARY WRITE_DEVICE_XPLANE_BINARY
+#   cli_device_summary_test.sh NEURONPROF_BINARY WRITE_OPERATOR_XPLANE_BINARY
 set -u
 CLI=$1
 WRITER=$2
@@ -11,7 +11,7 @@ cli_test_begin device_summary
 
 has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
 
-"$WRITER" "$WORK" host >/dev/null || { echo "FAIL: writer"; exit 1; }
+"$WRITER" "$WORK" host --gpu >/dev/null || { echo "FAIL: writer"; exit 1; }
 FILE=$WORK/host.xplane.pb
 if "$CLI" summary "$FILE" --kernel_csv "$WORK/kernels.csv" >"$WORK/out" 2>"$WORK/err"; then
   has "device columns" "$WORK/out" "Device(us) Kernels Dev FLOP/s"
