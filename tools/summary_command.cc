@@ -163,7 +163,7 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
   auto args = std::make_shared<SummaryArgs>();
   CLI::App* command = cli.add_subcommand(
       "summary",
-      "operator table (PyProf columns, device time per op), time share per op, step-time "
+      "operator table (PyProf columns) with device time per op, time share per op, step-time "
       "breakdown, memory (peak, by operator, per step), kernels, utilisation against peaks and "
       "recommendations of a capture");
   command->add_option("input", args->input,

@@ -1,5 +1,7 @@
 #include "src/analysis/device_peaks.h"
 
+#include <cmath>
+
 #include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "src/xplane/device_details.h"
@@ -23,18 +25,24 @@ constexpr NvidiaArch kNvidiaArchs[] = {
     {9, 0, 256, 4096, 128, "H100 SXM5", 132, 1980, 3350},
 };
 
-// A plane stat as a number: integers, doubles or decimal text.
+// A plane stat as a finite number: integers, doubles or decimal text (a
+// crafted NaN or infinity is no peak).
 std::optional<double> NumberStat(const xplane::PlaneVisitor& plane, std::string_view name) {
   const auto stat = plane.PlaneStat(name);
   if (!stat) return std::nullopt;
-  if (stat->raw().value_case() == tensorflow::profiler::XStat::kDoubleValue) {
-    return stat->raw().double_value();
-  }
-  if (const auto number = stat->IntValue()) return static_cast<double>(*number);
   double value = 0;
-  const auto text = stat->StrValue();
-  if (text && absl::SimpleAtod(absl::string_view(text->data(), text->size()), &value)) return value;
-  return std::nullopt;
+  if (stat->raw().value_case() == tensorflow::profiler::XStat::kDoubleValue) {
+    value = stat->raw().double_value();
+  } else if (const auto number = stat->IntValue()) {
+    value = static_cast<double>(*number);
+  } else {
+    const auto text = stat->StrValue();
+    if (!text || !absl::SimpleAtod(absl::string_view(text->data(), text->size()), &value)) {
+      return std::nullopt;
+    }
+  }
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string Label(const xplane::PlaneVisitor& plane) {

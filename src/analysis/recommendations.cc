@@ -54,7 +54,7 @@ std::pair<int64_t, int64_t> BusyAndSpan(std::vector<std::pair<int64_t, int64_t>>
   for (const auto& [start, stop] : intervals) {
     cursor = std::max(cursor, start);
     if (stop > cursor) {
-      busy = SaturatingAdd(busy, stop - cursor);
+      busy = SaturatingAdd(busy, SaturatingSub(stop, cursor));  // crafted times: no overflow
       cursor = stop;
     }
     end = std::max(end, stop);
