@@ -128,8 +128,8 @@ void LowRoofline(const AnalysisView& view, std::vector<Recommendation>& out) {
                                                : "compute-bound";
   out.push_back(
       {"low_roofline",
-       fmt::format("{} dominates but runs far below its roofline: check its kernels "
-                   "(dtype, layout, shapes) or a fused/faster implementation",
+       fmt::format("{} dominates but runs far below its roofline: check its implementation "
+                   "(kernels or library, dtype, layout, shapes) or fuse it with its neighbours",
                    row.op),
        fmt::format("{} ({}) takes {} of the op time on {} at {}FLOP/s, {} of the "
                    "attainable {}FLOP/s ({}, {:.1f} FLOP/byte)",
