@@ -9,9 +9,6 @@ MLP=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin cpu_peak
 
-has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
-hasnt() { grep -qF -- "$3" "$2" && fail "$1: '$3' printed" || pass "$1"; }
-
 "$MLP" --logdir "$WORK/logs" --epochs 1 >/dev/null || { echo "FAIL: libtorch_mlp"; exit 1; }
 # 1 PFLOP/s: far above any CPU, so the GEMMs run below a quarter of it.
 if "$CLI" summary "$WORK/logs" --cpu_peak_gflops 1000000 >"$WORK/out" 2>"$WORK/err"; then

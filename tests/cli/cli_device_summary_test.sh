@@ -9,8 +9,6 @@ WRITER=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin device_summary
 
-has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
-
 "$WRITER" "$WORK" host --gpu >/dev/null || { echo "FAIL: writer"; exit 1; }
 FILE=$WORK/host.xplane.pb
 if "$CLI" summary "$FILE" --kernel_csv "$WORK/kernels.csv" >"$WORK/out" 2>"$WORK/err"; then
