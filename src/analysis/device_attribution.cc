@@ -1,6 +1,7 @@
 #include "src/analysis/device_attribution.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -83,11 +84,11 @@ class OpsByThread {
 
 // (device type, id): types are short (SSO), so keys do not allocate.
 using CorrelationKey = std::pair<std::string, int64_t>;
+using Launches = absl::flat_hash_map<CorrelationKey, int>;
 
 // Every runtime call with a correlation id on a host plane -> its op.
-absl::flat_hash_map<CorrelationKey, int> LaunchingOps(const XSpace& space,
-                                                      const OpsByThread& threads) {
-  absl::flat_hash_map<CorrelationKey, int> launches;
+Launches LaunchingOps(const XSpace& space, const OpsByThread& threads) {
+  Launches launches;
   for (const XPlane& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
@@ -144,6 +145,47 @@ struct DeviceStatIds {
   int64_t correlation, tf_op, bytes, kernel_details, achieved_occupancy;
 };
 
+DeviceOpEvent ReadDeviceEvent(const xplane::PlaneVisitor& plane, const DeviceStatIds& ids,
+                              const xplane::EventVisitor& event, int plane_index,
+                              int64_t line_ps) {
+  DeviceOpEvent device;
+  device.plane = plane_index;
+  device.name = event.Name();
+  device.kind = DeviceEventKind(plane, event);
+  device.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
+  device.duration_ps = std::max<int64_t>(event.DurationPs(), 0);
+  device.bytes = event.IntStat(ids.bytes).value_or(-1);
+  device.details = event.StrStat(ids.kernel_details).value_or("");
+  if (const auto occupancy = event.Stat(ids.achieved_occupancy)) {
+    const auto& raw = occupancy->raw();
+    if (raw.value_case() == tensorflow::profiler::XStat::kDoubleValue &&
+        std::isfinite(raw.double_value())) {
+      device.achieved_occupancy_pct = raw.double_value();
+    }
+  }
+  return device;
+}
+
+// The launching op by correlation id (this device type's runtime first,
+// then launches on plain host planes), else by the framework-op stat.
+void Attribute(const xplane::EventVisitor& event, const DeviceStatIds& ids,
+               const std::string& type, const Launches& launches, OpsByName& names,
+               DeviceOpEvent& device) {
+  if (const auto id = event.IntStat(ids.correlation); id && *id != 0) {
+    auto launch = launches.find({type, *id});
+    if (launch == launches.end()) launch = launches.find({"", *id});
+    if (launch != launches.end() && launch->second >= 0) {
+      device.op = launch->second;
+      device.attribution = Attribution::kCorrelation;
+      return;
+    }
+  }
+  const auto op_name = event.StrStat(ids.tf_op);
+  if (!op_name || op_name->empty()) return;
+  device.op = names.LatestBefore(*op_name, device.start_ps);
+  if (device.op >= 0) device.attribution = Attribution::kFrameworkOp;
+}
+
 }  // namespace
 
 std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::EventVisitor& event) {
@@ -161,7 +203,7 @@ std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::Eve
 DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops) {
   DeviceEvents result;
   const OpsByThread threads(space, ops);
-  const absl::flat_hash_map<CorrelationKey, int> launches = LaunchingOps(space, threads);
+  const Launches launches = LaunchingOps(space, threads);
   OpsByName names(ops);
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsDevicePlane(space.planes(p))) continue;
@@ -172,43 +214,12 @@ DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops)
     plane.ForEachLine([&](const xplane::LineVisitor& line) {
       const int64_t line_ps = LineStartPs(line.TimestampNs());
       line.ForEachEvent([&](const xplane::EventVisitor& event) {
-        DeviceOpEvent device;
-        device.plane = p;
-        device.name = event.Name();
-        device.kind = DeviceEventKind(plane, event);
-        device.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
-        device.duration_ps = std::max<int64_t>(event.DurationPs(), 0);
-        device.bytes = event.IntStat(ids.bytes).value_or(-1);
-        device.details = event.StrStat(ids.kernel_details).value_or("");
-        if (const auto occupancy = event.Stat(ids.achieved_occupancy)) {
-          if (occupancy->raw().value_case() == tensorflow::profiler::XStat::kDoubleValue) {
-            device.achieved_occupancy_pct = occupancy->raw().double_value();
-          }
-        }
-        if (const auto id = event.IntStat(ids.correlation); id && *id != 0) {
-          auto launch = launches.find({type, *id});
-          if (launch == launches.end()) launch = launches.find({"", *id});
-          if (launch != launches.end() && launch->second >= 0) {
-            device.op = launch->second;
-            device.attribution = Attribution::kCorrelation;
-          }
-        }
-        if (device.op < 0) {
-          if (const auto op_name = event.StrStat(ids.tf_op); op_name && !op_name->empty()) {
-            device.op = names.LatestBefore(*op_name, device.start_ps);
-            if (device.op >= 0) device.attribution = Attribution::kFrameworkOp;
-          }
-        }
+        DeviceOpEvent device = ReadDeviceEvent(plane, ids, event, p, line_ps);
+        Attribute(event, ids, type, launches, names, device);
         switch (device.attribution) {
-          case Attribution::kCorrelation:
-            ++result.by_correlation;
-            break;
-          case Attribution::kFrameworkOp:
-            ++result.by_framework_op;
-            break;
-          case Attribution::kNone:
-            ++result.unattributed;
-            break;
+          case Attribution::kCorrelation: ++result.by_correlation; break;
+          case Attribution::kFrameworkOp: ++result.by_framework_op; break;
+          case Attribution::kNone: ++result.unattributed; break;
         }
         result.events.push_back(std::move(device));
       });
