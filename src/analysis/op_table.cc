@@ -50,7 +50,8 @@ OpTable BuildOpTable(const OperatorEvents& events, const DeviceEvents* device) {
   std::map<Key, OpTableRow> rows;
   std::map<std::string, OpShare> shares;
   const std::vector<OpDevice> per_op = DeviceTimePerOp(events.ops.size(), device);
-  std::map<Key, std::map<int, int64_t>> row_planes;
+  // Device time per plane of each row (map nodes do not move).
+  std::map<const OpTableRow*, std::map<int, int64_t>> row_planes;
   for (const OperatorEvent& op : events.ops) {
     OpTableRow& row = rows[Key(op.layer, op.direction, op.name, op.formula.params)];
     if (row.calls == 0) {
@@ -71,12 +72,12 @@ OpTable BuildOpTable(const OperatorEvents& events, const DeviceEvents* device) {
     }
     row.flops = SaturatingAdd(row.flops, op.self_flops);
     row.bytes = SaturatingAdd(row.bytes, op.self_bytes);
-    if (!per_op.empty()) {
+    if (!per_op.empty() && !per_op[&op - events.ops.data()].by_plane.empty()) {
       const OpDevice& on_device = per_op[&op - events.ops.data()];
       row.device_ps = SaturatingAdd(row.device_ps, on_device.ps);
       row.kernels += on_device.kernels;
       table.total_device_ps = SaturatingAdd(table.total_device_ps, on_device.ps);
-      auto& planes = row_planes[Key(op.layer, op.direction, op.name, op.formula.params)];
+      auto& planes = row_planes[&row];
       for (const auto& [plane, ps] : on_device.by_plane) {
         planes[plane] = SaturatingAdd(planes[plane], ps);
       }
@@ -93,7 +94,7 @@ OpTable BuildOpTable(const OperatorEvents& events, const DeviceEvents* device) {
   }
   for (auto& [key, row] : rows) {
     int64_t most = 0;
-    for (const auto& [plane, ps] : row_planes[key]) {
+    for (const auto& [plane, ps] : row_planes[&row]) {
       if (ps > most) {
         most = ps;
         row.device_plane = plane;
