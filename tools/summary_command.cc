@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "proto/xplane.pb.h"
+#include "src/analysis/device_report.h"
 #include "src/analysis/summary_report.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
@@ -109,8 +110,9 @@ CLI::Validator PathOrStdout() {
 }
 
 struct SummaryArgs {
-  std::string input, csv, memory_csv, host;
+  std::string input, csv, memory_csv, kernel_csv, host;
   int top = 20;
+  analysis::PeakOptions peaks;
 };
 
 // Writes `text` to `path`, or to stdout for "-". Empty status when done.
@@ -130,7 +132,7 @@ int RunSummary(const SummaryArgs& args) {
   const tensorflow::profiler::XSpace& space = *read;
   if (space.planes_size() == 0) return Fail(fmt::format("'{}' holds no planes", file->string()));
 
-  const analysis::Summary summary = analysis::Summarize(space);
+  const analysis::Summary summary = analysis::Summarize(space, args.peaks);
   if (!args.csv.empty()) {
     if (auto s = WriteCsv(args.csv, analysis::FormatOpTableCsv(summary.table)); !s.ok()) {
       return Fail(s.message());
@@ -141,10 +143,15 @@ int RunSummary(const SummaryArgs& args) {
       return Fail(s.message());
     }
   }
+  if (!args.kernel_csv.empty()) {
+    if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels)); !s.ok()) {
+      return Fail(s.message());
+    }
+  }
   // A table on stdout is the whole output, so it can be piped.
-  if (args.csv == "-" || args.memory_csv == "-") return kExitOk;
+  if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-") return kExitOk;
   fmt::print("{}\n\n{}", file->string(), analysis::FormatSummaryText(summary, args.top));
-  for (const std::string& path : {args.csv, args.memory_csv}) {
+  for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv}) {
     if (!path.empty()) fmt::print("\nwrote {}\n", path);
   }
   return kExitOk;
@@ -156,8 +163,9 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
   auto args = std::make_shared<SummaryArgs>();
   CLI::App* command = cli.add_subcommand(
       "summary",
-      "operator table (PyProf columns), time share per op, step-time breakdown and memory "
-      "(peak, by operator, per step) of a capture");
+      "operator table (PyProf columns) with device time per op, time share per op, step-time "
+      "breakdown, memory (peak, by operator, per step), kernels, utilisation against peaks and "
+      "recommendations of a capture");
   command->add_option("input", args->input,
                       "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
       ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
@@ -173,6 +181,19 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
                       "also write the memory-by-operator table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
+  command->add_option("--kernel_csv", args->kernel_csv,
+                      "also write the kernel and copy/set table as CSV ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(PathOrStdout());
+  command->add_option("--cpu_peak_gflops", args->peaks.cpu_peak_gflops,
+                      "the CPU's peak GFLOP/s, for CPU MFU, roofline and the CPU BLAS check "
+                      "(never probed)")
+      ->type_name("GFLOPS")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--cpu_peak_gbps", args->peaks.cpu_peak_gb_per_s,
+                      "the CPU's memory bandwidth in GB/s, for the CPU roofline")
+      ->type_name("GB/S")
+      ->check(CLI::PositiveNumber);
   command->add_option("--host", args->host, "the host of a run with several")->type_name("NAME");
   command->footer("Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty), "
                   "2 usage error.");

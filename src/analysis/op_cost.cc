@@ -103,8 +103,11 @@ OpCost Gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const OpInput& a) {
   const int64_t elem = DTypeBytes(a.dtype);
   std::string params = absl::StrCat("M=", m, ",N=", n, ",K=", k);
   if (batch != 1) params = absl::StrCat("B=", batch, ",", params);
-  return Known(2 * batch * m * n * k, elem * batch * (m * n + m * k + n * k),
-               absl::StrCat(params, ",", DTypeName(a.dtype)));
+  OpCost cost = Known(2 * batch * m * n * k, elem * batch * (m * n + m * k + n * k),
+                      absl::StrCat(params, ",", DTypeName(a.dtype)));
+  cost.matrix_dims = {{'M', m}, {'N', n}, {'K', k}};
+  cost.matrix_dtype = a.dtype;
+  return cost;
 }
 
 // mm(A[M,K], B[K,N]); addmm(C, A, B, ...) uses inputs 1 and 2.
@@ -260,7 +263,10 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   for (size_t i = 0; i < rank && i < 3; ++i) absl::StrAppend(&params, ",", kKernel[names][i], "=", w->dims[2 + i]);
   if (groups != 1) absl::StrAppend(&params, ",g=", groups);
   if (transposed) absl::StrAppend(&params, ",transposed");
-  return Known(flops, bytes, absl::StrCat(params, ",", DTypeName(x->dtype)));
+  OpCost cost = Known(flops, bytes, absl::StrCat(params, ",", DTypeName(x->dtype)));
+  cost.matrix_dims = {{'C', c / groups}, {'K', k / groups}};  // groups >= 1
+  cost.matrix_dtype = x->dtype;
+  return cost;
 }
 
 // ---- Elementwise and normalization families: FLOPs and bytes per element

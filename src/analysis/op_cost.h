@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/analysis/op_inputs.h"
@@ -26,6 +27,11 @@ struct OpCost {
   int64_t flops = 0;   // an FMA counts as 2
   int64_t bytes = 0;   // memory read + written, algorithmic
   std::string params;  // PyProf-style, e.g. "M=128,N=64,K=784,Float"
+  // GEMMs (mm, addmm, linear, bmm, matmul, ...) and convolutions: the dims
+  // tensor cores tile (M, N, K; convs C and K, per group) and the compute
+  // dtype, which the tensor-core recommendations read. Empty otherwise.
+  std::vector<std::pair<char, int64_t>> matrix_dims;
+  DType matrix_dtype = DType::kNone;
 };
 
 // The name without "aten::" and without an in-place '_' suffix ("add_" ->

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "src/analysis/device_attribution.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
@@ -51,19 +52,6 @@ std::array<int64_t, N> Sweep(const std::vector<Interval>& intervals, int64_t beg
 
 enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
 
-// What a device event is: its kind stat, else the details stat it carries.
-std::string DeviceKind(const xplane::PlaneVisitor& plane, const xplane::EventVisitor& event) {
-  if (const auto kind = event.Stat(plane.StatId(xplane::kDeviceEventKindStat))) {
-    std::string scratch;
-    const std::string_view text = kind->TextValue(&scratch);
-    if (!text.empty()) return std::string(text);
-  }
-  if (event.Stat(plane.StatId(xplane::kKernelDetailsStat))) return "kernel";
-  if (event.Stat(plane.StatId(xplane::kMemcpyDetailsStat))) return "memcpy";
-  if (event.Stat(plane.StatId(xplane::kMemsetDetailsStat))) return "memset";
-  return "other";
-}
-
 }  // namespace
 
 std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const OperatorEvents& ops) {
@@ -77,7 +65,7 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     plane.ForEachEvent([&](const xplane::EventVisitor& event) {
       const int64_t start =
           SaturatingAdd(LineStartPs(event.line().timestamp_ns()), event.OffsetPs());
-      device_by_kind[DeviceKind(plane, event)].push_back(
+      device_by_kind[DeviceEventKind(plane, event)].push_back(
           {start, SaturatingAdd(start, event.DurationPs()), 0});
     });
   }

@@ -7,26 +7,14 @@
 
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
+#include "src/analysis/device_report.h"
 #include "src/analysis/saturating.h"
+#include "src/analysis/text_table.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
 namespace {
-
-std::string Us(int64_t ps) { return fmt::format("{:.3f}", ps / 1e6); }
-std::string Ms(int64_t ps) { return fmt::format("{:.3f}", ps / 1e9); }
-
-// 1234567 -> "1.23M".
-std::string Si(double value) {
-  static const char* const kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
-  int unit = 0;
-  while (std::fabs(value) >= 1000 && unit < 6) {
-    value /= 1000;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{:.0f}", value) : fmt::format("{:.2f}{}", value, kUnits[unit]);
-}
 
 // "-": every call unknown; "^": counted in the ops it calls; a trailing
 // "?": some calls unknown.
@@ -34,57 +22,6 @@ std::string CostCell(const OpTableRow& row, int64_t value) {
   if (row.unknown_calls == row.calls) return "-";
   if (row.own_calls == 0 && row.unknown_calls == 0) return "^";
   return fmt::format("{}{}", Si(static_cast<double>(value)), row.unknown_calls > 0 ? "?" : "");
-}
-
-std::string Shorten(const std::string& text, size_t width) {
-  if (text.size() <= width) return text;
-  return text.substr(0, width - 3) + "...";
-}
-
-// Left-aligned text columns, right-aligned numbers. Columns are as wide as
-// their longest cell in bytes; fmt pads by display width, so a cell holding
-// multi-byte UTF-8 still lines up.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header, std::vector<bool> right)
-      : right_(std::move(right)) {
-    rows_.push_back(std::move(header));
-  }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void RenderTo(fmt::memory_buffer& out) const {
-    std::vector<size_t> width(right_.size(), 0);
-    for (const auto& row : rows_) {
-      for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    }
-    for (const auto& row : rows_) {
-      fmt::memory_buffer line;
-      fmt::format_to(std::back_inserter(line), " ");
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (right_[i]) {
-          fmt::format_to(std::back_inserter(line), " {:>{}}", row[i], width[i]);
-        } else {
-          fmt::format_to(std::back_inserter(line), " {:<{}}", row[i], width[i]);
-        }
-      }
-      size_t end = line.size();
-      while (end > 0 && line[end - 1] == ' ') --end;
-      out.append(line.data(), line.data() + end);
-      out.push_back('\n');
-    }
-  }
-
- private:
-  std::vector<bool> right_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  return fmt::format("\"{}\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}));
-}
-
-std::string Percent(int64_t part, int64_t whole) {
-  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-";
 }
 
 void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
@@ -109,18 +46,30 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
     fmt::format_to(to, "  (no operator events: capture with profile_type = kOperator)\n");
     return;
   }
-  TextTable text({"Layer", "Direction", "Op", "Params", "Calls", "Total(us)", "Self(us)",
-                  "FLOPs", "Bytes", "FLOP/s"},
-                 {false, false, false, false, true, true, true, true, true, true});
+  std::vector<std::string> header = {"Layer", "Direction", "Op", "Params", "Calls",
+                                     "Total(us)", "Self(us)", "FLOPs", "Bytes", "FLOP/s"};
+  // Device columns only when some op launched device work.
+  const bool device = table.total_device_ps > 0;
+  if (device) header.insert(header.end(), {"Device(us)", "Kernels", "Dev FLOP/s"});
+  std::vector<bool> right(header.size(), true);
+  std::fill(right.begin(), right.begin() + 4, false);
+  TextTable text(header, right);
   const size_t shown = std::min(top, table.rows.size());
   for (size_t i = 0; i < shown; ++i) {
     const OpTableRow& row = table.rows[i];
     const double rate = row.FlopsPerSecond();
-    text.Add({row.layer.empty() ? "-" : row.layer, row.direction.empty() ? "-" : row.direction,
-              row.op, row.params.empty() ? "-" : Shorten(row.params, 60),
-              fmt::format("{}", row.calls), Us(row.total_ps), Us(row.self_ps),
-              CostCell(row, row.flops), CostCell(row, row.bytes),
-              rate > 0 ? Si(rate) : "-"});
+    std::vector<std::string> cells = {
+        row.layer.empty() ? "-" : row.layer, row.direction.empty() ? "-" : row.direction, row.op,
+        row.params.empty() ? "-" : Shorten(row.params, 60), fmt::format("{}", row.calls),
+        Us(row.total_ps), Us(row.self_ps), CostCell(row, row.flops), CostCell(row, row.bytes),
+        rate > 0 ? Si(rate) : "-"};
+    if (device) {
+      const double device_rate = row.DeviceFlopsPerSecond();
+      cells.insert(cells.end(), {row.device_ps > 0 ? Us(row.device_ps) : "-",
+                                 fmt::format("{}", row.kernels),
+                                 device_rate > 0 ? Si(device_rate) : "-"});
+    }
+    text.Add(std::move(cells));
   }
   text.RenderTo(out);
   if (shown < table.rows.size()) {
@@ -128,7 +77,10 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
   }
   fmt::format_to(to,
                  "  FLOPs/Bytes: self cost; ^ = counted in the ops it calls, - = unknown, "
-                 "? = some calls unknown. FLOP/s = FLOPs / total time.\n");
+                 "? = some calls unknown. FLOP/s = FLOPs / total time.{}\n",
+                 device ? " Device: time of the device work the op launched itself; Dev FLOP/s "
+                          "= FLOPs / device time."
+                        : "");
 }
 
 void AppendShares(const OpTable& table, size_t top, fmt::memory_buffer& out) {
@@ -228,18 +180,6 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                  device ? "; device columns: any device event in the step's window" : "");
 }
 
-// "1.50 MiB", "512 B".
-std::string Bytes(int64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (std::fabs(value) >= 1024 && unit < 5) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", value, kUnits[unit]);
-}
-
 std::string SignedBytes(int64_t bytes) { return (bytes > 0 ? "+" : "") + Bytes(bytes); }
 
 // An allocator that ends every one of at least two steps holding more than
@@ -319,7 +259,24 @@ void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& ou
 
 }  // namespace
 
-Summary Summarize(const tensorflow::profiler::XSpace& space) {
+namespace {
+
+// What MFU is measured over: the steps, else the span of the operators.
+int64_t WallPs(const std::vector<StepBreakdown>& steps, const OperatorEvents& ops) {
+  int64_t wall = 0;
+  for (const StepBreakdown& step : steps) wall = SaturatingAdd(wall, step.duration_ps);
+  if (wall > 0 || ops.ops.empty()) return wall;
+  int64_t first = ops.ops.front().start_ps, last = first;
+  for (const OperatorEvent& op : ops.ops) {
+    first = std::min(first, op.start_ps);
+    last = std::max(last, SaturatingAdd(op.start_ps, op.duration_ps));
+  }
+  return SaturatingSub(last, first);
+}
+
+}  // namespace
+
+Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks) {
   const OperatorEvents ops = CollectOperatorEvents(space);
   Summary summary;
   for (const auto& raw : space.planes()) {
@@ -329,9 +286,15 @@ Summary Summarize(const tensorflow::profiler::XSpace& space) {
       }
     });
   }
-  summary.table = BuildOpTable(ops);
+  summary.device = CollectDeviceEvents(space, ops);
+  summary.table = BuildOpTable(ops, &summary.device);
   summary.steps = BuildStepBreakdown(space, ops);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
+  summary.kernels = BuildKernelTable(summary.device);
+  summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
+  summary.utilisation = BuildUtilisation(summary.table, summary.peaks, WallPs(summary.steps, ops));
+  summary.recommendations = Recommend(
+      {summary.table, summary.device, summary.steps, summary.peaks, summary.utilisation});
   return summary;
 }
 
@@ -348,6 +311,9 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendShares(summary.table, limit, out);
   AppendSteps(summary.steps, limit, out);
   AppendMemory(summary.memory, limit, out);
+  AppendKernelTable(summary.kernels, summary.device, limit, out);
+  AppendUtilisation(summary.utilisation, summary.table, summary.peaks, limit, out);
+  AppendRecommendations(summary.recommendations, out);
   return fmt::to_string(out);
 }
 
@@ -356,7 +322,7 @@ std::string FormatOpTableCsv(const OpTable& table) {
   auto to = std::back_inserter(out);
   fmt::format_to(to,
                  "layer,direction,op,params,calls,total_us,self_us,flops,bytes,flops_per_s,"
-                 "cost,unknown_calls\n");
+                 "cost,unknown_calls,device_us,kernels,device_flops_per_s\n");
   for (const OpTableRow& row : table.rows) {
     const bool all_unknown = row.unknown_calls == row.calls;
     const char* cost = all_unknown                                     ? "unknown"
@@ -367,10 +333,13 @@ std::string FormatOpTableCsv(const OpTable& table) {
     const std::string flops = all_unknown ? "" : fmt::format("{}", row.flops);
     const std::string bytes = all_unknown ? "" : fmt::format("{}", row.bytes);
     const double rate = row.FlopsPerSecond();
-    fmt::format_to(to, "{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(row.layer),
+    const double device_rate = row.DeviceFlopsPerSecond();
+    fmt::format_to(to, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(row.layer),
                    CsvField(row.direction), CsvField(row.op), CsvField(row.params), row.calls,
                    Us(row.total_ps), Us(row.self_ps), flops, bytes,
-                   rate > 0 ? fmt::format("{:.6g}", rate) : "", cost, row.unknown_calls);
+                   rate > 0 ? fmt::format("{:.6g}", rate) : "", cost, row.unknown_calls,
+                   Us(row.device_ps), row.kernels,
+                   device_rate > 0 ? fmt::format("{:.6g}", device_rate) : "");
   }
   return fmt::to_string(out);
 }

@@ -8,23 +8,36 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/device_attribution.h"
+#include "src/analysis/device_peaks.h"
+#include "src/analysis/kernel_table.h"
 #include "src/analysis/memory_report.h"
 #include "src/analysis/op_table.h"
+#include "src/analysis/recommendations.h"
 #include "src/analysis/step_breakdown.h"
+#include "src/analysis/utilisation.h"
 
 namespace neuronprof {
 namespace analysis {
 
+// Views into the XSpace (device event and kernel names): it must outlive
+// the Summary.
 struct Summary {
   OpTable table;
   std::vector<StepBreakdown> steps;
   MemoryReport memory;  // Empty when the capture recorded no memory.
+  DeviceEvents device;  // Empty without device planes.
+  KernelTable kernels;
+  DevicePeaks peaks;
+  Utilisation utilisation;
+  std::vector<Recommendation> recommendations;
   // Events whose start or end in picoseconds lies outside int64 (only a
   // corrupt or crafted file has them): their times were clamped.
   int64_t clamped_events = 0;
 };
 
-Summary Summarize(const tensorflow::profiler::XSpace& space);
+// `peaks` gives the CPU's peak (no probing: the user knows the machine).
+Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks = {});
 
 // `top`: rows of the op table and of the time share printed (the rest is
 // folded into one line), and the longest `top` steps; <= 0 prints all.

@@ -23,24 +23,6 @@ std::string KinetoTypeName(std::string_view scalar_type);
 // "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}.
 std::vector<std::string> KinetoInputTypes(std::string_view input_types);
 
-// Launch properties of a kernel, parsed from a kernel_details stat. Tokens
-// are "key:value" or "key=value" separated by spaces; unknown tokens are
-// skipped. Accepted keys: grid, block (X,Y,Z), registers / regs,
-// shared_memory / smem (or static_shared + dynamic_shared), blocks_per_sm,
-// occupancy / occ_pct (percent; a fraction <= 1 is scaled).
-struct KernelLaunch {
-  std::optional<std::array<int64_t, 3>> grid;
-  std::optional<std::array<int64_t, 3>> block;
-  std::optional<int64_t> registers_per_thread;
-  std::optional<int64_t> shared_memory;
-  std::optional<double> blocks_per_sm;
-  std::optional<double> occupancy_pct;
-};
-KernelLaunch ParseKernelDetails(std::string_view details);
-
-// "8.6", "sm_86", "86" -> {8, 6}; nullopt when unreadable.
-std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view text);
-
 // c10::DeviceType numbers, as torch writes "Device Type" in [memory]
 // events. The PyTorch plugin reads 0 and 1; other accelerators are
 // PrivateUse1, as torch reports an out-of-tree backend.

@@ -17,6 +17,7 @@
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
+#include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/json_reader.h"
 #include "src/xplane/names.h"
@@ -214,22 +215,11 @@ class KinetoWriter {
 
   void WriteDeviceFields(const XPlane& plane, int64_t id) {
     const PlaneVisitor visitor(plane);
-    const auto str = [&](std::string_view key) -> std::optional<std::string_view> {
-      const auto stat = visitor.PlaneStat(key);
-      return stat ? stat->StrValue() : std::nullopt;
-    };
     const auto int_stat = [&](std::string_view key) -> std::optional<int64_t> {
       const auto stat = visitor.PlaneStat(key);
       return stat ? stat->IntValue() : std::nullopt;
     };
-    // "gpu_device_name" is TSL's (and our CUPTI collector's) spelling.
-    std::string name;
-    for (std::string_view key : {"name", "device_name", "gpu_device_name"}) {
-      if (auto value = str(key); value && !value->empty()) {
-        name = std::string(*value);
-        break;
-      }
-    }
+    std::string name = xplane::DeviceName(visitor);
     if (name.empty()) name = plane.name();
     out_.Raw(",\"name\":");
     out_.String(name);
@@ -240,15 +230,7 @@ class KinetoWriter {
         break;
       }
     }
-    std::optional<std::array<int64_t, 2>> capability;
-    if (auto text = str("compute_capability")) {
-      capability = kineto::ParseComputeCapability(*text);
-    } else if (auto joined = int_stat("compute_capability")) {
-      capability = kineto::ParseComputeCapability(std::to_string(*joined));
-    }
-    auto major = int_stat("compute_cap_major");
-    auto minor = int_stat("compute_cap_minor");
-    if (!capability && major) capability = std::array<int64_t, 2>{*major, minor.value_or(0)};
+    const std::optional<std::array<int64_t, 2>> capability = xplane::ComputeCapability(visitor);
     if (capability) {
       out_.Raw(",\"computeMajor\":");
       out_.Int((*capability)[0]);
@@ -610,7 +592,7 @@ class KinetoWriter {
 
   void WriteKernelArgs(JsonArgs* args, const EventVisitor& stats, int64_t device) {
     const std::string_view details = stats.StrStatNamed(xplane::kKernelDetailsStat).value_or("");
-    const kineto::KernelLaunch launch = kineto::ParseKernelDetails(details);
+    const xplane::KernelLaunch launch = xplane::ParseKernelDetails(details);
     auto dim3 = [&](std::string_view key, const std::array<int64_t, 3>& d) {
       args->Raw(key, absl::StrCat("[", d[0], ",", d[1], ",", d[2], "]"));
     };

@@ -68,6 +68,21 @@ inline constexpr char kMemcpyDetailsStat[] = "memcpy_details";  // str
 inline constexpr char kMemsetDetailsStat[] = "memset_details";  // str
 inline constexpr char kBytesStat[] = "bytes";                   // int64 (memcpy/memset)
 inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kernel|memcpy|memset|other
+// Kernel occupancy, double percent (written by collectors/cupti, which
+// spells them itself: it may not include xplane).
+inline constexpr char kTheoreticalOccupancyStat[] = "theoretical_occupancy_pct";
+inline constexpr char kEstAchievedOccupancyStat[] = "est_achieved_occupancy_pct";
+
+// Device plane stats (device properties) the analysis reads for peaks.
+// TSL's GPU names, written by collectors/cupti: clock_rate in kHz,
+// core_count = SMs, memory_bandwidth in bytes/s.
+inline constexpr char kClockRateStat[] = "clock_rate";
+inline constexpr char kCoreCountStat[] = "core_count";
+inline constexpr char kMemoryBandwidthStat[] = "memory_bandwidth";
+// TSL's device-capability names, for plug-ins that know their peaks
+// (numbers or decimal strings).
+inline constexpr char kPeakTeraflopsStat[] = "peak_teraflops_per_second";
+inline constexpr char kPeakHbmBandwidthStat[] = "peak_hbm_bw_gigabytes_per_second";
 
 // Memory activity on host lines (TSL's names, read by xprof's
 // memory_profile): one zero-duration event per allocation or free, on the

@@ -8,9 +8,6 @@ LEAKY=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin memory_summary
 
-# has DESCRIPTION FILE TEXT: fixed-string match.
-has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
-
 "$LEAKY" --logdir "$WORK/logs" --steps 4 >/dev/null || { echo "FAIL: memory_leak"; exit 1; }
 if "$CLI" summary "$WORK/logs" >"$WORK/out" 2>"$WORK/err"; then
   has "memory section" "$WORK/out" "Memory of cpu: peak"

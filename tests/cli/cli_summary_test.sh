@@ -22,8 +22,6 @@ run() {
   fi
   return 0
 }
-# has DESCRIPTION FILE TEXT: fixed-string match.
-has() { grep -qF -- "$3" "$2" && pass "$1" || fail "$1: '$3' not in $(cat "$2")"; }
 
 LOGDIR=$WORK/logs
 OLD=$LOGDIR/plugins/profile/2026_01_01_00_00_00

@@ -16,6 +16,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_args.h"
+#include "src/xplane/device_details.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/xplane/json_reader.h"
@@ -576,8 +577,8 @@ TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
   CHECK_FALSE(json_reader::IsStrictJson("{\"a\":1,}"));
 }
 
-TEST_CASE("kineto args: kernel details in neuronprof and xprof styles") {
-  using exporter::kineto::ParseKernelDetails;
+TEST_CASE("device details: kernel details in neuronprof and xprof styles") {
+  using xplane::ParseKernelDetails;
   auto ours = ParseKernelDetails(
       "grid:4,2,1 block:128,1,1 registers:64 shared_memory:16384 blocks_per_sm:0.5 "
       "occupancy:0.25");
@@ -600,8 +601,8 @@ TEST_CASE("kineto args: kernel details in neuronprof and xprof styles") {
   CHECK_FALSE(junk.registers_per_thread);
 }
 
-TEST_CASE("kineto args: compute capability forms") {
-  using exporter::kineto::ParseComputeCapability;
+TEST_CASE("device details: compute capability forms") {
+  using xplane::ParseComputeCapability;
   CHECK(ParseComputeCapability("8.6") == std::array<int64_t, 2>{8, 6});
   CHECK(ParseComputeCapability("sm_90") == std::array<int64_t, 2>{9, 0});
   CHECK(ParseComputeCapability("75") == std::array<int64_t, 2>{7, 5});

@@ -1,0 +1,153 @@
+#include "src/analysis/device_report.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "src/analysis/text_table.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+std::string Dim3(const std::optional<std::array<int64_t, 3>>& dims) {
+  if (!dims) return "-";
+  return fmt::format("{},{},{}", (*dims)[0], (*dims)[1], (*dims)[2]);
+}
+
+template <typename T>
+std::string Optional(const std::optional<T>& value, const char* format) {
+  return value ? fmt::format(format, *value) : "-";
+}
+
+std::string Rate(double value) { return value > 0 ? Si(value) : "-"; }
+
+void AppendTransfers(const KernelTable& kernels, size_t top, fmt::memory_buffer& out) {
+  if (kernels.transfers.empty()) return;
+  TextTable text({"Copy/set", "Calls", "Total(us)", "Bytes", "Bandwidth(B/s)"},
+                 {false, true, true, true, true});
+  for (size_t i = 0; i < std::min(top, kernels.transfers.size()); ++i) {
+    const TransferRow& row = kernels.transfers[i];
+    const bool unknown = row.unknown_bytes_calls == row.calls;
+    text.Add({row.name, fmt::format("{}", row.calls), Us(row.total_ps),
+              unknown ? "-" : Bytes(row.bytes), Rate(row.BytesPerSecond())});
+  }
+  text.RenderTo(out);
+}
+
+}  // namespace
+
+void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, size_t top,
+                       fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  if (device.planes.empty()) return;
+  fmt::format_to(to,
+                 "\nDevice events: {} ({} attributed to an operator by correlation id, {} by "
+                 "its framework-op stat, {} unattributed)\n",
+                 device.events.size(), device.by_correlation, device.by_framework_op,
+                 device.unattributed);
+  if (!kernels.kernels.empty()) {
+    fmt::format_to(to, "\nKernels: {} distinct, {} ms, {} of it in tensor-core kernels\n",
+                   kernels.kernels.size(), Ms(kernels.kernel_ps),
+                   Percent(kernels.tensor_core_ps, kernels.kernel_ps));
+    TextTable text(
+        {"Kernel", "Calls", "Total(us)", "Mean(us)", "Min(us)", "Max(us)", "Grid", "Block", "Regs",
+         "Shared", "Occ%", "Achieved%", "TC"},
+        {false, true, true, true, true, true, true, true, true, true, true, true, false});
+    const size_t shown = std::min(top, kernels.kernels.size());
+    for (size_t i = 0; i < shown; ++i) {
+      const KernelRow& row = kernels.kernels[i];
+      text.Add({Shorten(row.name, 60), fmt::format("{}", row.calls), Us(row.total_ps),
+                Us(row.MeanPs()), Us(row.min_ps), Us(row.max_ps), Dim3(row.launch.grid),
+                Dim3(row.launch.block), Optional(row.launch.registers_per_thread, "{}"),
+                Optional(row.launch.shared_memory, "{}"),
+                Optional(row.launch.occupancy_pct, "{:.0f}"),
+                Optional(row.achieved_occupancy_pct, "{:.0f}"), row.tensor_cores ? "yes" : "-"});
+    }
+    text.RenderTo(out);
+    if (shown < kernels.kernels.size()) {
+      fmt::format_to(to, "  ... {} more kernels (--top N, --kernel_csv)\n",
+                     kernels.kernels.size() - shown);
+    }
+    fmt::format_to(to,
+                   "  Occ%: theoretical occupancy; Achieved%: estimated, time-weighted; TC: "
+                   "tensor cores by kernel name\n");
+  }
+  AppendTransfers(kernels, top, out);
+}
+
+void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
+                       const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nUtilisation (wall time {} ms: steps, else the span of the ops)\n",
+                 Ms(utilisation.wall_ps));
+  for (const DeviceUtilisation& device : utilisation.devices) {
+    const DevicePeak& peak = PeakAt(peaks, device.plane);
+    if (!peak.known) {
+      fmt::format_to(to, "  no peak known for {}{}\n", peak.device,
+                     device.plane < 0 ? " (give --cpu_peak_gflops)" : "");
+      continue;
+    }
+    fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs, {} peak {}FLOP/s, {}B/s; {})\n", peak.device,
+                   100 * device.mfu, Si(static_cast<double>(device.flops)),
+                   DTypeName(device.dtype == DType::kNone ? DType::kFloat : device.dtype),
+                   Si(peak.FlopsFor(device.dtype)),
+                   peak.bytes_per_s > 0 ? Si(peak.bytes_per_s) : "?", peak.source);
+  }
+  if (utilisation.ops.empty()) return;
+  TextTable text({"Op", "Params", "Device", "FLOP/s", "FLOP/B", "Attainable", "% of roof", "Bound"},
+                 {false, false, false, true, true, true, true, false});
+  for (size_t i = 0; i < std::min(top, utilisation.ops.size()); ++i) {
+    const RooflinePoint& point = utilisation.ops[i];
+    const OpTableRow& row = table.rows[point.row];
+    text.Add({row.op, Shorten(row.params, 40), PeakAt(peaks, point.plane).device,
+              Si(point.achieved),
+              point.intensity > 0 ? fmt::format("{:.1f}", point.intensity) : "-",
+              Si(point.attainable), fmt::format("{:.1f}%", 100 * point.Efficiency()),
+              !point.bound_known   ? "?"
+              : point.memory_bound ? "memory"
+                                   : "compute"});
+  }
+  text.RenderTo(out);
+  fmt::format_to(to,
+                 "  Roofline: attainable = min(peak, FLOP/B x bandwidth); FLOP/s over device "
+                 "time, else host time\n");
+}
+
+void AppendRecommendations(const std::vector<Recommendation>& recommendations,
+                           fmt::memory_buffer& out) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nRecommendations:{}\n", recommendations.empty() ? " none" : "");
+  for (const Recommendation& r : recommendations) {
+    fmt::format_to(to, "  [{}] {}\n      evidence: {}\n", r.id, r.advice, r.evidence);
+  }
+}
+
+std::string FormatKernelCsv(const KernelTable& kernels) {
+  fmt::memory_buffer out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to,
+                 "kind,name,calls,total_us,mean_us,min_us,max_us,grid,block,registers,"
+                 "shared_bytes,occupancy_pct,achieved_occupancy_pct,tensor_cores,bytes,"
+                 "bytes_per_s\n");
+  for (const KernelRow& row : kernels.kernels) {
+    auto cell = [](const auto& value) { return value ? fmt::format("{}", *value) : ""; };
+    fmt::format_to(to, "kernel,{},{},{},{},{},{},{},{},{},{},{},{},{},,\n", CsvField(row.name),
+                   row.calls, Us(row.total_ps), Us(row.MeanPs()), Us(row.min_ps), Us(row.max_ps),
+                   row.launch.grid ? CsvField(Dim3(row.launch.grid)) : "",
+                   row.launch.block ? CsvField(Dim3(row.launch.block)) : "",
+                   cell(row.launch.registers_per_thread), cell(row.launch.shared_memory),
+                   cell(row.launch.occupancy_pct), cell(row.achieved_occupancy_pct),
+                   row.tensor_cores ? 1 : 0);
+  }
+  for (const TransferRow& row : kernels.transfers) {
+    const bool unknown = row.unknown_bytes_calls == row.calls;
+    const double rate = row.BytesPerSecond();
+    fmt::format_to(to, "{},{},{},{},,,,,,,,,,,{},{}\n", row.kind, CsvField(row.name), row.calls,
+                   Us(row.total_ps), unknown ? "" : fmt::format("{}", row.bytes),
+                   rate > 0 ? fmt::format("{:.6g}", rate) : "");
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

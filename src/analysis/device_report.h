@@ -1,0 +1,34 @@
+// `neuronprof summary`'s device sections: the kernel and copy tables,
+// utilisation against peaks (MFU, roofline per op) and the
+// recommendations, as text; the kernel table as CSV.
+#ifndef NEURONPROF_SRC_ANALYSIS_DEVICE_REPORT_H_
+#define NEURONPROF_SRC_ANALYSIS_DEVICE_REPORT_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "src/analysis/device_peaks.h"
+#include "src/analysis/kernel_table.h"
+#include "src/analysis/op_table.h"
+#include "src/analysis/recommendations.h"
+#include "src/analysis/utilisation.h"
+
+namespace neuronprof {
+namespace analysis {
+
+void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, size_t top,
+                       fmt::memory_buffer& out);
+void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
+                       const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out);
+void AppendRecommendations(const std::vector<Recommendation>& recommendations,
+                           fmt::memory_buffer& out);
+
+// Kernel rows then copy/set rows, header first; times in microseconds.
+std::string FormatKernelCsv(const KernelTable& kernels);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_DEVICE_REPORT_H_

@@ -1,0 +1,56 @@
+// Utilisation against a peak: MFU per device (model FLOPs / (time x peak))
+// and each op's roofline position (arithmetic intensity = FLOPs / bytes,
+// attainable = min(peak, intensity x bandwidth), compute- or memory-bound).
+#ifndef NEURONPROF_SRC_ANALYSIS_UTILISATION_H_
+#define NEURONPROF_SRC_ANALYSIS_UTILISATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/device_peaks.h"
+#include "src/analysis/op_table.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// A device plane's peak; the CPU's for -1 (or a plane without one).
+const DevicePeak& PeakAt(const DevicePeaks& peaks, int plane);
+// The device an op table row ran on: the plane of most of its device time,
+// else the CPU.
+const DevicePeak& PeakOf(const OpTableRow& row, const DevicePeaks& peaks);
+// What the row's FLOP/s are measured against: device time when it has
+// some, else its total host time.
+int64_t RowTimePs(const OpTableRow& row);
+
+struct RooflinePoint {
+  size_t row = 0;             // index into OpTable::rows
+  int plane = -1;             // PeakAt's argument
+  double achieved = 0;        // FLOP/s over RowTimePs
+  double intensity = 0;       // FLOPs per byte; 0 when bytes unknown
+  double peak_flops = 0;      // for the row's dtype
+  double attainable = 0;      // min(peak, intensity x bandwidth); peak without bandwidth
+  bool bound_known = false;   // bandwidth and bytes known
+  bool memory_bound = false;  // intensity x bandwidth < peak
+  double Efficiency() const { return attainable > 0 ? achieved / attainable : 0; }
+};
+
+struct DeviceUtilisation {
+  int plane = -1;              // PeakAt's argument
+  int64_t flops = 0;           // FLOPs of the rows that ran there
+  DType dtype = DType::kNone;  // the dtype holding most of them
+  double mfu = 0;              // flops / (wall x peak for dtype); 0 when no peak
+};
+
+struct Utilisation {
+  int64_t wall_ps = 0;                     // steps' time, else the span of the ops
+  std::vector<DeviceUtilisation> devices;  // the CPU first, then device planes
+  std::vector<RooflinePoint> ops;          // rows with FLOPs and a known peak, table order
+};
+
+Utilisation BuildUtilisation(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_UTILISATION_H_
