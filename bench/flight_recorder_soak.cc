@@ -6,7 +6,7 @@
 // prints every sample, min/max RSS after the first quarter of the run, and
 // "flat" when those differ by at most 4 MiB + 2 %, else "NOT FLAT" (exit 1).
 // A dump's own memory (the XSpace it builds, the writer's buffers) is
-// transient: samples taken less than a second after a dump returned are
+// transient: samples taken less than 2 s after a dump returned are
 // printed and their peak reported, but left out of the verdict.
 //
 //   flight_recorder_soak [--seconds N] [--threads N] [--ring_mb N]
@@ -86,14 +86,14 @@ int main(int argc, char** argv) {
 
   std::vector<int64_t> rss;
   int64_t after_dump_peak = 0;
-  auto last_dump_end = std::chrono::steady_clock::time_point::min();
   int dumps = 0, failed_dumps = 0;
   const auto start = std::chrono::steady_clock::now();
+  auto last_dump_end = start - std::chrono::hours(1);  // No dump yet.
   for (int s = 1; s <= seconds; ++s) {
     std::this_thread::sleep_until(start + std::chrono::seconds(s));
     const int64_t now_rss = RssBytes();
     const bool after_dump =
-        std::chrono::steady_clock::now() - last_dump_end < std::chrono::seconds(1);
+        std::chrono::steady_clock::now() - last_dump_end < std::chrono::seconds(2);
     if (after_dump) {
       after_dump_peak = std::max(after_dump_peak, now_rss);
     } else if (s > seconds / 4) {
