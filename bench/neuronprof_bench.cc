@@ -37,12 +37,15 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/logdir.h"
+#include "src/session/slow_step_trigger.h"
 
 namespace {
 
 using neuronprof::ScopedTrace;
+using neuronprof::StepTrace;
 namespace core = neuronprof::core;
 namespace exporter = neuronprof::exporter;
+namespace session = neuronprof::session;
 namespace collectors = neuronprof::collectors;
 using tensorflow::profiler::XSpace;
 
@@ -289,6 +292,53 @@ void BM_Marker_Ring_CopiedShortName(benchmark::State& state) {
   ring.Finish();
 }
 BENCHMARK(BM_Marker_Ring_CopiedShortName)->Iterations(20'000'000);
+
+// Slow-step trigger (FlightRecorder::TriggerOnSlowStep) cost, in the ring.
+// Arg 0: no trigger armed. 1: a trigger armed on another step name (every
+// StepTrace compares its name at its start). 2: armed on this step's name
+// with a threshold it never reaches (a watched step also reports its end).
+// ScopedTrace never looks at triggers: the NEURONPROF_SCOPE variant shows
+// that arming changes nothing for it.
+class TriggerForRun {
+ public:
+  TriggerForRun(benchmark::State& state, const char* watched_name) {
+    if (state.thread_index() != 0 || state.range(0) == 0) return;
+    auto triggers = session::SlowStepTriggers::Start([](const session::SlowStep&) {});
+    if (!triggers.ok()) {
+      state.SkipWithError(std::string(triggers.status().message()).c_str());
+      return;
+    }
+    triggers_ = std::move(*triggers);
+    const char* name = state.range(0) == 2 ? watched_name : "some_other_step";
+    // A threshold of an hour: the measured steps never trigger a dump.
+    auto armed = triggers_->Arm(name, int64_t{3600} * 1000000000, 0);
+    if (!armed.ok()) state.SkipWithError(std::string(armed.status().message()).c_str());
+  }
+
+ private:
+  std::unique_ptr<session::SlowStepTriggers> triggers_;
+};
+
+void BM_Marker_Ring_StepTrace(benchmark::State& state) {
+  RingForRun ring(state);
+  TriggerForRun trigger(state, "step");
+  int64_t n = 0;
+  for (auto _ : state) {
+    StepTrace step("step", n++);
+  }
+  ring.Finish();
+}
+BENCHMARK(BM_Marker_Ring_StepTrace)->Iterations(5'000'000)->Arg(0)->Arg(1)->Arg(2);
+
+void BM_Marker_Ring_ScopeMacroLiteral_Trigger(benchmark::State& state) {
+  RingForRun ring(state);
+  TriggerForRun trigger(state, "literal_marker");
+  for (auto _ : state) {
+    NEURONPROF_SCOPE("literal_marker");
+  }
+  ring.Finish();
+}
+BENCHMARK(BM_Marker_Ring_ScopeMacroLiteral_Trigger)->Iterations(20'000'000)->Arg(0)->Arg(1);
 
 // ----------------------------------------------------- 1M events: record --
 

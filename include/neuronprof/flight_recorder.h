@@ -10,6 +10,11 @@
 //   ...
 //   if (step_was_slow) recorder.Dump("slow step", /*last_ms=*/5000);
 //
+// or let the recorder dump by itself when a step is slow:
+//
+//   recorder.TriggerOnSlowStep("request", /*threshold_ms=*/200,
+//                              /*cooldown_ms=*/60000);
+//
 // Cost: markers take the same inline path as under a Profiler (no lock,
 // allocation or extra atomic per event; a block switch, once per ~2000
 // events, does one CAS more). A dump never blocks recording threads: it
@@ -25,6 +30,7 @@
 #define NEURONPROF_FLIGHT_RECORDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,6 +60,23 @@ struct FlightRecorderOptions {
   bool write_pytorch_trace = true;
 };
 
+// A slow-step trigger: see FlightRecorder::TriggerOnSlowStep.
+struct SlowStepTrigger {
+  // The name of the StepTraces to watch (exact match, arguments aside).
+  std::string step_name;
+  // A step longer than this (> 0) triggers a dump.
+  int64_t threshold_ms = 0;
+  // After a triggered dump, slow steps of this name trigger nothing for
+  // this long (>= 0; 0: every slow step may dump).
+  int64_t cooldown_ms = 60000;
+  // The dump's window, as Dump's last_ms (0: everything retained).
+  int64_t last_ms = 0;
+  // Called on the recorder's trigger thread with each triggered dump's
+  // result (its run, or why it failed). Optional; must not destroy the
+  // FlightRecorder.
+  std::function<void(const absl::StatusOr<ProfileResult>&)> on_dump;
+};
+
 class NEURONPROF_API FlightRecorder {
  public:
   // Starts recording. Bad options (InvalidArgument naming the field) or
@@ -79,6 +102,29 @@ class NEURONPROF_API FlightRecorder {
   // writer's error (nothing of the run left behind) when the logdir cannot
   // be written.
   absl::StatusOr<ProfileResult> Dump(std::string_view reason, int64_t last_ms = 0);
+
+  // Dumps by itself when a StepTrace named `step_name` lasts longer than
+  // `threshold_ms`, at most once per `cooldown_ms` per name. The dump runs
+  // on a background thread the recorder owns (the slow step's thread never
+  // waits for it); its run folder is named slow_<step_name>_<ms>ms, its
+  // warnings name the step, its number, duration and threshold, and an
+  // event "slow_step_trigger" on the thread "neuronprof_trigger" spans the
+  // slow step exactly.
+  // A slow step that comes while the previous one of its name is still
+  // waiting for its dump is counted in the next dump's warning, not dumped.
+  // Calling it again for a name replaces that name's settings. Up to 16
+  // names. Errors: status() when not recording; InvalidArgument for an
+  // empty name, threshold_ms <= 0, cooldown_ms < 0 or last_ms < 0;
+  // ResourceExhausted past 16 names.
+  //
+  // Cost: StepTraces only (not ScopedTrace). With no trigger armed a
+  // StepTrace pays one relaxed load in its (out-of-line) constructor and a
+  // branch at its end. Once one is armed every StepTrace compares its name
+  // with the watched names at its start, out of line, and a watched step
+  // reads the clock once more at its end; see docs/PERFORMANCE.md.
+  absl::Status TriggerOnSlowStep(std::string_view step_name, int64_t threshold_ms,
+                                 int64_t cooldown_ms);
+  absl::Status TriggerOnSlowStep(const SlowStepTrigger& trigger);
 
   class Impl;
 

@@ -269,17 +269,28 @@ class ScopedTrace {
 // and groups those markers into the step. Do not nest StepTraces: an
 // enclosing one swallows the inner steps. The name is copied (as for
 // ScopedTrace); `extra_args` may hold any number of arguments.
+//
+// A FlightRecorder's slow-step trigger (FlightRecorder::TriggerOnSlowStep)
+// watches StepTraces by name: the constructor asks it, out of line, and a
+// watched step's end reports its duration (one branch on a member for
+// unwatched steps).
 class NEURONPROF_API StepTrace {
  public:
   StepTrace(std::string_view name, int64_t step_num,
             std::initializer_list<TraceArg> extra_args = {});
-  ~StepTrace() = default;
+  ~StepTrace() {
+    if (watch_token_ != 0) EndWatched();
+  }
 
   StepTrace(const StepTrace&) = delete;
   StepTrace& operator=(const StepTrace&) = delete;
 
  private:
+  void EndWatched();  // Records the event, then reports it to the watch.
+
   ScopedTrace trace_;
+  uint32_t watch_token_ = 0;  // Nonzero: a step watch asked for this step.
+  int64_t step_num_ = 0;
 };
 
 // Names the calling thread's line in captures (default: the OS thread name).

@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
-#include <atomic>
+#include <array>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "src/api/run_writer.h"
 #include "src/export/logdir.h"
 #include "src/session/flight_session.h"
+#include "src/session/slow_step_trigger.h"
 
 namespace neuronprof {
 namespace {
@@ -63,21 +65,79 @@ class FlightRecorder::Impl {
 
   absl::StatusOr<ProfileResult> Dump(std::string_view reason, int64_t last_ms) {
     if (!status_.ok()) return status_;
-    if (dumping_.exchange(true, std::memory_order_acquire)) {
+    std::unique_lock<std::mutex> dumping(dump_mutex_, std::try_to_lock);
+    if (!dumping.owns_lock()) {
       return absl::FailedPreconditionError(
           "a Dump of this FlightRecorder is already running; call Dump again once "
           "it has returned");
     }
-    struct Done {
-      std::atomic<bool>* flag;
-      ~Done() { flag->store(false, std::memory_order_release); }
-    } done{&dumping_};
-    auto captured = session_->Snapshot(last_ms, kRingAdvice);
+    return DumpLocked(reason, last_ms, {});
+  }
+
+  absl::Status TriggerOnSlowStep(const SlowStepTrigger& trigger) {
+    if (!status_.ok()) return status_;
+    constexpr int64_t kMaxMs = int64_t{1} << 40;  // 34 years: ns fit int64.
+    if (trigger.threshold_ms <= 0 || trigger.cooldown_ms < 0 || trigger.last_ms < 0 ||
+        trigger.threshold_ms > kMaxMs || trigger.cooldown_ms > kMaxMs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a slow-step trigger needs 0 < threshold_ms <= 2^40, 0 <= cooldown_ms <= 2^40 and "
+          "last_ms >= 0; "
+          "got threshold_ms=", trigger.threshold_ms, ", cooldown_ms=", trigger.cooldown_ms,
+          ", last_ms=", trigger.last_ms));
+    }
+    std::lock_guard<std::mutex> lock(trigger_mutex_);
+    if (triggers_ == nullptr) {
+      auto started = session::SlowStepTriggers::Start(
+          [this](const session::SlowStep& slow) { DumpSlowStep(slow); });
+      if (!started.ok()) return started.status();
+      triggers_ = std::move(*started);
+    }
+    constexpr int64_t kNsPerMs = 1000000;
+    auto index = triggers_->Arm(trigger.step_name, trigger.threshold_ms * kNsPerMs,
+                                trigger.cooldown_ms * kNsPerMs);
+    if (!index.ok()) return index.status();
+    trigger_settings_[*index] = trigger;
+    return absl::OkStatus();
+  }
+
+  // Stops the trigger thread before anything it uses goes.
+  ~Impl() { triggers_.reset(); }
+
+ private:
+  // On the trigger thread: waits for a user's Dump to end, then dumps.
+  void DumpSlowStep(const session::SlowStep& slow) {
+    SlowStepTrigger settings;
+    {
+      std::lock_guard<std::mutex> lock(trigger_mutex_);
+      settings = trigger_settings_[slow.trigger];
+    }
+    const int64_t duration_ms = slow.duration_ns / 1000000;
+    std::string note = absl::StrCat(
+        "neuronprof: slow-step trigger: step \"", slow.step_name, "\" (step_num ",
+        slow.step_num, ") took ", static_cast<double>(slow.duration_ns) / 1e6,
+        " ms, over its threshold of ", static_cast<double>(slow.threshold_ns) / 1e6,
+        " ms; the event slow_step_trigger on thread neuronprof_trigger spans it");
+    if (slow.missed > 0) {
+      absl::StrAppend(&note, "; ", slow.missed,
+                      " slow steps of this name came while an earlier one waited for "
+                      "its dump and were not dumped");
+    }
+    absl::StatusOr<ProfileResult> result;
+    {
+      std::lock_guard<std::mutex> dumping(dump_mutex_);
+      result = DumpLocked(absl::StrCat("slow_", slow.step_name, "_", duration_ms, "ms"),
+                          settings.last_ms, note);
+    }
+    if (settings.on_dump) settings.on_dump(result);
+  }
+
+  absl::StatusOr<ProfileResult> DumpLocked(std::string_view reason, int64_t last_ms,
+                                           std::string_view note) {
+    auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
     if (!captured.ok()) return captured.status();
     return Write(reason, std::move(*captured));
   }
 
- private:
   // Dumps are named <time>_<reason> (a counter when one second holds two
   // with one reason) and written as every run is (api::RunWriter: working
   // folder, fallback folder when the logdir cannot be written).
@@ -110,7 +170,10 @@ class FlightRecorder::Impl {
   const api::RunWriter writer_{run_options_, absl::OkStatus()};
   absl::Status status_;
   std::unique_ptr<session::FlightSession> session_;
-  std::atomic<bool> dumping_{false};
+  std::mutex dump_mutex_;  // Held by the Dump that runs.
+  std::mutex trigger_mutex_;  // Guards the two below.
+  std::array<SlowStepTrigger, session::SlowStepTriggers::kMaxTriggers> trigger_settings_;
+  std::unique_ptr<session::SlowStepTriggers> triggers_;
 };
 
 FlightRecorder::FlightRecorder(const FlightRecorderOptions& options)
@@ -120,6 +183,17 @@ absl::Status FlightRecorder::status() const { return impl_->status(); }
 absl::StatusOr<ProfileResult> FlightRecorder::Dump(std::string_view reason,
                                                    int64_t last_ms) {
   return impl_->Dump(reason, last_ms);
+}
+absl::Status FlightRecorder::TriggerOnSlowStep(std::string_view step_name,
+                                               int64_t threshold_ms, int64_t cooldown_ms) {
+  SlowStepTrigger trigger;
+  trigger.step_name = std::string(step_name);
+  trigger.threshold_ms = threshold_ms;
+  trigger.cooldown_ms = cooldown_ms;
+  return impl_->TriggerOnSlowStep(trigger);
+}
+absl::Status FlightRecorder::TriggerOnSlowStep(const SlowStepTrigger& trigger) {
+  return impl_->TriggerOnSlowStep(trigger);
 }
 
 }  // namespace neuronprof

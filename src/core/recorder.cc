@@ -58,6 +58,7 @@
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
 #include "src/core/event_pool.h"
+#include "src/core/step_watch.h"
 
 namespace neuronprof {
 namespace internal {
@@ -353,8 +354,20 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
   // groups everything nested under it, as TSL's StepTraceAnnotation does.
   const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
   if (trace_.Admit(kTraceCritical)) {
+    // Asked before the step's start tick is read: not part of its duration.
+    watch_token_ = internal::MatchWatchedStep(name);
+    step_num_ = step_num;
     trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
   }
+}
+
+void StepTrace::EndWatched() {
+  if (trace_.state_ == 0) return;
+  const uint64_t end_ticks = internal::NowTicks();
+  internal::RecordEvent(trace_.state_, trace_.name_, trace_.name_length_,
+                        trace_.args_offset_, trace_.start_ticks_, end_ticks);
+  trace_.state_ = 0;  // Recorded: trace_'s destructor does nothing.
+  internal::EndWatchedStep(watch_token_, step_num_, trace_.start_ticks_, end_ticks);
 }
 
 namespace core {

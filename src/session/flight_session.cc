@@ -19,8 +19,9 @@ absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
 
 FlightSession::~FlightSession() { core::StopRecording().IgnoreError(); }
 
-absl::StatusOr<CaptureResult> FlightSession::Snapshot(
-    int64_t last_ms, const std::string& buffer_advice) const {
+absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
+                                                      const std::string& buffer_advice,
+                                                      std::string_view note) const {
   auto snapshot = core::SnapshotRing(last_ms);
   if (!snapshot.ok()) return snapshot.status();
   CaptureResult result;
@@ -34,6 +35,7 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(
                                     " host events at the flight recorder's cut were "
                                     "left out: their names had been overwritten"));
   }
+  if (!note.empty()) xplane::AddWarning(&result.space, note);
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "src/session/capture_gate.h"
@@ -31,10 +32,11 @@ class FlightSession {
 
   // The events the ring holds (those that ended in the last `last_ms` when
   // > 0) as an XSpace with its profile times, warnings for drops and
-  // clipped events ending with `buffer_advice`. Thread-safe; recording
-  // threads are never blocked.
-  absl::StatusOr<CaptureResult> Snapshot(int64_t last_ms,
-                                         const std::string& buffer_advice) const;
+  // clipped events ending with `buffer_advice`, and `note` as a warning of
+  // its own when not empty. Thread-safe; recording threads are never
+  // blocked.
+  absl::StatusOr<CaptureResult> Snapshot(int64_t last_ms, const std::string& buffer_advice,
+                                         std::string_view note = {}) const;
 
  private:
   explicit FlightSession(CaptureGate gate) : gate_(std::move(gate)) {}

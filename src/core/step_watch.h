@@ -1,0 +1,59 @@
+// Step watches: a hook that sees the StepTraces whose names it asks for,
+// used by the flight recorder's slow-step trigger. Off the hot path: while
+// no watch is installed a StepTrace pays one relaxed load (in its
+// out-of-line constructor) and one branch on a member at its end; ScopedTrace
+// pays nothing. With a watch installed, each StepTrace's constructor asks
+// the watch whether its name is watched (out of line), and a watched step's
+// end calls it once more.
+#ifndef NEURONPROF_SRC_CORE_STEP_WATCH_H_
+#define NEURONPROF_SRC_CORE_STEP_WATCH_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "neuronprof/export.h"
+
+namespace neuronprof {
+namespace core {
+
+// One watched step that ended.
+struct WatchedStep {
+  uint32_t tag = 0;          // What StepWatch::Match returned for its name.
+  int64_t step_num = 0;
+  uint64_t start_ticks = 0;  // Recorder ticks, as in its EventRecord.
+  uint64_t end_ticks = 0;
+  int64_t duration_ns = 0;
+};
+
+// Called on recording threads: both methods must be quick and must never
+// block (no mutex a non-recording thread may hold for long, no I/O).
+class StepWatch {
+ public:
+  virtual ~StepWatch() = default;
+  // A nonzero tag (< 2^24) when steps called `name` are watched.
+  virtual uint32_t Match(std::string_view name) = 0;
+  // The end of a step whose name Match tagged, once the step is recorded.
+  virtual void OnStepEnd(const WatchedStep& step) = 0;
+};
+
+// Installs `watch` (one per process; FailedPrecondition while another is
+// installed). The caller keeps it alive until RemoveStepWatch returns.
+NEURONPROF_API absl::Status InstallStepWatch(StepWatch* watch);
+// Uninstalls `watch` (no-op when it is not the one installed) and waits
+// until no thread is inside its methods. Steps that began under it and end
+// later are not reported to anyone.
+NEURONPROF_API void RemoveStepWatch(StepWatch* watch);
+
+}  // namespace core
+
+namespace internal {
+// StepTrace's entry points (include/neuronprof/trace.h). A token of 0 means
+// "not watched"; otherwise it names the watch install and the tag.
+NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);
+NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num,
+                                   uint64_t start_ticks, uint64_t end_ticks);
+}  // namespace internal
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_CORE_STEP_WATCH_H_
