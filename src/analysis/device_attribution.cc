@@ -124,7 +124,7 @@ class OpsByName {
  private:
   void Build() {
     for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-      by_name_[ops_[i].name].push_back(i);
+      by_name_[std::string(ops_[i].name)].push_back(i);
       by_name_[TfOpValue(ops_[i].scope, ops_[i].name)].push_back(i);
     }
     for (auto& [name, list] : by_name_) SortByStart(list, ops_);
