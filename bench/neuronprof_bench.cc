@@ -27,6 +27,8 @@
 #include <string>
 
 #include "bench/floor_bench.h"
+#include "neuronprof/flight_recorder.h"
+#include "neuronprof/profiler.h"
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/host/host_collector.h"
@@ -493,6 +495,54 @@ void BM_Export1M_Total(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Export1M_Total)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// ------------------------------ 1M events: dump vs a normal capture's stop --
+
+// The same 1M markers written as a run by a Profiler's Stop() and by a
+// FlightRecorder's Dump(): both build the host plane and write xplane.pb,
+// trace.json.gz and pt.trace.json.gz (the dump also copies the ring).
+// Recording is outside the timing.
+void BM_Run1M_ProfilerStop(benchmark::State& state) {
+  Fixture();  // For g_export_dir.
+  for (auto _ : state) {
+    state.PauseTiming();
+    neuronprof::ProfilerOptions options;
+    options.port = 0;
+    options.logdir = g_export_dir + "/profiler";
+    options.host_name = "bench";
+    auto profiler = std::make_unique<neuronprof::Profiler>(options);
+    if (!profiler->status().ok()) std::abort();
+    RecordMillion();
+    state.ResumeTiming();
+    auto result = profiler->Stop();
+    if (!result.ok() || result->events != kExportEvents) std::abort();
+    state.PauseTiming();
+    profiler.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_Run1M_ProfilerStop)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+void BM_Run1M_FlightRecorderDump(benchmark::State& state) {
+  Fixture();
+  for (auto _ : state) {
+    state.PauseTiming();
+    neuronprof::FlightRecorderOptions options;
+    options.ring_bytes = int64_t{128} << 20;  // Holds 1M 32-byte records.
+    options.logdir = g_export_dir + "/flight";
+    options.host_name = "bench";
+    auto recorder = std::make_unique<neuronprof::FlightRecorder>(options);
+    if (!recorder->status().ok()) std::abort();
+    RecordMillion();
+    state.ResumeTiming();
+    auto result = recorder->Dump("bench");
+    if (!result.ok() || result->events != kExportEvents) std::abort();
+    state.PauseTiming();
+    recorder.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_Run1M_FlightRecorderDump)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

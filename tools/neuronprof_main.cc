@@ -322,6 +322,9 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
       ->check(CLI::Range(0, 2));
   command->add_option("--run_name", options.run_name, "the run folder (default: start time)")
       ->type_name("NAME");
+  command->add_flag("--flight_recorder", options.flight_recorder_now,
+                    "take each server's FlightRecorder's last DURATION_MS at once instead "
+                    "of a window from now (neuronprof servers with a FlightRecorder)");
   command->footer("Options take --flag value or --flag=value. Exit status: 0 all hosts "
                   "captured, 1 some failed, 2 usage error.");
   command->callback([command, args, &run] {

@@ -135,6 +135,13 @@ struct CaptureOptions {
   std::string run_name;
   // Also write <host>.trace.json.gz (Chrome trace) next to each xplane.
   bool write_chrome_trace = true;
+  // Ask each server for what its FlightRecorder holds of the last
+  // duration_ms, returned at once, instead of a window from now (the
+  // request's ProfileOptions.advanced_configuration
+  // {"neuronprof_flight_recorder": true}). A neuronprof server without a
+  // FlightRecorder fails that host with FAILED_PRECONDITION; servers that
+  // do not know the key capture a window as usual.
+  bool flight_recorder_now = false;
   // A host whose connection is not up within this time fails with
   // "cannot connect to ADDR"; a refused connection fails at once.
   int64_t connect_timeout_ms = 10000;

@@ -22,6 +22,9 @@
 // fills its block meanwhile drops events, counted in the dump's warnings)
 // and writes the files afterwards, on the calling thread.
 //
+// Remote clients pull the last seconds through the capture server: see
+// FlightRecorderOptions::port.
+//
 // Host markers only (ScopedTrace, StepTrace, NEURONPROF_SCOPE): libtorch
 // operators and device plug-ins record in Profiler windows. A
 // FlightRecorder is a capture: while it lives, no Profiler or remote
@@ -58,6 +61,27 @@ struct FlightRecorderOptions {
   bool write_chrome_trace = true;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto trace).
   bool write_pytorch_trace = true;
+  // Also serve remote captures (tensorflow.ProfilerService, as
+  // ProfilerOptions::port) on this port; 0: no server. Such a process
+  // answers every Profile request from the ring: a plain request (e.g.
+  // TensorBoard's Capture Profile) gets its window once the window has
+  // passed; one with ProfileOptions.advanced_configuration
+  // {"neuronprof_flight_recorder": true} (`neuronprof capture
+  // --flight_recorder`) gets the last duration_ms at once. The server
+  // lives until the process ends; if the port cannot be bound, every
+  // dump's warnings say why.
+  int port = 0;
+  // A signal that makes the recorder dump, e.g. SIGUSR2 for
+  // `kill -USR2 <pid>`: SIGHUP, SIGUSR1, SIGUSR2 or a real-time signal;
+  // 0: none. The recorder installs its handler for its life (and puts the
+  // previous one back after); the handler only wakes a thread the
+  // recorder owns, which dumps everything retained into a run named
+  // <time>_signal_<SIGNAME>. Signals that arrive during a dump make one
+  // more dump.
+  int dump_signal = 0;
+  // Called on that thread with each signalled dump's result (its run, or
+  // why it failed). Optional; must not destroy the FlightRecorder.
+  std::function<void(const absl::StatusOr<ProfileResult>&)> on_signal_dump;
 };
 
 // A slow-step trigger: see FlightRecorder::TriggerOnSlowStep.

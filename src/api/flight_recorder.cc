@@ -3,6 +3,9 @@
 #include "neuronprof/flight_recorder.h"
 
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <array>
 #include <mutex>
@@ -11,6 +14,7 @@
 #include "src/api/run_writer.h"
 #include "src/export/logdir.h"
 #include "src/session/flight_session.h"
+#include "src/session/signal_dump.h"
 #include "src/session/slow_step_trigger.h"
 
 namespace neuronprof {
@@ -34,6 +38,10 @@ absl::Status ValidateFlightOptions(const FlightRecorderOptions& options) {
       return s;
     }
   }
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port must be 0..65535 (0 = no server), got ", options.port));
+  }
   if (options.host_tracer_level < 1 || options.host_tracer_level > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "host_tracer_level must be 1..3 for a flight recorder, got ",
@@ -51,7 +59,9 @@ class FlightRecorder::Impl {
     if (!status_.ok()) return;
     auto session = session::FlightSession::Start(
         options_.host_tracer_level, static_cast<uint64_t>(options_.ring_bytes),
-        "a FlightRecorder (it records until the FlightRecorder is destroyed)");
+        "a FlightRecorder (it records until the FlightRecorder is destroyed; remote "
+        "clients get its ring through the capture server, see "
+        "FlightRecorderOptions::port)");
     if (!session.ok()) {
       status_ = absl::Status(session.status().code(),
                              absl::StrCat("cannot start the flight recorder: ",
@@ -59,6 +69,17 @@ class FlightRecorder::Impl {
       return;
     }
     session_ = std::move(*session);
+    writer_ = std::make_unique<api::RunWriter>(run_options_,
+                                               api::EnsureCaptureServer(run_options_));
+    if (options_.dump_signal != 0) {
+      auto watch = session::SignalDump::Start(options_.dump_signal, [this] { DumpOnSignal(); });
+      if (!watch.ok()) {
+        status_ = watch.status();
+        session_.reset();  // Not recording: the next capture may start.
+        return;
+      }
+      signal_dump_ = std::move(*watch);
+    }
   }
 
   absl::Status status() const { return status_; }
@@ -100,10 +121,26 @@ class FlightRecorder::Impl {
     return absl::OkStatus();
   }
 
-  // Stops the trigger thread before anything it uses goes.
-  ~Impl() { triggers_.reset(); }
+  // Stops the trigger and signal threads before anything they use goes.
+  ~Impl() {
+    signal_dump_.reset();
+    triggers_.reset();
+  }
 
  private:
+  // On the signal thread: waits for a running dump to end, then dumps.
+  void DumpOnSignal() {
+    absl::StatusOr<ProfileResult> result;
+    {
+      std::lock_guard<std::mutex> dumping(dump_mutex_);
+      const std::string name = session::SignalDump::SignalName(options_.dump_signal);
+      result = DumpLocked(absl::StrCat("signal_", name), 0,
+                          absl::StrCat("neuronprof: dumped on ", name,
+                                       " (FlightRecorderOptions::dump_signal)"));
+    }
+    if (options_.on_signal_dump) options_.on_signal_dump(result);
+  }
+
   // On the trigger thread: waits for a user's Dump to end, then dumps.
   void DumpSlowStep(const session::SlowStep& slow) {
     SlowStepTrigger settings;
@@ -135,7 +172,14 @@ class FlightRecorder::Impl {
                                            std::string_view note) {
     auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
     if (!captured.ok()) return captured.status();
-    return Write(reason, std::move(*captured));
+    auto written = Write(reason, std::move(*captured));
+#ifdef __GLIBC__
+    // A dump's copy and XSpace are large and short-lived: glibc keeps
+    // their freed heap (its mmap threshold rises after big frees), so a
+    // long-running recorder's RSS would ratchet up dump after dump.
+    malloc_trim(0);
+#endif
+    return written;
   }
 
   // Dumps are named <time>_<reason> (a counter when one second holds two
@@ -152,12 +196,12 @@ class FlightRecorder::Impl {
     for (int n = 1; n < 100 && access(absl::StrCat(root, "/", run).c_str(), F_OK) == 0; ++n) {
       run = absl::StrCat(base, "_", n);
     }
-    return writer_.Write(std::move(captured), run);
+    return writer_->Write(std::move(captured), run);
   }
 
   static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {
     ProfilerOptions run;
-    run.port = 0;  // A flight recorder starts no capture server.
+    run.port = options.port;
     run.logdir = options.logdir;
     run.host_name = options.host_name;
     run.write_chrome_trace = options.write_chrome_trace;
@@ -167,13 +211,16 @@ class FlightRecorder::Impl {
 
   const FlightRecorderOptions options_;
   const ProfilerOptions run_options_ = RunOptions(options_);  // What writer_ reads.
-  const api::RunWriter writer_{run_options_, absl::OkStatus()};
   absl::Status status_;
+  // Made once recording runs: with it the port's server, whose failure
+  // becomes a warning of every dump.
+  std::unique_ptr<const api::RunWriter> writer_;
   std::unique_ptr<session::FlightSession> session_;
   std::mutex dump_mutex_;  // Held by the Dump that runs.
   std::mutex trigger_mutex_;  // Guards the two below.
   std::array<SlowStepTrigger, session::SlowStepTriggers::kMaxTriggers> trigger_settings_;
   std::unique_ptr<session::SlowStepTriggers> triggers_;
+  std::unique_ptr<session::SignalDump> signal_dump_;
 };
 
 FlightRecorder::FlightRecorder(const FlightRecorderOptions& options)

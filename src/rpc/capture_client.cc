@@ -566,6 +566,9 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   opts->set_session_id(session_id);
   // As TSL's client: start now (servers treat a past start as now).
   opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs()));
+  if (options.flight_recorder_now) {
+    (*opts->mutable_advanced_configuration())[kFlightRecorderNowKey].set_bool_value(true);
+  }
   return request;
 }
 

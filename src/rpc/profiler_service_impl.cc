@@ -19,6 +19,7 @@
 #include "src/rpc/grpc_status.h"
 #include "src/session/capture_gate.h"
 #include "src/session/capture_session.h"
+#include "src/session/flight_session.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -40,6 +41,33 @@ std::string OverrideHostname(const tensorflow::ProfileOptions& opts) {
     return it->second.string_value();
   }
   return "";
+}
+
+// Whether the request asks for a flight recorder's last duration_ms at once
+// (kFlightRecorderNowKey: true, 1 or "true"); InvalidArgument for another
+// value.
+absl::StatusOr<bool> FlightRecorderNow(const tensorflow::ProfileOptions& opts) {
+  auto it = opts.advanced_configuration().find(kFlightRecorderNowKey);
+  if (it == opts.advanced_configuration().end()) return false;
+  using Value = tensorflow::ProfileOptions::AdvancedConfigValue;
+  const Value& value = it->second;
+  switch (value.value_case()) {
+    case Value::kBoolValue:
+      return value.bool_value();
+    case Value::kInt64Value:
+      if (value.int64_value() == 0 || value.int64_value() == 1) return value.int64_value() == 1;
+      break;
+    case Value::kStringValue:
+      if (value.string_value() == "true" || value.string_value() == "false") {
+        return value.string_value() == "true";
+      }
+      break;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "opts.advanced_configuration[\"", kFlightRecorderNowKey,
+      "\"] must be a bool, 0/1 or \"true\"/\"false\""));
 }
 
 }  // namespace
@@ -94,8 +122,11 @@ ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
 
 absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& request,
                                            uint64_t* duration_ms, std::string* host,
-                                           SaveTarget* save) const {
+                                           SaveTarget* save, bool* flight_recorder_now) const {
   const tensorflow::ProfileOptions& opts = request.opts();
+  auto now = FlightRecorderNow(opts);
+  if (!now.ok()) return now.status();
+  if (flight_recorder_now != nullptr) *flight_recorder_now = *now;
   *duration_ms = opts.duration_ms() != 0 ? opts.duration_ms() : request.duration_ms();
   if (*duration_ms == 0 ||
       *duration_ms > static_cast<uint64_t>(options_.max_duration_ms)) {
@@ -218,14 +249,51 @@ absl::Status Save(const SaveTarget& save, std::string_view data) {
 
 }  // namespace
 
+// While a Profile call holds the server's one window: what Terminate and
+// shutdown look at. Given back when the call ends (a later call may hold
+// it by then: only this call's own state is cleared).
+class ProfilerServiceImpl::RunningCall {
+ public:
+  RunningCall(ProfilerServiceImpl* service, const std::string& session_id)
+      : service_(service) {
+    std::lock_guard<std::mutex> lock(service_->mutex_);
+    if (service_->shutting_down_) return;
+    id_ = service_->running_id_ = ++service_->last_capture_id_;
+    service_->running_session_ = session_id;
+    service_->terminate_ = false;
+  }
+  ~RunningCall() {
+    std::lock_guard<std::mutex> lock(service_->mutex_);
+    if (id_ == 0 || service_->running_id_ != id_) return;
+    service_->running_id_ = 0;
+    service_->running_session_.clear();
+    service_->terminate_ = false;
+  }
+  RunningCall(const RunningCall&) = delete;
+  RunningCall& operator=(const RunningCall&) = delete;
+
+  // False when the server was shutting down.
+  bool admitted() const { return id_ != 0; }
+
+ private:
+  ProfilerServiceImpl* service_;
+  uint64_t id_ = 0;
+};
+
 grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
                                           const tensorflow::ProfileRequest* request,
                                           tensorflow::ProfileResponse* response) {
   uint64_t duration_ms = 0;
   std::string host;
   SaveTarget save;
-  if (auto s = Validate(*request, &duration_ms, &host, &save); !s.ok()) {
+  bool flight_recorder_now = false;
+  if (auto s = Validate(*request, &duration_ms, &host, &save, &flight_recorder_now);
+      !s.ok()) {
     return ToGrpcStatus(s);
+  }
+  if (flight_recorder_now || session::FlightSession::IsLive()) {
+    return ProfileFlightRecorder(context, *request, duration_ms, host, save,
+                                 flight_recorder_now, response);
   }
   // The window is taken before waiting for start_timestamp_ns, so that a
   // Profiler cannot start in between.
@@ -234,31 +302,10 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       ") through the profiler server; it ends when its duration_ms has passed or its "
       "client cancels it"));
   if (!gate.ok()) return ToGrpcStatus(gate.status());
-  uint64_t capture_id = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (shutting_down_) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "the profiler server is shutting down");
-    }
-    capture_id = running_id_ = ++last_capture_id_;
-    running_session_ = request->session_id();
-    terminate_ = false;
+  RunningCall running(this, request->session_id());
+  if (!running.admitted()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the profiler server is shutting down");
   }
-  // The session gives the gate back at Stop(), possibly before this call
-  // returns: a later capture may then already be running, so only this
-  // capture's own state is cleared.
-  struct Release {
-    ProfilerServiceImpl* self;
-    uint64_t id;
-    ~Release() {
-      std::lock_guard<std::mutex> lock(self->mutex_);
-      if (self->running_id_ != id) return;
-      self->running_id_ = 0;
-      self->running_session_.clear();
-      self->terminate_ = false;
-    }
-  } release{this, capture_id};
 
   const tensorflow::ProfileOptions& opts = request->opts();
   // A multi-host client sets start_timestamp_ns so that every host opens
@@ -304,21 +351,76 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
                         "the client cancelled the capture");
   }
   if (!captured.ok()) return ToGrpcStatus(captured.status());
-  captured->space.add_hostnames(host);
-  response->set_empty_trace(captured->stats.events == 0);
-  if (captured->stats.events == 0) {
-    // Tell the client why the window is empty; drop warnings stay as well.
-    captured->space.add_warnings(
-        capture.host_tracer_level == 0
-            ? std::string("host_tracer_level 0: host markers were not recorded")
-            : absl::StrCat("no neuronprof markers ran during the ",
-                           (captured->stop_epoch_ns - captured->start_epoch_ns) / 1000000,
-                           " ms window"));
+  const std::string empty_reason =
+      capture.host_tracer_level == 0
+          ? std::string("host_tracer_level 0: host markers were not recorded")
+          : absl::StrCat("no neuronprof markers ran during the ",
+                         (captured->stop_epoch_ns - captured->start_epoch_ns) / 1000000,
+                         " ms window");
+  return Respond(context, *request, host, save, window_over, empty_reason,
+                 std::move(*captured), response);
+}
+
+grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(
+    grpc::ServerContext* context, const tensorflow::ProfileRequest& request,
+    uint64_t duration_ms, const std::string& host, const SaveTarget& save, bool now,
+    tensorflow::ProfileResponse* response) {
+  std::string note;
+  if (now) {
+    note = absl::StrCat("neuronprof: served at once from this process's FlightRecorder: "
+                        "the events that ended in the ", duration_ms,
+                        " ms before the request");
+  } else {
+    // A plain request (TensorBoard's Capture Profile) waits out its window
+    // as usual, then gets that window from the ring.
+    RunningCall running(this, request.session_id());
+    if (!running.admitted()) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the profiler server is shutting down");
+    }
+    if (WaitUntil(context, std::chrono::steady_clock::now() +
+                               std::chrono::milliseconds(duration_ms)) == WaitEnd::kCancelled) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
+    }
+    note = absl::StrCat("neuronprof: served from this process's FlightRecorder: the events "
+                        "that ended in the ", duration_ms, " ms window");
   }
-  if (request->emit_xspace()) {
+  absl::StrAppend(&note, " (host markers at the recorder's own host_tracer_level; a flight "
+                         "recorder records no libtorch operators or device planes)");
+  const auto window_over = std::chrono::steady_clock::now();
+  auto captured = session::FlightSession::SnapshotLive(
+      static_cast<int64_t>(duration_ms),
+      "ask the owner of the profiled program to raise FlightRecorderOptions::ring_bytes",
+      note);
+  if (!captured.ok()) {
+    return ToGrpcStatus(absl::Status(
+        captured.status().code(),
+        absl::StrCat(now ? absl::StrCat("opts.advanced_configuration[\"",
+                                        kFlightRecorderNowKey,
+                                        "\"] asks for a flight recorder's last duration_ms: ")
+                         : std::string("the FlightRecorder ended during the window: "),
+                     captured.status().message())));
+  }
+  return Respond(context, request, host, save, window_over,
+                 absl::StrCat("no neuronprof markers in the FlightRecorder's last ",
+                              duration_ms, " ms"),
+                 std::move(*captured), response);
+}
+
+grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
+                                          const tensorflow::ProfileRequest& request,
+                                          const std::string& host, const SaveTarget& save,
+                                          std::chrono::steady_clock::time_point window_over,
+                                          const std::string& empty_reason,
+                                          session::CaptureResult captured,
+                                          tensorflow::ProfileResponse* response) {
+  captured.space.add_hostnames(host);
+  response->set_empty_trace(captured.stats.events == 0);
+  // Tell the client why the window is empty; drop warnings stay as well.
+  if (captured.stats.events == 0) captured.space.add_warnings(empty_reason);
+  if (request.emit_xspace()) {
     // Moved, not copied (neither message is on an arena); gRPC serializes
     // the response once, straight into its slices.
-    *response->mutable_xspace() = std::move(captured->space);
+    *response->mutable_xspace() = std::move(captured.space);
     context->AddInitialMetadata(
         kCollectMsHeader,
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -330,7 +432,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   std::string data;
-  if (!captured->space.SerializeToString(&data)) {
+  if (!captured.space.SerializeToString(&data)) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the XSpace");
   }
   return ToGrpcStatus(Save(save, data));

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/export/atomic_file.h"
+#include "src/session/capture_session.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -24,6 +25,13 @@ namespace rpc {
 // the collectors and building the XSpace took, in milliseconds.
 inline constexpr char kResponseBytesHeader[] = "neuronprof-response-bytes";
 inline constexpr char kCollectMsHeader[] = "neuronprof-collect-ms";
+
+// ProfileOptions::advanced_configuration key: true asks a process with a
+// FlightRecorder for the events of its last duration_ms at once, instead
+// of a window from now (a process without one refuses it). Without it, a
+// process with a FlightRecorder still serves requests: from its ring,
+// after the window.
+inline constexpr char kFlightRecorderNowKey[] = "neuronprof_flight_recorder";
 
 struct ServiceOptions {
   // Profiles saved by the server must resolve inside this folder.
@@ -77,15 +85,34 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   // and, without emit_xspace, where it will be saved (the allowed_root is
   // made if missing and held open). A refusal names the field and the
   // accepted values.
+  // `flight_recorder_now`, when given, tells whether the request carries
+  // kFlightRecorderNowKey.
   absl::Status Validate(const tensorflow::ProfileRequest& request,
                         uint64_t* duration_ms, std::string* host,
-                        SaveTarget* save) const;
+                        SaveTarget* save, bool* flight_recorder_now = nullptr) const;
 
  private:
   // Resolves repository_root/session_id below allowed_root and opens the
   // root (made if missing) before the window opens.
   absl::Status PrepareSave(const tensorflow::ProfileRequest& request,
                            const std::string& host, SaveTarget* save) const;
+
+  class RunningCall;
+
+  // A request on a process whose FlightRecorder records: the ring's last
+  // duration_ms, at once (`now`) or after the window.
+  grpc::Status ProfileFlightRecorder(grpc::ServerContext* context,
+                                     const tensorflow::ProfileRequest& request,
+                                     uint64_t duration_ms, const std::string& host,
+                                     const SaveTarget& save, bool now,
+                                     tensorflow::ProfileResponse* response);
+  // The capture into the response (emit_xspace) or saved; `empty_reason`
+  // becomes its warning when it holds no events.
+  grpc::Status Respond(grpc::ServerContext* context, const tensorflow::ProfileRequest& request,
+                       const std::string& host, const SaveTarget& save,
+                       std::chrono::steady_clock::time_point window_over,
+                       const std::string& empty_reason, session::CaptureResult captured,
+                       tensorflow::ProfileResponse* response);
 
   enum class WaitEnd { kReached, kStopped, kCancelled };
   // Waits until `deadline`; ends early at Terminate of the running

@@ -1,5 +1,7 @@
 #include "src/session/flight_session.h"
 
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/recorder.h"
@@ -7,6 +9,18 @@
 
 namespace neuronprof {
 namespace session {
+namespace {
+
+// The FlightSession that records now (at most one: it holds the capture
+// gate). Never destroyed: the capture server may ask during static
+// destruction.
+std::mutex& LiveMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+const FlightSession* g_live = nullptr;  // Guarded by LiveMutex().
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
     int host_tracer_level, uint64_t ring_bytes, std::string holder) {
@@ -14,10 +28,35 @@ absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
   if (!gate.ok()) return gate.status();
   absl::Status started = core::StartRingRecording(host_tracer_level, ring_bytes);
   if (!started.ok()) return started;  // The gate is released on return.
-  return std::unique_ptr<FlightSession>(new FlightSession(std::move(*gate)));
+  std::unique_ptr<FlightSession> session(new FlightSession(std::move(*gate)));
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  g_live = session.get();
+  return session;
 }
 
-FlightSession::~FlightSession() { core::StopRecording().IgnoreError(); }
+FlightSession::~FlightSession() {
+  {
+    std::lock_guard<std::mutex> lock(LiveMutex());  // Waits for a SnapshotLive.
+    if (g_live == this) g_live = nullptr;
+  }
+  core::StopRecording().IgnoreError();
+}
+
+bool FlightSession::IsLive() {
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  return g_live != nullptr;
+}
+
+absl::StatusOr<CaptureResult> FlightSession::SnapshotLive(int64_t last_ms,
+                                                          const std::string& buffer_advice,
+                                                          std::string_view note) {
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  if (g_live == nullptr) {
+    return absl::FailedPreconditionError(
+        "no FlightRecorder records in this process (neuronprof::FlightRecorder)");
+  }
+  return g_live->Snapshot(last_ms, buffer_advice, note);
+}
 
 absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                                       const std::string& buffer_advice,

@@ -38,6 +38,15 @@ class FlightSession {
   absl::StatusOr<CaptureResult> Snapshot(int64_t last_ms, const std::string& buffer_advice,
                                          std::string_view note = {}) const;
 
+  // For the capture server, which serves a live flight recorder's last
+  // seconds to remote clients: whether one records in this process now,
+  // and its Snapshot (FailedPrecondition when none does). The session
+  // cannot end while a snapshot of it is taken.
+  static bool IsLive();
+  static absl::StatusOr<CaptureResult> SnapshotLive(int64_t last_ms,
+                                                    const std::string& buffer_advice,
+                                                    std::string_view note = {});
+
  private:
   explicit FlightSession(CaptureGate gate) : gate_(std::move(gate)) {}
   CaptureGate gate_;

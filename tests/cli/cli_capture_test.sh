@@ -117,6 +117,18 @@ else
   fail "one refused host: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
 
+# --flight_recorder asks for a FlightRecorder's last seconds at once: this
+# server has none, and says so (a minute-long window is not waited out).
+rc=0
+"$CLI" capture --service_addr "127.0.0.1:$port" --logdir "$WORK/logs" \
+  --duration_ms 60000 --flight_recorder --run_name flight >"$WORK/out" 2>"$WORK/err" || rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^FAILED 127\.0\.0\.1:$port .*no FlightRecorder records" "$WORK/out" &&
+   [[ ! -e $WORK/logs/plugins/profile/flight ]]; then
+  pass "--flight_recorder on a server without one: exit 1, named"
+else
+  fail "--flight_recorder without a recorder: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+
 exec {HELPER[1]}>&-
 wait "$HELPER_PID"
 

@@ -1,6 +1,9 @@
 // FlightRecorder: dumps are normal runs read back with the project's
 // XSpace reader; bad inputs and other captures get clear statuses.
+#include <signal.h>
+
 #include <atomic>
+#include <future>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -124,6 +127,58 @@ TEST_CASE("flight recorder bad inputs") {
   FlightRecorder recorder(Options(dir));
   REQUIRE(recorder.status().ok());
   CHECK(absl::IsInvalidArgument(recorder.Dump("x", -5).status()));
+}
+
+std::atomic<int> g_previous_handler_calls{0};
+void PreviousHandler(int) { g_previous_handler_calls.fetch_add(1); }
+
+TEST_CASE("the named signal makes the recorder dump; its old handler comes back after") {
+  TempDir dir;
+  struct sigaction previous {};
+  previous.sa_handler = PreviousHandler;
+  sigemptyset(&previous.sa_mask);
+  REQUIRE(sigaction(SIGUSR2, &previous, nullptr) == 0);
+  {
+    std::promise<absl::StatusOr<ProfileResult>> dumped;
+    FlightRecorderOptions options = Options(dir);
+    options.dump_signal = SIGUSR2;
+    options.on_signal_dump = [&dumped](const absl::StatusOr<ProfileResult>& result) {
+      dumped.set_value(result);  // One signal: one dump.
+    };
+    FlightRecorder recorder(options);
+    REQUIRE(recorder.status().ok());
+    { NEURONPROF_SCOPE("before_the_signal"); }
+    REQUIRE(kill(getpid(), SIGUSR2) == 0);
+    auto future = dumped.get_future();
+    REQUIRE(future.wait_for(std::chrono::minutes(1)) == std::future_status::ready);
+    const absl::StatusOr<ProfileResult> result = future.get();
+    REQUIRE(result.ok());
+    CHECK(result->run_dir.find("_signal_SIGUSR2") != std::string::npos);
+    CHECK(result->events == 1);
+    bool noted = false;
+    for (const std::string& warning : result->warnings) {
+      noted = noted || warning.find("dumped on SIGUSR2") != std::string::npos;
+    }
+    CHECK(noted);
+    CHECK(g_previous_handler_calls.load() == 0);  // The recorder's handler took it.
+  }
+  struct sigaction now {};
+  REQUIRE(sigaction(SIGUSR2, nullptr, &now) == 0);
+  CHECK(now.sa_handler == PreviousHandler);
+  REQUIRE(raise(SIGUSR2) == 0);  // Delivered before raise returns.
+  CHECK(g_previous_handler_calls.load() == 1);
+  signal(SIGUSR2, SIG_DFL);
+}
+
+TEST_CASE("a dump signal that is not a user signal is refused, nothing left running") {
+  TempDir dir;
+  FlightRecorderOptions options = Options(dir);
+  options.dump_signal = SIGSEGV;
+  FlightRecorder refused(options);
+  CHECK(absl::IsInvalidArgument(refused.status()));
+  CHECK(std::string(refused.status().message()).find("dump_signal") != std::string::npos);
+  FlightRecorder next(Options(dir));  // The refused one let the gate go.
+  CHECK(next.status().ok());
 }
 
 TEST_CASE("concurrent dumps: one runs, the others are refused") {

@@ -1,0 +1,189 @@
+// A FlightRecorder served through the capture server: remote clients pull
+// its last seconds at once (neuronprof capture --flight_recorder), plain
+// requests get their window from the ring, and a process without one says
+// so. Real servers and the real client; no sleeps.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "neuronprof/neuronprof.h"
+#include "src/rpc/profiler_service_impl.h"
+#include "tests/rpc/rpc_test_util.h"
+#include "tests/test_util.h"
+#include "tests/xplane_read.h"
+
+namespace neuronprof {
+namespace {
+
+using tensorflow::profiler::XSpace;
+using testing::Contains;
+using testing::HasEvent;
+using testing::TempDir;
+
+std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+FlightRecorderOptions RecorderOptions(const TempDir& dir) {
+  FlightRecorderOptions options;
+  options.logdir = dir.path() + "/dumps";
+  options.host_name = "flight_host";
+  options.ring_bytes = int64_t{1} << 20;
+  return options;
+}
+
+CaptureOptions PullOptions(const TempDir& dir, int port, int64_t duration_ms) {
+  CaptureOptions options;
+  options.service_addresses = {Loopback(port)};
+  options.logdir = dir.path();
+  options.duration_ms = duration_ms;
+  options.run_name = "pulled";
+  options.num_tracing_attempts = 1;
+  return options;
+}
+
+// The one host's profile, read back with the project's reader.
+XSpace HostSpace(const CaptureResult& result) {
+  REQUIRE(result.hosts.size() == 1);
+  REQUIRE(result.hosts[0].status.ok());
+  REQUIRE(!result.hosts[0].files.empty());
+  return testing::ReadXSpace(result.hosts[0].files[0]);
+}
+
+bool HasWarning(const XSpace& space, const std::string& part) {
+  for (const std::string& warning : space.warnings()) {
+    if (Contains(warning, part)) return true;
+  }
+  return false;
+}
+
+TEST_CASE("a remote client pulls the flight recorder's last seconds at once") {
+  TempDir dir;
+  auto server = testing::StartTestServer(dir.path());
+  FlightRecorder recorder(RecorderOptions(dir));
+  REQUIRE(recorder.status().ok());
+  for (int step = 0; step < 3; ++step) {
+    StepTrace step_trace("request", step);
+    NEURONPROF_SCOPE("before_the_pull");
+  }
+
+  // An hour-long window: answered from the ring, not waited out (the test
+  // would time out otherwise).
+  CaptureOptions options = PullOptions(dir, server->port(), 3600 * 1000);
+  options.flight_recorder_now = true;
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  const XSpace space = HostSpace(*result);
+  CHECK(HasEvent(space, "request"));
+  CHECK(HasEvent(space, "before_the_pull"));
+  CHECK(result->hosts[0].events == 6);
+  CHECK(HasWarning(space, "served at once from this process's FlightRecorder"));
+  CHECK(rpc::RunningCapturesForTesting() == 0);  // No capture window was opened.
+
+  // Recording goes on, and the recorder still dumps.
+  { NEURONPROF_SCOPE("after_the_pull"); }
+  auto dump = recorder.Dump("after pull");
+  REQUIRE(dump.ok());
+  CHECK(dump->events == 7);
+}
+
+TEST_CASE("a plain remote capture of a flight-recorder process gets its window from the ring") {
+  TempDir dir;
+  auto server = testing::StartTestServer(dir.path());
+  FlightRecorder recorder(RecorderOptions(dir));
+  REQUIRE(recorder.status().ok());
+  { NEURONPROF_SCOPE("long_before_the_window"); }
+
+  // The window's markers run on this thread while the capture waits on
+  // another; the capture gate stays with the recorder all along.
+  std::atomic<bool> captured{false};
+  absl::StatusOr<CaptureResult> result = absl::UnknownError("not run");
+  std::thread client([&] {
+    result = Capture(PullOptions(dir, server->port(), 400));
+    captured.store(true);
+  });
+  REQUIRE(testing::WaitFor([&] {
+    NEURONPROF_SCOPE("during_the_window");
+    return captured.load();
+  }));
+  client.join();
+  REQUIRE(result.ok());
+  const XSpace space = HostSpace(*result);
+  CHECK(HasEvent(space, "during_the_window"));
+  CHECK(HasWarning(space, "served from this process's FlightRecorder"));
+  CHECK(rpc::RunningCapturesForTesting() == 0);
+}
+
+TEST_CASE("pulling a flight recorder from a process without one names what is missing") {
+  TempDir dir;
+  auto server = testing::StartTestServer(dir.path());
+  CaptureOptions options = PullOptions(dir, server->port(), 1000);
+  options.flight_recorder_now = true;
+  auto result = Capture(options);
+  REQUIRE_FALSE(result.ok());  // Its only host failed.
+  CHECK(Contains(std::string(result.status().message()), "no FlightRecorder records"));
+  CHECK(Contains(std::string(result.status().message()), "neuronprof_flight_recorder"));
+}
+
+TEST_CASE("the flight recorder key takes a bool, 0/1 or \"true\"/\"false\"") {
+  TempDir dir;
+  rpc::ServiceOptions service_options;
+  service_options.allowed_root = dir.path();
+  rpc::ProfilerServiceImpl service(service_options);
+  auto validate = [&](const tensorflow::ProfileOptions::AdvancedConfigValue& value,
+                      bool* now) {
+    tensorflow::ProfileRequest request;
+    request.set_duration_ms(100);
+    request.set_emit_xspace(true);
+    (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey] =
+        value;
+    uint64_t duration_ms = 0;
+    std::string host;
+    rpc::SaveTarget save;
+    return service.Validate(request, &duration_ms, &host, &save, now);
+  };
+  tensorflow::ProfileOptions::AdvancedConfigValue value;
+  bool now = false;
+  value.set_bool_value(true);
+  REQUIRE(validate(value, &now).ok());
+  CHECK(now);
+  value.set_int64_value(0);
+  REQUIRE(validate(value, &now).ok());
+  CHECK_FALSE(now);
+  value.set_string_value("true");
+  REQUIRE(validate(value, &now).ok());
+  CHECK(now);
+  value.set_string_value("yes");
+  const absl::Status refused = validate(value, &now);
+  CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(Contains(std::string(refused.message()), "neuronprof_flight_recorder"));
+  value.set_int64_value(7);
+  CHECK(validate(value, &now).code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("FlightRecorderOptions::port starts the server that serves the ring") {
+  TempDir dir;
+  FlightRecorderOptions options = RecorderOptions(dir);
+  SECTION("a bad port is refused") {
+    options.port = 70000;
+    FlightRecorder recorder(options);
+    CHECK(recorder.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Contains(std::string(recorder.status().message()), "port"));
+  }
+  SECTION("a free port serves pulls") {
+    options.port = testing::RefusedPort();  // Free a moment ago.
+    FlightRecorder recorder(options);
+    REQUIRE(recorder.status().ok());
+    { NEURONPROF_SCOPE("served_by_the_recorders_port"); }
+    CaptureOptions pull = PullOptions(dir, options.port, 60000);
+    pull.flight_recorder_now = true;
+    auto result = Capture(pull);
+    REQUIRE(result.ok());
+    CHECK(HasEvent(HostSpace(*result), "served_by_the_recorders_port"));
+    auto dump = recorder.Dump("with server");
+    REQUIRE(dump.ok());
+    CHECK(dump->warnings.empty());  // The server started: nothing to warn of.
+  }
+}
+
+}  // namespace
+}  // namespace neuronprof
