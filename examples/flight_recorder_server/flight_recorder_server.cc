@@ -6,9 +6,18 @@
 // the dump's run folder.
 //
 //   flight_recorder_server [--logdir DIR] [--requests N] [--workers N]
-//                          [--slow_request ID] [--threshold_ms MS]
+//                          [--slow_request ID] [--threshold_ms MS] [--port P]
 //
 // Exit status: 0 when the slow request was dumped, 1 otherwise.
+//
+// With --port P the recorder also serves remote captures on P and, after the
+// slow request's dump, the program goes on serving a request every few ms
+// until it is killed: `neuronprof capture --service_addr localhost:P
+// --logdir logs --duration_ms 5000 --flight_recorder` pulls the last 5 s at
+// once, and `kill -USR2 <pid>` makes it dump (SIGUSR2 is its dump signal).
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -31,6 +40,7 @@ struct Flags {
   int workers = 4;
   int slow_request = 150;
   int threshold_ms = 50;
+  int port = 0;
 };
 
 // Some arithmetic the optimiser cannot drop, standing in for real work.
@@ -81,6 +91,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->slow_request = std::atoi(value);
     } else if (name == "--threshold_ms") {
       flags->threshold_ms = std::atoi(value);
+    } else if (name == "--port") {
+      flags->port = std::atoi(value);
     } else {
       return false;
     }
@@ -95,7 +107,7 @@ int main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, &flags)) {
     std::fprintf(stderr,
                  "usage: %s [--logdir DIR] [--requests N] [--workers N] "
-                 "[--slow_request ID] [--threshold_ms MS]\n",
+                 "[--slow_request ID] [--threshold_ms MS] [--port P]\n",
                  argv[0]);
     return 2;
   }
@@ -103,6 +115,16 @@ int main(int argc, char** argv) {
   neuronprof::FlightRecorderOptions options;
   options.logdir = flags.logdir;
   options.ring_bytes = int64_t{16} << 20;
+  options.port = flags.port;
+  options.dump_signal = SIGUSR2;
+  options.on_signal_dump = [](const absl::StatusOr<neuronprof::ProfileResult>& result) {
+    if (result.ok()) {
+      std::printf("signal dump: %s\n", result->run_dir.c_str());
+    } else {
+      std::printf("signal dump failed: %s\n", result.status().ToString().c_str());
+    }
+    std::fflush(stdout);
+  };
   neuronprof::FlightRecorder recorder(options);
   if (!recorder.status().ok()) {
     std::fprintf(stderr, "flight recorder: %s\n", recorder.status().ToString().c_str());
@@ -153,5 +175,13 @@ int main(int argc, char** argv) {
   for (const std::string& warning : (*dump)->warnings) {
     std::printf("warning: %s\n", warning.c_str());
   }
-  return 0;
+  if (flags.port == 0) return 0;
+  std::printf("serving remote pulls on port %d; kill -USR2 %d dumps\n", flags.port,
+              static_cast<int>(getpid()));
+  std::fflush(stdout);
+  lock.unlock();
+  for (int id = flags.requests;; ++id) {
+    HandleRequest(id, /*slow=*/false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
