@@ -1,6 +1,7 @@
 // libtorch memory in kOperator captures: every allocation and free of the
 // CPU allocator during the window, with libtorch's own totals, on the
 // thread that made it, and the slot left free for libtorch's profilers.
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -10,8 +11,13 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include "neuronprof/capture.h"
 #include "neuronprof/torch.h"
+#include "src/analysis/memory_report.h"
+#include "src/analysis/operator_events.h"
+#include "src/analysis/step_breakdown.h"
 #include "src/xplane/names.h"
+#include "tests/rpc/rpc_test_util.h"
 #include "tests/torch/torch_capture.h"
 
 namespace neuronprof {
@@ -115,6 +121,70 @@ TEST_CASE("memory: a thread with libtorch's profiler active is counted, not over
     warned |= warning.find("libtorch's own profiler was active") != std::string::npos;
   }
   CHECK(warned);
+}
+
+TEST_CASE("memory: an allocator's out-of-memory report is recorded and flagged") {
+  constexpr int64_t kAsked = int64_t{1} << 40;
+  const auto capture = CaptureOperators([] {
+    const auto t = torch::ones({16});  // An op: the thread's reporter is in place.
+    // What libtorch's allocators call when an allocation fails.
+    c10::reportOutOfMemoryToProfiler(kAsked, 4096, 8192, c10::Device(c10::kCPU));
+  });
+  int out_of_memory = 0;
+  for (const Op& op : HostEvents(capture.space)) {
+    if (op.name != xplane::kMemoryAllocationEvent || !op.has(xplane::kMemoryAnomalyStat)) continue;
+    ++out_of_memory;
+    CHECK(op.stat(xplane::kMemoryAnomalyStat) == "out of memory");
+    CHECK(Int(op, xplane::kRequestedBytesStat) == kAsked);
+    CHECK(Int(op, xplane::kBytesAllocatedStat) == 4096);
+  }
+  CHECK(out_of_memory == 1);
+  // The summary's report flags it; the failed allocation holds nothing.
+  const analysis::OperatorEvents ops = analysis::CollectOperatorEvents(capture.space);
+  const analysis::MemoryReport report =
+      analysis::BuildMemoryReport(capture.space, ops, analysis::BuildStepBreakdown(capture.space, ops));
+  REQUIRE(report.allocators.size() == 1);
+  CHECK(report.allocators[0].anomalies == 1);
+  CHECK(report.allocators[0].first_anomaly.find("out of memory") != std::string::npos);
+  CHECK(report.allocators[0].peak_allocated_bytes < kAsked);
+}
+
+TEST_CASE("memory: a remote capture at host_tracer_level 2 records libtorch's allocations") {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerServerOptions server_options;
+  server_options.port = 0;
+  server_options.allowed_root = dir.path();
+  auto server = ProfilerServer::Start(server_options);
+  REQUIRE(server.ok());
+  CaptureOptions options;
+  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
+  options.logdir = dir.path();
+  options.duration_ms = 300;
+  options.run_name = "remote";
+  options.host_tracer_level = 2;
+  options.write_chrome_trace = false;
+  // The training loop runs on this thread until the capture has returned.
+  std::atomic<bool> done{false};
+  absl::StatusOr<CaptureResult> result = absl::UnknownError("not run");
+  std::thread client([&] {
+    result = Capture(options);
+    done.store(true);
+  });
+  while (!done.load()) TrainSteps(1);
+  client.join();
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == 1);
+  REQUIRE(!result->hosts[0].files.empty());
+  int allocations = 0, with_op = 0;
+  for (const Op& op : HostEvents(testing::ReadXSpace(result->hosts[0].files[0]))) {
+    if (op.name != xplane::kMemoryAllocationEvent) continue;
+    ++allocations;
+    with_op += op.has(xplane::kTfOpStat);
+    CHECK(op.stat(xplane::kAllocatorNameStat) == "cpu");
+  }
+  CHECK(allocations > 0);
+  CHECK(with_op == allocations);
 }
 
 }  // namespace
