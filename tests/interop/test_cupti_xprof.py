@@ -14,6 +14,7 @@ No GPU is needed.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -28,6 +29,7 @@ import xprof_tools  # noqa: E402  pylint: disable=wrong-import-position
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
 WRITER = os.path.join(BUILD_DIR, "tests", "write_cupti_sample")
+CLI = os.path.join(BUILD_DIR, "tools", "neuronprof")
 HOST = "cupti_sample"
 STEPS = 4
 SAXPY = "saxpy(int, float, float const*, float*)"
@@ -74,6 +76,34 @@ def test_kernel_stats_reads_the_launch_parameters(xplane):
     assert row["occurrences"] == STEPS
   assert saxpy["avg_duration_us"] == pytest.approx(8.0)
   assert block_sum["avg_duration_us"] == pytest.approx(12.0)
+
+
+def test_our_kernel_table_has_xprofs_figures(xplane, tmp_path):
+  """`neuronprof summary --kernel_csv` and xprof's kernel_stats agree on
+  every figure both have: calls, total/mean/min/max time, grid, block,
+  registers, shared memory and occupancy."""
+  data = json.loads(xprof_tools._convert(xplane, "kernel_stats"))  # pylint: disable=protected-access
+  table = data[0] if isinstance(data, list) else data
+  theirs = {row["kernel_name"]: row for row in _rows(table)}
+  kernel_csv = tmp_path / "kernels.csv"
+  proc = subprocess.run([CLI, "summary", xplane, "--kernel_csv", str(kernel_csv)],
+                        capture_output=True, text=True, timeout=60, check=False)
+  assert proc.returncode == 0, proc.stdout + proc.stderr
+  with open(kernel_csv, newline="") as f:
+    ours = {row["name"]: row for row in csv.DictReader(f) if row["kind"] == "kernel"}
+  assert set(ours) == set(theirs) == {SAXPY, BLOCK_SUM}
+  for name, row in ours.items():
+    xprof_row = theirs[name]
+    assert int(row["calls"]) == xprof_row["occurrences"], name
+    assert float(row["total_us"]) == pytest.approx(xprof_row["total_duration_us"]), name
+    assert float(row["mean_us"]) == pytest.approx(xprof_row["avg_duration_us"]), name
+    assert float(row["min_us"]) == pytest.approx(xprof_row["min_duration_us"]), name
+    assert float(row["max_us"]) == pytest.approx(xprof_row["max_duration_us"]), name
+    assert row["grid"] == xprof_row["grid_dim"], name
+    assert row["block"] == xprof_row["block_dim"], name
+    assert int(row["registers"]) == xprof_row["registers_per_thread"], name
+    assert int(row["shared_bytes"]) == xprof_row["shmem_bytes"], name
+    assert float(row["occupancy_pct"]) == pytest.approx(xprof_row["occupancy_pct"]), name
 
 
 def test_trace_viewer_links_each_launch_to_its_gpu_work(xplane):
