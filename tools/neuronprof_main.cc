@@ -304,12 +304,12 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
   command->add_option("--duration_ms", options.duration_ms, "the capture window")
       ->type_name("N")
       ->required()
-      ->check(CLI::Range(int64_t{1}, int64_t{3600 * 1000}));
+      ->check(CLI::Range(int64_t{1}, neuronprof::kMaxCaptureDurationMs));
   command->add_option("--num_tracing_attempts", options.num_tracing_attempts,
                       "tries per host while a capture comes back empty")
       ->type_name("K")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, neuronprof::kMaxTracingAttempts));
   command->add_option("--host_tracer_level", options.host_tracer_level,
                       "0 off, 1 user markers, 2 info, 3 verbose")
       ->type_name("L")

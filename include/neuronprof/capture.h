@@ -107,6 +107,10 @@ struct CaptureProgress {
   std::optional<HostCaptureResult> finished;
 };
 
+// Limits of CaptureOptions, as ValidateCaptureOptions checks them.
+inline constexpr int64_t kMaxCaptureDurationMs = 3600 * 1000;  // One hour.
+inline constexpr int kMaxTracingAttempts = 1000;
+
 struct CaptureOptions {
   // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
   // gRPC URL scheme prefix, as TensorBoard writes addresses, is ignored.
@@ -119,10 +123,10 @@ struct CaptureOptions {
   std::vector<std::string> service_addresses;
   // TensorBoard logdir; profiles go to <logdir>/plugins/profile/<run>/.
   std::string logdir = "./logs";
-  // Capture window in milliseconds, 1 .. one hour.
+  // Capture window in milliseconds, 1 .. kMaxCaptureDurationMs.
   int64_t duration_ms = 2000;
   // A host whose capture holds no events is asked again, up to this many
-  // windows in all.
+  // windows in all (1 .. kMaxTracingAttempts).
   int num_tracing_attempts = 3;
   // 0 = no host markers, 1 = user markers, 2 = info, 3 = verbose.
   int host_tracer_level = 2;

@@ -65,8 +65,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using tensorflow::profiler::XSpace;
 
-constexpr int64_t kMaxDurationMs = 3600 * 1000;
-constexpr int kMaxAttempts = 1000;
 // The server answers after the window; this covers collection, export and
 // the transfer of a large profile.
 constexpr int64_t kDeadlineMarginMs = 60 * 1000;
@@ -684,12 +682,12 @@ absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& o
     int64_t value, low, high;
   };
   const Range ranges[] = {
-      {"duration_ms", options.duration_ms, 1, kMaxDurationMs},
-      {"num_tracing_attempts", options.num_tracing_attempts, 1, kMaxAttempts},
+      {"duration_ms", options.duration_ms, 1, kMaxCaptureDurationMs},
+      {"num_tracing_attempts", options.num_tracing_attempts, 1, kMaxTracingAttempts},
       {"host_tracer_level", options.host_tracer_level, 0, 3},
       {"device_tracer_level", options.device_tracer_level, 0, 2},
       {"python_tracer_level", options.python_tracer_level, 0, 1},
-      {"connect_timeout_ms", options.connect_timeout_ms, 1, kMaxDurationMs},
+      {"connect_timeout_ms", options.connect_timeout_ms, 1, kMaxCaptureDurationMs},
   };
   for (const Range& range : ranges) {
     if (auto s = CheckRange(range.field, range.value, range.low, range.high); !s.ok()) {
