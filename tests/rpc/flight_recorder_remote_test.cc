@@ -10,6 +10,7 @@
 #include "neuronprof/neuronprof.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "tests/rpc/rpc_test_util.h"
+#include "tests/session/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -24,11 +25,7 @@ using testing::TempDir;
 std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 FlightRecorderOptions RecorderOptions(const TempDir& dir) {
-  FlightRecorderOptions options;
-  options.logdir = dir.path() + "/dumps";
-  options.host_name = "flight_host";
-  options.ring_bytes = int64_t{1} << 20;
-  return options;
+  return testing::FlightOptions(dir.path() + "/dumps", "flight_host");
 }
 
 CaptureOptions PullOptions(const TempDir& dir, int port, int64_t duration_ms) {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
+#include "tests/session/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -23,11 +24,7 @@ namespace {
 using testing::TempDir;
 
 FlightRecorderOptions Options(const TempDir& dir) {
-  FlightRecorderOptions options;
-  options.logdir = dir.path();
-  options.host_name = "flight_host";
-  options.ring_bytes = int64_t{1} << 20;
-  return options;
+  return testing::FlightOptions(dir.path(), "flight_host");
 }
 
 TEST_CASE("a flight recorder dump is a run the XSpace reader opens") {

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
+#include "tests/session/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -21,10 +22,7 @@ namespace {
 using testing::TempDir;
 
 FlightRecorderOptions Options(const TempDir& dir) {
-  FlightRecorderOptions options;
-  options.logdir = dir.path();
-  options.host_name = "trigger_host";
-  options.ring_bytes = int64_t{1} << 20;
+  FlightRecorderOptions options = testing::FlightOptions(dir.path(), "trigger_host");
   options.write_pytorch_trace = false;
   return options;
 }

@@ -4,8 +4,10 @@
 #define NEURONPROF_TESTS_TORCH_TORCH_CAPTURE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -104,6 +106,44 @@ OperatorCapture CaptureOperators(Body body, const TorchOperatorOptions& torch_op
 template <typename Body>
 std::vector<Op> CaptureOps(Body body, const TorchOperatorOptions& torch_options = {}) {
   return HostEvents(CaptureOperators(body, torch_options).space);
+}
+
+// A remote capture (the gRPC server, as TensorBoard's Capture Profile uses
+// it) of a 200 ms window while `step` runs in a loop on another thread:
+// the host events. Remote captures have no profile_type: operators come
+// with host_tracer_level >= 2 once the program has enabled them.
+template <typename Step>
+std::vector<Op> RemoteCaptureOps(int host_tracer_level, Step step) {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerServerOptions server_options;
+  server_options.port = 0;
+  server_options.allowed_root = dir.path();
+  auto server = ProfilerServer::Start(server_options);
+  REQUIRE(server.ok());
+
+  std::atomic<bool> done{false};
+  std::thread training([&] {
+    while (!done.load()) step();
+  });
+  CaptureOptions options;
+  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
+  options.logdir = dir.path();
+  options.duration_ms = 200;
+  options.host_tracer_level = host_tracer_level;
+  options.write_chrome_trace = false;
+  auto result = Capture(options);
+  done.store(true);
+  training.join();
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == 1);
+  REQUIRE(result->hosts[0].status.ok());
+  std::string xplane_path;
+  for (const std::string& file : result->hosts[0].files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
+  }
+  REQUIRE(!xplane_path.empty());
+  return HostEvents(testing::ReadXSpace(xplane_path));
 }
 
 }  // namespace testing

@@ -218,44 +218,13 @@ TEST_CASE("operators nested more than 256 deep are counted and reported") {
   CHECK(Named(HostEvents(capture.space), "nested_op").size() == 256);
 }
 
-// A remote capture (the gRPC server, as TensorBoard's Capture Profile uses
-// it) has no profile_type: operators come with host_tracer_level >= 2 once
-// the program has enabled them.
+// A training loop of mm under a "step" marker, captured remotely.
 std::vector<Op> RemoteCaptureOps(int host_tracer_level) {
-  REQUIRE(EnableTorchOperators().ok());
-  testing::TempDir dir;
-  ProfilerServerOptions server_options;
-  server_options.port = 0;
-  server_options.allowed_root = dir.path();
-  auto server = ProfilerServer::Start(server_options);
-  REQUIRE(server.ok());
-
-  std::atomic<bool> done{false};
-  std::thread training([&] {
-    torch::Tensor a = torch::ones({8, 8});
-    while (!done.load()) {
-      ScopedTrace step("step");
-      torch::mm(a, a);
-    }
+  const torch::Tensor a = torch::ones({8, 8});
+  return testing::RemoteCaptureOps(host_tracer_level, [&a] {
+    ScopedTrace step("step");
+    torch::mm(a, a);
   });
-  CaptureOptions options;
-  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
-  options.logdir = dir.path();
-  options.duration_ms = 200;
-  options.host_tracer_level = host_tracer_level;
-  options.write_chrome_trace = false;
-  auto result = Capture(options);
-  done.store(true);
-  training.join();
-  REQUIRE(result.ok());
-  REQUIRE(result->hosts.size() == 1);
-  REQUIRE(result->hosts[0].status.ok());
-  std::string xplane_path;
-  for (const std::string& file : result->hosts[0].files) {
-    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
-  }
-  REQUIRE(!xplane_path.empty());
-  return HostEvents(testing::ReadXSpace(xplane_path));
 }
 
 TEST_CASE("remote captures record operators from host_tracer_level 2") {

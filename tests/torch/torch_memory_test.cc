@@ -1,7 +1,6 @@
 // libtorch memory in kOperator captures: every allocation and free of the
 // CPU allocator during the window, with libtorch's own totals, on the
 // thread that made it, and the slot left free for libtorch's profilers.
-#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -11,13 +10,11 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
-#include "neuronprof/capture.h"
 #include "neuronprof/torch.h"
 #include "src/analysis/memory_report.h"
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/names.h"
-#include "tests/rpc/rpc_test_util.h"
 #include "tests/torch/torch_capture.h"
 
 namespace neuronprof {
@@ -150,34 +147,8 @@ TEST_CASE("memory: an allocator's out-of-memory report is recorded and flagged")
 }
 
 TEST_CASE("memory: a remote capture at host_tracer_level 2 records libtorch's allocations") {
-  REQUIRE(EnableTorchOperators().ok());
-  testing::TempDir dir;
-  ProfilerServerOptions server_options;
-  server_options.port = 0;
-  server_options.allowed_root = dir.path();
-  auto server = ProfilerServer::Start(server_options);
-  REQUIRE(server.ok());
-  CaptureOptions options;
-  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
-  options.logdir = dir.path();
-  options.duration_ms = 300;
-  options.run_name = "remote";
-  options.host_tracer_level = 2;
-  options.write_chrome_trace = false;
-  // The training loop runs on this thread until the capture has returned.
-  std::atomic<bool> done{false};
-  absl::StatusOr<CaptureResult> result = absl::UnknownError("not run");
-  std::thread client([&] {
-    result = Capture(options);
-    done.store(true);
-  });
-  while (!done.load()) TrainSteps(1);
-  client.join();
-  REQUIRE(result.ok());
-  REQUIRE(result->hosts.size() == 1);
-  REQUIRE(!result->hosts[0].files.empty());
   int allocations = 0, with_op = 0;
-  for (const Op& op : HostEvents(testing::ReadXSpace(result->hosts[0].files[0]))) {
+  for (const Op& op : testing::RemoteCaptureOps(2, [] { TrainSteps(1); })) {
     if (op.name != xplane::kMemoryAllocationEvent) continue;
     ++allocations;
     with_op += op.has(xplane::kTfOpStat);
