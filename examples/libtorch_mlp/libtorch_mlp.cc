@@ -39,7 +39,7 @@ struct MLPImpl : torch::nn::Module {
         fc3(register_module("fc3", torch::nn::Linear(hidden, output_size))) {}
 
   torch::Tensor forward(torch::Tensor x) {
-    neuronprof::ScopedTrace model("MLP");
+    NEURONPROF_SCOPE("MLP");  // Zero-copy, with its file and line.
     {
       neuronprof::ModuleScope layer(*fc1);
       x = torch::relu(fc1->forward(x));
@@ -128,15 +128,15 @@ int main(int argc, char** argv) {
     torch::Tensor train_label = torch::randint(0, 2, {config.batch}, torch::kLong);
     torch::Tensor loss;
     {
-      neuronprof::ScopedTrace t("model_build");
+      NEURONPROF_SCOPE("model_build");
       loss = loss_fn(model->forward(train_x), train_label);
     }
     {
-      neuronprof::ScopedTrace t("loss_backward");
+      NEURONPROF_SCOPE("loss_backward");
       loss.backward();
     }
     {
-      neuronprof::ScopedTrace t("optimizer_step");
+      NEURONPROF_SCOPE("optimizer_step");
       optimizer.step();
     }
     std::printf("epoch %d loss %.4f\n", epoch, loss.item<float>());
