@@ -29,8 +29,9 @@ struct Config {
 };
 
 // MLP(input_size=10, output_size=2, layers=[hidden, hidden]) as in the
-// guide. Each layer runs inside a "layer:<name>" marker (PyProf's layer
-// convention), so the operator table can group ops by layer.
+// guide. Each layer runs inside a neuronprof::ModuleScope, which names it
+// by its registered name (a "layer:fc1" marker, PyProf's layer convention;
+// main() calls NameModules once), so the operator table groups ops by layer.
 struct MLPImpl : torch::nn::Module {
   MLPImpl(int input_size, int hidden, int output_size)
       : fc1(register_module("fc1", torch::nn::Linear(input_size, hidden))),
@@ -38,17 +39,17 @@ struct MLPImpl : torch::nn::Module {
         fc3(register_module("fc3", torch::nn::Linear(hidden, output_size))) {}
 
   torch::Tensor forward(torch::Tensor x) {
-    neuronprof::ScopedTrace model("MLP");
+    NEURONPROF_SCOPE("MLP");  // Zero-copy, with its file and line.
     {
-      neuronprof::ScopedTrace layer("layer:fc1");
+      neuronprof::ModuleScope layer(*fc1);
       x = torch::relu(fc1->forward(x));
     }
     {
-      neuronprof::ScopedTrace layer("layer:fc2");
+      neuronprof::ModuleScope layer(*fc2);
       x = torch::relu(fc2->forward(x));
     }
     {
-      neuronprof::ScopedTrace layer("layer:fc3");
+      neuronprof::ModuleScope layer(*fc3);
       x = fc3->forward(x);
     }
     return torch::log_softmax(x, /*dim=*/1);
@@ -115,6 +116,7 @@ int main(int argc, char** argv) {
   }
 
   MLP model(10, config.hidden, 2);
+  neuronprof::NameModules(*model);  // fc1, fc2, fc3: the ModuleScopes' names.
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01));
   torch::nn::NLLLoss loss_fn;
   model->train();
@@ -126,15 +128,15 @@ int main(int argc, char** argv) {
     torch::Tensor train_label = torch::randint(0, 2, {config.batch}, torch::kLong);
     torch::Tensor loss;
     {
-      neuronprof::ScopedTrace t("model_build");
+      NEURONPROF_SCOPE("model_build");
       loss = loss_fn(model->forward(train_x), train_label);
     }
     {
-      neuronprof::ScopedTrace t("loss_backward");
+      NEURONPROF_SCOPE("loss_backward");
       loss.backward();
     }
     {
-      neuronprof::ScopedTrace t("optimizer_step");
+      NEURONPROF_SCOPE("optimizer_step");
       optimizer.step();
     }
     std::printf("epoch %d loss %.4f\n", epoch, loss.item<float>());

@@ -26,8 +26,19 @@
 #ifndef NEURONPROF_TORCH_H_
 #define NEURONPROF_TORCH_H_
 
-#include "neuronprof/export.h"
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
 #include "absl/status/status.h"
+#include "neuronprof/export.h"
+#include "neuronprof/trace.h"
+
+namespace torch {
+namespace nn {
+class Module;
+}  // namespace nn
+}  // namespace torch
 
 namespace neuronprof {
 
@@ -56,6 +67,61 @@ struct TorchOperatorOptions {
 // capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest options apply to the next
 // capture) and from any thread.
 NEURONPROF_API absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
+
+// Module scopes: the operator table's `layer` and `scope` columns from the
+// modules' registered names, without hand-written "layer:" markers.
+//
+//   neuronprof::NameModules(*model);              // once, after building it
+//   torch::Tensor Block::forward(torch::Tensor x) {
+//     { neuronprof::ModuleScope s(*attn); x = attn->forward(x); }
+//     ...
+//
+// NameModules records the dotted path of every submodule of `root` as
+// libtorch's named_modules() gives it ("fc1", "encoder.layer0.attn"),
+// prefixed with `root_name` when one is given (`root` itself is then named
+// `root_name`). Call it again after adding modules; a later call for the same
+// module replaces its name. Names are kept for the life of the process.
+//
+// A ModuleScope is a ScopedTrace named "layer:<path>", the same PyProf layer
+// marker one would write by hand: the ops inside get layer = <path>, and a
+// module's scope nested in its parent's ("encoder.layer0" then
+// "encoder.layer0.attn") gives "encoder.layer0.attn", not a joined path. A
+// module that NameModules never saw (or a root without `root_name`) gets a
+// plain marker named by its C++ class (scope only, no layer). Outside a
+// capture it costs one relaxed load; inside, a lock-free look-up and a
+// copied marker name.
+NEURONPROF_API void NameModules(const torch::nn::Module& root, std::string_view root_name = {});
+
+namespace internal {
+// The marker name of `module` (see ModuleScope); valid while `module` lives.
+NEURONPROF_API std::string_view ModuleMarkerName(const torch::nn::Module& module);
+}  // namespace internal
+
+#ifndef NEURONPROF_DISABLE
+class ModuleScope {
+ public:
+  explicit ModuleScope(const torch::nn::Module& module, uint32_t level = kTraceCritical) {
+    if (TracingEnabled(level)) trace_.emplace(internal::ModuleMarkerName(module), level);
+  }
+
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  std::optional<ScopedTrace> trace_;
+};
+#else
+inline namespace disabled {
+class ModuleScope {
+ public:
+  explicit ModuleScope(const torch::nn::Module&, uint32_t = kTraceCritical) {}
+  ~ModuleScope() {}  // User-provided: no unused-variable warnings.
+
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+};
+}  // namespace disabled
+#endif
 
 }  // namespace neuronprof
 

@@ -129,9 +129,19 @@ class StaticName {
 };
 
 namespace internal {
+// One NEURONPROF_SCOPE call site: a `static constexpr` object the macro
+// makes per expansion (as Tracy's ZoneScoped does). The marker's record
+// stores its address in place of the name pointer, so the file and line
+// cost nothing per event; the capture reads them once per call site.
+struct SourceLocation {
+  StaticName name;
+  const char* file;  // __FILE__, as the compiler gives it.
+  uint32_t line;
+};
+
 // What NEURONPROF_SCOPE hands to ScopedTrace; not for direct use.
 struct MacroName {
-  StaticName name;
+  const SourceLocation* site;
 };
 }  // namespace internal
 
@@ -201,14 +211,22 @@ class ScopedTrace {
   }
 
   // NEURONPROF_SCOPE's entry points: `literal` repeats the macro's first
-  // argument and is not used (the macro cannot strip it portably).
+  // argument and is not used (the macro cannot strip it portably). Without
+  // arguments the record points at the call site (name, file, line): the
+  // same stores as the StaticName path, only the constants differ. With
+  // arguments the name is copied and the site is not recorded.
   ScopedTrace(internal::MacroName name, const char* /*literal*/,
-              uint32_t level = kTraceCritical)
-      : ScopedTrace(name.name, level) {}
+              uint32_t level = kTraceCritical) {
+    if (!Admit(level)) return;
+    name_ = reinterpret_cast<const char*>(name.site);
+    name_length_ = name.site->name.size();
+    args_offset_ = internal::kSourceLocationTag;
+    start_ticks_ = internal::NowTicks();
+  }
   ScopedTrace(internal::MacroName name, const char* /*literal*/,
               std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical)
-      : ScopedTrace(name.name, args, level) {}
+      : ScopedTrace(name.site->name, args, level) {}
 
   ~ScopedTrace() {
     if (state_ == 0) return;
@@ -352,8 +370,11 @@ inline void SetCurrentThreadName(std::string_view) {}
 //   NEURONPROF_SCOPE("optimizer_step");
 //   NEURONPROF_SCOPE("fwd", {{"layer", i}});
 //   NEURONPROF_SCOPE("detail", neuronprof::kTraceVerbose);
-// The literal is kept in a `static constexpr` StaticName, so the marker
-// records it by pointer (zero-copy) unless it has arguments. The name must
+// The literal, __FILE__ and __LINE__ are kept in one `static constexpr`
+// object per call site (internal::SourceLocation), so the marker records
+// them by pointer (zero-copy; the capture shows the file and line as the
+// stat "source" on the event's metadata) unless it has arguments, which
+// copy the name and leave the location out. The name must
 // be a string literal: anything else (a variable, a buffer, a std::string)
 // fails to compile, because the macro pastes it after "" (the compiler
 // then says "expected '}' before '<your argument>'"). Use
@@ -362,20 +383,22 @@ inline void SetCurrentThreadName(std::string_view) {}
 // NEURONPROF_DISABLE it is a static_assert on the same expression, so the
 // same arguments are checked and none is evaluated.
 #ifndef NEURONPROF_DISABLE
-#define NEURONPROF_SCOPE(...)                                              \
-  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)( \
-      [] {                                                                   \
-        static constexpr ::neuronprof::StaticName neuronprof_literal_name{   \
-            "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)};                       \
-        return ::neuronprof::internal::MacroName{neuronprof_literal_name};   \
-      }(),                                                                   \
+#define NEURONPROF_SCOPE(...)                                                \
+  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)(   \
+      [] {                                                                     \
+        static constexpr ::neuronprof::internal::SourceLocation neuronprof_site{ \
+            ::neuronprof::StaticName{"" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)},  \
+            __FILE__, __LINE__};                                               \
+        return ::neuronprof::internal::MacroName{&neuronprof_site};            \
+      }(),                                                                     \
       __VA_ARGS__)
 #else
 #define NEURONPROF_SCOPE(...)                                                \
-  static_assert(sizeof(::neuronprof::ScopedTrace(                            \
-                    ::neuronprof::internal::MacroName{::neuronprof::StaticName{ \
-                        "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}},          \
-                    __VA_ARGS__)) > 0,                                       \
+  static_assert(sizeof(::neuronprof::StaticName{                             \
+                    "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}) > 0 &&        \
+                    sizeof(::neuronprof::ScopedTrace(                        \
+                        ::neuronprof::internal::MacroName{nullptr},          \
+                        __VA_ARGS__)) > 0,                                   \
                 "NEURONPROF_SCOPE")
 #endif
 

@@ -61,6 +61,21 @@ std::string JoinPath(std::string_view path, char separator, std::string_view par
   return joined;
 }
 
+// The layer path of a "layer:<name>" marker inside `path`: joined with ':',
+// except that a dotted module path that extends the innermost layer
+// ("encoder.attn" inside "encoder", as ModuleScope names them) replaces it.
+std::string LayerPath(std::string_view path, std::string_view name) {
+  const size_t last_colon = path.rfind(':');
+  const size_t last_start = last_colon == std::string_view::npos ? 0 : last_colon + 1;
+  const std::string_view last = path.substr(last_start);
+  if (!last.empty() && name.size() > last.size() && name.substr(0, last.size()) == last &&
+      name[last.size()] == '.') {
+    std::string replaced(path.substr(0, last_start));
+    return replaced.append(name.data(), name.size());
+  }
+  return JoinPath(path, ':', name);
+}
+
 }  // namespace
 
 const OpCost* OperatorEventsStore::Keep(OpCost cost) {
@@ -134,7 +149,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
             const std::string_view marker = event.Name();
             open.scope = store.Intern(JoinPath(open.scope, '/', marker));
             if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix) {
-              open.layer = store.Intern(JoinPath(open.layer, ':', marker.substr(kLayerPrefixSize)));
+              open.layer = store.Intern(LayerPath(open.layer, marker.substr(kLayerPrefixSize)));
             }
           }
           stack.push_back(std::move(open));

@@ -4,12 +4,14 @@
 #include <cmath>
 
 #include <iterator>
+#include <map>
 
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "src/analysis/device_report.h"
 #include "src/analysis/saturating.h"
 #include "src/analysis/text_table.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -257,7 +259,72 @@ void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& ou
   }
 }
 
+void AppendMarkers(const std::vector<MarkerRow>& markers, size_t top, fmt::memory_buffer& out) {
+  if (markers.empty()) return;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nMarkers: {} (name, source)\n", markers.size());
+  TextTable text({"Marker", "Source", "Calls", "Total(ms)", "Mean(us)"},
+                 {false, false, true, true, true});
+  const size_t shown = std::min(top, markers.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const MarkerRow& row = markers[i];
+    text.Add({Shorten(row.name, 60), row.source.empty() ? "-" : row.source,
+              fmt::format("{}", row.calls), Ms(row.total_ps),
+              Us(row.calls > 0 ? row.total_ps / row.calls : 0)});
+  }
+  text.RenderTo(out);
+  if (shown < markers.size()) {
+    fmt::format_to(to, "  ... {} more rows (--top N)\n", markers.size() - shown);
+  }
+  fmt::format_to(to,
+                 "  Total: inclusive time (nested markers count in each); Source: file:line of "
+                 "a NEURONPROF_SCOPE without arguments, - for other markers\n");
+}
+
 }  // namespace
+
+std::string ShortSource(std::string_view source) {
+  const size_t last = source.rfind('/');
+  if (last == std::string_view::npos || last == 0) return std::string(source);
+  const size_t before = source.rfind('/', last - 1);
+  return std::string(before == std::string_view::npos ? source : source.substr(before + 1));
+}
+
+std::vector<MarkerRow> BuildMarkerTable(const tensorflow::profiler::XSpace& space) {
+  std::map<std::pair<std::string, std::string>, MarkerRow> rows;
+  for (const auto& raw : space.planes()) {
+    if (!xplane::IsHostPlane(raw)) continue;
+    const xplane::PlaneVisitor plane(raw);
+    const int64_t framework = plane.StatId(xplane::kOpFrameworkStat);
+    const int64_t root = plane.StatId(xplane::kRootLevelStat);
+    const int64_t source = plane.StatId(xplane::kSourceStat);
+    plane.ForEachEvent([&](const xplane::EventVisitor& event) {
+      if (xplane::IsMemoryEventName(event.Name())) return;
+      if (framework >= 0 && event.Stat(framework)) return;             // An operator.
+      if (root >= 0 && event.IntStat(root).value_or(0) != 0) return;  // A step.
+      std::string site;
+      if (source >= 0) {
+        if (const auto stat = event.Stat(source)) {
+          std::string scratch;
+          site = ShortSource(stat->TextValue(&scratch));
+        }
+      }
+      MarkerRow& row = rows[{std::string(event.Name()), site}];
+      if (row.calls == 0) {
+        row.name = std::string(event.Name());
+        row.source = site;
+      }
+      ++row.calls;
+      row.total_ps = SaturatingAdd(row.total_ps, std::max<int64_t>(0, event.DurationPs()));
+    });
+  }
+  std::vector<MarkerRow> out;
+  out.reserve(rows.size());
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const MarkerRow& a, const MarkerRow& b) { return a.total_ps > b.total_ps; });
+  return out;
+}
 
 namespace {
 
@@ -289,6 +356,7 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.device = CollectDeviceEvents(space, ops);
   summary.table = BuildOpTable(ops, &summary.device);
   summary.steps = BuildStepBreakdown(space, ops);
+  summary.markers = BuildMarkerTable(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
@@ -310,6 +378,7 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendOpTable(summary.table, limit, out);
   AppendShares(summary.table, limit, out);
   AppendSteps(summary.steps, limit, out);
+  AppendMarkers(summary.markers, limit, out);
   AppendMemory(summary.memory, limit, out);
   AppendKernelTable(summary.kernels, summary.device, limit, out);
   AppendUtilisation(summary.utilisation, summary.table, summary.peaks, limit, out);

@@ -20,9 +20,19 @@
 namespace neuronprof {
 namespace analysis {
 
+// Host markers (not operators, steps or memory events) per (name,
+// source): PyProf's markers with their "call trace". Inclusive times.
+struct MarkerRow {
+  std::string name;
+  std::string source;  // "dir/file.cc:123" (last two path parts), or "".
+  int64_t calls = 0;
+  int64_t total_ps = 0;
+};
+
 // Views into the XSpace (device event and kernel names): it must outlive
 // the Summary.
 struct Summary {
+  std::vector<MarkerRow> markers;  // Longest total first.
   OpTable table;
   std::vector<StepBreakdown> steps;
   MemoryReport memory;  // Empty when the capture recorded no memory.
@@ -35,6 +45,12 @@ struct Summary {
   // corrupt or crafted file has them): their times were clamped.
   int64_t clamped_events = 0;
 };
+
+// The markers of the host planes, longest total first.
+std::vector<MarkerRow> BuildMarkerTable(const tensorflow::profiler::XSpace& space);
+
+// The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").
+std::string ShortSource(std::string_view source);
 
 // `peaks` gives the CPU's peak (no probing: the user knows the machine).
 Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks = {});

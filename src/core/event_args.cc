@@ -114,6 +114,9 @@ size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
 }
 
 std::string_view PlainName(const internal::EventRecord& record) {
+  if (const internal::SourceLocation* site = SourceLocationOf(record)) {
+    return std::string_view(site->name.data(), site->name.size());
+  }
   if (record.args_offset != 0) {
     return std::string_view(record.name, record.args_offset - 1);
   }
@@ -124,6 +127,7 @@ std::string_view PlainName(const internal::EventRecord& record) {
 
 void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out) {
   out->clear();
+  // A call site has no arguments (and a huge tag offset, caught here too).
   if (record.args_offset == 0 || record.args_offset - 1 > record.name_length) return;
   ArgReader in(std::string_view(record.name + record.args_offset - 1,
                                 record.name_length - (record.args_offset - 1)));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "neuronprof/internal/recorder.h"
+#include "neuronprof/trace.h"
 
 // NEURONPROF_API here: exported from libneuronprof_markers for the other
 // neuronprof libraries (not public API; see neuronprof/export.h).
@@ -46,6 +47,14 @@ struct MarkerText {
 // `capacity` is 0). Returns the size of the whole encoding: it was written
 // only if that is <= capacity.
 size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker);
+
+// The call site of a NEURONPROF_SCOPE record (name, file, line); nullptr
+// for every other record.
+inline const internal::SourceLocation* SourceLocationOf(const internal::EventRecord& record) {
+  return record.args_offset == internal::kSourceLocationTag
+             ? reinterpret_cast<const internal::SourceLocation*>(record.name)
+             : nullptr;
+}
 
 // The plain name of a record (without arguments).
 NEURONPROF_API std::string_view PlainName(const internal::EventRecord& record);

@@ -25,6 +25,10 @@ inline constexpr char kTfOpStat[] = "tf_op";
 inline constexpr char kFlopsStat[] = "flops";
 inline constexpr char kBytesAccessedStat[] = "bytes_accessed";
 inline constexpr char kCorrelationIdStat[] = "correlation_id";
+// TSL's kSourceInfo: "file:line" of the code that made the event. On the
+// metadata of a NEURONPROF_SCOPE call site; xprof reads it from metadata
+// and events alike.
+inline constexpr char kSourceStat[] = "source";
 
 // Framework operators on host lines (written by collectors/torch; read by
 // analysis, the exporters and xprof's framework_op_stats).

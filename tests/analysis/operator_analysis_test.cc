@@ -10,6 +10,7 @@
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/summary_report.h"
+#include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
 
@@ -62,6 +63,40 @@ TEST_CASE("operators get scope, layer, parent and self time") {
   CHECK(Find(events, "aten::mm", 1).direction == "bprop");
   CHECK(Find(events, "aten::add_").scope == "optimizer_step");
   CHECK(Find(events, "aten::add_").layer.empty());
+}
+
+TEST_CASE("nested layer markers join with ':' unless a dotted module path extends the outer one") {
+  // layer:MLP > layer:fc1 > op, then layer:encoder > layer:encoder.attn >
+  // layer:attention_core (no dot: joined) > op, and layer:enc >
+  // layer:encoder.x (shares the prefix, no dot after it: joined) > op.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  auto marker = [&](const char* name, int64_t start_us, int64_t end_us) {
+    host.AddEvent(line, host.EventMetadataId(name), start_us * kUs, (end_us - start_us) * kUs);
+  };
+  auto op = [&](int64_t start_us) {
+    auto* e = host.AddEvent(line, host.EventMetadataId("aten::relu"), start_us * kUs, kUs);
+    host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
+  };
+  marker("layer:MLP", 0, 100);
+  marker("layer:fc1", 10, 90);
+  op(20);
+  marker("layer:encoder", 100, 200);
+  marker("layer:encoder.attn", 110, 190);
+  op(120);
+  marker("layer:attention_core", 130, 180);
+  op(140);
+  marker("layer:enc", 200, 300);
+  marker("layer:encoder.x", 210, 290);
+  op(220);
+  const OperatorEvents events = CollectOperatorEvents(space);
+  REQUIRE(events.ops.size() == 4);
+  CHECK(events.ops[0].layer == "MLP:fc1");
+  CHECK(events.ops[1].layer == "encoder.attn");
+  CHECK(events.ops[1].scope == "layer:encoder/layer:encoder.attn");
+  CHECK(events.ops[2].layer == "encoder.attn:attention_core");
+  CHECK(events.ops[3].layer == "enc:encoder.x");
 }
 
 TEST_CASE("composite ops do not double count: the innermost costed op carries the cost") {

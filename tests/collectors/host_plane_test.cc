@@ -1,15 +1,18 @@
 // The host plane built from recorded markers: operators share one event
-// metadata per signature, and compact keys become stat names.
+// metadata per signature, compact keys become stat names, and
+// NEURONPROF_SCOPE call sites carry their file and line.
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
+#include "src/analysis/summary_report.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/recorder.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/export/trace_text.h"
 
 namespace neuronprof {
 namespace {
@@ -71,6 +74,92 @@ TEST_CASE("compact keys are stored under the stat names; values are kept as they
   CHECK(event.StrStatNamed(xplane::kAllocatorNameStat) == "cpu");
   CHECK(event.StrStatNamed("user_key") == std::string_view(xplane::kCompactTfOpKey));
   CHECK(plane.StatId(std::string(xplane::kCompactAddressKey)) < 0);
+}
+
+// Two call sites of one name, then the forms that record no site.
+constexpr int kFirstSiteLine = __LINE__ + 4;
+constexpr int kSecondSiteLine = __LINE__ + 6;
+void RecordSites() {
+  for (int i = 0; i < 3; ++i) {
+    NEURONPROF_SCOPE("site");
+  }
+  {
+    NEURONPROF_SCOPE("site");
+  }
+  {
+    NEURONPROF_SCOPE("site", {{"i", 1}});  // Arguments: copied, no site.
+  }
+  {
+    ScopedTrace copied("site");
+  }
+}
+
+std::string Site(int line) { return std::string(__FILE__) + ":" + std::to_string(line); }
+
+TEST_CASE("NEURONPROF_SCOPE records its file and line once per call site, on the metadata") {
+  auto space = CaptureHostPlane(RecordSites);
+  const xplane::PlaneVisitor plane(space.planes(0));
+  const xplane::LineVisitor line = plane.Line(0);
+  REQUIRE(line.NumEvents() == 6);
+  const int64_t source = plane.StatId(xplane::kSourceStat);
+  REQUIRE(source >= 0);
+  std::string scratch;
+  auto source_of = [&](int e) {
+    const auto stat = line.Event(e).Stat(source);
+    return stat ? std::string(stat->TextValue(&scratch)) : std::string("(none)");
+  };
+  for (int e = 0; e < 6; ++e) CHECK(line.Event(e).Name() == "site");
+  // One metadata per site, the loop's three events share theirs; the
+  // events themselves hold no stat.
+  CHECK(line.Event(0).MetadataId() == line.Event(2).MetadataId());
+  CHECK(line.Event(0).MetadataId() != line.Event(3).MetadataId());
+  CHECK(line.Event(0).raw().stats_size() == 0);
+  CHECK(source_of(0) == Site(kFirstSiteLine));
+  CHECK(source_of(2) == Site(kFirstSiteLine));
+  CHECK(source_of(3) == Site(kSecondSiteLine));
+  CHECK(source_of(4) == "(none)");  // With arguments.
+  CHECK(source_of(5) == "(none)");  // ScopedTrace.
+  int with_source = 0;
+  for (const auto& [id, metadata] : space.planes(0).event_metadata()) {
+    for (const auto& stat : metadata.stats()) with_source += stat.metadata_id() == source;
+  }
+  CHECK(with_source == 2);
+
+  // Both trace files show it in the event's args.
+  const std::string arg = "\"source\":\"" + Site(kFirstSiteLine) + "\"";
+  CHECK(testing::ChromeTraceText(space).find(arg) != std::string::npos);
+  CHECK(testing::KinetoTraceText(space).find(arg) != std::string::npos);
+}
+
+TEST_CASE("the summary's markers table has one row per call site, with its short source") {
+  auto space = CaptureHostPlane(RecordSites);
+  const std::vector<analysis::MarkerRow> markers = analysis::BuildMarkerTable(space);
+  // collectors/host_plane_test.cc:<line>: the last two parts of __FILE__.
+  auto short_site = [](int line) {
+    return "collectors/host_plane_test.cc:" + std::to_string(line);
+  };
+  REQUIRE(markers.size() == 3);
+  int64_t first = 0, second = 0, none = 0;
+  for (const analysis::MarkerRow& row : markers) {
+    CHECK(row.name == "site");
+    if (row.source == short_site(kFirstSiteLine)) first = row.calls;
+    if (row.source == short_site(kSecondSiteLine)) second = row.calls;
+    if (row.source.empty()) none = row.calls;
+  }
+  CHECK(first == 3);
+  CHECK(second == 1);
+  CHECK(none == 2);  // With arguments, and ScopedTrace.
+  const std::string text = analysis::FormatSummaryText(analysis::Summarize(space), 0);
+  CHECK(text.find("Markers: 3 (name, source)") != std::string::npos);
+  CHECK(text.find(short_site(kFirstSiteLine)) != std::string::npos);
+}
+
+TEST_CASE("a source is shown as its last two path components") {
+  CHECK(analysis::ShortSource("/work/src/core/recorder.cc:12") == "core/recorder.cc:12");
+  CHECK(analysis::ShortSource("../../tests/a.cc:3") == "tests/a.cc:3");
+  CHECK(analysis::ShortSource("dir/a.cc:3") == "dir/a.cc:3");
+  CHECK(analysis::ShortSource("a.cc:3") == "a.cc:3");
+  CHECK(analysis::ShortSource("/a.cc:3") == "/a.cc:3");
 }
 
 }  // namespace

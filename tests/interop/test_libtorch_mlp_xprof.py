@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -83,3 +84,24 @@ def test_trace_viewer_shows_ops_with_their_costs(capture):
   assert all(int(e["args"]["bytes_accessed"]) == 4 * (m * n + m * k + n * k) for e in fc2)
   assert all(e["args"]["direction"] == "fprop" for e in fc2)
   assert all(e["args"]["layer"] == "fc2" for e in fc2)
+
+
+def test_trace_viewer_shows_marker_sources_and_module_layers(capture):
+  """NEURONPROF_SCOPE's file:line reaches xprof's trace viewer (stat "source",
+  TSL's kSourceInfo, on the call site's metadata), and each ModuleScope is
+  a "layer:<registered name>" marker around its Linear's addmm."""
+  events = xprof_tools.trace_events(capture)
+  builds = [e for e in events if e["name"] == "model_build"]
+  assert len(builds) == EPOCHS
+  for event in builds:
+    assert re.search(r"/libtorch_mlp/libtorch_mlp\.cc:[0-9]+$", event["args"].get("source", "")), event
+  # ScopedTrace-style markers (the ModuleScopes) carry no source.
+  layers = [e for e in events if e["name"] in ("layer:fc1", "layer:fc2", "layer:fc3")]
+  assert len(layers) == 3 * EPOCHS
+  assert all("source" not in e["args"] for e in layers)
+  for layer in layers:
+    inside = [e for e in events
+              if e["name"] == "aten::addmm" and e["tid"] == layer["tid"] and
+              layer["ts_us"] <= e["ts_us"] and
+              e["ts_us"] + e["dur_us"] <= layer["ts_us"] + layer["dur_us"]]
+    assert len(inside) == 1, layer

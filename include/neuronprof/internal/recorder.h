@@ -40,14 +40,22 @@ inline uint64_t NowTicks() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// EventRecord::args_offset of a NEURONPROF_SCOPE record: `name` points at
+// the call site's SourceLocation (neuronprof/trace.h), not at text. No
+// real offset comes near it (a marker fits one 64 KiB block).
+constexpr uint32_t kSourceLocationTag = 0xffffffffu;
+
 // One finished scope; 32 bytes so a 64 KiB block holds 2047 of them.
 struct EventRecord {
-  const char* name;  // A StaticName or a copy in the capture's arena.
+  // A StaticName, a copy in the capture's arena, or (args_offset ==
+  // kSourceLocationTag) a SourceLocation.
+  const char* name;
   uint64_t start_ticks;
   uint64_t end_ticks;
-  uint32_t name_length;  // Bytes at `name`, arguments included.
+  uint32_t name_length;  // Bytes of the name, arguments included.
   // 0: no arguments. Otherwise arguments follow the plain name, which is
-  // args_offset - 1 bytes long (see src/core/event_args.h for the encoding).
+  // args_offset - 1 bytes long (see src/core/event_args.h for the encoding),
+  // or kSourceLocationTag.
   uint32_t args_offset;
 };
 static_assert(sizeof(EventRecord) == 32, "EventRecord must stay 32 bytes");

@@ -47,8 +47,13 @@ class HostPlaneStats {
  public:
   explicit HostPlaneStats(xplane::XPlaneBuilder* plane) : plane_(*plane) {}
 
+  // `site`: the record's NEURONPROF_SCOPE call site, or nullptr.
   void Write(std::string_view name, const std::vector<core::DecodedArg>& args,
-             tensorflow::profiler::XEvent* event) {
+             const internal::SourceLocation* site, tensorflow::profiler::XEvent* event) {
+    if (site != nullptr) {  // No arguments, no signature.
+      event->set_metadata_id(SiteId(site, name));
+      return;
+    }
     const int64_t signature = SignatureMetadataId(name, args);
     event->set_metadata_id(signature != 0 ? signature : NameId(name));
     int own = 0;
@@ -106,6 +111,25 @@ class HostPlaneStats {
     return it->second;
   }
 
+  // One metadata per call site, named like the marker, with the stat
+  // "source" = "file:line": the location costs one stat per site, none per
+  // event. Two sites with one name get two metadata of that name.
+  int64_t SiteId(const internal::SourceLocation* site, std::string_view name) {
+    if (site == last_site_) return last_site_id_;
+    auto it = site_ids_.find(site);
+    if (it == site_ids_.end()) {
+      tensorflow::profiler::XEventMetadata* metadata = plane_.NewEventMetadata(name);
+      tensorflow::profiler::XStat* stat = metadata->add_stats();
+      stat->set_metadata_id(plane_.StatMetadataId(xplane::kSourceStat));
+      const std::string text = absl::StrCat(site->file, ":", site->line);
+      stat->set_ref_value(static_cast<uint64_t>(plane_.StatMetadataId(text)));
+      it = site_ids_.emplace(site, metadata->id()).first;
+    }
+    last_site_ = site;
+    last_site_id_ = it->second;
+    return last_site_id_;
+  }
+
   void SetValue(const core::DecodedArg& arg, int64_t key_id, tensorflow::profiler::XStat* stat) {
     stat->set_metadata_id(key_id);
     switch (arg.kind) {
@@ -151,6 +175,9 @@ class HostPlaneStats {
   absl::flat_hash_map<std::string_view, int64_t> value_refs_;
   absl::flat_hash_map<std::string_view, int64_t> name_ids_;
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
+  absl::flat_hash_map<const internal::SourceLocation*, int64_t> site_ids_;
+  const internal::SourceLocation* last_site_ = nullptr;
+  int64_t last_site_id_ = 0;
   std::vector<std::pair<std::string_view, Key>> recent_;
   std::string signature_;  // The key being looked up, reused.
 };
@@ -249,7 +276,7 @@ void AddHostPlane(const core::RecordedCapture& capture,
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
-      plane_stats.Write(core::PlainName(*record), args, event);
+      plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
     stats->events += static_cast<int64_t>(events.size());
