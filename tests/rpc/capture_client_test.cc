@@ -28,6 +28,7 @@
 #include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
+#include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -259,6 +260,25 @@ TEST_CASE("host names are the server's plain name or host_port, with the port wh
   space.set_hostnames(0, std::string(242, 'w'));
   CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "10.0.0.2_9012");
   CHECK(rpc::BaseHostName(space, *address, false, ".xplane.pb") == std::string(242, 'w'));
+}
+
+TEST_CASE("a rank of a distributed job is named <host>_rank<r>, not by its port") {
+  auto address = rpc::ParseServiceAddress("10.0.0.2:9013");
+  REQUIRE(address.ok());
+  XSpace space;
+  space.add_hostnames("worker0");
+  xplane::JobIdentity identity;
+  identity.rank = 5;
+  identity.local_rank = 1;
+  identity.world_size = 8;
+  xplane::AddJobIdentity(identity, &space);
+  const std::string_view kChrome = ".trace.json.gz";
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "worker0_rank5");
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "worker0_rank5");
+  // Rank 0 of 1 (or no stats, another profiler): as before.
+  identity = xplane::JobIdentity();
+  xplane::AddJobIdentity(identity, &space);
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "worker0_9013");
 }
 
 TEST_CASE("a host name too long for its files is refused before the capture starts") {
