@@ -94,18 +94,20 @@ absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions&
   std::vector<ServiceAddress> parsed;
   std::set<std::string> seen;
   for (size_t i = 0; i < options.service_addresses.size(); ++i) {
-    auto address = ParseServiceAddress(options.service_addresses[i]);
-    if (!address.ok()) {
+    auto addresses = ParseServiceAddresses(options.service_addresses[i]);
+    if (!addresses.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[",
-                                                     i, "]: ", address.status().message()));
+                                                     i, "]: ", addresses.status().message()));
     }
-    // Two calls to one server would collide: it runs one capture at a time.
-    if (!seen.insert(address->Target()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("CaptureOptions::service_addresses lists '", address->address,
-                       "' twice"));
+    for (ServiceAddress& address : *addresses) {
+      // Two calls to one server would collide: it runs one capture at a time.
+      if (!seen.insert(address.Target()).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CaptureOptions::service_addresses lists '", address.address,
+                         "' twice"));
+      }
+      parsed.push_back(std::move(address));
     }
-    parsed.push_back(std::move(*address));
   }
   return parsed;
 }

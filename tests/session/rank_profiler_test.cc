@@ -156,28 +156,7 @@ TEST_CASE("the capture server listens on port + local_rank unless turned off") {
 
   // A real server: local rank 1 takes the port above a free one.
   TempDir dir;
-  int base = 0;
-  int taken = 0;
-  // A free pair: base free and base + 1 free (bound, then released).
-  for (int tries = 0; tries < 50 && taken == 0; ++tries) {
-    const int fd = testing::ListenOnFreeLoopbackPort(&base);
-    if (base < 65535) {
-      const int next = testing::ListenOnFreeLoopbackPort(&taken);
-      close(next);
-      taken = 0;
-      int probe = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      address.sin_port = htons(static_cast<uint16_t>(base + 1));
-      if (bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-        taken = base + 1;
-      }
-      close(probe);
-    }
-    close(fd);
-  }
-  REQUIRE(taken == base + 1);
+  const int base = testing::FreeLoopbackPortRange(2);
   ProfilerOptions served = TestOptions(dir.path());
   served.port = base;
   served.rank = 1;
