@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "fmt/format.h"
+#include "src/xplane/job_identity.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -13,6 +14,13 @@ std::string FormatInfo(const tensorflow::profiler::XSpace& space) {
   fmt::memory_buffer out;
   auto to = std::back_inserter(out);
   for (const auto& host : space.hostnames()) fmt::format_to(to, "host: {}\n", host);
+  // Which rank of a distributed job wrote it (nothing for a single process).
+  const xplane::JobIdentity job = xplane::ReadJobIdentity(space);
+  if (job.distributed()) {
+    fmt::format_to(to, "rank: {} of world size {} (local rank {}{}{})\n", job.rank,
+                   job.world_size, job.local_rank, job.backend.empty() ? "" : ", backend ",
+                   job.backend);
+  }
   for (const auto& raw : space.planes()) {
     const xplane::PlaneVisitor plane(raw);
     fmt::format_to(to, "plane {}: {} lines, {} events\n", plane.Name(), plane.NumLines(),

@@ -3,7 +3,7 @@
 //   neuronprof info <file.xplane.pb>       planes, lines, events, warnings
 //   neuronprof convert <file.xplane.pb> [--out FILE] [--format chrome|kineto]
 //                                           Chrome or Kineto trace (.json or .json.gz)
-//   neuronprof capture --service_addr HOST:PORT[,...] --logdir DIR --duration_ms N
+//   neuronprof capture --service_addr HOST:PORT[-PORT][,...] --logdir DIR --duration_ms N
 //                                           remote capture from ProfilerService servers
 //   neuronprof summary <logdir|run|file>   operator table, time share, steps
 //   neuronprof version
@@ -29,6 +29,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
+#include "src/rpc/service_address.h"
 #include "tools/cli_output.h"
 #include "tools/info_command.h"
 #include "tools/summary_command.h"
@@ -224,7 +225,19 @@ struct CaptureArgs {
 
 int RunCapture(const CLI::App& command, CaptureArgs& args) {
   neuronprof::CaptureOptions& options = args.options;
-  options.service_addresses = absl::StrSplit(args.service_addr, ',');
+  // Port ranges (host:9012-9015, the ranks of one host) become one address
+  // per port, so that progress and results name each server.
+  for (absl::string_view entry : absl::StrSplit(args.service_addr, ',')) {
+    auto addresses = neuronprof::rpc::ParseServiceAddresses(std::string(entry));
+    if (!addresses.ok() || addresses->size() == 1) {
+      // As given: ValidateCaptureOptions names a bad one with its index.
+      options.service_addresses.emplace_back(entry);
+      continue;
+    }
+    for (const auto& address : *addresses) {
+      options.service_addresses.push_back(address.address);
+    }
+  }
   // What the parser cannot check: addresses, names, and each limit again.
   if (auto s = neuronprof::ValidateCaptureOptions(options); !s.ok()) {
     return Usage(command, s.message());
@@ -295,8 +308,10 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
       "at once into DIR/plugins/profile/<run>/");
   // The ranges are ValidateCaptureOptions's, which checks them again.
   command->add_option("--service_addr", args->service_addr,
-                      "the servers, comma-separated; \"grpc://\" prefixes are accepted")
-      ->type_name("HOST:PORT[,HOST:PORT...]")
+                      "the servers, comma-separated; \"grpc://\" prefixes are accepted; "
+                      "HOST:LOW-HIGH is every port of a range (the ranks of a host: "
+                      "ProfilerOptions::port + local_rank), at most 1024")
+      ->type_name("HOST:PORT[-PORT][,HOST:PORT...]")
       ->required();
   command->add_option("--logdir", options.logdir, "where the run folder goes")
       ->type_name("DIR")

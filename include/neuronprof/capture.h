@@ -114,8 +114,12 @@ inline constexpr int kMaxTracingAttempts = 1000;
 struct CaptureOptions {
   // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
   // gRPC URL scheme prefix, as TensorBoard writes addresses, is ignored.
-  // Every host is captured at the same time. Its files are named after the
-  // server's host name, else <host>_<port>; an address whose
+  // "host:9012-9015" is a port range, one server per port (at most 1024;
+  // the ranks of a host listen on ProfilerOptions::port + local_rank), and
+  // stands for "host:9012", ..., "host:9015" in that order (results list
+  // them so). Every host is captured at the same time. Its files are named
+  // after the server's host name, with "_rank<r>" for a rank of a
+  // distributed job (world_size > 1), else <host>_<port>; an address whose
   // <host>_<port>.trace.json.gz (.xplane.pb without write_chrome_trace)
   // would pass the file system's 255-byte NAME_MAX is refused before any
   // capture starts, and a server name too long for its files gives way to

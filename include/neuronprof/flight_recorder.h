@@ -53,7 +53,9 @@ struct FlightRecorderOptions {
   // Dumps go to <logdir>/plugins/profile/<run>/ as for a Profiler, <run>
   // being the dump's time and reason.
   std::string logdir = "./logs";
-  // Host name used in file names; default: this machine's host name.
+  // Host name used in file names; default: this machine's host name. In a
+  // distributed job (RANK, LOCAL_RANK, WORLD_SIZE set, as for
+  // ProfilerOptions) dumps are named <host>_rank<r> and carry the rank.
   std::string host_name;
   // 1 = ScopedTrace/StepTrace (kTraceCritical), 2 = info, 3 = verbose.
   int host_tracer_level = 2;
@@ -69,7 +71,8 @@ struct FlightRecorderOptions {
   // {"neuronprof_flight_recorder": true} (`neuronprof capture
   // --flight_recorder`) gets the last duration_ms at once. The server
   // lives until the process ends; if the port cannot be bound, every
-  // dump's warnings say why.
+  // dump's warnings say why. As for a Profiler, a rank listens on
+  // port + LOCAL_RANK.
   int port = 0;
   // A signal that makes the recorder dump, e.g. SIGUSR2 for
   // `kill -USR2 <pid>`: SIGHUP, SIGUSR1, SIGUSR2 or a real-time signal;

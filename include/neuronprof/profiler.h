@@ -92,7 +92,33 @@ struct ProfilerOptions {
   // Profiler's max_buffer_bytes. A port held by another program does not
   // stop the capture: ProfileResult::warnings says so. 0 = no server.
   // For other interfaces or settings, see neuronprof/server.h.
+  // In a distributed job the server listens on port + local_rank (see
+  // port_offset_by_local_rank), so that every rank of a host has its own
+  // and `neuronprof capture --service_addr host:9012-9015` reaches them all;
+  // ProfileResult::server_port says which.
   int port = 9012;
+  // Adds local_rank to port (the default); false: every rank asks for
+  // `port` itself, and only the first on a host gets it.
+  bool port_offset_by_local_rank = true;
+  // Rank identity of a distributed job (torch.distributed's): each field
+  // when set, else from the variables torch launchers (torchrun,
+  // torch.distributed.launch) set, RANK, LOCAL_RANK and WORLD_SIZE; unset
+  // and absent means a single process, rank 0 of world size 1. rank and
+  // local_rank must be below world_size; a bad value, set here or in the
+  // environment, is InvalidArgument naming the field or the variable.
+  // MASTER_ADDR and MASTER_PORT are recorded when set. Every output says
+  // which rank wrote it: the XSpace (stats rank, local_rank, world_size,
+  // backend on its "Task Environment" plane), the Kineto trace's
+  // distributedInfo, and the remote captures of the port's server. With
+  // world_size > 1 the file names are <host>_rank<r>.* (<host> being
+  // host_name or this machine's name), so that ranks sharing a host and a
+  // logdir never overwrite each other.
+  std::optional<int> rank;
+  std::optional<int> local_rank;
+  std::optional<int> world_size;
+  // The communication backend, e.g. "gloo" or "nccl" (a plain name);
+  // optional, written as distributedInfo.backend.
+  std::string backend;
   ProfileType profile_type = ProfileType::kTrace;
   // Capture window in milliseconds, 1 .. max_ms_duration. The window also
   // ends at Stop() or destruction. Not used with a schedule (steps, not

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "neuronprof/export.h"
@@ -42,6 +43,16 @@ struct ProfilerServerOptions {
   // beyond it events are dropped and counted, and the capture's warning
   // names this setting.
   int64_t max_buffer_bytes = int64_t{256} << 20;
+  // The job's rank identity, reported in every capture (as
+  // ProfilerOptions::rank etc. say): each field when set, else RANK,
+  // LOCAL_RANK, WORLD_SIZE from the environment, else rank 0 of 1. Start()
+  // refuses bad values with InvalidArgument naming the field or variable.
+  // The port is used as given: ProfilerOptions::port adds the local rank,
+  // this server does not.
+  std::optional<int> rank;
+  std::optional<int> local_rank;
+  std::optional<int> world_size;
+  std::string backend;
 };
 
 class NEURONPROF_API ProfilerServer {

@@ -57,6 +57,12 @@ class FlightRecorder::Impl {
   explicit Impl(const FlightRecorderOptions& options) : options_(options) {
     status_ = ValidateFlightOptions(options_);
     if (!status_.ok()) return;
+    // The rank comes from the environment (RANK, LOCAL_RANK, WORLD_SIZE).
+    auto identity = api::ResolveIdentity(run_options_);
+    if (!identity.ok()) {
+      status_ = identity.status();
+      return;
+    }
     auto session = session::FlightSession::Start(
         options_.host_tracer_level, static_cast<uint64_t>(options_.ring_bytes),
         "a FlightRecorder (it records until the FlightRecorder is destroyed; remote "
@@ -69,8 +75,8 @@ class FlightRecorder::Impl {
       return;
     }
     session_ = std::move(*session);
-    writer_ = std::make_unique<api::RunWriter>(run_options_,
-                                               api::EnsureCaptureServer(run_options_));
+    writer_ = std::make_unique<api::RunWriter>(
+        run_options_, *identity, api::EnsureCaptureServer(run_options_, *identity));
     if (options_.dump_signal != 0) {
       auto watch = session::SignalDump::Start(options_.dump_signal, [this] { DumpOnSignal(); });
       if (!watch.ok()) {

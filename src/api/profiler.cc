@@ -66,6 +66,13 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
       }
     }
   }
+  auto identity = api::ResolveIdentity(options);
+  if (!identity.ok()) return identity.status();
+  if (options.port != 0 && api::ServerPort(options, *identity) > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "port ", options.port, " + local_rank ", identity->local_rank,
+        " is beyond 65535: lower port, or set port_offset_by_local_rank to false"));
+  }
   constexpr int64_t kMinBuffer = 64 * 1024;
   constexpr int64_t kMaxBuffer = int64_t{1} << 40;
   if (options.max_buffer_bytes < kMinBuffer ||
@@ -83,7 +90,9 @@ namespace {
 class WindowProfiler : public Profiler::Impl {
  public:
   explicit WindowProfiler(const ProfilerOptions& options)
-      : options_(options), files_(options_, api::EnsureCaptureServer(options_)) {
+      : options_(options),
+        identity_(api::ResolveIdentity(options_).value_or(xplane::JobIdentity())),
+        files_(options_, identity_, api::EnsureCaptureServer(options_, identity_)) {
     auto session = session::CaptureSession::Start(
         api::ToCaptureOptions(options_),
         absl::StrCat("a Profiler (its ", options_.ms_duration,
@@ -157,6 +166,7 @@ class WindowProfiler : public Profiler::Impl {
   }
 
   const ProfilerOptions options_;
+  const xplane::JobIdentity identity_;  // Validated by NewProfiler.
   const api::RunWriter files_;
   mutable std::mutex mutex_;
   std::mutex join_mutex_;

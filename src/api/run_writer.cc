@@ -27,9 +27,25 @@ collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
   return capture;
 }
 
-absl::Status EnsureCaptureServer(const ProfilerOptions& options) {
-  if (options.port == 0) return absl::OkStatus();
-  return rpc::EnsureProcessServer(options.port, options.logdir, options.max_buffer_bytes);
+absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options) {
+  xplane::JobIdentityOptions job;
+  job.rank = options.rank;
+  job.local_rank = options.local_rank;
+  job.world_size = options.world_size;
+  job.backend = options.backend;
+  return xplane::ResolveJobIdentity(job, "ProfilerOptions::");
+}
+
+int ServerPort(const ProfilerOptions& options, const xplane::JobIdentity& identity) {
+  if (options.port == 0) return 0;
+  return options.port + (options.port_offset_by_local_rank ? identity.local_rank : 0);
+}
+
+absl::Status EnsureCaptureServer(const ProfilerOptions& options,
+                                 const xplane::JobIdentity& identity) {
+  const int port = ServerPort(options, identity);
+  if (port == 0) return absl::OkStatus();
+  return rpc::EnsureProcessServer(port, options.logdir, options.max_buffer_bytes, identity);
 }
 
 void RunWriter::NotifyTraceReady(ProfileResult* result) const {
@@ -47,15 +63,20 @@ void RunWriter::NotifyTraceReady(ProfileResult* result) const {
 
 absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
                                              const std::string& run_name) const {
-  const std::string host =
+  const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
-  captured.space.add_hostnames(host);
+  captured.space.add_hostnames(machine);
+  xplane::AddJobIdentity(identity_, &captured.space);
+  // One file per host and rank: ranks of one host share its name.
+  const std::string host = xplane::RankedHostName(machine, identity_);
   ProfileResult result;
   result.events = captured.stats.events;
   result.threads = captured.stats.threads;
   result.dropped_events = captured.stats.dropped;
   result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
-  if (options_.port != 0 && server_status_.ok()) result.server_port = options_.port;
+  if (options_.port != 0 && server_status_.ok()) {
+    result.server_port = ServerPort(options_, identity_);
+  }
   if (!server_status_.ok()) {
     result.warnings.push_back(absl::StrCat(
         "no capture server: ", server_status_.message(),

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "neuronprof/profiler.h"
 #include "src/session/capture_session.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 
@@ -30,15 +31,27 @@ namespace api {
 
 collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options);
 
-// Starts the process's capture server of options.port (0: none).
-absl::Status EnsureCaptureServer(const ProfilerOptions& options);
+// The job's rank identity: the options' fields, else the environment's.
+absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options);
+
+// The port the capture server listens on: options.port, plus the local
+// rank unless port_offset_by_local_rank is false. 0: no server.
+int ServerPort(const ProfilerOptions& options, const xplane::JobIdentity& identity);
+
+// Starts the process's capture server of ServerPort (0: none), which
+// reports `identity` in its remote captures.
+absl::Status EnsureCaptureServer(const ProfilerOptions& options,
+                                 const xplane::JobIdentity& identity);
 
 // Writes captures into options.logdir; thread-safe (const).
 class RunWriter {
  public:
   // `server_status`: what starting the port's server gave, for warnings.
-  RunWriter(const ProfilerOptions& options, absl::Status server_status)
-      : options_(options), server_status_(std::move(server_status)) {}
+  RunWriter(const ProfilerOptions& options, xplane::JobIdentity identity,
+            absl::Status server_status)
+      : options_(options),
+        identity_(std::move(identity)),
+        server_status_(std::move(server_status)) {}
 
   // Writes `captured` as the run `run_name` (empty: named by its start
   // time), as the header's Profiler::Stop() says, including the fallback
@@ -56,6 +69,7 @@ class RunWriter {
                         std::vector<std::string>* files) const;
 
   const ProfilerOptions& options_;  // Owned by the Profiler, outlives this.
+  const xplane::JobIdentity identity_;
   const absl::Status server_status_;
 };
 

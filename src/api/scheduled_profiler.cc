@@ -39,7 +39,8 @@ class ScheduledProfiler : public Profiler::Impl {
   explicit ScheduledProfiler(const ProfilerOptions& options)
       : options_(options),
         schedule_(*options_.schedule),
-        files_(options_, EnsureCaptureServer(options_)) {
+        identity_(ResolveIdentity(options_).value_or(xplane::JobIdentity())),
+        files_(options_, identity_, EnsureCaptureServer(options_, identity_)) {
     // Refuse kOperator without an operator collector now, not at the
     // first warmup many steps later.
     init_status_ = session::CaptureSession::CheckCollectors(ToCaptureOptions(options_));
@@ -209,6 +210,7 @@ class ScheduledProfiler : public Profiler::Impl {
 
   const ProfilerOptions options_;
   const ProfilerSchedule schedule_;
+  const xplane::JobIdentity identity_;  // Validated by NewProfiler.
   const RunWriter files_;
   absl::Status init_status_;
   std::atomic<bool> recording_{false};

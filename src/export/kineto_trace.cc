@@ -20,6 +20,7 @@
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/json_reader.h"
+#include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -84,9 +85,21 @@ class KinetoWriter {
     Classify();
     out_.Raw("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
     WriteDeviceProperties();
-    // HTA refuses a trace without distributedInfo.rank; one capture is one
-    // rank of its own (the plugin ignores this key).
-    out_.Raw("],\n\"distributedInfo\":{\"rank\":0,\"world_size\":1},");
+    // HTA refuses a trace without distributedInfo.rank and tells ranks
+    // apart by it; keys as torch.profiler writes them (backend only when
+    // known). A single process is rank 0 of world size 1.
+    const xplane::JobIdentity identity = xplane::ReadJobIdentity(space_);
+    out_.Raw("],\n\"distributedInfo\":{");
+    if (!identity.backend.empty()) {
+      out_.Raw("\"backend\":");
+      out_.String(identity.backend);
+      out_.Raw(",");
+    }
+    out_.Raw("\"rank\":");
+    out_.Int(identity.rank);
+    out_.Raw(",\"world_size\":");
+    out_.Int(identity.world_size);
+    out_.Raw("},");
     out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
     out_.Int(xplane::ProfileStartEpochNs(space_));
     out_.Raw(",\n\"traceEvents\":[");

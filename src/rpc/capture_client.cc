@@ -92,18 +92,20 @@ absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions&
   std::vector<ServiceAddress> parsed;
   std::set<std::string> seen;
   for (size_t i = 0; i < options.service_addresses.size(); ++i) {
-    auto address = ParseServiceAddress(options.service_addresses[i]);
-    if (!address.ok()) {
+    auto addresses = ParseServiceAddresses(options.service_addresses[i]);
+    if (!addresses.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[",
-                                                     i, "]: ", address.status().message()));
+                                                     i, "]: ", addresses.status().message()));
     }
-    // Two calls to one server would collide: it runs one capture at a time.
-    if (!seen.insert(address->Target()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("CaptureOptions::service_addresses lists '", address->address,
-                       "' twice"));
+    for (ServiceAddress& address : *addresses) {
+      // Two calls to one server would collide: it runs one capture at a time.
+      if (!seen.insert(address.Target()).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CaptureOptions::service_addresses lists '", address.address,
+                         "' twice"));
+      }
+      parsed.push_back(std::move(address));
     }
-    parsed.push_back(std::move(*address));
   }
   return parsed;
 }
@@ -278,10 +280,9 @@ class ProfileCall final : public grpc::ClientUnaryReactor {
 };
 
 // Picks this host's unique file name prefix in the run folder.
-std::string ClaimHostName(Run& run, const std::vector<std::string>& hostnames,
-                          const HostJob& job) {
-  std::string name = BaseHostName(hostnames, job.address, job.host_is_shared,
-                                  LongestFileSuffix(*run.options));
+std::string ClaimHostName(Run& run, const ScannedResponse& scanned, const HostJob& job) {
+  std::string name = BaseHostName(scanned.hostnames, job.address, job.host_is_shared,
+                                  LongestFileSuffix(*run.options), scanned.identity);
   std::lock_guard<std::mutex> lock(run.mutex);
   if (run.taken_names.count(name) > 0) {
     const std::string with_port = absl::StrCat(name, "_", job.address.port);
@@ -467,7 +468,7 @@ void CaptureHost(Run& run, size_t index) {
             EmptyCaptureReason(options, job.address, scanned.warnings));
         continue;
       }
-      const std::string host = ClaimHostName(run, scanned.hostnames, job);
+      const std::string host = ClaimHostName(run, scanned, job);
       result.host = host;
       SetStage(run, job, HostCaptureState::kWriting);
       auto files = WriteHostFiles(run, *profile, host, job.address, timings, received);
@@ -649,15 +650,19 @@ std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
                          bool host_is_shared, std::string_view longest_suffix) {
   return BaseHostName(std::vector<std::string>(space.hostnames().begin(),
                                                space.hostnames().end()),
-                      address, host_is_shared, longest_suffix);
+                      address, host_is_shared, longest_suffix,
+                      xplane::ReadJobIdentity(space));
 }
 
 std::string BaseHostName(const std::vector<std::string>& hostnames,
                          const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix) {
+                         std::string_view longest_suffix,
+                         const xplane::JobIdentity& identity) {
   if (!hostnames.empty() && exporter::IsPlainName(hostnames[0])) {
-    std::string name = hostnames[0];
-    if (host_is_shared) absl::StrAppend(&name, "_", address.port);
+    // Ranks sharing a host are told apart by rank, as their own files are;
+    // other servers sharing a host by port.
+    std::string name = xplane::RankedHostName(hostnames[0], identity);
+    if (host_is_shared && !identity.distributed()) absl::StrAppend(&name, "_", address.port);
     // A name too long for its files falls back to host_port, which
     // CheckOptions made sure fits before the capture started.
     if (name.size() + longest_suffix.size() <= exporter::kMaxFileNameBytes) return name;

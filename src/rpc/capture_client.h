@@ -13,6 +13,7 @@
 #include "proto/profiler_service.pb.h"
 #include "proto/xplane.pb.h"
 #include "src/rpc/service_address.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -60,17 +61,20 @@ std::string_view LongestFileSuffix(const CaptureOptions& options);
 std::string AddressHostName(const ServiceAddress& address);
 
 // The file name prefix for a host before collisions are resolved: the
-// server's plain host name, else AddressHostName; with "_<port>" when the
-// address shares its host with another address of the same capture. A
-// server name whose files (prefix + `longest_suffix`) would exceed NAME_MAX
-// falls back to AddressHostName too.
+// server's plain host name, else AddressHostName; for a rank of a
+// distributed job (world_size > 1 in the profile's Task Environment plane)
+// "<host>_rank<r>" (xplane::RankedHostName, as a Profiler names its own
+// files), else with "_<port>" when the address shares its host with another
+// address of the same capture. A server name whose files (prefix +
+// `longest_suffix`) would exceed NAME_MAX falls back to AddressHostName too.
 std::string BaseHostName(const tensorflow::profiler::XSpace& space,
                          const ServiceAddress& address, bool host_is_shared,
                          std::string_view longest_suffix);
-// The same from the space's host names alone.
+// The same from the space's host names and rank identity.
 std::string BaseHostName(const std::vector<std::string>& hostnames,
                          const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix);
+                         std::string_view longest_suffix,
+                         const xplane::JobIdentity& identity = xplane::JobIdentity());
 
 }  // namespace rpc
 }  // namespace neuronprof

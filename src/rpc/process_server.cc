@@ -11,7 +11,8 @@ namespace neuronprof {
 namespace rpc {
 
 absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
-                                 int64_t max_buffer_bytes) {
+                                 int64_t max_buffer_bytes,
+                                 const xplane::JobIdentity& identity) {
   // Never destroyed: gRPC's threads may still run during static
   // destruction, and the servers must outlive every Profiler.
   static std::mutex* mutex = new std::mutex;
@@ -22,6 +23,10 @@ absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
   options.port = port;
   options.allowed_root = allowed_root;
   options.max_buffer_bytes = max_buffer_bytes;
+  options.rank = identity.rank;
+  options.local_rank = identity.local_rank;
+  options.world_size = identity.world_size;
+  options.backend = identity.backend;
   auto server = ProfilerServer::Start(options);
   if (!server.ok()) return server.status();
   servers->emplace(port, std::move(*server));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -16,9 +17,11 @@ namespace rpc {
 // Makes sure this process serves tensorflow.ProfilerService on 127.0.0.1:port
 // (1..65535). A server already started here on that port is reused; a new
 // one saves profiles only under `allowed_root` and captures with an event
-// buffer of `max_buffer_bytes`. The error names the port.
+// buffer of `max_buffer_bytes`, reporting `identity` (the job's rank) in
+// its captures. The error names the port.
 absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
-                                 int64_t max_buffer_bytes);
+                                 int64_t max_buffer_bytes,
+                                 const xplane::JobIdentity& identity);
 
 }  // namespace rpc
 }  // namespace neuronprof

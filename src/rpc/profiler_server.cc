@@ -11,13 +11,16 @@
 #include "neuronprof/server.h"
 #include "src/rpc/parse_error_interceptor.h"
 #include "src/rpc/profiler_service_impl.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 
 namespace {
 
-rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options) {
+rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options,
+                                     xplane::JobIdentity identity) {
   rpc::ServiceOptions service;
+  service.identity = std::move(identity);
   service.allowed_root = options.allowed_root;
   service.max_duration_ms = options.max_duration_ms;
   service.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
@@ -28,8 +31,8 @@ rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options) {
 
 class ProfilerServer::Impl {
  public:
-  Impl(const ProfilerServerOptions& options)
-      : service_(ToServiceOptions(options)) {}
+  Impl(const ProfilerServerOptions& options, xplane::JobIdentity identity)
+      : service_(ToServiceOptions(options, std::move(identity))) {}
   ~Impl() { Shutdown(); }
 
   absl::Status Start(const ProfilerServerOptions& options) {
@@ -100,7 +103,14 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
   if (options.allowed_root.empty()) {
     return absl::InvalidArgumentError("allowed_root must not be empty");
   }
-  auto impl = std::make_unique<Impl>(options);
+  xplane::JobIdentityOptions job;
+  job.rank = options.rank;
+  job.local_rank = options.local_rank;
+  job.world_size = options.world_size;
+  job.backend = options.backend;
+  auto identity = xplane::ResolveJobIdentity(job, "ProfilerServerOptions::");
+  if (!identity.ok()) return identity.status();
+  auto impl = std::make_unique<Impl>(options, std::move(*identity));
   if (auto s = impl->Start(options); !s.ok()) return s;
   return std::unique_ptr<ProfilerServer>(new ProfilerServer(std::move(impl)));
 }

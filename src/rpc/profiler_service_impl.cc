@@ -414,6 +414,7 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
                                           session::CaptureResult captured,
                                           tensorflow::ProfileResponse* response) {
   captured.space.add_hostnames(host);
+  xplane::AddJobIdentity(options_.identity, &captured.space);
   response->set_empty_trace(captured.stats.events == 0);
   // Tell the client why the window is empty; drop warnings stay as well.
   if (captured.stats.events == 0) captured.space.add_warnings(empty_reason);

@@ -15,6 +15,7 @@
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/export/atomic_file.h"
 #include "src/session/capture_session.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -38,6 +39,8 @@ struct ServiceOptions {
   std::string allowed_root = "./logs";
   int64_t max_duration_ms = 3600 * 1000;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
+  // The job's rank, stored in every capture's Task Environment plane.
+  xplane::JobIdentity identity;
 };
 
 // Where a Profile without emit_xspace saves: <relative_dir>/<file_name>

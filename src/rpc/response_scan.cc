@@ -11,6 +11,8 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include "absl/strings/str_cat.h"
+#include "proto/xplane.pb.h"
+#include "src/xplane/names.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -93,16 +95,34 @@ bool SkipOrCountEvent(CodedInputStream& in, uint32_t tag, int64_t* events) {
   return in.ReadVarint32(&size) && in.Skip(static_cast<int>(size));
 }
 
-bool ScanXSpace(CodedInputStream& in, uint32_t size, ScannedResponse* out) {
+// `response`: the whole response, for the bytes of the Task Environment
+// plane (small: stats only), which alone is parsed.
+bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
+                ScannedResponse* out) {
   return ReadBody(in, size, [&](uint32_t tag) {
     switch (tag) {
-      case LengthDelimited(1):  // planes
-        return ReadMessage(in, [&](uint32_t plane_tag) {
+      case LengthDelimited(1): {  // planes
+        uint32_t plane_size = 0;
+        if (!in.ReadVarint32(&plane_size)) return false;
+        const int64_t plane_start = in.CurrentPosition();
+        std::string name;
+        bool has_lines = false;
+        const bool read = ReadBody(in, plane_size, [&](uint32_t plane_tag) {
+          if (plane_tag == LengthDelimited(2)) return WireFormatLite::ReadString(&in, &name);
           if (plane_tag != LengthDelimited(3)) return WireFormatLite::SkipField(&in, plane_tag);
+          has_lines = true;
           return ReadMessage(in, [&](uint32_t line_tag) {  // lines: events are field 4
             return SkipOrCountEvent(in, line_tag, &out->events);
           });
         });
+        if (read && !has_lines && name == xplane::kTaskEnvironmentPlaneName) {
+          tensorflow::profiler::XPlane plane;
+          if (ParsePieces(SubPieces(response, plane_start, plane_size), &plane)) {
+            out->identity = xplane::ReadJobIdentity(plane);
+          }
+        }
+        return read;
+      }
       case LengthDelimited(3):  // warnings
         return WireFormatLite::ReadString(&in, &out->warnings.emplace_back());
       case LengthDelimited(4):  // hostnames
@@ -154,11 +174,12 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
     if (!ok) break;
     const int64_t start = in.CurrentPosition();
     ScannedResponse space;
-    ok = ScanXSpace(in, size, &space);
+    ok = ScanXSpace(in, size, response, &space);
     scanned.xspace = SubPieces(response, start, size);
     scanned.hostnames = std::move(space.hostnames);
     scanned.warnings = std::move(space.warnings);
     scanned.events = space.events;
+    scanned.identity = std::move(space.identity);
   }
   if (!ok) {
     return absl::DataLossError(

@@ -14,6 +14,7 @@
 #include <google/protobuf/message_lite.h>
 
 #include "absl/status/statusor.h"
+#include "src/xplane/job_identity.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -30,6 +31,8 @@ struct ScannedResponse {
   std::vector<std::string> hostnames;
   std::vector<std::string> warnings;
   int64_t events = 0;
+  // The rank identity of its Task Environment plane (rank 0 of 1 if none).
+  xplane::JobIdentity identity;
 };
 
 // Scans `response` (a whole serialized ProfileResponse). DataLoss names

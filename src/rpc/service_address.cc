@@ -66,5 +66,46 @@ absl::StatusOr<ServiceAddress> ParseServiceAddress(const std::string& text) {
   return parsed;
 }
 
+absl::StatusOr<std::vector<ServiceAddress>> ParseServiceAddresses(const std::string& text) {
+  // A range is "<host>:<low>-<high>"; the host may hold '-' but not after
+  // its last ':' (IPv6 hosts are bracketed).
+  const size_t colon = text.rfind(':');
+  const size_t dash = text.find('-', colon == std::string::npos ? 0 : colon);
+  if (colon == std::string::npos || dash == std::string::npos ||
+      text.find(']', colon) != std::string::npos) {
+    auto single = ParseServiceAddress(text);
+    if (!single.ok()) return single.status();
+    return std::vector<ServiceAddress>{std::move(*single)};
+  }
+  auto bad_range = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a host:port or host:low-high port range: ", why));
+  };
+  const std::string high_text = text.substr(dash + 1);
+  int high = 0;
+  if (high_text.empty() || high_text[0] == '+' || high_text[0] == '-' ||
+      !absl::SimpleAtoi(high_text, &high) || high < 1 || high > 65535) {
+    return bad_range("the ports must be numbers 1..65535");
+  }
+  auto first = ParseServiceAddress(text.substr(0, dash));
+  if (!first.ok()) return bad_range(std::string(first.status().message()));
+  const int low = first->port;
+  if (high < low) {
+    return bad_range(absl::StrCat("the range is reversed (", low, " > ", high, ")"));
+  }
+  if (high - low + 1 > kMaxPortRange) {
+    return bad_range(absl::StrCat("it names ", high - low + 1, " ports, at most ", kMaxPortRange,
+                                  " are allowed"));
+  }
+  std::vector<ServiceAddress> addresses;
+  for (int port = low; port <= high; ++port) {
+    ServiceAddress address = *first;
+    address.port = port;
+    address.address = address.Target();
+    addresses.push_back(std::move(address));
+  }
+  return addresses;
+}
+
 }  // namespace rpc
 }  // namespace neuronprof

@@ -152,6 +152,15 @@ inline bool IsMemoryEventName(std::string_view name) {
 // Stats of the "Task Environment" plane (uint64, ns since the epoch).
 inline constexpr char kProfileStartTimeStat[] = "profile_start_time";
 inline constexpr char kProfileStopTimeStat[] = "profile_stop_time";
+// The job's rank identity on the Task Environment plane (xplane/job_identity):
+// int64 rank, local_rank, world_size, master_port; str backend, master_addr.
+// Names as torch.distributed's (and the Kineto trace's distributedInfo).
+inline constexpr char kRankStat[] = "rank";
+inline constexpr char kLocalRankStat[] = "local_rank";
+inline constexpr char kWorldSizeStat[] = "world_size";
+inline constexpr char kBackendStat[] = "backend";
+inline constexpr char kMasterAddrStat[] = "master_addr";
+inline constexpr char kMasterPortStat[] = "master_port";
 
 // Plane-level stats written by neuronprof.
 inline constexpr char kProcessIdStat[] = "pid";  // int64, on the host plane

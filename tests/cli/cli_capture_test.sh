@@ -61,13 +61,19 @@ expect_usage "negative device tracer level" "--device_tracer_level: Value -1 not
 expect_usage "bad address" "service_addresses[1]" \
   capture --service_addr 127.0.0.1:1,nohost "${L[@]}" --duration_ms 100
 expect_usage "bad run name" "run_name" capture "${A[@]}" --duration_ms 100 --run_name ../up
+expect_usage "reversed port range" "the range is reversed (9015 > 9012)" \
+  capture --service_addr 127.0.0.1:9015-9012 "${L[@]}" --duration_ms 100
+expect_usage "port range of over 1024 ports" "names 1025 ports, at most 1024" \
+  capture --service_addr 127.0.0.1:9012-10036 "${L[@]}" --duration_ms 100
+expect_usage "port range beyond 65535" "the ports must be numbers 1..65535" \
+  capture --service_addr 127.0.0.1:65535-65536 "${L[@]}" --duration_ms 100
 expect_usage "no command" "A subcommand is required"
 expect_usage "unknown command" "unknown command 'capturee'" capturee
 # --help: the generated help on stdout, exit 0, nothing captured.
 rc=0
 "$CLI" capture --help >"$WORK/out" 2>"$WORK/err" || rc=$?
 if [[ $rc -eq 0 && ! -s $WORK/err ]] && grep -q "Usage: neuronprof capture \[OPTIONS\]" "$WORK/out" &&
-   grep -q -- "--service_addr HOST:PORT\[,HOST:PORT...\] REQUIRED" "$WORK/out" &&
+   grep -q -- "--service_addr HOST:PORT\[-PORT\]\[,HOST:PORT...\] REQUIRED" "$WORK/out" &&
    grep -q -- "--num_tracing_attempts K:INT in \[1 - 1000\]=3" "$WORK/out"; then
   pass "capture --help"
 else
@@ -131,6 +137,55 @@ fi
 
 exec {HELPER[1]}>&-
 wait "$HELPER_PID"
+
+# Two ranks of a job on this host, each server started by a Profiler on
+# base + LOCAL_RANK: one port range captures both into one run folder, one
+# file per rank named by the rank each server reports.
+base=$(python3 -c '
+import socket
+for _ in range(100):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); base = s.getsockname()[1]; s.close()
+    try:
+        t = socket.socket(); t.bind(("127.0.0.1", base + 1)); t.close()
+        print(base); break
+    except OSError:
+        pass')
+RANK_IN=()
+for r in 0 1; do
+  mkfifo "$WORK/in$r" "$WORK/out$r"
+  # Without the earlier ranks' stdin pipes: each must see its own EOF.
+  (for f in "${RANK_IN[@]}"; do eval "exec $f>&-"; done
+   RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 exec "$SERVER" "$WORK/ranks" profiler "$base") \
+    <"$WORK/in$r" >"$WORK/out$r" &
+  RANK_PIDS[r]=$!
+  exec {fd}>"$WORK/in$r"
+  RANK_IN[r]=$fd
+  exec {fd}<"$WORK/out$r"
+  RANK_OUT[r]=$fd
+  read -r -t 20 -u "$fd" word rank_port || fail "rank $r did not start"
+  [[ "$word $rank_port" == "port $((base + r))" ]] || fail "rank $r said '$word $rank_port'"
+done
+rc=0
+"$CLI" capture --service_addr "127.0.0.1:$base-$((base + 1))" --logdir "$WORK/logs" \
+  --duration_ms 300 --run_name ranks >"$WORK/out" 2>"$WORK/err" || rc=$?
+run="$WORK/logs/plugins/profile/ranks"
+if [[ $rc -eq 0 ]] && grep -qx "captured 2 of 2 hosts" "$WORK/out" &&
+   grep -q "^OK 127\.0\.0\.1:$base .*file=$run/127.0.0.1_rank0.xplane.pb\$" "$WORK/out" &&
+   grep -q "^OK 127\.0\.0\.1:$((base + 1)) .*file=$run/127.0.0.1_rank1.xplane.pb\$" "$WORK/out" &&
+   [[ "$(ls "$run" | tr '\n' ' ')" == "127.0.0.1_rank0.trace.json.gz 127.0.0.1_rank0.xplane.pb 127.0.0.1_rank1.trace.json.gz 127.0.0.1_rank1.xplane.pb " ]]; then
+  pass "a port range captures every rank of the host into one run"
+else
+  fail "port range capture: exit $rc; files: $(ls "$run" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+# Each file says which rank wrote it.
+for r in 0 1; do
+  "$CLI" info "$run/127.0.0.1_rank$r.xplane.pb" >"$WORK/info$r" 2>&1
+  has "rank $r's file says so" "$WORK/info$r" "rank: $r of world size 2 (local rank $r)"
+done
+for r in 0 1; do
+  eval "exec ${RANK_IN[r]}>&- ${RANK_OUT[r]}<&-"
+  wait "${RANK_PIDS[r]}"
+done
 
 # Only refused hosts: exit 1, FAILED lines, no run folder.
 rc=0

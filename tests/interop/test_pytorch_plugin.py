@@ -214,3 +214,29 @@ def test_cli_convert_writes_the_same_trace(logdir, trace_json, tmp_path):
                  check=True, capture_output=True, text=True)
   with gzip.open(out, "rt") as f:
     assert json.load(f) == trace_json
+
+
+def test_loader_sees_each_rank_of_a_distributed_run(tmp_path):
+  """Two ranks of a Gloo job (as one Profiler per rank writes them): the
+  plugin's loader lists one worker per rank, and each parsed trace carries
+  its rank in distributedInfo, the dict the Distributed view reads."""
+  from torch_tb_profiler import io as tb_io
+  from torch_tb_profiler import plugin
+  from torch_tb_profiler.profiler.data import RunProfileData
+  from torch_tb_profiler.profiler.loader import RunLoader
+  run = "ranks"
+  subprocess.run([_binary(WRITER, "write_kineto_sample"), str(tmp_path), run, "2"],
+                 capture_output=True, text=True, check=True)
+  run_dir = os.path.join(tmp_path, run)
+  workers = [f"{WORKER}_rank{r}" for r in (0, 1)]
+  assert sorted(os.listdir(run_dir)) == [f"{w}.pt.trace.json.gz" for w in workers]
+  for rank, worker in enumerate(workers):
+    data = RunProfileData.parse(worker, None, os.path.join(run_dir, f"{worker}.pt.trace.json.gz"),
+                                tempfile.mkdtemp())
+    assert data.distributed_info == {"backend": "gloo", "rank": rank, "world_size": 2}
+  fake_plugin = types.SimpleNamespace(logdir=str(tmp_path))
+  loaded = RunLoader(plugin.TorchProfilerPlugin._get_run_name(fake_plugin, run_dir),
+                     run_dir, tb_io.Cache()).load()
+  assert sorted(loaded.get_workers("Overview")) == workers
+  for worker in workers:
+    assert loaded.get_profile(worker, "default") is not None

@@ -28,6 +28,7 @@
 #include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
+#include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -88,7 +89,10 @@ class MarkerThread {
 // stdout says "port N" and then "capturing" per window.
 class ChildServer {
  public:
-  explicit ChildServer(const std::string& allowed_root) {
+  // `args` follow ALLOWED_ROOT; `env` ("NAME=value") is added to (and
+  // replaces the same names of) this process's environment.
+  explicit ChildServer(const std::string& allowed_root, std::vector<std::string> args = {},
+                       const std::vector<std::string>& env = {}) {
     int in[2], out[2];
     REQUIRE(pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(pipe2(out, O_CLOEXEC) == 0);
@@ -98,8 +102,23 @@ class ChildServer {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     std::string path = NEURONPROF_TEST_CAPTURE_SERVER;
     std::string root = allowed_root;
-    char* argv[] = {path.data(), root.data(), nullptr};
-    const int spawned = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv, environ);
+    std::vector<char*> argv = {path.data(), root.data()};
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings = env;
+    for (char** var = environ; *var != nullptr; ++var) {
+      const std::string entry = *var;
+      const std::string name = entry.substr(0, entry.find('=') + 1);
+      if (std::none_of(env.begin(), env.end(),
+                       [&](const std::string& e) { return e.rfind(name, 0) == 0; })) {
+        env_strings.push_back(entry);
+      }
+    }
+    std::vector<char*> envp;
+    for (std::string& entry : env_strings) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    const int spawned =
+        posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     close(in[0]);
     close(out[1]);
@@ -213,6 +232,61 @@ TEST_CASE("service addresses parse with optional grpc:// and IPv6 brackets") {
   }
 }
 
+TEST_CASE("a port range stands for one address per port; bad ranges are refused") {
+  auto range = rpc::ParseServiceAddresses("grpc://node1:9012-9015");
+  REQUIRE(range.ok());
+  REQUIRE(range->size() == 4);
+  for (int i = 0; i < 4; ++i) {
+    CHECK((*range)[i].host == "node1");
+    CHECK((*range)[i].port == 9012 + i);
+    CHECK((*range)[i].address == "node1:" + std::to_string(9012 + i));
+  }
+  auto v6 = rpc::ParseServiceAddresses("[::1]:9012-9013");
+  REQUIRE(v6.ok());
+  REQUIRE(v6->size() == 2);
+  CHECK((*v6)[1].address == "[::1]:9013");
+  auto one = rpc::ParseServiceAddresses("my-host:9012");  // '-' in a host name.
+  REQUIRE(one.ok());
+  REQUIRE(one->size() == 1);
+  CHECK((*one)[0].host == "my-host");
+  auto same = rpc::ParseServiceAddresses("node1:9012-9012");
+  REQUIRE(same.ok());
+  CHECK(same->size() == 1);
+  CHECK(rpc::ParseServiceAddresses("node1:1-1024").ok());
+
+  struct Case {
+    const char* text;
+    const char* why;
+  } cases[] = {
+      {"node1:9015-9012", "reversed"},
+      {"node1:9012-10036", "1025 ports"},
+      {"node1:0-3", "1..65535"},
+      {"node1:65535-65536", "1..65535"},
+      {"node1:9012-", "1..65535"},
+      {"node1:9012-x", "1..65535"},
+      {"node1:-9012", "1..65535"},
+      {"node1:9012--9013", "1..65535"},
+      {":9012-9013", "host is missing"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    auto parsed = rpc::ParseServiceAddresses(c.text);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(absl::IsInvalidArgument(parsed.status()));
+    CHECK(Contains(Message(parsed.status()), c.why));
+    CHECK(Contains(Message(parsed.status()), c.text));
+  }
+  // In the options too, with the entry named; and a range overlapping a
+  // listed address would capture one server twice.
+  CaptureOptions options;
+  options.service_addresses = {"node1:9012", "node1:9015-9012"};
+  CHECK(Contains(Message(ValidateCaptureOptions(options)), "service_addresses[1]"));
+  options.service_addresses = {"node1:9013", "node1:9012-9015"};
+  CHECK(Contains(Message(ValidateCaptureOptions(options)), "'node1:9013' twice"));
+  options.service_addresses = {"node1:9012-9015", "node2:9012-9015"};
+  CHECK(ValidateCaptureOptions(options).ok());
+}
+
 TEST_CASE("the Profile request carries what TSL's capture client sends") {
   CaptureOptions options;
   options.duration_ms = 1234;
@@ -259,6 +333,25 @@ TEST_CASE("host names are the server's plain name or host_port, with the port wh
   space.set_hostnames(0, std::string(242, 'w'));
   CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "10.0.0.2_9012");
   CHECK(rpc::BaseHostName(space, *address, false, ".xplane.pb") == std::string(242, 'w'));
+}
+
+TEST_CASE("a rank of a distributed job is named <host>_rank<r>, not by its port") {
+  auto address = rpc::ParseServiceAddress("10.0.0.2:9013");
+  REQUIRE(address.ok());
+  XSpace space;
+  space.add_hostnames("worker0");
+  xplane::JobIdentity identity;
+  identity.rank = 5;
+  identity.local_rank = 1;
+  identity.world_size = 8;
+  xplane::AddJobIdentity(identity, &space);
+  const std::string_view kChrome = ".trace.json.gz";
+  CHECK(rpc::BaseHostName(space, *address, false, kChrome) == "worker0_rank5");
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "worker0_rank5");
+  // Rank 0 of 1 (or no stats, another profiler): as before.
+  identity = xplane::JobIdentity();
+  xplane::AddJobIdentity(identity, &space);
+  CHECK(rpc::BaseHostName(space, *address, true, kChrome) == "worker0_9013");
 }
 
 TEST_CASE("a host name too long for its files is refused before the capture starts") {
@@ -603,6 +696,64 @@ TEST_CASE("a server killed mid-capture fails alone and the other host's files ar
   CHECK(Exists(kept.files[1]));
   // Only the survivor's files are in the run folder.
   CHECK_FALSE(Exists(result->run_dir + "/" + killed.host + ".xplane.pb"));
+}
+
+}  // namespace
+}  // namespace neuronprof
+
+namespace neuronprof {
+namespace {
+
+// Ranks of one distributed job on this host, each a child process whose
+// server a Profiler started on base + LOCAL_RANK (RANK, LOCAL_RANK and
+// WORLD_SIZE set per child, as torchrun does).
+std::vector<std::unique_ptr<ChildServer>> StartRanks(const std::string& root, int ranks,
+                                                     int* base) {
+  *base = testing::FreeLoopbackPortRange(ranks);
+  std::vector<std::unique_ptr<ChildServer>> children;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const std::string r = std::to_string(rank);
+    children.push_back(std::make_unique<ChildServer>(
+        root, std::vector<std::string>{"profiler", std::to_string(*base)},
+        std::vector<std::string>{"RANK=" + r, "LOCAL_RANK=" + r,
+                                 "WORLD_SIZE=" + std::to_string(ranks)}));
+    REQUIRE(children.back()->port() == *base + rank);
+  }
+  return children;
+}
+
+TEST_CASE("every rank of a host is captured by one port range into one run folder") {
+  TempDir dir;
+  constexpr int kRanks = 3;
+  int base = 0;
+  auto children = StartRanks(dir.path(), kRanks, &base);
+  CaptureOptions options = Options(
+      dir.path(),
+      {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
+  options.write_chrome_trace = false;
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts.size() == kRanks);
+  CHECK(result->all_ok());
+  std::vector<std::string> expected;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const HostCaptureResult& host = result->hosts[rank];
+    CAPTURE(rank);
+    CHECK(host.address == Loopback(base + rank));  // In range order.
+    // The file name comes from the rank the server reported, not its port.
+    CHECK(host.host == "127.0.0.1_rank" + std::to_string(rank));
+    REQUIRE(host.files.size() == 1);
+    CHECK(host.files[0] == result->run_dir + "/" + host.host + ".xplane.pb");
+    const XSpace space = testing::ReadXSpace(host.files[0]);
+    const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
+    CHECK(identity.rank == rank);
+    CHECK(identity.local_rank == rank);
+    CHECK(identity.world_size == kRanks);
+    CHECK(HasEvent(space, "helper_marker"));
+    expected.push_back(host.host + ".xplane.pb");
+  }
+  // One file per rank, nothing else.
+  CHECK(testing::ListDir(result->run_dir) == expected);
 }
 
 }  // namespace

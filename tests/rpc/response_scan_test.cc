@@ -10,6 +10,7 @@
 
 #include "proto/profiler_service.pb.h"
 #include "src/rpc/capture_client.h"
+#include "src/xplane/job_identity.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -76,6 +77,33 @@ TEST_CASE("the scan finds the XSpace's bytes, host names, warnings and events in
     XSpace parsed;
     REQUIRE(rpc::ParsePieces(scanned->xspace, &parsed));
     CHECK(parsed.SerializeAsString() == space.SerializeAsString());
+  }
+}
+
+TEST_CASE("the scan reads the rank identity of the Task Environment plane") {
+  XSpace space = SampleSpace();
+  tensorflow::ProfileResponse single;
+  *single.mutable_xspace() = space;
+  auto plain = rpc::ScanProfileResponse({single.SerializeAsString()}, "server:1");
+  REQUIRE(plain.ok());
+  CHECK(plain->identity == xplane::JobIdentity());  // None stored: rank 0 of 1.
+
+  xplane::SetProfileTimes(&space, 1000, 2000);
+  xplane::JobIdentity identity;
+  identity.rank = 2;
+  identity.local_rank = 0;
+  identity.world_size = 3;
+  identity.backend = "nccl";
+  xplane::AddJobIdentity(identity, &space);
+  tensorflow::ProfileResponse response;
+  *response.mutable_xspace() = space;
+  const std::string bytes = response.SerializeAsString();
+  for (size_t size : {size_t{1}, size_t{5}, bytes.size()}) {
+    CAPTURE(size);
+    auto scanned = rpc::ScanProfileResponse(Cut(bytes, size), "server:1");
+    REQUIRE(scanned.ok());
+    CHECK(scanned->identity == identity);
+    CHECK(scanned->events == xplane::NumEvents(space));
   }
 }
 

@@ -72,6 +72,36 @@ inline int ListenOnFreeLoopbackPort(int* port) {
   return fd;
 }
 
+// Whether 127.0.0.1:port can be bound now (it is released again).
+inline bool LoopbackPortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  close(fd);
+  return bound;
+}
+
+// The first of `count` consecutive loopback ports that are all free now:
+// a free port picked by the kernel, checked with the ones above it.
+inline int FreeLoopbackPortRange(int count) {
+  for (int tries = 0; tries < 100; ++tries) {
+    int base = 0;
+    close(ListenOnFreeLoopbackPort(&base));
+    if (base + count - 1 > 65535) continue;
+    bool all_free = true;
+    for (int port = base; port < base + count && all_free; ++port) {
+      all_free = LoopbackPortFree(port);
+    }
+    if (all_free) return base;
+  }
+  FAIL("no range of " << count << " free loopback ports");
+  return 0;
+}
+
 // A loopback port nobody listens on: bound, then closed.
 inline int RefusedPort() {
   int port = 0;

@@ -3,16 +3,23 @@
 // dies mid-capture.
 //
 //   test_capture_server ALLOWED_ROOT [idle]
+//   test_capture_server ALLOWED_ROOT profiler BASE_PORT
 //
 // Prints "port N" once listening, then "capturing" each time a capture
 // window opens. A thread records "helper_marker" events in a loop unless
-// "idle" is given. Exits when stdin closes.
+// "idle" is given. Exits when stdin closes. With "profiler", the server is
+// the one a Profiler starts (ProfilerOptions::port = BASE_PORT, so it
+// listens on BASE_PORT + LOCAL_RANK and reports RANK / WORLD_SIZE of the
+// environment, as one rank of a distributed job does).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 
+#include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
 #include "neuronprof/trace.h"
 #include "src/rpc/profiler_service_impl.h"
@@ -23,16 +30,38 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool idle = argc > 2 && std::strcmp(argv[2], "idle") == 0;
-  neuronprof::ProfilerServerOptions options;
-  options.port = 0;
-  options.allowed_root = argv[1];
-  auto server = neuronprof::ProfilerServer::Start(options);
-  if (!server.ok()) {
-    std::fprintf(stderr, "test_capture_server: %s\n",
-                 std::string(server.status().message()).c_str());
-    return 1;
+  const bool profiler = argc > 3 && std::strcmp(argv[2], "profiler") == 0;
+  absl::StatusOr<std::unique_ptr<neuronprof::ProfilerServer>> server;
+  if (profiler) {
+    // The Profiler's own window is ended at once: what stays is the
+    // process-wide server of its port, as in a training job.
+    neuronprof::ProfilerOptions options;
+    options.logdir = argv[1];
+    options.port = std::atoi(argv[3]);
+    options.write_chrome_trace = false;
+    options.write_pytorch_trace = false;
+    neuronprof::Profiler started(options);
+    auto result = started.Stop();
+    if (!result.ok() || result->server_port == 0 || !result->warnings.empty()) {
+      std::fprintf(stderr, "test_capture_server: %s\n",
+                   result.ok() ? (result->warnings.empty() ? "no server"
+                                                           : result->warnings[0].c_str())
+                               : std::string(result.status().message()).c_str());
+      return 1;
+    }
+    std::printf("port %d\n", result->server_port);
+  } else {
+    neuronprof::ProfilerServerOptions options;
+    options.port = 0;
+    options.allowed_root = argv[1];
+    server = neuronprof::ProfilerServer::Start(options);
+    if (!server.ok()) {
+      std::fprintf(stderr, "test_capture_server: %s\n",
+                   std::string(server.status().message()).c_str());
+      return 1;
+    }
+    std::printf("port %d\n", (*server)->port());
   }
-  std::printf("port %d\n", (*server)->port());
   std::fflush(stdout);
 
   std::atomic<bool> stop{false};
@@ -65,6 +94,6 @@ int main(int argc, char** argv) {
   stop.store(true);
   markers.join();
   watcher.join();
-  (*server)->Shutdown();
+  if (server.ok()) (*server)->Shutdown();
   return 0;
 }
