@@ -848,5 +848,23 @@ TEST_CASE("a thousand dropped connections leave the server serving") {
   CHECK(rpc::RunningCapturesForTesting() == 0);
 }
 
+TEST_CASE("a rank's Profiler serves on port + local_rank") {
+  TempDir dir;
+  const int base = testing::FreeLoopbackPortRange(2);
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.host_name = "testhost";
+  options.ms_duration = 60000;
+  options.port = base;
+  options.rank = 1;
+  options.local_rank = 1;
+  options.world_size = 2;
+  Profiler profiler(options);
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->server_port == base + 1);
+  CHECK(result->warnings.empty());
+}
+
 }  // namespace
 }  // namespace neuronprof

@@ -141,7 +141,7 @@ TEST_CASE("a single process keeps its plain file names and rank 0 of 1") {
   CHECK(xplane::ReadJobIdentity(space) == xplane::JobIdentity());
 }
 
-TEST_CASE("the capture server listens on port + local_rank unless turned off") {
+TEST_CASE("the capture server's port is port + local_rank unless turned off") {
   ProfilerOptions options;
   options.port = 9012;
   xplane::JobIdentity identity;
@@ -153,20 +153,8 @@ TEST_CASE("the capture server listens on port + local_rank unless turned off") {
   CHECK(api::ServerPort(options, identity) == 9012);
   options.port = 0;
   CHECK(api::ServerPort(options, identity) == 0);  // No server at all.
-
-  // A real server: local rank 1 takes the port above a free one.
-  TempDir dir;
-  const int base = testing::FreeLoopbackPortRange(2);
-  ProfilerOptions served = TestOptions(dir.path());
-  served.port = base;
-  served.rank = 1;
-  served.local_rank = 1;
-  served.world_size = 2;
-  Profiler profiler(served);
-  auto result = profiler.Stop();
-  REQUIRE(result.ok());
-  CHECK(result->server_port == base + 1);
-  CHECK(result->warnings.empty());
+  // A real server on port + local_rank: tests/rpc/profiler_server_test.cc
+  // (gRPC's threads are not TSan-instrumented, so servers are tested there).
 }
 
 }  // namespace
