@@ -76,5 +76,14 @@ int main(int argc, char** argv) {
   tensorflow::ProfileRequest outside = save;
   outside.set_repository_root("$ROOT/../outside");
   ok &= Write(dir + "/request/outside_root.pb", outside);
+  // neuronprof capture --flight_recorder: the flight recorder's key, and a
+  // value the server refuses.
+  tensorflow::ProfileRequest flight = emit;
+  (*flight.mutable_opts()->mutable_advanced_configuration())["neuronprof_flight_recorder"]
+      .set_bool_value(true);
+  ok &= Write(dir + "/request/flight_recorder_now.pb", flight);
+  (*flight.mutable_opts()->mutable_advanced_configuration())["neuronprof_flight_recorder"]
+      .set_string_value("yes");
+  ok &= Write(dir + "/request/flight_recorder_bad_value.pb", flight);
   return ok ? 0 : 1;
 }
