@@ -365,10 +365,29 @@ class KinetoWriter {
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
+      WriteCommArgs(stats, args);
       args.PassThrough(stats, {});
       args.Close();
       out_.Char('}');
     }
+  }
+
+  // c10d collectives (collectors/torch/collectives.h): also under the
+  // names torch.profiler gives record_param_comms' arguments, which HTA
+  // and the plugin read; the stats themselves follow under their names.
+  static void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) {
+    const auto collective = stats.StrStatNamed(xplane::kCollectiveStat);
+    if (!collective) return;
+    args.Str("Collective name", *collective);
+    const auto in = stats.IntStatNamed(xplane::kCommNelemsStat);
+    if (in) args.Int("In msg nelems", *in);
+    if (auto out = stats.IntStatNamed(xplane::kCommOutNelemsStat)) {
+      args.Int("Out msg nelems", *out);
+    } else if (in) {
+      args.Int("Out msg nelems", *in);
+    }
+    if (auto group = stats.IntStatNamed(xplane::kWorldSizeStat)) args.Int("Group size", *group);
+    if (auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat)) args.Str("dtype", *dtype);
   }
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
@@ -412,6 +431,7 @@ class KinetoWriter {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(xplane::kOpForwardThreadStat);
     }
+    WriteCommArgs(stats, args);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, copied);

@@ -22,6 +22,8 @@
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
 #include "src/collectors/torch/collectives.h"
+#include "src/export/byte_sink.h"
+#include "src/export/kineto_trace.h"
 #include "tests/test_util.h"
 #include "tests/torch/torch_capture.h"
 
@@ -96,7 +98,7 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
     ::c10d::ops::allreduce(pg, tensors)->wait();
     reduced[rank] = tensors[0][0].item<float>();
     std::vector<at::Tensor> root{torch::full({kNumel}, float(rank))};
-    pg->broadcast(root)->wait();
+    ::c10d::ops::broadcast(pg, root)->wait();
     std::vector<std::vector<at::Tensor>> gathered{
         {torch::empty({kNumel}), torch::empty({kNumel})}};
     std::vector<at::Tensor> input{torch::full({kNumel}, float(rank))};
@@ -115,7 +117,8 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
     if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane_path = file;
   }
   REQUIRE(!xplane_path.empty());
-  const std::vector<Op> ops = HostEvents(testing::ReadXSpace(xplane_path));
+  const tensorflow::profiler::XSpace space = testing::ReadXSpace(xplane_path);
+  const std::vector<Op> ops = HostEvents(space);
 
   struct Expected {
     const char* name;
@@ -166,14 +169,52 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
     previous_max_seq = max_seq;
   }
   // Through the dispatcher (c10d::ops, as torch.distributed calls it) the
-  // enqueue is an operator on each rank's own thread.
-  const std::vector<Op> enqueues = Named(ops, "c10d::allreduce_");
-  REQUIRE(enqueues.size() == 2);
-  CHECK(enqueues[0].line_id != enqueues[1].line_id);
-  CHECK(enqueues[0].stat("framework") == "torch");
+  // enqueue is an operator on each rank's own thread, linked to its work by
+  // comm_id, with the thread's own collective count as comm_seq.
+  for (const char* name : {"c10d::allreduce_", "c10d::broadcast_"}) {
+    INFO(name);
+    const std::vector<Op> enqueues = Named(ops, name);
+    REQUIRE(enqueues.size() == 2);
+    CHECK(enqueues[0].line_id != enqueues[1].line_id);
+    const std::string title =
+        std::string(name) == "c10d::allreduce_" ? "gloo:all_reduce" : "gloo:broadcast";
+    const std::vector<Op> work = Named(ops, title);
+    for (const Op& enqueue : enqueues) {
+      CHECK(enqueue.stat("framework") == "torch");
+      CHECK(enqueue.stat("comm_seq") == (title == "gloo:all_reduce" ? "0" : "1"));
+      REQUIRE(enqueue.has("comm_id"));
+      int linked = 0;
+      for (const Op& w : work) {
+        if (w.stat("comm_id") != enqueue.stat("comm_id")) continue;
+        ++linked;
+        CHECK(w.line_id != enqueue.line_id);  // Gloo's worker thread.
+        CHECK(w.start_ps >= enqueue.start_ps);
+        CHECK(w.stat("comm_seq") == enqueue.stat("comm_seq"));
+      }
+      CHECK(linked == 1);
+    }
+  }
+  // Called on the ProcessGroup directly: no enqueue op, no link.
+  for (const Op& w : Named(ops, "gloo:all_gather")) CHECK_FALSE(w.has("comm_id"));
   // Ordinary operators are recorded as before.
   CHECK_FALSE(Named(ops, "aten::full").empty());
   for (const Op& op : Named(ops, "aten::full")) CHECK_FALSE(op.has("collective"));
+
+  // The Kineto trace: torch.profiler's category for gloo:* and the
+  // argument names HTA reads from record_param_comms.
+  exporter::StringSink sink;
+  REQUIRE(exporter::WriteKinetoTrace(space, &sink).ok());
+  const std::string& json = sink.text();
+  const size_t at = json.find(R"("name":"gloo:all_reduce")");
+  REQUIRE(at != std::string::npos);
+  const size_t begin = json.rfind("{\"ph\"", at);
+  const std::string event = json.substr(begin, json.find('}', json.find("\"args\"", at)) - begin);
+  INFO(event);
+  CHECK(event.find(R"("cat":"user_annotation")") != std::string::npos);
+  CHECK(event.find(R"("Collective name":"all_reduce")") != std::string::npos);
+  CHECK(event.find(R"("In msg nelems":)" + std::to_string(kNumel)) != std::string::npos);
+  CHECK(event.find(R"("Group size":2)") != std::string::npos);
+  CHECK(event.find(R"("dtype":"Float")") != std::string::npos);
 }
 #endif  // NEURONPROF_HAVE_GLOO
 

@@ -39,10 +39,23 @@ void SetCollectiveWorldSize(int world_size);
 std::unique_ptr<at::ObserverContext> OnWorkStart(const at::RecordFunction& fn);
 void OnWorkEnd(const at::RecordFunction& fn, at::ObserverContext* ctx);
 
+// A dispatcher collective ("c10d::allreduce_", FUNCTION scope, on the
+// calling thread) starting while recorded: pushes a debug-info entry that
+// libtorch propagates to the Work's RecordFunction (ProcessGroupGloo wraps
+// it with the caller's thread-local state), and appends comm_id and
+// comm_seq to `args` (room for kEnqueueArgs). EndEnqueue pops it.
+inline bool IsDispatcherCollective(std::string_view name) {
+  return name.size() > 6 && name[0] == 'c' && name.substr(0, 6) == "c10d::";
+}
+constexpr size_t kEnqueueArgs = 2;
+size_t BeginEnqueue(TraceArg* args);
+void EndEnqueue();
+
 // Appends the stats of the current thread's ParamCommsDebugInfo (if any)
 // to `args` (room for kParamCommsArgs more); returns how many.
-constexpr size_t kParamCommsArgs = 6;
+constexpr size_t kParamCommsArgs = 8;
 size_t AddParamCommsArgs(TraceArg* args);
+static_assert(kEnqueueArgs <= kParamCommsArgs, "op_callbacks.cc has room for both");
 
 // nccl-tests' bus bandwidth factor for a collective ("all_reduce",
 // "allreduce", "all_gather", "reduce_scatter", "broadcast", ...) over n

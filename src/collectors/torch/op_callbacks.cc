@@ -30,6 +30,7 @@ struct PendingOp {
   uint32_t name_length;
   uint32_t args_offset;
   bool backward;           // Opened a backward region (see OnOpStart).
+  bool enqueue;            // Pushed a collective's debug info (collectives.h).
 };
 
 constexpr uint32_t kMaxDepth = 256;
@@ -81,6 +82,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   const std::string_view name(raw_name != nullptr ? raw_name : "");
   op.backward = OpensBackwardRegion(fn, name);
   if (op.backward) ++ops->backward_depth;
+  op.enqueue = false;
   op.state = internal::g_capture_state.load(std::memory_order_relaxed);
   if ((op.state & internal::kLevelMask) == 0) {
     op.state = 0;
@@ -113,6 +115,9 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   size_t comm_count = 0;
   if (!name.empty() && name[0] == 'r' && name == kParamCommsName) {
     comm_count = AddParamCommsArgs(comm_args);
+  } else if (IsDispatcherCollective(name)) {
+    comm_count = BeginEnqueue(comm_args);
+    op.enqueue = true;
   }
   op.name = internal::CopyNameWithArgs(op.state, name, args, count, comm_args, comm_count,
                                        &op.name_length, &op.args_offset);
@@ -135,6 +140,7 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
   if (ops->depth == 0) return;
   const PendingOp& op = ops->stack[--ops->depth];
   if (op.backward) --ops->backward_depth;
+  if (op.enqueue) EndEnqueue();
   if (op.state == 0) return;
   internal::RecordEvent(op.state, op.name, op.name_length, op.args_offset,
                         op.start_ticks, end_ticks);
