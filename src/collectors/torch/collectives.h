@@ -6,9 +6,10 @@
 //    are the tensors. ProcessGroupGloo (1.13) starts it on its worker
 //    thread when the work begins to run and ends it when it completes, so
 //    the span is the communication itself; recorded on the thread that
-//    ends it, with sizes, dtype, world size and algbw/busbw. (The enqueue
+//    ends it, with sizes, dtype, world size and algbw/busbw. The enqueue
 //    on the calling thread is only visible when the collective goes
-//    through the dispatcher, c10d::ops::*, as the "c10d::<op>_" operator.)
+//    through the dispatcher (c10d::ops::*, as the "c10d::<op>_" operator);
+//    then both carry the same comm_id and comm_seq (BeginEnqueue).
 //  - "record_param_comms" (RECORD_PARAM_COMMS: ProcessGroupNCCL in 1.13,
 //    Gloo in later releases): a FUNCTION-scope op whose ParamCommsDebugInfo
 //    (collective name, message sizes, dtype) becomes stats of that op.
