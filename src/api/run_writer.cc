@@ -24,6 +24,7 @@ collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
   capture.operators = options.profile_type == ProfileType::kOperator;
   capture.require_operators = capture.operators;
   capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
+  capture.world_size = ResolveIdentity(options).value_or(xplane::JobIdentity()).world_size;
   return capture;
 }
 

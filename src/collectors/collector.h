@@ -30,6 +30,8 @@ struct CaptureOptions {
   // refused (profile_type kOperator asks for them explicitly).
   bool operators = false;
   bool require_operators = false;
+  // The job's world size (rank identity), for collectives' bus bandwidth.
+  int world_size = 1;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
   // Ends the warning when events were dropped: the settings that whoever
   // reads it (a local user, a remote capture client) can change.

@@ -365,10 +365,30 @@ class KinetoWriter {
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
+      WriteCommArgs(stats, args);
+      if (auto id = stats.IntStatNamed(xplane::kCommIdStat)) comm_work_.emplace(*id, &span);
       args.PassThrough(stats, {});
       args.Close();
       out_.Char('}');
     }
+  }
+
+  // c10d collectives (collectors/torch/collectives.h): also under the
+  // names torch.profiler gives record_param_comms' arguments, which HTA
+  // and the plugin read; the stats themselves follow under their names.
+  static void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) {
+    const auto collective = stats.StrStatNamed(xplane::kCollectiveStat);
+    if (!collective) return;
+    args.Str("Collective name", *collective);
+    const auto in = stats.IntStatNamed(xplane::kCommNelemsStat);
+    if (in) args.Int("In msg nelems", *in);
+    if (auto out = stats.IntStatNamed(xplane::kCommOutNelemsStat)) {
+      args.Int("Out msg nelems", *out);
+    } else if (in) {
+      args.Int("Out msg nelems", *in);
+    }
+    if (auto group = stats.IntStatNamed(xplane::kWorldSizeStat)) args.Int("Group size", *group);
+    if (auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat)) args.Str("dtype", *dtype);
   }
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
@@ -412,6 +432,8 @@ class KinetoWriter {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(xplane::kOpForwardThreadStat);
     }
+    WriteCommArgs(stats, args);
+    if (auto id = stats.IntStatNamed(xplane::kCommIdStat)) comm_enqueue_.emplace(*id, &span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, copied);
@@ -665,6 +687,15 @@ class KinetoWriter {
         WriteFlowEnd("f", cat, id, *backward);
       }
     }
+    // A collective's enqueue op -> its work on the backend's thread
+    // (collectors/torch/collectives.h: the same comm_id).
+    for (const auto& [comm_id, enqueue] : comm_enqueue_) {
+      auto work = comm_work_.find(comm_id);
+      if (work == comm_work_.end()) continue;
+      const int64_t id = next_id++;
+      WriteFlowEnd("s", "comm", id, *enqueue);
+      WriteFlowEnd("f", "comm", id, *work->second);
+    }
   }
 
   void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {
@@ -694,6 +725,8 @@ class KinetoWriter {
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
   std::map<FlowKey, const HostSpan*> forward_ops_;
   std::map<FlowKey, const HostSpan*> backward_ops_;
+  std::map<int64_t, const HostSpan*> comm_enqueue_;  // By comm_id.
+  absl::flat_hash_map<int64_t, const HostSpan*> comm_work_;
 };
 
 }  // namespace

@@ -328,6 +328,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   // program enabled an operator collector (EnableTorchOperators).
   capture.operators = capture.host_tracer_level >= 2;
   capture.max_buffer_bytes = options_.max_buffer_bytes;
+  capture.world_size = options_.identity.world_size;
   // The remote reader cannot change ProfilerOptions: name what they can.
   capture.buffer_advice =
       "ask the owner of the profiled program to raise "

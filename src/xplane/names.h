@@ -46,6 +46,27 @@ inline constexpr char kOpInputValuesStat[] = "input_values";
 inline constexpr char kOpScopeStat[] = "scope";             // str "MLP/fc1" (enclosing markers)
 inline constexpr char kOpLayerStat[] = "layer";             // str "fc1:relu" (PyProf layer:)
 inline constexpr char kOpFrameworkStat[] = "framework";     // str "torch": marks an operator
+// c10d collectives (collectors/torch/collectives.h): on the events named
+// after a Work's title ("gloo:all_reduce"), and on record_param_comms ops.
+inline constexpr char kCollectiveStat[] = "collective";     // str "all_reduce"
+inline constexpr char kCommBackendStat[] = "comm_backend";  // str "gloo"
+// int64, the same on a dispatcher enqueue ("c10d::allreduce_" operator on
+// the calling thread) and the work it started: the link between them.
+inline constexpr char kCommIdStat[] = "comm_id";
+// int64: the n-th collective the calling thread enqueued through the
+// dispatcher (without one: the n-th this process started). libtorch 1.13
+// gives profilers no group sequence number; with one thread issuing one
+// group's collectives, as DDP, it is the group's order on every rank.
+inline constexpr char kCommSeqStat[] = "comm_seq";
+inline constexpr char kCommBytesStat[] = "msg_bytes";       // int64, sum of input tensors
+inline constexpr char kCommOutBytesStat[] = "out_msg_bytes";  // int64 (record_param_comms)
+inline constexpr char kCommNelemsStat[] = "msg_nelems";     // int64, elements of the inputs
+inline constexpr char kCommOutNelemsStat[] = "out_msg_nelems";  // int64 (record_param_comms)
+inline constexpr char kCommDtypeStat[] = "dtype";           // str "Float"
+inline constexpr char kCommRankStat[] = "comm_rank";        // int64 (record_param_comms)
+// double, GB/s (1e9 bytes), nccl-tests definitions, over the event's span.
+inline constexpr char kAlgBandwidthStat[] = "algbw_gbps";
+inline constexpr char kBusBandwidthStat[] = "busbw_gbps";
 // Operator costs (xprof names): int64, absent when the op's cost is unknown.
 inline constexpr char kModelFlopsStat[] = "model_flops";
 

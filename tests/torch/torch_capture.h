@@ -28,6 +28,7 @@ struct Op {
   std::string name;
   int64_t start_ps = 0;
   int64_t end_ps = 0;
+  int64_t line_id = 0;  // The recording thread's line.
   std::map<std::string, std::string> stats;
   bool has(const std::string& key) const { return stats.count(key) > 0; }
   std::string stat(const std::string& key) const {
@@ -46,6 +47,7 @@ inline std::vector<Op> HostEvents(const tensorflow::profiler::XSpace& space) {
     op.name = std::string(event.Name());
     op.start_ps = event.line().timestamp_ns() * 1000 + event.OffsetPs();
     op.end_ps = op.start_ps + event.DurationPs();
+    op.line_id = event.line().id();
     std::string scratch;
     event.ForEachStat([&](const xplane::StatVisitor& stat) {
       op.stats[std::string(stat.Name())] = std::string(stat.TextValue(&scratch));

@@ -10,6 +10,7 @@
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
+#include "src/collectors/torch/collectives.h"
 #include "src/collectors/torch/input_format.h"
 #include "src/collectors/torch/memory_reporter.h"
 #include "src/xplane/names.h"
@@ -29,6 +30,7 @@ struct PendingOp {
   uint32_t name_length;
   uint32_t args_offset;
   bool backward;           // Opened a backward region (see OnOpStart).
+  bool enqueue;            // Pushed a collective's debug info (collectives.h).
 };
 
 constexpr uint32_t kMaxDepth = 256;
@@ -57,6 +59,7 @@ std::atomic<bool> g_record_shapes{false};
 std::atomic<uint64_t> g_skipped{0};
 std::mutex g_handle_mutex;
 at::CallbackHandle g_handle = 0;
+at::CallbackHandle g_work_handle = 0;  // USER_SCOPE: c10d Work (collectives.h)
 
 constexpr std::string_view kEngineWrapperPrefix =
     "autograd::engine::evaluate_function: ";
@@ -79,6 +82,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   const std::string_view name(raw_name != nullptr ? raw_name : "");
   op.backward = OpensBackwardRegion(fn, name);
   if (op.backward) ++ops->backward_depth;
+  op.enqueue = false;
   op.state = internal::g_capture_state.load(std::memory_order_relaxed);
   if ((op.state & internal::kLevelMask) == 0) {
     op.state = 0;
@@ -104,8 +108,19 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
     new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
   }
-  op.name = internal::CopyName(op.state, name, args, count, &op.name_length,
-                               &op.args_offset);
+  // record_param_comms carries a collective's sizes in the thread's debug
+  // info (collectives.h); one byte compare keeps other ops off this path.
+  alignas(TraceArg) unsigned char comm_storage[kParamCommsArgs * sizeof(TraceArg)];
+  auto* comm_args = reinterpret_cast<TraceArg*>(comm_storage);
+  size_t comm_count = 0;
+  if (!name.empty() && name[0] == 'r' && name == kParamCommsName) {
+    comm_count = AddParamCommsArgs(comm_args);
+  } else if (IsDispatcherCollective(name)) {
+    comm_count = BeginEnqueue(comm_args);
+    op.enqueue = true;
+  }
+  op.name = internal::CopyNameWithArgs(op.state, name, args, count, comm_args, comm_count,
+                                       &op.name_length, &op.args_offset);
   if (op.name == nullptr) {
     op.state = 0;  // Window closed, buffer full or op too large (counted).
     return nullptr;
@@ -125,6 +140,7 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
   if (ops->depth == 0) return;
   const PendingOp& op = ops->stack[--ops->depth];
   if (op.backward) --ops->backward_depth;
+  if (op.enqueue) EndEnqueue();
   if (op.state == 0) return;
   internal::RecordEvent(op.state, op.name, op.name_length, op.args_offset,
                         op.start_ticks, end_ticks);
@@ -132,7 +148,7 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
 
 }  // namespace
 
-absl::Status AddOperatorCallbacks(bool record_shapes) {
+absl::Status AddOperatorCallbacks(bool record_shapes, int world_size) {
   std::lock_guard<std::mutex> lock(g_handle_mutex);
   if (g_handle != 0) {
     return absl::FailedPreconditionError("libtorch operator callbacks are already added");
@@ -142,6 +158,12 @@ absl::Status AddOperatorCallbacks(bool record_shapes) {
   callback.needsInputs(record_shapes)
       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
   g_handle = at::addGlobalCallback(callback);
+  // c10d Work objects (collectives): their own callbacks, so that ordinary
+  // operators' callback list is unchanged; inputs give the message sizes.
+  SetCollectiveWorldSize(world_size);
+  at::RecordFunctionCallback work_callback(&OnWorkStart, &OnWorkEnd);
+  work_callback.needsInputs(true).scopes({at::RecordScope::USER_SCOPE});
+  g_work_handle = at::addGlobalCallback(work_callback);
   return absl::OkStatus();
 }
 
@@ -150,6 +172,8 @@ void RemoveOperatorCallbacks() {
   if (g_handle == 0) return;
   at::removeCallback(g_handle);
   g_handle = 0;
+  if (g_work_handle != 0) at::removeCallback(g_work_handle);
+  g_work_handle = 0;
 }
 
 std::string_view CurrentOperatorName() {

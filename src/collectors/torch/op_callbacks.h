@@ -12,8 +12,10 @@ namespace neuronprof {
 namespace collectors {
 namespace libtorch {
 
-// Adds the global callbacks. FailedPrecondition if they are already added.
-absl::Status AddOperatorCallbacks(bool record_shapes);
+// Adds the global callbacks (operators, and c10d Work for collectives:
+// collectives.h; world_size is the job's, for bus bandwidth).
+// FailedPrecondition if they are already added.
+absl::Status AddOperatorCallbacks(bool record_shapes, int world_size = 1);
 // Removes them. Ops that are still running when this returns end without
 // being recorded (the recorder's window is closed first).
 void RemoveOperatorCallbacks();

@@ -20,7 +20,8 @@ namespace {
 
 class TorchCollector : public Collector {
  public:
-  explicit TorchCollector(const TorchOperatorOptions& options) : options_(options) {}
+  TorchCollector(const TorchOperatorOptions& options, int world_size)
+      : options_(options), world_size_(world_size) {}
   ~TorchCollector() override {
     if (started_) {
       RemoveOperatorCallbacks();
@@ -33,7 +34,7 @@ class TorchCollector : public Collector {
 
   absl::Status Start() override {
     TakeSkippedOperatorCount();  // Forget ops of earlier windows.
-    absl::Status status = AddOperatorCallbacks(options_.record_shapes);
+    absl::Status status = AddOperatorCallbacks(options_.record_shapes, world_size_);
     started_ = status.ok();
     if (started_ && options_.profile_memory) EnableMemoryReports();
     return status;
@@ -69,6 +70,7 @@ class TorchCollector : public Collector {
 
  private:
   TorchOperatorOptions options_;
+  int world_size_ = 1;
   bool started_ = false;
   uint64_t skipped_ = 0;
   uint64_t blocked_memory_threads_ = 0;
@@ -94,7 +96,7 @@ absl::Status EnableTorchOperators(const TorchOperatorOptions& options) {
           if (!capture.operators) return nullptr;
           std::lock_guard<std::mutex> lock(collectors::libtorch::g_options_mutex);
           return std::make_unique<collectors::libtorch::TorchCollector>(
-              collectors::libtorch::g_options);
+              collectors::libtorch::g_options, capture.world_size);
         });
   });
   return absl::OkStatus();
