@@ -17,14 +17,15 @@ constexpr char kWorkingDirName[] = ".neuronprof_working";
 
 }  // namespace
 
-collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options) {
+collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options,
+                                            const xplane::JobIdentity& identity) {
   collectors::CaptureOptions capture;
   capture.host_tracer_level = options.host_tracer_level;
   capture.device_tracer_level = options.device_tracer_level;
   capture.operators = options.profile_type == ProfileType::kOperator;
   capture.require_operators = capture.operators;
   capture.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
-  capture.world_size = ResolveIdentity(options).value_or(xplane::JobIdentity()).world_size;
+  capture.world_size = identity.world_size;
   return capture;
 }
 

@@ -29,7 +29,8 @@ class Profiler::Impl {
 
 namespace api {
 
-collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options);
+collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options,
+                                            const xplane::JobIdentity& identity);
 
 // The job's rank identity: the options' fields, else the environment's.
 absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options);
