@@ -13,7 +13,8 @@
 #    the same project builds plugin_backend.so, linked to markers only;
 # 4. find_package: the full library; the consumer dlopens plugin_backend.so
 #    (RTLD_LOCAL) inside its capture and every backend marker is in the
-#    file, as the installed CLI converts it;
+#    file, as the installed CLI converts it; a FlightRecorder consumer
+#    with the same plugin is dumped by SIGUSR2 and pulled remotely;
 # 5. torch (when installed): the libtorch_mlp example trains under a
 #    kOperator capture, and `neuronprof summary` shows its aten operators;
 # 6. cupti (when installed): EnableCuptiCollector and a capture without a GPU;
@@ -218,6 +219,18 @@ if [[ $INSTALLED == 1 ]] && configure_and_build find_package "$HERE/find_package
   else
     fail "find_package: consumer exited non-zero (log: $LOGS/find_package-run.log)"
   fi
+  # The flight recorder from the installed package, the plugin recording into
+  # its ring; a SIGUSR2 dump and a remote pull each hold every marker, and
+  # the installed CLI reads the pulled file.
+  logdir=$WORK/logdir-flight
+  if [[ -n $PLUGIN ]] && run_logged flight-run "$FP_BUILD/flight_consumer" "$logdir" "$PLUGIN" &&
+     pulled=$(compgen -G "$logdir/plugins/profile/pulled/*.xplane.pb" | head -1) &&
+     counts=$(count_events "$pulled" 2>"$LOGS/convert-flight.log") &&
+     grep -qx 'backend_op 20' <<<"$counts" && grep -qx 'thread backend_worker' <<<"$counts"; then
+    pass "flight recorder: the plugin's markers are in a SIGUSR2 dump and a remote pull"
+  else
+    fail "flight recorder: consumer, dump or pull failed (logs: $LOGS/flight-run.log, convert-flight.log)"
+  fi
 else
   fail "find_package: consumer did not configure/build (logs in $LOGS)"
 fi
@@ -228,9 +241,9 @@ if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTor
     logdir=$WORK/logdir-torch
     if run_logged torch-run "$TORCH_BUILD/consumer_torch" --logdir "$logdir" --epochs 2 &&
        run_logged torch-summary "$CLI" summary "$logdir" --top 0; then
-      if grep -qE 'fprop +aten::addmm' "$LOGS/torch-summary.log" &&
+      if grep -qE 'fc2 +fprop +aten::addmm' "$LOGS/torch-summary.log" &&
          grep -qE 'bprop +AddmmBackward0' "$LOGS/torch-summary.log"; then
-        pass "torch: the MLP trained under kOperator; summary lists its aten operators"
+        pass "torch: the MLP trained under kOperator; summary lists its aten operators under their ModuleScope layers"
       else
         fail "torch: summary has no fprop aten::addmm / bprop AddmmBackward0 (log: $LOGS/torch-summary.log)"
       fi
