@@ -134,17 +134,26 @@ class FlightRecorder::Impl {
   }
 
  private:
-  // On the signal thread: waits for a running dump to end, then dumps.
+  // On the signal thread.
   void DumpOnSignal() {
+    const std::string name = session::SignalDump::SignalName(options_.dump_signal);
+    DumpInBackground(absl::StrCat("signal_", name), 0,
+                     absl::StrCat("neuronprof: dumped on ", name,
+                                  " (FlightRecorderOptions::dump_signal)"),
+                     options_.on_signal_dump);
+  }
+
+  // For the recorder's own threads (trigger, signal): waits for a running
+  // dump to end, dumps, and hands the result to `on_dump` (if set).
+  void DumpInBackground(
+      std::string_view reason, int64_t last_ms, std::string_view note,
+      const std::function<void(const absl::StatusOr<ProfileResult>&)>& on_dump) {
     absl::StatusOr<ProfileResult> result;
     {
       std::lock_guard<std::mutex> dumping(dump_mutex_);
-      const std::string name = session::SignalDump::SignalName(options_.dump_signal);
-      result = DumpLocked(absl::StrCat("signal_", name), 0,
-                          absl::StrCat("neuronprof: dumped on ", name,
-                                       " (FlightRecorderOptions::dump_signal)"));
+      result = DumpLocked(reason, last_ms, note);
     }
-    if (options_.on_signal_dump) options_.on_signal_dump(result);
+    if (on_dump) on_dump(result);
   }
 
   // On the trigger thread: waits for a user's Dump to end, then dumps.
@@ -165,13 +174,8 @@ class FlightRecorder::Impl {
                       " slow steps of this name came while an earlier one waited for "
                       "its dump and were not dumped");
     }
-    absl::StatusOr<ProfileResult> result;
-    {
-      std::lock_guard<std::mutex> dumping(dump_mutex_);
-      result = DumpLocked(absl::StrCat("slow_", slow.step_name, "_", duration_ms, "ms"),
-                          settings.last_ms, note);
-    }
-    if (settings.on_dump) settings.on_dump(result);
+    DumpInBackground(absl::StrCat("slow_", slow.step_name, "_", duration_ms, "ms"),
+                     settings.last_ms, note, settings.on_dump);
   }
 
   absl::StatusOr<ProfileResult> DumpLocked(std::string_view reason, int64_t last_ms,
