@@ -484,10 +484,13 @@ TEST_CASE("concurrent start/stop keeps contiguous per-thread sequences") {
     budget.fetch_add(kBudgetPerCapture, std::memory_order_release);
     for (int t = 0; t < kThreads; ++t) before[t] = done[t].load(std::memory_order_acquire);
     REQUIRE(core::StartRecording(2, kBigBuffer).ok());
-    // Let every worker record a few hundred events inside the window.
+    // Let every worker record a few hundred events inside the window. The
+    // event in flight when `done` is read may have begun before the window
+    // opened (and so not be recorded): 301 more finished events hold at
+    // least 300 that began inside it.
     for (int t = 0; t < kThreads; ++t) {
-      const int64_t target = done[t].load() + 300;
-      // A worker that used its budget before the window opened gets 300 more.
+      const int64_t target = done[t].load() + 301;
+      // A worker that used its budget before the window opened gets 301 more.
       if (budget.load() < target) budget.store(target, std::memory_order_release);
       while (done[t].load(std::memory_order_acquire) < target) std::this_thread::yield();
     }
