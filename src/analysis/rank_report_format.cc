@@ -59,7 +59,7 @@ void AppendStraggler(const RankReport& report, fmt::memory_buffer& out) {
 void AppendRanks(const RankReport& report, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out),
                  "\nPer rank (step columns: mean per step, ms; waited and caused: total, ms)\n");
-  TextTable table({"rank", "steps", "step", "compute", "comm", "overlap", "idle/wait", "waited",
+  TextTable table({"rank", "steps", "step time", "compute", "comm", "overlap", "idle/wait", "waited",
                    "last in", "caused", "file"},
                   {true, true, true, true, true, true, true, true, true, true, false});
   for (const RankTotals& r : report.ranks) {
@@ -103,7 +103,7 @@ void AppendSteps(const RankReport& report, int top, fmt::memory_buffer& out) {
                      ? fmt::format(": the {} longest of {} steps (--top N rows, --csv)",
                                    shown.size(), steps.size())
                      : "");
-  TextTable table({"step", "rank", "step", "compute", "comm", "overlap", "idle/wait", "waited"},
+  TextTable table({"step", "rank", "time", "compute", "comm", "overlap", "idle/wait", "waited"},
                   {false, true, true, true, true, true, true, true});
   for (size_t index : shown) {
     for (size_t i = steps[index].first; i < steps[index].first + steps[index].count; ++i) {
