@@ -168,7 +168,8 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
   }
   if (args.csv == "-" || args.collectives_csv == "-") return kExitOk;
   fmt::print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
-  fmt::print("\nOne rank's full report: --host NAME ({}).\n", HostOf(input.files.front()));
+  fmt::print("\nOne rank's full report: --host {} (a file's name without {}).\n",
+             HostOf(input.files.front()), exporter::kXPlaneSuffix);
   for (const std::string& path : {args.csv, args.collectives_csv}) {
     if (!path.empty()) fmt::print("\nwrote {}\n", path);
   }
