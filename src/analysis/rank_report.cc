@@ -109,62 +109,61 @@ struct OpTotals {
   double algorithm_bytes = 0;
 };
 
-// Waiting, stragglers and the collectives table from matched collectives.
-void AddCollectives(const std::vector<RankData>& ranks, int world_size, RankReport* report,
-                    std::vector<std::vector<int64_t>>* step_wait) {
-  std::vector<const std::vector<RankCollective>*> lists;
-  for (const RankData& rank : ranks) lists.push_back(&rank.collectives);
-  std::map<std::string, OpTotals> ops;
-  for (const CollectiveInstance& instance : MatchCollectives(lists)) {
-    int64_t last = std::numeric_limits<int64_t>::min();
-    size_t last_rank = 0, present = 0;
-    int64_t span_sum = 0, bytes_sum = 0;
-    const RankCollective* any = nullptr;
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      if (instance.member[r] < 0) continue;
-      const RankCollective& c = ranks[r].collectives[instance.member[r]];
-      any = &c;
-      ++present;
-      span_sum = SaturatingAdd(span_sum, SaturatingSub(c.end_ps, c.start_ps));
-      bytes_sum = SaturatingAdd(bytes_sum, c.bytes);
-      if (c.arrival_ps > last) {
-        last = c.arrival_ps;
-        last_rank = r;
-      }
-    }
-    OpTotals& op = ops[any->op];
-    op.collective = any->collective;
-    ++op.calls;
-    const int64_t mean_span = span_sum / static_cast<int64_t>(present);
-    op.total_ps = SaturatingAdd(op.total_ps, mean_span);
-    op.bytes = SaturatingAdd(op.bytes, bytes_sum / static_cast<int64_t>(present));
-    op.algorithm_bytes += xplane::AlgorithmBytes(
-        any->collective, static_cast<double>(bytes_sum) / present, world_size);
-    if (!instance.complete) {
-      ++report->unmatched;
-      continue;
-    }
-    ++report->matched;
-    int64_t caused = 0;
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      const RankCollective& c = ranks[r].collectives[instance.member[r]];
-      // Never more than the rank spent in the collective.
-      const int64_t waited = std::clamp<int64_t>(SaturatingSub(last, c.arrival_ps), 0,
-                                                 SaturatingSub(c.end_ps, c.arrival_ps));
-      if (waited == 0) continue;
-      caused = SaturatingAdd(caused, waited);
-      report->ranks[r].waited_ps = SaturatingAdd(report->ranks[r].waited_ps, waited);
-      const int step = StepAt(ranks[r].steps, c.arrival_ps);
-      if (step >= 0) (*step_wait)[r][step] = SaturatingAdd((*step_wait)[r][step], waited);
-    }
-    op.wait_ps = SaturatingAdd(op.wait_ps, caused);
-    report->total_wait_ps = SaturatingAdd(report->total_wait_ps, caused);
-    if (caused > 0) {
-      ++report->ranks[last_rank].last_arrivals;
-      report->ranks[last_rank].caused_ps =
-          SaturatingAdd(report->ranks[last_rank].caused_ps, caused);
+// A collective every rank recorded: each rank waited from its arrival to
+// the last one (never more than it spent in the collective); the last
+// arriver caused it. Returns the waiting, summed over the ranks.
+int64_t AddWaiting(const std::vector<RankData>& ranks, const CollectiveInstance& instance,
+                   RankReport* report, std::vector<std::vector<int64_t>>* step_wait) {
+  int64_t last = std::numeric_limits<int64_t>::min();
+  size_t last_rank = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const int64_t arrival = ranks[r].collectives[instance.member[r]].arrival_ps;
+    if (arrival > last) {
+      last = arrival;
+      last_rank = r;
     }
   }
+  int64_t caused = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const RankCollective& c = ranks[r].collectives[instance.member[r]];
+    const int64_t waited = std::clamp<int64_t>(SaturatingSub(last, c.arrival_ps), 0,
+                                               SaturatingSub(c.end_ps, c.arrival_ps));
+    if (waited == 0) continue;
+    caused = SaturatingAdd(caused, waited);
+    report->ranks[r].waited_ps = SaturatingAdd(report->ranks[r].waited_ps, waited);
+    const int step = StepAt(ranks[r].steps, c.arrival_ps);
+    if (step >= 0) (*step_wait)[r][step] = SaturatingAdd((*step_wait)[r][step], waited);
+  }
+  report->total_wait_ps = SaturatingAdd(report->total_wait_ps, caused);
+  if (caused > 0) {
+    ++report->ranks[last_rank].last_arrivals;
+    report->ranks[last_rank].caused_ps = SaturatingAdd(report->ranks[last_rank].caused_ps, caused);
+  }
+  return caused;
+}
+
+// Adds one collective to its op's totals: the ranks' mean span and bytes.
+void AddCall(const std::vector<RankData>& ranks, const CollectiveInstance& instance,
+             int world_size, OpTotals* op) {
+  int64_t span_sum = 0, bytes_sum = 0, present = 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (instance.member[r] < 0) continue;
+    const RankCollective& c = ranks[r].collectives[instance.member[r]];
+    op->collective = c.collective;
+    ++present;
+    span_sum = SaturatingAdd(span_sum, SaturatingSub(c.end_ps, c.start_ps));
+    bytes_sum = SaturatingAdd(bytes_sum, c.bytes);
+  }
+  ++op->calls;
+  op->total_ps = SaturatingAdd(op->total_ps, span_sum / present);
+  op->bytes = SaturatingAdd(op->bytes, bytes_sum / present);
+  op->algorithm_bytes += xplane::AlgorithmBytes(
+      op->collective, static_cast<double>(bytes_sum) / present, world_size);
+}
+
+std::vector<CollectiveRow> CollectiveRows(const std::map<std::string, OpTotals>& ops,
+                                          int world_size) {
+  std::vector<CollectiveRow> rows;
   for (const auto& [name, op] : ops) {
     CollectiveRow row;
     row.op = name;
@@ -177,12 +176,33 @@ void AddCollectives(const std::vector<RankData>& ranks, int world_size, RankRepo
       row.algbw_gbps = op.algorithm_bytes / (static_cast<double>(op.total_ps) * 1e-12) / 1e9;
       row.busbw_gbps = row.algbw_gbps * xplane::BusBandwidthFactor(op.collective, world_size);
     }
-    report->collectives.push_back(std::move(row));
+    rows.push_back(std::move(row));
   }
-  std::stable_sort(report->collectives.begin(), report->collectives.end(),
-                   [](const CollectiveRow& a, const CollectiveRow& b) {
-                     return a.total_ps > b.total_ps;
-                   });
+  std::stable_sort(rows.begin(), rows.end(), [](const CollectiveRow& a, const CollectiveRow& b) {
+    return a.total_ps > b.total_ps;
+  });
+  return rows;
+}
+
+// Waiting, stragglers and the collectives table from matched collectives.
+void AddCollectives(const std::vector<RankData>& ranks, int world_size, RankReport* report,
+                    std::vector<std::vector<int64_t>>* step_wait) {
+  std::vector<const std::vector<RankCollective>*> lists;
+  for (const RankData& rank : ranks) lists.push_back(&rank.collectives);
+  std::map<std::string, OpTotals> ops;
+  for (const CollectiveInstance& instance : MatchCollectives(lists)) {
+    size_t r = 0;  // The first rank that recorded it (one always did).
+    while (instance.member[r] < 0) ++r;
+    OpTotals& op = ops[ranks[r].collectives[instance.member[r]].op];
+    AddCall(ranks, instance, world_size, &op);
+    if (!instance.complete) {
+      ++report->unmatched;
+      continue;
+    }
+    ++report->matched;
+    op.wait_ps = SaturatingAdd(op.wait_ps, AddWaiting(ranks, instance, report, step_wait));
+  }
+  report->collectives = CollectiveRows(ops, world_size);
 }
 
 }  // namespace
