@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "src/analysis/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -15,6 +16,8 @@ namespace {
 // Collectives of the reference compared per other rank: enough to outvote
 // a few at a window's edge, few enough to cost nothing.
 constexpr size_t kVotes = 64;
+// Beyond any real count (crafted files: keeps llabs and sums defined).
+constexpr int64_t kMaxOffset = int64_t{1} << 40;
 
 }  // namespace
 
@@ -33,7 +36,9 @@ int64_t SeqOffset(const std::vector<RankCollective>& reference,
     for (int back = 0; back < 8 && it != reference.begin(); ++back) {
       --it;
       if (it->end_ps < mine.start_ps) continue;
-      if (it->has_seq && it->op == mine.op) ++votes[it->seq - mine.seq];
+      if (!it->has_seq || it->op != mine.op) continue;
+      const int64_t offset = SaturatingSub(it->seq, mine.seq);
+      if (offset > -kMaxOffset && offset < kMaxOffset) ++votes[offset];
     }
   }
   int64_t best = 0;
@@ -60,7 +65,7 @@ std::vector<CollectiveInstance> MatchCollectives(
       size_t at = instances.size();
       if (mine[i].has_seq) {
         auto [it, added] = by_key.try_emplace(
-            std::make_pair(std::string_view(mine[i].op), mine[i].seq + offset), at);
+            std::make_pair(std::string_view(mine[i].op), SaturatingAdd(mine[i].seq, offset)), at);
         // A key seen twice on one rank (two threads issuing collectives)
         // starts a new instance rather than overwrite the first.
         if (!added && instances[it->second].member[r] < 0) {

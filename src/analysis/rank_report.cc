@@ -224,7 +224,9 @@ absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
     base_ns = std::min(base_ns, rank.start_ns);
     if (report.backend.empty()) report.backend = rank.identity.backend;
   }
-  for (RankData& rank : ranks) Rebase(SaturatingMul(rank.start_ns - base_ns, 1000), &rank);
+  for (RankData& rank : ranks) {
+    Rebase(SaturatingMul(SaturatingSub(rank.start_ns, base_ns), 1000), &rank);
+  }
   size_t next = 0;
   for (int r = 0; r < report.world_size; ++r) {
     if (next < ranks.size() && ranks[next].identity.rank == r) {

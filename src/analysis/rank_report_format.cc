@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "src/analysis/rank_report.h"
+#include "src/analysis/saturating.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {
@@ -146,7 +147,8 @@ std::string FormatRankReportText(const RankReport& report, int top) {
                  report.backend.empty() ? "" : fmt::format(", backend {}", report.backend));
   AppendMissing(report, out);
   fmt::format_to(to, "Every rank captured for {} ms together\n\n",
-                 Ms((report.window_stop_ns - report.window_start_ns) * 1000));
+                 Ms(SaturatingMul(
+                     SaturatingSub(report.window_stop_ns, report.window_start_ns), 1000)));
   AppendStraggler(report, out);
   AppendRanks(report, out);
   AppendSteps(report, top, out);
