@@ -148,6 +148,28 @@ TEST_CASE("a rank whose comm_seq count began elsewhere is matched by time") {
   CHECK(report->ranks[3].caused_ps == 900 * kUs);
 }
 
+TEST_CASE("a collective only some ranks recorded is counted, not in the waiting") {
+  // Rank 1's capture began after step 0's all_reduce (and counted from 7).
+  std::vector<RankData> ranks = Ranks({0, 2, 3});
+  RankSpaceOptions late_start;
+  late_start.rank = 1;
+  late_start.first_seq = 7;
+  ranks.push_back(Rank(late_start));
+  ranks.back().collectives.erase(ranks.back().collectives.begin());
+  auto report = analysis::BuildRankReport(std::move(ranks));
+  REQUIRE(report.ok());
+  CHECK(report->matched == 2);
+  CHECK(report->unmatched == 1);
+  CHECK(report->ranks[3].caused_ps == 600 * kUs);  // 3 ranks x 100 us x 2 steps
+  CHECK(Row(*report, 0, 0).waited_ps == 0);        // step 0: not every rank recorded it
+  CHECK(Row(*report, 0, 1).waited_ps == 100 * kUs);
+  REQUIRE(report->collectives.size() == 1);
+  CHECK(report->collectives[0].calls == 3);
+  CHECK_THAT(analysis::FormatRankReportText(*report, 20),
+             Catch::Contains("1 collective recorded by some ranks only (capture edges, a rank "
+                             "gone) is in the collectives table, not in the waiting figures"));
+}
+
 TEST_CASE("a missing rank is named and the others are still reported") {
   auto report = analysis::BuildRankReport(Ranks({0, 1, 3}));
   REQUIRE(report.ok());
