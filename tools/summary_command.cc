@@ -20,6 +20,7 @@
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
+#include "src/xplane/job_identity.h"
 #include "tools/cli_output.h"
 
 namespace neuronprof {
@@ -207,7 +208,21 @@ int RunSummary(const SummaryArgs& args) {
   }
   // A table on stdout is the whole output, so it can be piped.
   if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-") return kExitOk;
-  fmt::print("{}\n\n{}", file->string(), analysis::FormatSummaryText(summary, args.top));
+  fmt::print("{}\n\n", file->string());
+  // The only file of a run whose job had several ranks: the others are gone.
+  const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
+  if (args.host.empty() && !input->run.empty() && identity.distributed()) {
+    std::vector<int> missing;
+    for (int r = 0; r < identity.world_size; ++r) {
+      if (r != identity.rank) missing.push_back(r);
+    }
+    const bool one = missing.size() == 1;
+    fmt::print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
+               "(a rank that died or was not captured)\n\n",
+               identity.rank, identity.world_size, one ? "" : "s", fmt::join(missing, ", "),
+               one ? "has" : "have");
+  }
+  fmt::print("{}", analysis::FormatSummaryText(summary, args.top));
   for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv}) {
     if (!path.empty()) fmt::print("\nwrote {}\n", path);
   }

@@ -68,6 +68,11 @@ if run 0 "missing rank" summary "$WORK/died"; then
   has "others reported" "$WORK/out" "node_rank3.xplane.pb"
 fi
 
+write alone --ranks 2
+run 0 "one rank of four" summary "$WORK/alone" &&
+  has "one rank's report" "$WORK/out" "$WORK/alone/node_rank2.xplane.pb" &&
+  has "the others named" "$WORK/out" "MISSING: this run holds only rank 2 of world size 4: ranks 0, 1, 3 have no file"
+
 # Not one job's ranks: exit 1, a message naming the files or ranks.
 write sizes --world_size_of 2:8
 run 1 "world sizes" summary "$WORK/sizes" &&
