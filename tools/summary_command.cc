@@ -237,7 +237,8 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       "summary",
       "operator table (PyProf columns) with device time per op, time share per op, step-time "
       "breakdown, memory (peak, by operator, per step), kernels, utilisation against peaks and "
-      "recommendations of a capture");
+      "recommendations of a capture; for a run of a distributed job's ranks, compute, "
+      "communication and waiting per rank and step, the straggler and the collectives");
   command->add_option("input", args->input,
                       "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
       ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
