@@ -15,10 +15,12 @@
 #include "fmt/ranges.h"
 #include "proto/xplane.pb.h"
 #include "src/analysis/device_report.h"
+#include "src/analysis/rank_report.h"
 #include "src/analysis/summary_report.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
+#include "src/xplane/job_identity.h"
 #include "tools/cli_output.h"
 
 namespace neuronprof {
@@ -46,9 +48,15 @@ std::string HostOf(const fs::path& file) {
   return name.substr(0, name.size() - std::string(exporter::kXPlaneSuffix).size());
 }
 
-// A file as given; a run folder's host file; a logdir's newest run (by
-// modification time, then name).
-absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::string& host) {
+// What summary reads: one file, or every host file of a run.
+struct Input {
+  fs::path run;                 // the run folder (empty for a file given as such)
+  std::vector<fs::path> files;  // one, or a run's several hosts (sorted)
+};
+
+// A file as given; a run folder's host file (or all of them); a logdir's
+// newest run (by modification time, then name).
+absl::StatusOr<Input> ResolveInput(const std::string& input, const std::string& host) {
   std::error_code ec;
   const fs::path path(input);
   if (!fs::exists(path, ec)) return absl::NotFoundError(fmt::format("'{}' does not exist", input));
@@ -56,7 +64,7 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
     if (!host.empty()) {
       return absl::InvalidArgumentError("--host applies to a logdir or run folder, not a file");
     }
-    return path;
+    return Input{{}, {path}};
   }
   fs::path run = path;
   std::vector<fs::path> files = XPlaneFiles(run);
@@ -89,17 +97,20 @@ absl::StatusOr<fs::path> ResolveInput(const std::string& input, const std::strin
   for (const fs::path& f : files) hosts.push_back(HostOf(f));
   if (!host.empty()) {
     for (const fs::path& f : files) {
-      if (HostOf(f) == host) return f;
+      if (HostOf(f) == host) return Input{run, {f}};
     }
     return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})",
                                            run.string(), host, fmt::join(hosts, ", ")));
   }
-  if (files.size() > 1) {
-    return absl::InvalidArgumentError(
-        fmt::format("run '{}' has {} hosts ({}): pick one with --host NAME", run.string(),
-                    files.size(), fmt::join(hosts, ", ")));
-  }
-  return files.front();
+  return Input{run, files};
+}
+
+// A run of several hosts that are not the ranks of one job.
+std::string PickHostMessage(const Input& input) {
+  std::vector<std::string> hosts;
+  for (const fs::path& f : input.files) hosts.push_back(HostOf(f));
+  return fmt::format("run '{}' has {} hosts ({}): pick one with --host NAME",
+                     input.run.string(), input.files.size(), fmt::join(hosts, ", "));
 }
 
 // A CSV destination: a path, or "-" for stdout; never empty.
@@ -110,7 +121,7 @@ CLI::Validator PathOrStdout() {
 }
 
 struct SummaryArgs {
-  std::string input, csv, memory_csv, kernel_csv, host;
+  std::string input, csv, memory_csv, kernel_csv, collectives_csv, host;
   int top = 20;
   analysis::PeakOptions peaks;
 };
@@ -124,9 +135,56 @@ absl::Status WriteCsv(const std::string& path, const std::string& text) {
   return exporter::WriteFileAtomically(path, text);
 }
 
+// The multi-rank report of a run whose hosts are the ranks of one job;
+// today's "pick one" message when they are not.
+int RunRanks(const SummaryArgs& args, const Input& input) {
+  std::vector<analysis::RankData> ranks;
+  bool distributed = false;
+  for (const fs::path& file : input.files) {
+    auto read = exporter::ReadXSpaceFile(file.string());
+    if (!read.ok()) return Fail(read.status().message());
+    ranks.push_back(analysis::ReadRankData(*read, file.filename().string()));
+    distributed = distributed || ranks.back().identity.distributed();
+  }
+  if (!distributed) return Fail(PickHostMessage(input));
+  if (!args.memory_csv.empty() || !args.kernel_csv.empty()) {
+    return Fail(fmt::format("run '{}' holds several ranks: --memory_csv and --kernel_csv "
+                            "apply to one rank's report (add --host NAME)",
+                            input.run.string()));
+  }
+  auto report = analysis::BuildRankReport(std::move(ranks));
+  if (!report.ok()) {
+    return Fail(fmt::format("run '{}': {}", input.run.string(), std::string(report.status().message())));
+  }
+  if (!args.csv.empty()) {
+    if (auto s = WriteCsv(args.csv, analysis::FormatRankStepsCsv(*report)); !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  if (!args.collectives_csv.empty()) {
+    if (auto s = WriteCsv(args.collectives_csv, analysis::FormatCollectivesCsv(*report));
+        !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  if (args.csv == "-" || args.collectives_csv == "-") return kExitOk;
+  fmt::print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
+  fmt::print("\nOne rank's full report: --host {} (a file's name without {}).\n",
+             HostOf(input.files.front()), exporter::kXPlaneSuffix);
+  for (const std::string& path : {args.csv, args.collectives_csv}) {
+    if (!path.empty()) fmt::print("\nwrote {}\n", path);
+  }
+  return kExitOk;
+}
+
 int RunSummary(const SummaryArgs& args) {
-  auto file = ResolveInput(args.input, args.host);
-  if (!file.ok()) return Fail(file.status().message());
+  auto input = ResolveInput(args.input, args.host);
+  if (!input.ok()) return Fail(input.status().message());
+  if (input->files.size() > 1) return RunRanks(args, *input);
+  if (!args.collectives_csv.empty()) {
+    return Fail("--collectives_csv applies to a run of several ranks");
+  }
+  const fs::path* file = &input->files.front();
   auto read = exporter::ReadXSpaceFile(file->string());
   if (!read.ok()) return Fail(read.status().message());
   const tensorflow::profiler::XSpace& space = *read;
@@ -150,7 +208,21 @@ int RunSummary(const SummaryArgs& args) {
   }
   // A table on stdout is the whole output, so it can be piped.
   if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-") return kExitOk;
-  fmt::print("{}\n\n{}", file->string(), analysis::FormatSummaryText(summary, args.top));
+  fmt::print("{}\n\n", file->string());
+  // The only file of a run whose job had several ranks: the others are gone.
+  const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
+  if (args.host.empty() && !input->run.empty() && identity.distributed()) {
+    std::vector<int> missing;
+    for (int r = 0; r < identity.world_size; ++r) {
+      if (r != identity.rank) missing.push_back(r);
+    }
+    const bool one = missing.size() == 1;
+    fmt::print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
+               "(a rank that died or was not captured)\n\n",
+               identity.rank, identity.world_size, one ? "" : "s", fmt::join(missing, ", "),
+               one ? "has" : "have");
+  }
+  fmt::print("{}", analysis::FormatSummaryText(summary, args.top));
   for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv}) {
     if (!path.empty()) fmt::print("\nwrote {}\n", path);
   }
@@ -165,7 +237,8 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       "summary",
       "operator table (PyProf columns) with device time per op, time share per op, step-time "
       "breakdown, memory (peak, by operator, per step), kernels, utilisation against peaks and "
-      "recommendations of a capture");
+      "recommendations of a capture; for a run of a distributed job's ranks, compute, "
+      "communication and waiting per rank and step, the straggler and the collectives");
   command->add_option("input", args->input,
                       "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
       ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
@@ -174,7 +247,9 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
-  command->add_option("--csv", args->csv, "also write the op table as CSV ('-': stdout only)")
+  command->add_option("--csv", args->csv,
+                      "also write the op table as CSV ('-': stdout only); for a run of "
+                      "several ranks, every rank's every step")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
   command->add_option("--memory_csv", args->memory_csv,
@@ -183,6 +258,11 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->check(PathOrStdout());
   command->add_option("--kernel_csv", args->kernel_csv,
                       "also write the kernel and copy/set table as CSV ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(PathOrStdout());
+  command->add_option("--collectives_csv", args->collectives_csv,
+                      "a run of several ranks: also write the collectives table as CSV ('-': "
+                      "stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
   command->add_option("--cpu_peak_gflops", args->peaks.cpu_peak_gflops,
@@ -194,9 +274,16 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
                       "the CPU's memory bandwidth in GB/s, for the CPU roofline")
       ->type_name("GB/S")
       ->check(CLI::PositiveNumber);
-  command->add_option("--host", args->host, "the host of a run with several")->type_name("NAME");
-  command->footer("Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty), "
-                  "2 usage error.");
+  command->add_option("--host", args->host,
+                      "the host (or rank, <host>_rank<R>) of a run with several")
+      ->type_name("NAME");
+  command->footer(
+      "A run folder whose files are the ranks of one distributed job (<host>_rank<R>, world "
+      "size > 1) gets the multi-rank report: per rank and step compute, communication, "
+      "overlap and idle time, the straggler the others waited for, and the collectives.\n"
+      "Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty; ranks of "
+      "different world sizes, one rank twice, captures that do not overlap in time), "
+      "2 usage error.");
   command->callback([args, &run] { run = [args] { return RunSummary(*args); }; });
 }
 

@@ -54,6 +54,15 @@ enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
 
 }  // namespace
 
+StepStatIds::StepStatIds(const xplane::PlaneVisitor& plane)
+    : root(plane.StatId(xplane::kRootLevelStat)),
+      framework(plane.StatId(xplane::kOpFrameworkStat)),
+      step_num(plane.StatId(xplane::kStepNumStat)) {}
+
+bool IsStepEvent(const xplane::EventVisitor& event, const StepStatIds& ids) {
+  return event.IntStat(ids.root).value_or(0) != 0 && !event.Stat(ids.framework);
+}
+
 std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const OperatorEvents& ops) {
   // Device activity, per kind, over the whole space.
   std::map<std::string, std::vector<Interval>> device_by_kind;
@@ -78,9 +87,7 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsHostPlane(space.planes(p))) continue;
     const xplane::PlaneVisitor plane(space.planes(p));
-    const int64_t root_id = plane.StatId(xplane::kRootLevelStat);
-    const int64_t framework_id = plane.StatId(xplane::kOpFrameworkStat);
-    const int64_t step_num_id = plane.StatId(xplane::kStepNumStat);
+    const StepStatIds ids(plane);
     // Operators of this plane by category.
     std::vector<Interval> op_intervals;
     int64_t longest_op = 0;
@@ -100,12 +107,10 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
       const std::vector<int> order = SortedEventIndices(line.raw());
       for (size_t i = 0; i < order.size(); ++i) {
         const xplane::EventVisitor step_event = line.Event(order[i]);
-        if (step_event.IntStat(root_id).value_or(0) == 0 || step_event.Stat(framework_id)) {
-          continue;
-        }
+        if (!IsStepEvent(step_event, ids)) continue;
         StepBreakdown step;
         const std::string name(step_event.Name());
-        const std::optional<int64_t> step_num = step_event.IntStat(step_num_id);
+        const std::optional<int64_t> step_num = step_event.IntStat(ids.step_num);
         step.name = step_num ? absl::StrCat(name, " ", *step_num) : name;
         step.start_ps = SaturatingAdd(line_ps, step_event.OffsetPs());
         step.duration_ps = step_event.DurationPs();
@@ -124,7 +129,7 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
           const xplane::EventVisitor inner = line.Event(order[j]);
           const int64_t s = SaturatingAdd(line_ps, inner.OffsetPs());
           if (s >= end) break;
-          if (inner.Stat(framework_id)) continue;
+          if (inner.Stat(ids.framework)) continue;
           intervals.push_back({s, SaturatingAdd(s, inner.DurationPs()), kMarker});
         }
         const auto covered = Sweep<kCategories>(intervals, step.start_ps, end);

@@ -10,6 +10,7 @@
 
 #include "proto/xplane.pb.h"
 #include "src/analysis/operator_events.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -30,7 +31,17 @@ struct StepBreakdown {
   std::map<std::string, int64_t> device_kind_ps;
 };
 
-// Steps are host events with a non-zero _r stat, in start order.
+// A step is a host event with a non-zero _r stat that is not an operator
+// (StepTrace's events); its step_num stat, when set, numbers it. The one
+// rule of the single-host and the multi-rank reports. Ids resolved once per
+// plane.
+struct StepStatIds {
+  explicit StepStatIds(const xplane::PlaneVisitor& plane);
+  int64_t root = -1, framework = -1, step_num = -1;
+};
+bool IsStepEvent(const xplane::EventVisitor& event, const StepStatIds& ids);
+
+// Steps in start order.
 std::vector<StepBreakdown> BuildStepBreakdown(const tensorflow::profiler::XSpace& space,
                                               const OperatorEvents& ops);
 

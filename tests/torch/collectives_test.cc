@@ -30,23 +30,9 @@
 namespace neuronprof {
 namespace {
 
-using collectors::libtorch::AlgorithmBytes;
-using collectors::libtorch::BusBandwidthFactor;
 using testing::HostEvents;
 using testing::Named;
 using testing::Op;
-
-TEST_CASE("bus bandwidth factors are nccl-tests'") {
-  CHECK(BusBandwidthFactor("all_reduce", 4) == Approx(1.5));
-  CHECK(BusBandwidthFactor("allreduce", 2) == Approx(1.0));
-  CHECK(BusBandwidthFactor("all_gather", 4) == Approx(0.75));
-  CHECK(BusBandwidthFactor("reduce_scatter", 8) == Approx(0.875));
-  CHECK(BusBandwidthFactor("broadcast", 8) == Approx(1.0));
-  CHECK(BusBandwidthFactor("reduce", 8) == Approx(1.0));
-  CHECK(BusBandwidthFactor("all_reduce", 1) == Approx(0.0));
-  CHECK(AlgorithmBytes("all_gather", 100, 4) == Approx(400));
-  CHECK(AlgorithmBytes("all_reduce", 100, 4) == Approx(100));
-}
 
 TEST_CASE("record_param_comms carries its ParamCommsDebugInfo as stats") {
   REQUIRE(torch::kParamCommsCallName == std::string(collectors::libtorch::kParamCommsName));

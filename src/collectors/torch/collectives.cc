@@ -10,6 +10,7 @@
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
 
 #include "neuronprof/internal/recorder.h"
+#include "src/xplane/collective_bandwidth.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {
@@ -91,32 +92,6 @@ void SetCollectiveWorldSize(int world_size) {
   g_world_size.store(world_size > 0 ? world_size : 1, std::memory_order_relaxed);
 }
 
-double BusBandwidthFactor(std::string_view collective, int n) {
-  if (n < 1) n = 1;
-  const double ratio = static_cast<double>(n - 1) / n;
-  if (collective == "all_reduce" || collective == "allreduce" ||
-      collective == "allreduce_coalesced") {
-    return 2.0 * ratio;
-  }
-  if (collective == "all_gather" || collective == "allgather" ||
-      collective == "_allgather_base" || collective == "allgather_base" ||
-      collective == "reduce_scatter" || collective == "_reduce_scatter_base" ||
-      collective == "reduce_scatter_base" || collective == "all_to_all" ||
-      collective == "alltoall" || collective == "alltoall_base") {
-    return ratio;
-  }
-  return 1.0;  // broadcast, reduce, send, recv, gather, scatter.
-}
-
-double AlgorithmBytes(std::string_view collective, double input_bytes, int n) {
-  // nccl-tests count all_gather's size as the gathered buffer.
-  if (collective == "all_gather" || collective == "allgather" ||
-      collective == "_allgather_base" || collective == "allgather_base") {
-    return input_bytes * (n < 1 ? 1 : n);
-  }
-  return input_bytes;
-}
-
 std::unique_ptr<at::ObserverContext> OnWorkStart(const at::RecordFunction& fn) {
   const char* raw_name = fn.name();
   if (raw_name == nullptr) return nullptr;
@@ -169,11 +144,11 @@ void OnWorkEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* observer) 
   const double seconds = std::chrono::duration<double>(end_time - ctx.start_time).count();
   if (ctx.bytes > 0 && seconds > 0) {
     const double algbw =
-        AlgorithmBytes(ctx.collective(), static_cast<double>(ctx.bytes), ctx.world_size) /
+        xplane::AlgorithmBytes(ctx.collective(), static_cast<double>(ctx.bytes), ctx.world_size) /
         seconds / 1e9;
     new (&args[count++]) TraceArg(xplane::kAlgBandwidthStat, algbw);
     new (&args[count++]) TraceArg(
-        xplane::kBusBandwidthStat, algbw * BusBandwidthFactor(ctx.collective(), ctx.world_size));
+        xplane::kBusBandwidthStat, algbw * xplane::BusBandwidthFactor(ctx.collective(), ctx.world_size));
   }
   Record(ctx.state, ctx.name, args, count, ctx.start_ticks, end_ticks);
 }

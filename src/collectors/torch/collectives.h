@@ -58,12 +58,7 @@ constexpr size_t kParamCommsArgs = 8;
 size_t AddParamCommsArgs(TraceArg* args);
 static_assert(kEnqueueArgs <= kParamCommsArgs, "op_callbacks.cc has room for both");
 
-// nccl-tests' bus bandwidth factor for a collective ("all_reduce",
-// "allreduce", "all_gather", "reduce_scatter", "broadcast", ...) over n
-// ranks; and the bytes the algorithm bandwidth counts given the bytes of
-// the inputs (all_gather: the gathered output, n times the input).
-double BusBandwidthFactor(std::string_view collective, int n);
-double AlgorithmBytes(std::string_view collective, double input_bytes, int n);
+// The bandwidth definitions are xplane/collective_bandwidth.h's.
 
 }  // namespace libtorch
 }  // namespace collectors
