@@ -65,6 +65,7 @@ struct Config {
   int batch = 64;
   int timeout_s = 60;
   std::string on_comm_error = "exit";
+  bool wait_for_capture = false;
 };
 
 // The layers of examples/libtorch_mlp, each in a ModuleScope.
@@ -108,9 +109,14 @@ bool ParseArgs(int argc, char** argv, Config* c, std::vector<std::string>* rank_
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") return false;
-    if (i + 1 >= argc) {
+    if (i + 1 >= argc && flag != "--wait_for_capture") {
       std::fprintf(stderr, "libtorch_ddp: missing value for %s\n", flag.c_str());
       return false;
+    }
+    if (flag == "--wait_for_capture") {
+      c->wait_for_capture = true;
+      rank_args->push_back(flag);
+      continue;
     }
     const char* value = argv[++i];
     bool ok = true;
@@ -175,7 +181,7 @@ void PrintUsage() {
       "LOCAL_RANK)]\n"
       "         [--logdir DIR (./logs)] [--store tcp|file] [--store_file PATH]\n"
       "         [--master_port P (0: a free one)] [--hidden H (256)] [--batch B (64)]\n"
-      "         [--timeout_s S (60)] [--on_comm_error exit|serve]\n"
+      "         [--timeout_s S (60)] [--on_comm_error exit|serve] [--wait_for_capture]\n"
       "Without RANK in the environment it launches --world_size ranks; with RANK,\n"
       "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set it runs as that rank.\n");
 }
@@ -366,6 +372,14 @@ int RunRank(const Config& config) {
   std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d\n", env.rank,
               (*server)->port());
   std::fflush(stdout);
+  if (config.wait_for_capture) {
+    // The whole run inside a capture window on every rank (each rank
+    // waits for its own, before any collective): the same collectives in
+    // every rank's file. Exiting ends the window early (Shutdown).
+    while (!neuronprof::TracingEnabled() && !g_stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
 
   int status = 0;
   try {
