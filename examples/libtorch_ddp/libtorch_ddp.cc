@@ -332,9 +332,14 @@ class Trainer {
 };
 
 // After a failed collective with --on_comm_error serve: the rank stays up
-// and capturable (like a job hung on a dead peer) until SIGINT/SIGTERM.
+// and capturable (like a job hung on a dead peer) until SIGINT/SIGTERM,
+// its waiting marked in 100 ms pieces so that a capture shows where it is
+// (a window with no events at all counts as a failed capture).
 void ServeUntilStopped() {
-  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!g_stop.load()) {
+    NEURONPROF_SCOPE("waiting_after_comm_error");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 int RunRank(const Config& config) {
@@ -369,8 +374,8 @@ int RunRank(const Config& config) {
                  env.rank, server.status().ToString().c_str());
     return 1;
   }
-  std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d\n", env.rank,
-              (*server)->port());
+  std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d (pid %d)\n", env.rank,
+              (*server)->port(), static_cast<int>(getpid()));
   std::fflush(stdout);
   if (config.wait_for_capture) {
     // The whole run inside a capture window on every rank (each rank

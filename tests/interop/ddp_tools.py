@@ -22,7 +22,8 @@ import pytest
 import capture_tools as ct
 
 DDP = os.path.join(ct.BUILD_DIR, "examples", "libtorch_ddp")
-SERVER_RE = re.compile(r"rank (\d+): neuronprof server listening on 127\.0\.0\.1:(\d+)")
+SERVER_RE = re.compile(
+    r"rank (\d+): neuronprof server listening on 127\.0\.0\.1:(\d+) \(pid (\d+)\)")
 TRAINING_RE = re.compile(r"rank (\d+): training")
 # Small and single-threaded: up to 8 ranks share 2 cores in CI.
 SMALL_MODEL = ("--hidden", "64", "--batch", "32")
@@ -81,6 +82,7 @@ class DdpJob(ct._Process):  # pylint: disable=protected-access
     # Rank r serves on base + local rank (here local rank = rank).
     assert {r: int(m.group(2)) for r, m in servers.items()} == {
         r: self.base_port + r for r in range(world_size)}, self.text()
+    self.pids = {r: int(m.group(3)) for r, m in servers.items()}
 
   @property
   def service_addr(self) -> str:
