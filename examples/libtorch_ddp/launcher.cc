@@ -77,40 +77,35 @@ void SignalAll(const std::vector<pid_t>& pids, int signal) {
   }
 }
 
-}  // namespace
-
-int LaunchRanks(const LaunchOptions& options) {
-  int master_port = options.master_port;
-  if (master_port == 0) master_port = FreeLoopbackPort();
-  if (master_port <= 0) {
-    std::fprintf(stderr, "libtorch_ddp: no free loopback port for the TCPStore\n");
-    return 1;
-  }
+void InstallForwardingHandlers() {
   struct sigaction action;
   std::memset(&action, 0, sizeof(action));
   action.sa_handler = OnLauncherSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  std::fflush(nullptr);  // Nothing buffered twice after fork.
+}
 
-  std::vector<pid_t> pids(options.world_size, 0);
+// Forks a process per rank; on a failed fork, stops the ones started.
+bool StartRanks(const LaunchOptions& options, int master_port, std::vector<pid_t>* pids) {
+  std::fflush(nullptr);  // Nothing buffered twice after fork.
+  pids->assign(options.world_size, 0);
   for (int rank = 0; rank < options.world_size; ++rank) {
     const pid_t pid = fork();
     if (pid == 0) ExecRank(options, rank, master_port);
     if (pid < 0) {
-      std::fprintf(stderr, "libtorch_ddp: cannot start rank %d: %s\n", rank,
-                   std::strerror(errno));
-      SignalAll(pids, SIGTERM);
-      pids.assign(pids.size(), 0);
-      break;
+      std::fprintf(stderr, "libtorch_ddp: cannot start rank %d: %s\n", rank, std::strerror(errno));
+      SignalAll(*pids, SIGTERM);
+      return false;
     }
-    pids[rank] = pid;
+    (*pids)[rank] = pid;
   }
-  std::printf("libtorch_ddp: launched %d ranks (TCPStore on %s:%d)\n", options.world_size,
-              options.master_addr.c_str(), master_port);
-  std::fflush(stdout);
+  return true;
+}
 
+// Waits for every rank. The first that fails is reported and the others
+// are stopped (SIGTERM, SIGKILL 10 s later). Returns true if all exited 0.
+bool WatchRanks(std::vector<pid_t>& pids) {
   using Clock = std::chrono::steady_clock;
   bool failed = false;
   bool forwarded = false;
@@ -129,29 +124,46 @@ int LaunchRanks(const LaunchOptions& options) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) {
-      // No child has ended: look again shortly (signals interrupt sleeps).
+      // No rank has ended: look again shortly (a signal cuts the sleep short).
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
-    for (int rank = 0; rank < options.world_size; ++rank) {
+    for (size_t rank = 0; rank < pids.size(); ++rank) {
       if (pids[rank] != pid) continue;
       pids[rank] = 0;
       --running;
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (ok) break;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) break;
+      std::fprintf(stderr, "libtorch_ddp: rank %zu (pid %d) %s%s\n", rank, static_cast<int>(pid),
+                   Describe(status).c_str(), failed ? "" : "; stopping the other ranks");
       if (!failed) {
-        std::fprintf(stderr, "libtorch_ddp: rank %d (pid %d) %s; stopping the other ranks\n",
-                     rank, static_cast<int>(pid), Describe(status).c_str());
         SignalAll(pids, SIGTERM);
         kill_at = Clock::now() + std::chrono::seconds(10);
-      } else {
-        std::fprintf(stderr, "libtorch_ddp: rank %d (pid %d) %s\n", rank,
-                     static_cast<int>(pid), Describe(status).c_str());
       }
       failed = true;
     }
   }
-  return failed ? 1 : 0;
+  return !failed;
+}
+
+}  // namespace
+
+int LaunchRanks(const LaunchOptions& options) {
+  int master_port = options.master_port;
+  if (master_port == 0) master_port = FreeLoopbackPort();
+  if (master_port <= 0) {
+    std::fprintf(stderr, "libtorch_ddp: no free loopback port for the TCPStore\n");
+    return 1;
+  }
+  InstallForwardingHandlers();
+  std::vector<pid_t> pids;
+  if (!StartRanks(options, master_port, &pids)) {
+    WatchRanks(pids);
+    return 1;
+  }
+  std::printf("libtorch_ddp: launched %d ranks (TCPStore on %s:%d)\n", options.world_size,
+              options.master_addr.c_str(), master_port);
+  std::fflush(stdout);
+  return WatchRanks(pids) ? 0 : 1;
 }
 
 }  // namespace ddp_example

@@ -342,6 +342,69 @@ void ServeUntilStopped() {
   }
 }
 
+void InstallStopHandlers() {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// The rank's capture server. The rank identity (RANK, LOCAL_RANK,
+// WORLD_SIZE) comes from the environment; the port is the base plus the
+// local rank, as a Profiler's.
+std::unique_ptr<neuronprof::ProfilerServer> StartServer(const Config& config,
+                                                        const RankEnv& env) {
+  if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
+    std::fprintf(stderr, "libtorch_ddp: rank %d: %s\n", env.rank, s.ToString().c_str());
+    return nullptr;
+  }
+  neuronprof::ProfilerServerOptions options;
+  options.port = config.port + env.local_rank;
+  options.allowed_root = config.logdir;
+  options.backend = "gloo";
+  auto server = neuronprof::ProfilerServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "libtorch_ddp: rank %d: cannot start the profiler server: %s\n",
+                 env.rank, server.status().ToString().c_str());
+    return nullptr;
+  }
+  std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d (pid %d)\n", env.rank,
+              (*server)->port(), static_cast<int>(getpid()));
+  std::fflush(stdout);
+  return std::move(*server);
+}
+
+// Joins the process group and trains; throws what c10d throws.
+void Train(const Config& config, const RankEnv& env) {
+  auto gloo_options =
+      ::c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(config.timeout_s));
+  gloo_options->devices.push_back(::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  auto pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(MakeStore(config, env), env.rank,
+                                                          env.world_size, gloo_options);
+  Trainer trainer(config, env, pg);
+  trainer.BroadcastParameters();
+  std::printf("rank %d: training\n", env.rank);
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t step = 0;
+  for (;; ++step) {
+    const bool time_up = config.seconds > 0
+                             ? std::chrono::steady_clock::now() - start >=
+                                   std::chrono::duration<double>(config.seconds)
+                             : step + 1 >= config.steps;
+    if (!trainer.Step(step, time_up || g_stop.load())) break;
+    if (step % 100 == 0 && env.rank == 0) {
+      std::printf("rank 0: step %lld loss %.4f\n", static_cast<long long>(step),
+                  trainer.last_loss());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("rank %d: done after %lld steps, loss %.4f\n", env.rank,
+              static_cast<long long>(step + 1), trainer.last_loss());
+}
+
 int RunRank(const Config& config) {
   RankEnv env;
   if (!ReadRankEnv(&env)) return 1;
@@ -349,34 +412,11 @@ int RunRank(const Config& config) {
     std::fprintf(stderr, "libtorch_ddp: --store file needs --store_file PATH\n");
     return 2;
   }
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  InstallStopHandlers();
   torch::set_num_threads(1);  // N ranks share a few cores.
   torch::manual_seed(env.rank);  // Each rank its own data (and init, then broadcast).
-
-  if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
-    std::fprintf(stderr, "libtorch_ddp: rank %d: %s\n", env.rank, s.ToString().c_str());
-    return 1;
-  }
-  // The rank identity (RANK, LOCAL_RANK, WORLD_SIZE) comes from the
-  // environment; the port is the base plus the local rank, as a Profiler's.
-  neuronprof::ProfilerServerOptions server_options;
-  server_options.port = config.port + env.local_rank;
-  server_options.allowed_root = config.logdir;
-  server_options.backend = "gloo";
-  auto server = neuronprof::ProfilerServer::Start(server_options);
-  if (!server.ok()) {
-    std::fprintf(stderr, "libtorch_ddp: rank %d: cannot start the profiler server: %s\n",
-                 env.rank, server.status().ToString().c_str());
-    return 1;
-  }
-  std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d (pid %d)\n", env.rank,
-              (*server)->port(), static_cast<int>(getpid()));
-  std::fflush(stdout);
+  std::unique_ptr<neuronprof::ProfilerServer> server = StartServer(config, env);
+  if (server == nullptr) return 1;
   if (config.wait_for_capture) {
     // The whole run inside a capture window on every rank (each rank
     // waits for its own, before any collective): the same collectives in
@@ -385,36 +425,9 @@ int RunRank(const Config& config) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
-
   int status = 0;
   try {
-    auto gloo_options =
-        ::c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(config.timeout_s));
-    gloo_options->devices.push_back(
-        ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    auto pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(MakeStore(config, env), env.rank,
-                                                            env.world_size, gloo_options);
-    Trainer trainer(config, env, pg);
-    trainer.BroadcastParameters();
-    std::printf("rank %d: training\n", env.rank);
-    std::fflush(stdout);
-    const auto start = std::chrono::steady_clock::now();
-    int64_t step = 0;
-    for (;; ++step) {
-      const bool time_up =
-          config.seconds > 0
-              ? std::chrono::steady_clock::now() - start >=
-                    std::chrono::duration<double>(config.seconds)
-              : step + 1 >= config.steps;
-      if (!trainer.Step(step, time_up || g_stop.load())) break;
-      if (step % 100 == 0 && env.rank == 0) {
-        std::printf("rank 0: step %lld loss %.4f\n", static_cast<long long>(step),
-                    trainer.last_loss());
-        std::fflush(stdout);
-      }
-    }
-    std::printf("rank %d: done after %lld steps, loss %.4f\n", env.rank,
-                static_cast<long long>(step + 1), trainer.last_loss());
+    Train(config, env);
   } catch (const std::exception& e) {
     // Only the first line: c10::Error appends a long backtrace.
     std::string what = e.what();
@@ -425,7 +438,7 @@ int RunRank(const Config& config) {
     if (config.on_comm_error == "serve") ServeUntilStopped();
   }
   std::fflush(stdout);
-  (*server)->Shutdown();
+  server->Shutdown();
   return status;
 }
 
