@@ -34,9 +34,13 @@ if [ "${1:-}" = "--python" ]; then
     echo "== creating .venv"
     python3 -m venv .venv
   fi
-  if ! cmp -s tests/interop/requirements.txt .venv/.requirements.installed; then
+  requirements=(tests/interop/requirements.txt tests/interop/requirements-nodeps.txt)
+  if ! cat "${requirements[@]}" | cmp -s - .venv/.requirements.installed; then
     echo "== installing pinned Python test tools into .venv"
     .venv/bin/pip install -q --disable-pip-version-check -r tests/interop/requirements.txt
-    cp tests/interop/requirements.txt .venv/.requirements.installed
+    # Packages whose declared dependencies the tests do not need (see the file).
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps \
+      -r tests/interop/requirements-nodeps.txt
+    cat "${requirements[@]}" >.venv/.requirements.installed
   fi
 fi

@@ -87,17 +87,19 @@ class KinetoWriter {
     WriteDeviceProperties();
     // HTA refuses a trace without distributedInfo.rank and tells ranks
     // apart by it; keys as torch.profiler writes them (backend only when
-    // known). A single process is rank 0 of world size 1.
+    // known). A single process is rank 0 of world size 1. Spaced as Kineto
+    // spaces it: HTA finds the rank with the regex "rank":\s+(\d+) on the
+    // raw text, so a compact "rank":2 reads as no rank (every file rank 0).
     const xplane::JobIdentity identity = xplane::ReadJobIdentity(space_);
-    out_.Raw("],\n\"distributedInfo\":{");
+    out_.Raw("],\n\"distributedInfo\": {");
     if (!identity.backend.empty()) {
-      out_.Raw("\"backend\":");
+      out_.Raw("\"backend\": ");
       out_.String(identity.backend);
-      out_.Raw(",");
+      out_.Raw(", ");
     }
-    out_.Raw("\"rank\":");
+    out_.Raw("\"rank\": ");
     out_.Int(identity.rank);
-    out_.Raw(",\"world_size\":");
+    out_.Raw(", \"world_size\": ");
     out_.Int(identity.world_size);
     out_.Raw("},");
     out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
@@ -366,6 +368,7 @@ class KinetoWriter {
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
       WriteCommArgs(stats, args);
+      WriteCommInputs(stats, args);
       if (auto id = stats.IntStatNamed(xplane::kCommIdStat)) comm_work_.emplace(*id, &span);
       args.PassThrough(stats, {});
       args.Close();
@@ -389,6 +392,28 @@ class KinetoWriter {
     }
     if (auto group = stats.IntStatNamed(xplane::kWorldSizeStat)) args.Int("Group size", *group);
     if (auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat)) args.Str("dtype", *dtype);
+  }
+
+  // A c10d Work span ("gloo:all_reduce") as torch.profiler records it with
+  // shapes: its input tensors' "Input Dims" and "Input type", written here
+  // as one flattened tensor of msg_nelems elements. The plugin's
+  // Distributed view sizes communication from these two only (0 bytes
+  // without them).
+  void WriteCommInputs(const EventVisitor& stats, JsonArgs& args) {
+    if (!stats.StrStatNamed(xplane::kCollectiveStat)) return;
+    const auto nelems = stats.IntStatNamed(xplane::kCommNelemsStat);
+    const auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat);
+    if (!nelems || !dtype || stats.StatNamed(xplane::kOpInputDimsStat)) return;
+    if (args.Key("Input Dims")) {
+      out_.Raw("[[");
+      out_.Int(*nelems);
+      out_.Raw("]]");
+    }
+    if (args.Key("Input type")) {
+      out_.Char('[');
+      out_.String(kineto::KinetoTypeName(*dtype));
+      out_.Char(']');
+    }
   }
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {

@@ -105,6 +105,13 @@ TEST_CASE("kineto trace: top-level keys, every event named, window end last") {
   // Holistic Trace Analysis refuses files without distributedInfo.rank.
   const Struct& distributed = trace.root().fields().at("distributedInfo").struct_value();
   CHECK(Trace::Num(distributed, "rank") == 0);
+  // ... and reads it from the raw text with the regex "rank":\s+(\d+)
+  // (hta/common/trace_file.py): the first "rank" must be this one, spaced
+  // as Kineto writes it.
+  const size_t rank_at = trace.json().find("\"rank\":");
+  REQUIRE(rank_at != std::string::npos);
+  CHECK(trace.json().compare(rank_at, 10, "\"rank\": 0,") == 0);
+  CHECK(rank_at > trace.json().find("\"distributedInfo\": {"));
   // Exact, not through a double: the epoch start of the capture.
   CHECK(trace.json().find("\"baseTimeNanoseconds\":1700000000000000000,") !=
         std::string::npos);

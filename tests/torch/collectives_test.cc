@@ -201,6 +201,10 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
   CHECK(event.find(R"("In msg nelems":)" + std::to_string(kNumel)) != std::string::npos);
   CHECK(event.find(R"("Group size":2)") != std::string::npos);
   CHECK(event.find(R"("dtype":"Float")") != std::string::npos);
+  // The Work's inputs as torch.profiler records them with shapes: the
+  // plugin's Distributed view sizes each collective from these alone.
+  CHECK(event.find(R"("Input Dims":[[)" + std::to_string(kNumel) + "]]") != std::string::npos);
+  CHECK(event.find(R"("Input type":["float"])") != std::string::npos);
   // Each rank's enqueue -> work link, as a flow (start and finish).
   size_t flow_starts = 0;
   for (size_t pos = 0; (pos = json.find(R"({"ph":"s","cat":"comm")", pos)) != std::string::npos;
