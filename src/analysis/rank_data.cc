@@ -24,15 +24,41 @@ struct CommStatIds {
   int64_t collective, seq, comm_id, bytes;
 };
 
+bool IsEnqueue(const xplane::EventVisitor& event, const StepStatIds& step_ids,
+               const CommStatIds& comm_ids) {
+  return event.Stat(step_ids.framework).has_value() &&
+         (event.Stat(comm_ids.collective).has_value() || event.Stat(comm_ids.comm_id).has_value());
+}
+
+// Start times of the line's collective calls (dispatcher enqueues,
+// record_param_comms), ascending; `order` is the line's events by start.
+std::vector<int64_t> EnqueueStarts(const xplane::LineVisitor& line, const std::vector<int>& order,
+                                   const StepStatIds& step_ids, const CommStatIds& comm_ids) {
+  std::vector<int64_t> starts;
+  for (int index : order) {
+    const xplane::EventVisitor event = line.Event(index);
+    if (IsEnqueue(event, step_ids, comm_ids)) starts.push_back(event.OffsetPs());
+  }
+  return starts;
+}
+
+// Whether a call starts inside [start, end) (offsets on the same line).
+bool EnclosesAny(const std::vector<int64_t>& sorted_starts, int64_t start, int64_t end) {
+  const auto it = std::lower_bound(sorted_starts.begin(), sorted_starts.end(), start);
+  return it != sorted_starts.end() && *it < end;
+}
+
 // One host line: steps, compute and communication spans, collectives.
 void ReadLine(const xplane::LineVisitor& line, const StepStatIds& step_ids,
               const CommStatIds& comm_ids, RankData* rank, std::vector<Span>* compute,
               std::vector<Span>* comm, absl::flat_hash_map<int64_t, int64_t>* enqueues,
               std::vector<int64_t>* comm_id_of) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
+  const std::vector<int> order = SortedEventIndices(line.raw());
+  const std::vector<int64_t> enqueue_starts = EnqueueStarts(line, order, step_ids, comm_ids);
   int64_t comm_until = 0;  // End of the communication span the events are in.
   bool in_comm = false;
-  for (int index : SortedEventIndices(line.raw())) {
+  for (int index : order) {
     const xplane::EventVisitor event = line.Event(index);
     if (event.DurationPs() <= 0 || xplane::IsMemoryEventName(event.Name())) continue;
     const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
@@ -63,7 +89,12 @@ void ReadLine(const xplane::LineVisitor& line, const StepStatIds& step_ids,
         if (!added) it->second = std::min(it->second, start);
       }
     } else if (!(in_comm && start < comm_until)) {
-      compute->push_back({start, end});
+      // A marker around a collective call ("allreduce_gradients") mostly
+      // waits for it; the operators inside it still count.
+      if (op || !EnclosesAny(enqueue_starts, event.OffsetPs(),
+                                SaturatingAdd(event.OffsetPs(), event.DurationPs()))) {
+        compute->push_back({start, end});
+      }
       continue;
     } else {
       continue;  // Nested in communication.

@@ -2,9 +2,10 @@
 // of a DDP step over Gloo (collectors/torch): per 1000 us step on the
 // "main" thread a forward op, the dispatcher enqueue c10d::allreduce_
 // (comm_id, comm_seq), a backward op that overlaps the all_reduce, an
-// optimizer op; the all_reduce's Work span on a "gloo" worker thread. The
-// straggler's forward runs late_us longer, so it arrives late_us after the
-// others, who wait for it. Times in us from the step start:
+// optimizer op, a user marker "allreduce_gradients" around the blocking
+// call (395..705, not compute); the all_reduce's Work span on a "gloo"
+// worker thread. The straggler's forward runs late_us longer, so it arrives
+// late_us after the others, who wait for it. Times in us from the step start:
 //
 //   rank           forward    enqueue      backward     all_reduce  optimizer
 //   others         10..300    400..410     450..600     405..700    800..900
@@ -69,6 +70,10 @@ inline tensorflow::profiler::XSpace MakeRankSpace(const RankSpaceOptions& o) {
     }
     const int64_t seq = o.first_seq + s;
     const int64_t comm_id = s + 1;
+    // A user marker around the blocking call (enqueue and wait): waiting,
+    // not compute (the backward op inside it still is).
+    host.AddEvent(main_line, host.EventMetadataId("allreduce_gradients"),
+                  (base + 395 + late) * kPs, (310 - late) * kPs);
     auto* enqueue = op(main_line, "c10d::allreduce_", base + 400 + late, base + 410 + late, "fprop");
     host.AddStat(enqueue, xplane::kCommIdStat, comm_id);
     host.AddStat(enqueue, xplane::kCommSeqStat, seq);
