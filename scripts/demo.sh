@@ -44,7 +44,5 @@ grep -E '^rank [0-9]+: done' "$ddp_log"
 rm -f "$ddp_log"
 echo
 # The multi-rank summary (per rank and step: compute, communication,
-# overlap, idle; the straggler; the collectives). Until `summary` reads a
-# run of several ranks it asks for one with --host, so its status is not
-# checked here.
-./build/tools/neuronprof summary "logs/plugins/profile/$run" || true
+# overlap, idle; the straggler; the collectives).
+./build/tools/neuronprof summary "logs/plugins/profile/$run" --top 4
