@@ -28,6 +28,9 @@
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"
 #include "proto/profiler_service.grpc.pb.h"
+#include "absl/strings/numbers.h"
+#include "src/core/clock.h"
+#include "src/rpc/clock_probe.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -428,12 +431,32 @@ TEST_CASE("Profilers and remote captures share one gate and one message naming w
   REQUIRE(local.Stop().ok());
 }
 
-TEST_CASE("Monitor is unimplemented") {
+TEST_CASE("Monitor with duration_ms 0 answers the server's clock, other Monitors are unimplemented") {
   TempDir dir;
   TestServer server(dir.path());
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    tensorflow::MonitorRequest request;
+    tensorflow::MonitorResponse response;
+    const int64_t before = core::EpochNowNs();
+    REQUIRE(server.stub->Monitor(&context, request, &response).ok());
+    const int64_t after = core::EpochNowNs();
+    const auto& headers = context.GetServerInitialMetadata();
+    auto it = headers.find(rpc::kServerClockHeader);
+    REQUIRE(it != headers.end());
+    int64_t server_ns = 0;
+    REQUIRE(absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                             &server_ns));
+    // The same clock, read while answering.
+    CHECK(server_ns >= before);
+    CHECK(server_ns <= after);
+    CHECK(Contains(response.data(), std::to_string(server_ns)));
+  }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + kBound);
   tensorflow::MonitorRequest request;
+  request.set_duration_ms(1000);
   tensorflow::MonitorResponse response;
   CHECK(server.stub->Monitor(&context, request, &response).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
