@@ -130,12 +130,16 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
       return absl::UnavailableError(absl::StrCat(
           "cannot connect to ", address.address,
           ": the connection was refused, the host is unreachable or its name does "
-          "not resolve (is a profiler server listening there?)"));
+          "not resolve, or what listens on port ", address.port,
+          " is not a ProfilerService (is a profiler server listening there?)"));
     }
     if (!channel.WaitForStateChange(state, deadline)) {
+      // A program that accepts the connection but never speaks gRPC (another
+      // service in a port range) ends here too.
       return absl::DeadlineExceededError(absl::StrCat(
-          "cannot connect to ", address.address, ": no connection within ", timeout_ms,
-          " ms (CaptureOptions::connect_timeout_ms)"));
+          "cannot connect to ", address.address, ": no gRPC connection within ", timeout_ms,
+          " ms (CaptureOptions::connect_timeout_ms): the host does not answer, or what "
+          "listens on port ", address.port, " is not a ProfilerService"));
     }
     state = channel.GetState(/*try_to_connect=*/true);
   }
@@ -160,6 +164,12 @@ absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress
           address.address, " did not answer within ", duration_ms + response_timeout_ms,
           " ms (the ", duration_ms, " ms window + ", response_timeout_ms,
           " ms CaptureOptions::response_timeout_ms): ", detail));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      // A gRPC program without tensorflow.ProfilerService: a port range that
+      // runs into another service (its rank is unknown: it is not one).
+      return absl::UnimplementedError(absl::StrCat(
+          address.address, " is not a ProfilerService: the gRPC server on port ",
+          address.port, " does not serve tensorflow.ProfilerService/Profile (", detail, ")"));
     default:
       return absl::Status(ToAbslCode(status.error_code()),
                           absl::StrCat(address.address, " refused the capture: ", detail));
