@@ -889,5 +889,37 @@ TEST_CASE("a rank's Profiler serves on port + local_rank") {
   CHECK(result->warnings.empty());
 }
 
+TEST_CASE("a rank whose port + local_rank is taken is named with the port in the warning") {
+  TempDir dir;
+  const int base = testing::FreeLoopbackPortRange(3);
+  // Another program holds the port of local rank 2.
+  const int taken = base + 2;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(taken));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.host_name = "testhost";
+  options.ms_duration = 60000;
+  options.port = base;
+  options.rank = 5;
+  options.local_rank = 2;
+  options.world_size = 8;
+  Profiler profiler(options);
+  auto result = profiler.Stop();
+  close(fd);
+  REQUIRE(result.ok());  // The profile is still written.
+  CHECK(result->server_port == 0);
+  REQUIRE(result->warnings.size() == 1);
+  CAPTURE(result->warnings[0]);
+  CHECK(Contains(result->warnings[0], "rank 5 (local_rank 2)"));
+  CHECK(Contains(result->warnings[0], "port " + std::to_string(taken)));
+}
+
 }  // namespace
 }  // namespace neuronprof
