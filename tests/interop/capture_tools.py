@@ -295,6 +295,23 @@ def marker_names(xplane_path: str) -> collections.Counter:
   return names
 
 
+def task_environment_stats(xplane_path: str) -> Dict[str, object]:
+  """The Task Environment plane's stats by name (ints and strings)."""
+  space = xprof_tools.xplane_classes()["XSpace"]()
+  with open(xplane_path, "rb") as f:
+    space.ParseFromString(f.read())
+  for plane in space.planes:
+    if plane.name != "Task Environment":
+      continue
+    stats = {}
+    for stat in plane.stats:
+      name = plane.stat_metadata[stat.metadata_id].name
+      kind = stat.WhichOneof("value")
+      stats[name] = getattr(stat, kind) if kind else None
+    return stats
+  return {}
+
+
 def _end(ev) -> float:
   return ev["ts_us"] + ev["dur_us"]
 
