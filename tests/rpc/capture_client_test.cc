@@ -949,5 +949,36 @@ TEST_CASE("a gRPC server without ProfilerService is named as such") {
   CHECK(Contains(Message(result.status()), "not a ProfilerService"));
 }
 
+TEST_CASE("a connection that fails before the window is retried and reaches the server") {
+  TempDir dir;
+  int port = 0;
+  // First something that accepts and hangs up (a server still starting
+  // behind a proxy, say): the client's first connection fails there.
+  const int fd = testing::ListenOnFreeLoopbackPort(&port);
+  CaptureOptions options = Options(dir.path(), {Loopback(port)}, 100);
+  options.connect_attempts = 5;
+  MarkerThread markers;
+  auto capture = std::async(std::launch::async, [&] { return Capture(options); });
+  pollfd ready{fd, POLLIN, 0};
+  REQUIRE(poll(&ready, 1, static_cast<int>(kBound.count() * 1000)) == 1);
+  const int connection = accept(fd, nullptr, nullptr);
+  REQUIRE(connection >= 0);
+  // Reset, not closed: no FIN_WAIT socket is left holding the port.
+  const linger reset{1, 0};
+  setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  close(connection);
+  close(fd);
+  // Then the real server on that port, for the next attempt.
+  ProfilerServerOptions server_options;
+  server_options.port = port;
+  server_options.allowed_root = dir.path();
+  auto server = ProfilerServer::Start(server_options);
+  REQUIRE(server.ok());
+  auto result = capture.get();
+  REQUIRE(result.ok());
+  CHECK(result->hosts[0].status.ok());
+  CHECK(HasEvent(testing::ReadXSpace(result->hosts[0].files[0]), "client_marker"));
+}
+
 }  // namespace
 }  // namespace neuronprof
