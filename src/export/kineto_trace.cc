@@ -87,17 +87,20 @@ class KinetoWriter {
     WriteDeviceProperties();
     // HTA refuses a trace without distributedInfo.rank and tells ranks
     // apart by it; keys as torch.profiler writes them (backend only when
-    // known). A single process is rank 0 of world size 1.
+    // known). A single process is rank 0 of world size 1. Spaced as Kineto
+    // writes it: HTA finds the rank with the regex "rank":\s+(\d+) on
+    // the text, not with a JSON parser, and takes every file without that
+    // space for rank 0.
     const xplane::JobIdentity identity = xplane::ReadJobIdentity(space_);
-    out_.Raw("],\n\"distributedInfo\":{");
+    out_.Raw("],\n\"distributedInfo\": {");
     if (!identity.backend.empty()) {
-      out_.Raw("\"backend\":");
+      out_.Raw("\"backend\": ");
       out_.String(identity.backend);
-      out_.Raw(",");
+      out_.Raw(", ");
     }
-    out_.Raw("\"rank\":");
+    out_.Raw("\"rank\": ");
     out_.Int(identity.rank);
-    out_.Raw(",\"world_size\":");
+    out_.Raw(", \"world_size\": ");
     out_.Int(identity.world_size);
     out_.Raw("},");
     out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");

@@ -132,9 +132,12 @@ class _Process:
 class DemoServer(_Process):
   """capture_server_demo serving on a free loopback port."""
 
-  def __init__(self, allowed_root: str, extra_args: Sequence[str] = ()):
+  def __init__(self, allowed_root: str, extra_args: Sequence[str] = (),
+               env: Optional[Dict[str, str]] = None):
+    """`env`: variables added to this process's (RANK, LOCAL_RANK, ...)."""
     super().__init__([_binary(DEMO, "capture_server_demo"), "--port", "0",
-                      "--allowed_root", allowed_root, *extra_args])
+                      "--allowed_root", allowed_root, *extra_args],
+                     env=dict(os.environ, **env) if env else None)
     self.allowed_root = allowed_root
     try:
       match = self.wait_for_line(LISTENING_RE, STARTUP_TIMEOUT_S)

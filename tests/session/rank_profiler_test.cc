@@ -123,7 +123,7 @@ TEST_CASE("a rank's files are named <host>_rank<r> and carry its identity") {
 
   // Keys as torch.profiler writes them; HTA and the plugin read them.
   const std::string json = KinetoJson(dir.path() + "/run1/testhost_rank1.pt.trace.json.gz");
-  CHECK(json.find("\"distributedInfo\":{\"backend\":\"gloo\",\"rank\":1,\"world_size\":2}") !=
+  CHECK(json.find("\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": 1, \"world_size\": 2}") !=
         std::string::npos);
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("a single process keeps its plain file names and rank 0 of 1") {
   auto result = profiler.Stop();
   REQUIRE(result.ok());
   const std::string json = KinetoJson(dir.path() + "/run1/testhost.pt.trace.json.gz");
-  CHECK(json.find("\"distributedInfo\":{\"rank\":0,\"world_size\":1}") != std::string::npos);
+  CHECK(json.find("\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}") != std::string::npos);
   const auto space = testing::ReadXSpace(dir.path() + "/plugins/profile/run1/testhost.xplane.pb");
   CHECK(xplane::ReadJobIdentity(space) == xplane::JobIdentity());
 }
