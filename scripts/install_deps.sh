@@ -11,6 +11,7 @@ DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   libcli11-dev   # the neuronprof CLI's argument parser (header-only)
   libtorch-dev   # neuronprof::torch, examples/libtorch_mlp
   libgloo-dev    # c10d's ProcessGroupGloo.hpp: the collectives test
+  faketime       # libfaketime: a capture server whose clock is skewed (capture_client_test)
   clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, scripts/test.sh)
 # Debian's own python3 needs python3-venv for `python3 -m venv`.
 if [ "${1:-}" = "--python" ] && ! python3 -m venv --help >/dev/null 2>&1; then

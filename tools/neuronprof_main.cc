@@ -278,6 +278,17 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
       ++ok;
       fmt::print("OK {} events={} attempts={} file={}\n", host.address, host.events,
                  host.attempts, host.files.empty() ? "" : host.files[0]);
+      if (host.clock_offset_measured) {
+        // Host minus this machine's clock, already taken out of its files.
+        fmt::print("  clock_offset: {:+.3f} ms +- {:.3f} ms (aligned to this client's clock)\n",
+                   host.clock_offset_ns / 1e6, host.clock_offset_uncertainty_ns / 1e6);
+      } else {
+        fmt::print("  clock_offset: unmeasured (the server does not answer neuronprof's "
+                   "clock probe; its times are on its own clock)\n");
+      }
+      for (const std::string& file : host.files) {
+        if (absl::EndsWith(file, ".pt.trace.json.gz")) fmt::print("  kineto: {}\n", file);
+      }
       for (const std::string& warning : host.warnings) {
         fmt::print("  warning: {}\n", OneLine(warning));
       }
@@ -340,6 +351,27 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
   command->add_flag("--flight_recorder", options.flight_recorder_now,
                     "take each server's FlightRecorder's last DURATION_MS at once instead "
                     "of a window from now (neuronprof servers with a FlightRecorder)");
+  command->add_flag("--kineto", options.write_kineto_trace,
+                    "also write DIR/<run>/<host>.pt.trace.json.gz per host (rank), for the "
+                    "PyTorch profiler TensorBoard plugin and HTA");
+  command->add_option("--max_parallel_hosts", options.max_parallel_hosts,
+                      "hosts reading and writing their profile at once (every window still "
+                      "opens at once)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(1, neuronprof::kMaxParallelHosts));
+  command->add_option("--response_timeout_ms", options.response_timeout_ms,
+                      "a host fails when its profile has not arrived this long after the "
+                      "window")
+      ->type_name("MS")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, neuronprof::kMaxCaptureDurationMs));
+  command->add_option("--connect_attempts", options.connect_attempts,
+                      "connection tries per host before its window (250 ms, 500 ms, ... "
+                      "apart)")
+      ->type_name("K")
+      ->capture_default_str()
+      ->check(CLI::Range(1, neuronprof::kMaxConnectAttempts));
   command->footer("Options take --flag value or --flag=value. Exit status: 0 all hosts "
                   "captured, 1 some failed, 2 usage error.");
   command->callback([command, args, &run] {

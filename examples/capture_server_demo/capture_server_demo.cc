@@ -3,13 +3,15 @@
 // nothing until a remote client asks for a window.
 //
 //   capture_server_demo [--port P] [--allowed_root DIR] [--seconds N]
-//                       [--hidden H] [--batch B] [--step_ms MS]
+//                       [--hidden H] [--batch B] [--step_ms MS] [--markers N]
 //
 //   --port          gRPC port on 127.0.0.1 (default 9012; 0 = any free port)
 //   --allowed_root  profiles the server saves itself go only below this
 //                   folder (default ./logs)
 //   --seconds       stop after N seconds (default 0: run until SIGINT/SIGTERM)
 //   --step_ms       shortest step; the loop sleeps out the rest (default 10)
+//   --markers       extra empty "inner" markers per step (default 0): event
+//                   volume for capture benchmarks (docs/PERFORMANCE.md)
 //
 // Once the server is up it prints one line, for people and scripts alike:
 //
@@ -61,6 +63,7 @@ struct Config {
   int hidden = 64;
   int batch = 32;
   int step_ms = 10;
+  int markers = 0;
 };
 
 // A two-layer perceptron (10 -> H -> 1) with a logistic loss, trained by
@@ -178,6 +181,8 @@ bool ParseArgs(int argc, char** argv, Config* config) {
       ok = ParseInt(value, 1, 1 << 16, &config->batch);
     } else if (std::strcmp(flag, "--step_ms") == 0) {
       ok = ParseInt(value, 0, 60000, &config->step_ms);
+    } else if (std::strcmp(flag, "--markers") == 0) {
+      ok = ParseInt(value, 0, 1000000, &config->markers);
     } else {
       std::fprintf(stderr, "%s: unknown flag %s\n", argv[0], flag);
       return false;
@@ -195,7 +200,7 @@ void PrintUsage(const char* argv0) {
                "usage: %s [--port P (default 9012, 0 = any free port)]\n"
                "          [--allowed_root DIR (default ./logs)] [--seconds N (0 = until "
                "SIGINT/SIGTERM)]\n"
-               "          [--hidden H] [--batch B] [--step_ms MS]\n",
+               "          [--hidden H] [--batch B] [--step_ms MS] [--markers N]\n",
                argv0);
 }
 
@@ -257,6 +262,9 @@ int main(int argc, char** argv) {
       {
         neuronprof::ScopedTrace t("optimizer_step");
         model.Step(0.05f);
+        for (int i = 0; i < config.markers; ++i) {
+          neuronprof::ScopedTrace inner("inner");
+        }
       }
     }
     if (step % 500 == 0) {

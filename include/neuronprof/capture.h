@@ -61,6 +61,18 @@ struct HostCaptureResult {
   // Warnings the server stored in the profile (e.g. dropped events).
   std::vector<std::string> warnings;
   HostCaptureTimings timings;
+  // The host's clock against the capture client's (CLOCK_REALTIME), from
+  // round trips before the window, as NTP measures it: neuronprof servers
+  // answer the probe; for others clock_offset_measured is false and their
+  // times stay on their own clock. When measured, every time in the
+  // host's files had clock_offset_ns (host minus client) subtracted, so
+  // that all hosts of the run share the client's clock; the true offset
+  // lies within +-clock_offset_uncertainty_ns (half the shortest round
+  // trip). The same is stored in the profile's Task Environment plane
+  // (docs/DISTRIBUTED.md).
+  bool clock_offset_measured = false;
+  int64_t clock_offset_ns = 0;
+  int64_t clock_offset_uncertainty_ns = 0;
 };
 
 struct NEURONPROF_API CaptureResult {
@@ -110,6 +122,8 @@ struct CaptureProgress {
 // Limits of CaptureOptions, as ValidateCaptureOptions checks them.
 inline constexpr int64_t kMaxCaptureDurationMs = 3600 * 1000;  // One hour.
 inline constexpr int kMaxTracingAttempts = 1000;
+inline constexpr int kMaxConnectAttempts = 100;
+inline constexpr int kMaxParallelHosts = 100000;
 
 struct CaptureOptions {
   // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
@@ -143,6 +157,10 @@ struct CaptureOptions {
   std::string run_name;
   // Also write <host>.trace.json.gz (Chrome trace) next to each xplane.
   bool write_chrome_trace = true;
+  // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto format), one
+  // per host (rank), as a Profiler writes its own: the PyTorch profiler
+  // TensorBoard plugin and HTA read the run as one multi-rank job.
+  bool write_kineto_trace = false;
   // Ask each server for what its FlightRecorder holds of the last
   // duration_ms, returned at once, instead of a window from now (the
   // request's ProfileOptions.advanced_configuration
@@ -153,6 +171,22 @@ struct CaptureOptions {
   // A host whose connection is not up within this time fails with
   // "cannot connect to ADDR"; a refused connection fails at once.
   int64_t connect_timeout_ms = 10000;
+  // Connections that fail (refused, unreachable, not up in time) are tried
+  // this many times in all (1 .. kMaxConnectAttempts), waiting 250 ms,
+  // 500 ms, 1 s, ... (at most 5 s) in between: a server still starting or a
+  // dropped SYN among a thousand hosts. Only before a window opens: a
+  // failure after it cannot be retried into the same window.
+  int connect_attempts = 3;
+  // A host whose response has not fully arrived this long after its window
+  // ended fails with DEADLINE_EXCEEDED (1 .. kMaxCaptureDurationMs): the
+  // server's collection and the transfer of its profile.
+  int64_t response_timeout_ms = 60000;
+  // Every host's window opens at once, whatever the number of hosts (the
+  // windows must cover the same time); this bounds how many hosts at a
+  // time read, align and write their received profile (1 ..
+  // kMaxParallelHosts): the client's CPU, memory and disk bandwidth. A
+  // response that arrives while all slots are busy waits in memory.
+  int max_parallel_hosts = 64;
   // Optional. Called from the calling thread about every 250 ms until every
   // host is done, at once when a host changes stage, and once per host when
   // it finishes.

@@ -30,11 +30,15 @@
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
+#include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
+#include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/response_scan.h"
+#include "src/xplane/clock_offset.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -65,9 +69,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using tensorflow::profiler::XSpace;
 
-// The server answers after the window; this covers collection, export and
-// the transfer of a large profile.
-constexpr int64_t kDeadlineMarginMs = 60 * 1000;
+// Waits between connection attempts: 250 ms, doubled each time, at most 5 s.
+constexpr int64_t kFirstRetryWaitMs = 250;
+constexpr int64_t kMaxRetryWaitMs = 5000;
+// One clock probe round trip may take this long (a loaded server answers
+// in well under a millisecond; the connection is up already).
+constexpr int64_t kClockProbeTimeoutMs = 2000;
 constexpr auto kProgressInterval = std::chrono::milliseconds(250);
 // TSL's client asks for at most this many events.
 constexpr uint64_t kMaxEvents = 1000000;
@@ -123,12 +130,16 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
       return absl::UnavailableError(absl::StrCat(
           "cannot connect to ", address.address,
           ": the connection was refused, the host is unreachable or its name does "
-          "not resolve (is a profiler server listening there?)"));
+          "not resolve, or what listens on port ", address.port,
+          " is not a ProfilerService (is a profiler server listening there?)"));
     }
     if (!channel.WaitForStateChange(state, deadline)) {
+      // A program that accepts the connection but never speaks gRPC (another
+      // service in a port range) ends here too.
       return absl::DeadlineExceededError(absl::StrCat(
-          "cannot connect to ", address.address, ": no connection within ", timeout_ms,
-          " ms (CaptureOptions::connect_timeout_ms)"));
+          "cannot connect to ", address.address, ": no gRPC connection within ", timeout_ms,
+          " ms (CaptureOptions::connect_timeout_ms): the host does not answer, or what "
+          "listens on port ", address.port, " is not a ProfilerService"));
     }
     state = channel.GetState(/*try_to_connect=*/true);
   }
@@ -137,7 +148,7 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
 
 // A failed Profile call, in words that say what happened to the host.
 absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress& address,
-                                int64_t duration_ms) {
+                                int64_t duration_ms, int64_t response_timeout_ms) {
   const std::string detail =
       absl::StrCat(absl::StatusCodeToString(ToAbslCode(status.error_code())), ": ",
                    status.error_message());
@@ -150,9 +161,15 @@ absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress
           detail));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::DeadlineExceededError(absl::StrCat(
-          address.address, " did not answer within ", duration_ms + kDeadlineMarginMs,
-          " ms (the ", duration_ms, " ms window + ", kDeadlineMarginMs / 1000,
-          " s margin): ", detail));
+          address.address, " did not answer within ", duration_ms + response_timeout_ms,
+          " ms (the ", duration_ms, " ms window + ", response_timeout_ms,
+          " ms CaptureOptions::response_timeout_ms): ", detail));
+    case grpc::StatusCode::UNIMPLEMENTED:
+      // A gRPC program without tensorflow.ProfilerService: a port range that
+      // runs into another service (its rank is unknown: it is not one).
+      return absl::UnimplementedError(absl::StrCat(
+          address.address, " is not a ProfilerService: the gRPC server on port ",
+          address.port, " does not serve tensorflow.ProfilerService/Profile (", detail, ")"));
     default:
       return absl::Status(ToAbslCode(status.error_code()),
                           absl::StrCat(address.address, " refused the capture: ", detail));
@@ -186,6 +203,33 @@ struct Run {
   std::deque<CaptureProgress> reports;
   size_t finished_count = 0;
   std::set<std::string> taken_names;  // Host names given out in run_dir.
+  // Hosts reading, aligning and writing their profile now, at most
+  // options->max_parallel_hosts; guarded by mutex, waited on with slot_freed.
+  int busy_slots = 0;
+  std::condition_variable slot_freed;
+};
+
+// Holds one of the run's max_parallel_hosts slots for reading and writing
+// a received profile.
+class WriteSlot {
+ public:
+  explicit WriteSlot(Run& run) : run_(run) {
+    std::unique_lock<std::mutex> lock(run_.mutex);
+    run_.slot_freed.wait(lock, [&] { return run_.busy_slots < run_.options->max_parallel_hosts; });
+    ++run_.busy_slots;
+  }
+  ~WriteSlot() {
+    {
+      std::lock_guard<std::mutex> lock(run_.mutex);
+      --run_.busy_slots;
+    }
+    run_.slot_freed.notify_one();
+  }
+  WriteSlot(const WriteSlot&) = delete;
+  WriteSlot& operator=(const WriteSlot&) = delete;
+
+ private:
+  Run& run_;
 };
 
 // A progress report; call with run.mutex held.
@@ -354,36 +398,99 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
   return profile;
 }
 
-// Writes the host's files: <host>.xplane.pb first, from the bytes as they
-// came, then the Chrome trace, which needs the XSpace parsed.
-absl::StatusOr<std::vector<std::string>> WriteHostFiles(const Run& run,
-                                                        ReceivedProfile& profile,
-                                                        const std::string& host,
-                                                        const ServiceAddress& address,
-                                                        HostCaptureTimings& timings,
-                                                        Clock::time_point received) {
+// The host's Kineto trace, where a Profiler puts its own:
+// <logdir>/<run>/<host>.pt.trace.json.gz; empty without write_kineto_trace.
+std::string KinetoTraceDir(const Run& run) {
+  if (!run.options->write_kineto_trace) return "";
+  return absl::StrCat(run.options->logdir, "/", run.session_id);
+}
+
+// Writes the host's files, its times put on this client's clock by
+// `offset` (or recorded as unmeasured). A profile still in gRPC's bytes
+// has only its Task Environment plane replaced (neuronprof's lines are
+// relative to its start time) and is written as it came; the Chrome and
+// Kineto traces need the XSpace parsed.
+absl::StatusOr<std::vector<std::string>> WriteHostFiles(
+    const Run& run, ReceivedProfile& profile, const std::string& host,
+    const ServiceAddress& address, const std::optional<xplane::ClockOffset>& offset,
+    HostCaptureTimings& timings, Clock::time_point received) {
+  if (!profile.space && offset && profile.scanned.epoch_line_times) {
+    // Lines on the epoch move one by one: parse them.
+    XSpace space;
+    if (!ParsePieces(profile.scanned.xspace, &space)) {
+      return absl::DataLossError(
+          absl::StrCat(address.address, " sent a profile that is not an XSpace"));
+    }
+    profile.space = std::move(space);
+  }
   if (profile.space) {
+    xplane::AlignSpaceClock(offset, &*profile.space);
     exporter::ExportOptions export_options;
     export_options.chrome_trace = run.options->write_chrome_trace;
+    export_options.pytorch_trace_dir = KinetoTraceDir(run);
     auto files = exporter::WriteProfileFiles(*profile.space, run.run_dir, host, export_options);
     timings.xplane_written_ms = MillisSince(received);
     return files;
   }
+  tensorflow::profiler::XPlane environment;
+  if (profile.scanned.task_environment) {
+    environment = *profile.scanned.task_environment;
+  } else {
+    environment.set_id(profile.scanned.planes);
+    environment.set_name(xplane::kTaskEnvironmentPlaneName);
+  }
+  xplane::RecordClockOffset(offset, &environment);
+  std::string environment_bytes;
+  const BytePieces xspace =
+      ReplaceTaskEnvironment(profile.scanned, environment, &environment_bytes);
   std::vector<std::string> files = {
       absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
-  if (auto s = exporter::WriteFileAtomically(files[0], profile.scanned.xspace); !s.ok()) {
-    return s;
-  }
+  if (auto s = exporter::WriteFileAtomically(files[0], xspace); !s.ok()) return s;
   timings.xplane_written_ms = MillisSince(received);
-  if (!run.options->write_chrome_trace) return files;
+  const std::string kineto_dir = KinetoTraceDir(run);
+  if (!run.options->write_chrome_trace && kineto_dir.empty()) return files;
   XSpace space;
-  if (!ParsePieces(profile.scanned.xspace, &space)) {
+  if (!ParsePieces(xspace, &space)) {
     return absl::DataLossError(
         absl::StrCat(address.address, " sent a profile that is not an XSpace"));
   }
-  files.push_back(absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
-  if (auto s = exporter::WriteChromeTraceFile(space, files[1]); !s.ok()) return s;
+  if (run.options->write_chrome_trace) {
+    files.push_back(absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
+    if (auto s = exporter::WriteChromeTraceFile(space, files.back()); !s.ok()) return s;
+  }
+  if (!kineto_dir.empty()) {
+    if (auto s = exporter::MakeDirectories(kineto_dir); !s.ok()) return s;
+    files.push_back(absl::StrCat(kineto_dir, "/", host, exporter::kPyTorchTraceSuffix));
+    if (auto s = exporter::WriteKinetoTraceFile(space, files.back()); !s.ok()) return s;
+  }
   return files;
+}
+
+// A connected channel to the host, trying options.connect_attempts times.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectWithRetry(const CaptureOptions& options,
+                                                                const ServiceAddress& address) {
+  absl::Status last;
+  int64_t wait_ms = kFirstRetryWaitMs;
+  for (int attempt = 1; attempt <= options.connect_attempts; ++attempt) {
+    if (attempt > 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      wait_ms = std::min(wait_ms * 2, kMaxRetryWaitMs);
+    }
+    grpc::ChannelArguments args;
+    // Profiles easily exceed gRPC's 4 MiB default.
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    args.SetMaxSendMessageSize(INT_MAX);
+    // A private subchannel: a failed connection to this address earlier
+    // (in the process, or the attempt before) must not fail this one at once.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto channel =
+        grpc::CreateCustomChannel(address.Target(), grpc::InsecureChannelCredentials(), args);
+    last = WaitConnected(*channel, address, options.connect_timeout_ms);
+    if (last.ok()) return channel;
+  }
+  if (options.connect_attempts == 1) return last;
+  return absl::Status(last.code(), absl::StrCat(last.message(), " (", options.connect_attempts,
+                                                " attempts)"));
 }
 
 // One host's whole capture: connect, windows until one has events, files.
@@ -393,18 +500,16 @@ void CaptureHost(Run& run, size_t index) {
   HostCaptureResult& result = job.result;
 
   auto capture = [&]() -> absl::Status {
-    grpc::ChannelArguments args;
-    // Profiles easily exceed gRPC's 4 MiB default.
-    args.SetMaxReceiveMessageSize(INT_MAX);
-    args.SetMaxSendMessageSize(INT_MAX);
-    // A private subchannel: a failed connection to this address earlier in
-    // the process must not make this capture fail at once.
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    auto channel = grpc::CreateCustomChannel(job.address.Target(),
-                                             grpc::InsecureChannelCredentials(), args);
-    if (auto s = WaitConnected(*channel, job.address, options.connect_timeout_ms);
-        !s.ok()) {
-      return s;
+    auto connected = ConnectWithRetry(options, job.address);
+    if (!connected.ok()) return connected.status();
+    std::shared_ptr<grpc::Channel> channel = std::move(*connected);
+    // Before the window, so that it costs no window time.
+    const std::optional<xplane::ClockOffset> clock_offset =
+        MeasureClockOffset(*channel, std::min(options.connect_timeout_ms, kClockProbeTimeoutMs));
+    if (clock_offset) {
+      result.clock_offset_measured = true;
+      result.clock_offset_ns = clock_offset->offset_ns;
+      result.clock_offset_uncertainty_ns = clock_offset->uncertainty_ns;
     }
     grpc::GenericStub stub(channel);
     for (int attempt = 1; attempt <= options.num_tracing_attempts; ++attempt) {
@@ -418,14 +523,16 @@ void CaptureHost(Run& run, size_t index) {
       SetStage(run, job, HostCaptureState::kWindow);
       result.attempts = attempt;
       const std::string request =
-          BuildProfileRequest(options, job.address, run.repository_root, run.session_id)
+          BuildProfileRequest(options, job.address, run.repository_root, run.session_id,
+                              clock_offset ? clock_offset->offset_ns : 0)
               .SerializeAsString();
       grpc::Slice request_slice(request);
       grpc::ByteBuffer request_buffer(&request_slice, 1);
       grpc::ByteBuffer response;
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::milliseconds(options.duration_ms + kDeadlineMarginMs));
+                           std::chrono::milliseconds(options.duration_ms +
+                                                     options.response_timeout_ms));
       const Clock::time_point window_end =
           job.window_start + std::chrono::milliseconds(options.duration_ms);
       Clock::time_point response_begins = window_end;
@@ -449,7 +556,13 @@ void CaptureHost(Run& run, size_t index) {
         SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
       });
       const Clock::time_point received = Clock::now();
-      if (!status.ok()) return DescribeRpcFailure(status, job.address, options.duration_ms);
+      if (!status.ok()) {
+        return DescribeRpcFailure(status, job.address, options.duration_ms,
+                                  options.response_timeout_ms);
+      }
+      // Reading, aligning and writing the profile take a slot of
+      // max_parallel_hosts; the window itself never waits for one.
+      WriteSlot slot(run);
       {
         std::lock_guard<std::mutex> lock(run.mutex);
         timings.window_ms = options.duration_ms;
@@ -471,7 +584,8 @@ void CaptureHost(Run& run, size_t index) {
       const std::string host = ClaimHostName(run, scanned, job);
       result.host = host;
       SetStage(run, job, HostCaptureState::kWriting);
-      auto files = WriteHostFiles(run, *profile, host, job.address, timings, received);
+      auto files =
+          WriteHostFiles(run, *profile, host, job.address, clock_offset, timings, received);
       if (!files.ok()) {
         return absl::Status(files.status().code(),
                             absl::StrCat("cannot write the profile of ", job.address.address,
@@ -537,7 +651,8 @@ std::string RequestHostName(const ServiceAddress& address) {
 tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
                                                const ServiceAddress& address,
                                                const std::string& repository_root,
-                                               const std::string& session_id) {
+                                               const std::string& session_id,
+                                               int64_t server_clock_offset_ns) {
   tensorflow::ProfileRequest request;
   // Older servers read the top-level duration, newer ones opts.duration_ms.
   request.set_duration_ms(static_cast<uint64_t>(options.duration_ms));
@@ -563,8 +678,10 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   opts->set_python_tracer_level(static_cast<uint32_t>(options.python_tracer_level));
   opts->set_duration_ms(static_cast<uint64_t>(options.duration_ms));
   opts->set_session_id(session_id);
-  // As TSL's client: start now (servers treat a past start as now).
-  opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs()));
+  // As TSL's client: start now (servers treat a past start as now), on
+  // the server's clock: a server ahead of this one would wait otherwise.
+  opts->set_start_timestamp_ns(
+      static_cast<uint64_t>(core::EpochNowNs() + server_clock_offset_ns));
   if (options.flight_recorder_now) {
     (*opts->mutable_advanced_configuration())[kFlightRecorderNowKey].set_bool_value(true);
   }
@@ -693,6 +810,9 @@ absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& o
       {"device_tracer_level", options.device_tracer_level, 0, 2},
       {"python_tracer_level", options.python_tracer_level, 0, 1},
       {"connect_timeout_ms", options.connect_timeout_ms, 1, kMaxCaptureDurationMs},
+      {"connect_attempts", options.connect_attempts, 1, kMaxConnectAttempts},
+      {"response_timeout_ms", options.response_timeout_ms, 1, kMaxCaptureDurationMs},
+      {"max_parallel_hosts", options.max_parallel_hosts, 1, kMaxParallelHosts},
   };
   for (const Range& range : ranges) {
     if (auto s = CheckRange(range.field, range.value, range.low, range.high); !s.ok()) {

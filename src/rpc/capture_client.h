@@ -19,11 +19,14 @@ namespace neuronprof {
 namespace rpc {
 
 // The ProfileRequest for one host and window, shaped like TSL's
-// capture_profile client so that TSL-based servers answer it too.
+// capture_profile client so that TSL-based servers answer it too. Its
+// start_timestamp_ns is now on the server's clock: this process's clock
+// plus `server_clock_offset_ns` (server minus client, 0 when unmeasured).
 tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
                                                const ServiceAddress& address,
                                                const std::string& repository_root,
-                                               const std::string& session_id);
+                                               const std::string& session_id,
+                                               int64_t server_clock_offset_ns = 0);
 
 // The host_name a request carries for `address`: its host, as a plain name.
 std::string RequestHostName(const ServiceAddress& address);

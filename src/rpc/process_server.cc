@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "absl/strings/str_cat.h"
 #include "neuronprof/server.h"
 
 namespace neuronprof {
@@ -28,7 +29,15 @@ absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
   options.world_size = identity.world_size;
   options.backend = identity.backend;
   auto server = ProfilerServer::Start(options);
-  if (!server.ok()) return server.status();
+  if (!server.ok()) {
+    if (!identity.distributed()) return server.status();
+    // Ranks share a base port: say which rank's port (port + local_rank)
+    // collides with another program.
+    return absl::Status(server.status().code(),
+                        absl::StrCat("rank ", identity.rank, " (local_rank ",
+                                     identity.local_rank, ") cannot serve on port ", port,
+                                     ": ", server.status().message()));
+  }
   servers->emplace(port, std::move(*server));
   return absl::OkStatus();
 }

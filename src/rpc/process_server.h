@@ -18,7 +18,8 @@ namespace rpc {
 // (1..65535). A server already started here on that port is reused; a new
 // one saves profiles only under `allowed_root` and captures with an event
 // buffer of `max_buffer_bytes`, reporting `identity` (the job's rank) in
-// its captures. The error names the port.
+// its captures. The error names the port and, for a rank of a
+// distributed job, the rank and local rank.
 absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
                                  int64_t max_buffer_bytes,
                                  const xplane::JobIdentity& identity);

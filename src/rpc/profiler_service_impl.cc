@@ -16,6 +16,7 @@
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
+#include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
 #include "src/session/capture_gate.h"
 #include "src/session/capture_session.h"
@@ -464,11 +465,20 @@ grpc::Status ProfilerServiceImpl::Terminate(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status ProfilerServiceImpl::Monitor(grpc::ServerContext* /*context*/,
-                                          const tensorflow::MonitorRequest* /*request*/,
-                                          tensorflow::MonitorResponse* /*response*/) {
+grpc::Status ProfilerServiceImpl::Monitor(grpc::ServerContext* context,
+                                          const tensorflow::MonitorRequest* request,
+                                          tensorflow::MonitorResponse* response) {
+  if (request->duration_ms() == 0) {
+    // The capture client's clock probe: this server's clock, at once, in
+    // the header it reads and, for people, in data.
+    const std::string now = std::to_string(core::EpochNowNs());
+    context->AddInitialMetadata(kServerClockHeader, now);
+    response->set_data(absl::StrCat("neuronprof clock ", now, " ns since the epoch"));
+    return grpc::Status::OK;
+  }
   return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      "Monitor is not implemented by neuronprof");
+                      "Monitor is not implemented by neuronprof (only duration_ms 0, "
+                      "the clock probe of neuronprof capture)");
 }
 
 void ProfilerServiceImpl::BeginShutdown() {

@@ -73,6 +73,8 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   grpc::Status Terminate(grpc::ServerContext* context,
                          const tensorflow::TerminateRequest* request,
                          tensorflow::TerminateResponse* response) override;
+  // duration_ms 0: this server's clock at once, for the capture client's
+  // clock alignment (rpc/clock_probe: kServerClockHeader). Otherwise
   // UNIMPLEMENTED, as in TSL.
   grpc::Status Monitor(grpc::ServerContext* context,
                        const tensorflow::MonitorRequest* request,

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/xplane.pb.h"
+#include "src/xplane/clock_offset.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {
@@ -88,10 +89,19 @@ bool ReadMessage(CodedInputStream& in, OnField on_field) {
   return in.ReadVarint32(&size) && ReadBody(in, size, on_field);
 }
 
-bool SkipOrCountEvent(CodedInputStream& in, uint32_t tag, int64_t* events) {
+// An XLine field: events (4) counted, an epoch timestamp_ns (3) noted.
+bool ScanLineField(CodedInputStream& in, uint32_t tag, ScannedResponse* out) {
+  if (tag == WireFormatLite::MakeTag(3, WireFormatLite::WIRETYPE_VARINT)) {
+    uint64_t timestamp_ns = 0;
+    if (!in.ReadVarint64(&timestamp_ns)) return false;
+    if (static_cast<int64_t>(timestamp_ns) >= xplane::kEpochLineTimeNs) {
+      out->epoch_line_times = true;
+    }
+    return true;
+  }
   if (tag != LengthDelimited(4)) return WireFormatLite::SkipField(&in, tag);
   uint32_t size = 0;
-  ++*events;
+  ++out->events;
   return in.ReadVarint32(&size) && in.Skip(static_cast<int>(size));
 }
 
@@ -102,6 +112,8 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
   return ReadBody(in, size, [&](uint32_t tag) {
     switch (tag) {
       case LengthDelimited(1): {  // planes
+        const int64_t field_start = in.CurrentPosition() - 1;  // The tag is one byte.
+        ++out->planes;
         uint32_t plane_size = 0;
         if (!in.ReadVarint32(&plane_size)) return false;
         const int64_t plane_start = in.CurrentPosition();
@@ -112,13 +124,18 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
           if (plane_tag != LengthDelimited(3)) return WireFormatLite::SkipField(&in, plane_tag);
           has_lines = true;
           return ReadMessage(in, [&](uint32_t line_tag) {  // lines: events are field 4
-            return SkipOrCountEvent(in, line_tag, &out->events);
+            return ScanLineField(in, line_tag, out);
           });
         });
-        if (read && !has_lines && name == xplane::kTaskEnvironmentPlaneName) {
+        if (read && !has_lines && name == xplane::kTaskEnvironmentPlaneName &&
+            out->task_environment_offset < 0) {
           tensorflow::profiler::XPlane plane;
           if (ParsePieces(SubPieces(response, plane_start, plane_size), &plane)) {
             out->identity = xplane::ReadJobIdentity(plane);
+            out->task_environment = std::move(plane);
+            // Made relative to the XSpace's bytes by the caller.
+            out->task_environment_offset = field_start;
+            out->task_environment_size = plane_start + plane_size - field_start;
           }
         }
         return read;
@@ -180,6 +197,12 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
     scanned.warnings = std::move(space.warnings);
     scanned.events = space.events;
     scanned.identity = std::move(space.identity);
+    scanned.planes = space.planes;
+    scanned.epoch_line_times = space.epoch_line_times;
+    scanned.task_environment = std::move(space.task_environment);
+    scanned.task_environment_size = space.task_environment_size;
+    scanned.task_environment_offset =
+        space.task_environment_offset < 0 ? -1 : space.task_environment_offset - start;
   }
   if (!ok) {
     return absl::DataLossError(
@@ -192,6 +215,28 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
 bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* message) {
   PiecesStream stream(pieces);
   return message->ParseFromZeroCopyStream(&stream);
+}
+
+BytePieces ReplaceTaskEnvironment(const ScannedResponse& scanned,
+                                  const tensorflow::profiler::XPlane& plane,
+                                  std::string* storage) {
+  tensorflow::profiler::XSpace holder;
+  *holder.add_planes() = plane;
+  *storage = holder.SerializeAsString();  // Field 1, as in the XSpace.
+  int64_t total = 0;
+  for (std::string_view piece : scanned.xspace) total += static_cast<int64_t>(piece.size());
+  if (scanned.task_environment_offset < 0) {
+    BytePieces pieces = scanned.xspace;
+    pieces.push_back(*storage);
+    return pieces;
+  }
+  const int64_t end = scanned.task_environment_offset + scanned.task_environment_size;
+  BytePieces pieces = SubPieces(scanned.xspace, 0, scanned.task_environment_offset);
+  pieces.push_back(*storage);
+  for (std::string_view piece : SubPieces(scanned.xspace, end, total - end)) {
+    pieces.push_back(piece);
+  }
+  return pieces;
 }
 
 }  // namespace rpc

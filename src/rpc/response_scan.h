@@ -7,6 +7,7 @@
 #define NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,12 +34,28 @@ struct ScannedResponse {
   int64_t events = 0;
   // The rank identity of its Task Environment plane (rank 0 of 1 if none).
   xplane::JobIdentity identity;
+  int planes = 0;
+  // True when a line's timestamp_ns is an epoch time (TSL's spaces), not
+  // one relative to profile_start_time (neuronprof's).
+  bool epoch_line_times = false;
+  // The first Task Environment plane without lines, parsed, and its field
+  // (tag to end) within `xspace`; offset -1 when there is none.
+  std::optional<tensorflow::profiler::XPlane> task_environment;
+  int64_t task_environment_offset = -1;
+  int64_t task_environment_size = 0;
 };
 
 // Scans `response` (a whole serialized ProfileResponse). DataLoss names
 // `source` when the bytes are not a well-formed response.
 absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
                                                     const std::string& source);
+
+// The XSpace's bytes with its Task Environment plane replaced by `plane`
+// in place (appended when it has none), without copying the rest: the
+// pieces point into `scanned.xspace` and `storage`, which hold the bytes.
+BytePieces ReplaceTaskEnvironment(const ScannedResponse& scanned,
+                                  const tensorflow::profiler::XPlane& plane,
+                                  std::string* storage);
 
 // Parses `pieces` into `message` (cleared first); false if they are not one.
 bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* message);

@@ -182,6 +182,19 @@ inline constexpr char kWorldSizeStat[] = "world_size";
 inline constexpr char kBackendStat[] = "backend";
 inline constexpr char kMasterAddrStat[] = "master_addr";
 inline constexpr char kMasterPortStat[] = "master_port";
+// How the capture client put a remote host on its clock (rpc/clock_probe,
+// xplane/clock_offset), on that host's Task Environment plane:
+// clock_alignment (str) is "capture_client" when its times were shifted
+// onto the capture client's clock, "unmeasured" when its server did not
+// answer the clock probe (other ProfilerServices) and its times are its
+// own clock's; then clock_offset_ns (int64, the host's clock minus the
+// client's, subtracted from every time) and clock_offset_uncertainty_ns
+// (int64, half the round trip of the sample it came from) when measured.
+inline constexpr char kClockAlignmentStat[] = "clock_alignment";
+inline constexpr char kClockOffsetStat[] = "clock_offset_ns";
+inline constexpr char kClockOffsetUncertaintyStat[] = "clock_offset_uncertainty_ns";
+inline constexpr char kClockAlignedToClient[] = "capture_client";
+inline constexpr char kClockUnmeasured[] = "unmeasured";
 
 // Plane-level stats written by neuronprof.
 inline constexpr char kProcessIdStat[] = "pid";  // int64, on the host plane

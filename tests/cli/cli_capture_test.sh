@@ -167,7 +167,7 @@ for r in 0 1; do
 done
 rc=0
 "$CLI" capture --service_addr "127.0.0.1:$base-$((base + 1))" --logdir "$WORK/logs" \
-  --duration_ms 300 --run_name ranks >"$WORK/out" 2>"$WORK/err" || rc=$?
+  --duration_ms 300 --run_name ranks --kineto --max_parallel_hosts 1 >"$WORK/out" 2>"$WORK/err" || rc=$?
 run="$WORK/logs/plugins/profile/ranks"
 if [[ $rc -eq 0 ]] && grep -qx "captured 2 of 2 hosts" "$WORK/out" &&
    grep -q "^OK 127\.0\.0\.1:$base .*file=$run/127.0.0.1_rank0.xplane.pb\$" "$WORK/out" &&
@@ -177,6 +177,16 @@ if [[ $rc -eq 0 ]] && grep -qx "captured 2 of 2 hosts" "$WORK/out" &&
 else
   fail "port range capture: exit $rc; files: $(ls "$run" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
+# --kineto: one Kineto trace per rank where a Profiler writes its own.
+if [[ "$(ls "$WORK/logs/ranks" 2>&1 | tr '\n' ' ')" == "127.0.0.1_rank0.pt.trace.json.gz 127.0.0.1_rank1.pt.trace.json.gz " ]] &&
+   [[ $(grep -c "^  kineto: $WORK/logs/ranks/127.0.0.1_rank[01].pt.trace.json.gz\$" "$WORK/out") -eq 2 ]]; then
+  pass "--kineto writes one Kineto trace per rank"
+else
+  fail "--kineto: $(ls "$WORK/logs/ranks" 2>&1); stdout: $(cat "$WORK/out")"
+fi
+# Each rank's clock was measured (same machine: an offset within its uncertainty of 0).
+[[ $(grep -cE "^  clock_offset: [-+][0-9]+\.[0-9]{3} ms \+- [0-9]+\.[0-9]{3} ms \(aligned to this client's clock\)\$" "$WORK/out") -eq 2 ]] &&
+  pass "each rank's clock offset is printed" || fail "clock offsets: $(cat "$WORK/out")"
 # Each file says which rank wrote it.
 for r in 0 1; do
   "$CLI" info "$run/127.0.0.1_rank$r.xplane.pb" >"$WORK/info$r" 2>&1

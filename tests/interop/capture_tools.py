@@ -132,9 +132,12 @@ class _Process:
 class DemoServer(_Process):
   """capture_server_demo serving on a free loopback port."""
 
-  def __init__(self, allowed_root: str, extra_args: Sequence[str] = ()):
+  def __init__(self, allowed_root: str, extra_args: Sequence[str] = (),
+               env: Optional[Dict[str, str]] = None):
+    """`env`: variables added to this process's (RANK, LOCAL_RANK, ...)."""
     super().__init__([_binary(DEMO, "capture_server_demo"), "--port", "0",
-                      "--allowed_root", allowed_root, *extra_args])
+                      "--allowed_root", allowed_root, *extra_args],
+                     env=dict(os.environ, **env) if env else None)
     self.allowed_root = allowed_root
     try:
       match = self.wait_for_line(LISTENING_RE, STARTUP_TIMEOUT_S)
@@ -293,6 +296,23 @@ def marker_names(xplane_path: str) -> collections.Counter:
       name = name.split(" ")[0]
     names[name] += 1
   return names
+
+
+def task_environment_stats(xplane_path: str) -> Dict[str, object]:
+  """The Task Environment plane's stats by name (ints and strings)."""
+  space = xprof_tools.xplane_classes()["XSpace"]()
+  with open(xplane_path, "rb") as f:
+    space.ParseFromString(f.read())
+  for plane in space.planes:
+    if plane.name != "Task Environment":
+      continue
+    stats = {}
+    for stat in plane.stats:
+      name = plane.stat_metadata[stat.metadata_id].name
+      kind = stat.WhichOneof("value")
+      stats[name] = getattr(stat, kind) if kind else None
+    return stats
+  return {}
 
 
 def _end(ev) -> float:

@@ -56,6 +56,14 @@ def test_cli_captures_a_jax_profiler_server(jax_server, tmp_path):
   assert stages == ["window", "server collecting", "receiving", "writing"], \
       ct.describe(proc)
 
+  # TSL's server does not answer neuronprof's clock probe (Monitor with
+  # duration_ms 0): the capture goes on, its times stay on the server's
+  # clock, and both the CLI and the file say the offset is unmeasured.
+  assert "  clock_offset: unmeasured" in proc.stdout, ct.describe(proc)
+  stats = ct.task_environment_stats(path)
+  assert stats.get("clock_alignment") == "unmeasured", stats
+  assert "clock_offset_ns" not in stats, stats
+
   names = ct.marker_names(path)
   # ~2 s of 5 ms steps: JAX's annotations, many times over.
   assert names["jax_user_forward"] >= 20, names.most_common(20)

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -23,11 +25,18 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
+#include "src/core/clock.h"
 #include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -754,6 +763,227 @@ TEST_CASE("every rank of a host is captured by one port range into one run folde
   }
   // One file per rank, nothing else.
   CHECK(testing::ListDir(result->run_dir) == expected);
+}
+
+// libfaketime, when installed (scripts/install_deps.sh): a child whose
+// CLOCK_REALTIME runs an hour ahead of this process's.
+constexpr char kLibFaketime[] = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+constexpr int64_t kHourNs = int64_t{3600} * 1000 * 1000 * 1000;
+
+TEST_CASE("a host whose clock is an hour ahead is measured and put on the client's clock") {
+  if (!Exists(kLibFaketime)) {
+    WARN("libfaketime is not installed (apt-get install faketime): not run");
+    return;
+  }
+  TempDir dir;
+  // Only the wall clock is shifted: gRPC's timers run on the monotonic one.
+  // In the ASan build the preloaded library comes before ASan's runtime,
+  // which ASan refuses unless told not to check (ignored without ASan).
+  const char* asan_options = getenv("ASAN_OPTIONS");
+  ChildServer skewed(dir.path(), {},
+                     {std::string("LD_PRELOAD=") + kLibFaketime, "FAKETIME=+3600",
+                      "FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_NO_CACHE=1",
+                      std::string("ASAN_OPTIONS=") +
+                          (asan_options != nullptr ? std::string(asan_options) + ":" : "") +
+                          "verify_asan_link_order=0"});
+  CaptureOptions options = Options(dir.path(), {skewed.address()}, 200);
+  options.write_kineto_trace = true;
+  const int64_t before = core::EpochNowNs();
+  auto result = Capture(options);
+  const int64_t after = core::EpochNowNs();
+  REQUIRE(result.ok());
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  REQUIRE(host.clock_offset_measured);
+  CAPTURE(host.clock_offset_ns, host.clock_offset_uncertainty_ns);
+  // The true skew lies within the measured uncertainty.
+  CHECK(std::abs(host.clock_offset_ns - kHourNs) <= host.clock_offset_uncertainty_ns);
+  CHECK(host.clock_offset_uncertainty_ns > 0);
+
+  const XSpace space = testing::ReadXSpace(host.files[0]);
+  // The server's window, an hour ahead on its clock, lies within this
+  // call on the client's.
+  CHECK(xplane::ProfileStartEpochNs(space) >= before);
+  CHECK(xplane::ProfileStopEpochNs(space) <= after);
+  const auto recorded = xplane::ReadClockOffset(space);
+  REQUIRE(recorded.has_value());
+  CHECK(recorded->offset_ns == host.clock_offset_ns);
+  CHECK(recorded->uncertainty_ns == host.clock_offset_uncertainty_ns);
+  CHECK(HasEvent(space, "helper_marker"));
+
+  // The Kineto trace goes where a Profiler puts its own, one per host.
+  const std::string kineto = dir.path() + "/run/" + host.host + ".pt.trace.json.gz";
+  CHECK(std::find(host.files.begin(), host.files.end(), kineto) != host.files.end());
+  CHECK(Exists(kineto));
+}
+
+// Serialized with map entries in key order, for comparing messages.
+std::string DeterministicBytes(const google::protobuf::Message& message) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&out);
+  return bytes;
+}
+
+// A ProfilerService as TSL's: Profile only (Monitor is UNIMPLEMENTED), its
+// lines on the epoch.
+class TslLikeService final : public tensorflow::ProfilerService::Service {
+ public:
+  static constexpr int64_t kStart = int64_t{1'760'000'000'000'000'000};
+
+  static XSpace Space() {
+    XSpace space;
+    xplane::SetProfileTimes(&space, kStart, kStart + 1'000'000);
+    xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+    auto* line = host.AddLine(1, "main", kStart + 10);
+    host.AddEvent(line, host.EventMetadataId("tsl_marker"), 0, 5000);
+    space.add_hostnames("tslhost");
+    return space;
+  }
+  grpc::Status Profile(grpc::ServerContext*, const tensorflow::ProfileRequest*,
+                       tensorflow::ProfileResponse* response) override {
+    *response->mutable_xspace() = Space();
+    return grpc::Status::OK;
+  }
+};
+
+TEST_CASE("a server without the clock probe is captured unchanged with its offset unmeasured") {
+  TempDir dir;
+  TslLikeService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  REQUIRE(server != nullptr);
+  CaptureOptions options = Options(dir.path(), {Loopback(port)}, 50);
+  options.write_chrome_trace = false;
+  auto result = Capture(options);
+  server->Shutdown();
+  REQUIRE(result.ok());
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  CHECK_FALSE(host.clock_offset_measured);
+  CHECK(host.clock_offset_ns == 0);
+  XSpace written = testing::ReadXSpace(host.files[0]);
+  CHECK_FALSE(xplane::ReadClockOffset(written).has_value());
+  {
+    const XPlane* environment =
+        xplane::FindPlane(written, xplane::kTaskEnvironmentPlaneName);
+    REQUIRE(environment != nullptr);
+    const xplane::PlaneVisitor visitor(*environment);
+    const auto alignment = visitor.PlaneStat(xplane::kClockAlignmentStat);
+    REQUIRE(alignment.has_value());
+    CHECK(alignment->StrValue().value_or("") == xplane::kClockUnmeasured);
+  }
+  // Apart from that record, byte for byte what the server sent.
+  XSpace expected = TslLikeService::Space();
+  xplane::AlignSpaceClock(std::nullopt, &expected);
+  CHECK(DeterministicBytes(written) == DeterministicBytes(expected));
+}
+
+TEST_CASE("windows of every host open together when writing is limited to one host") {
+  TempDir dir;
+  constexpr int kRanks = 3;
+  int base = 0;
+  auto children = StartRanks(dir.path(), kRanks, &base);
+  CaptureOptions options = Options(
+      dir.path(),
+      {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
+  options.write_chrome_trace = false;
+  options.max_parallel_hosts = 1;
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  REQUIRE(result->all_ok());
+  // Every window overlaps every other: none waited for another's writing.
+  int64_t latest_start = 0, earliest_stop = INT64_MAX;
+  for (const HostCaptureResult& host : result->hosts) {
+    CHECK(host.clock_offset_measured);
+    const XSpace space = testing::ReadXSpace(host.files[0]);
+    latest_start = std::max(latest_start, xplane::ProfileStartEpochNs(space));
+    earliest_stop = std::min(earliest_stop, xplane::ProfileStopEpochNs(space));
+  }
+  CHECK(latest_start < earliest_stop);
+}
+
+TEST_CASE("a port where another program listens is named as not a ProfilerService") {
+  TempDir dir;
+  int port = 0;
+  // Listens, never speaks HTTP/2: a port range that runs into another program.
+  const int fd = testing::ListenOnFreeLoopbackPort(&port);
+  CaptureOptions options = Options(dir.path(), {Loopback(port)}, 50);
+  options.connect_timeout_ms = 500;
+  options.connect_attempts = 2;
+  auto result = Capture(options);
+  close(fd);
+  REQUIRE_FALSE(result.ok());
+  CAPTURE(Message(result.status()));
+  CHECK(Contains(Message(result.status()), Loopback(port)));
+  CHECK(Contains(Message(result.status()), "not a ProfilerService"));
+  CHECK(Contains(Message(result.status()), "(2 attempts)"));
+}
+
+// Another gRPC program: it knows no tensorflow.ProfilerService method.
+class OtherGrpcProgram final : public grpc::CallbackGenericService {
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext*) override {
+    class Unimplemented final : public grpc::ServerGenericBidiReactor {
+     public:
+      Unimplemented() { Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "")); }
+      void OnDone() override { delete this; }
+    };
+    return new Unimplemented;
+  }
+};
+
+TEST_CASE("a gRPC server without ProfilerService is named as such") {
+  TempDir dir;
+  OtherGrpcProgram other;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterCallbackGenericService(&other);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  REQUIRE(server != nullptr);
+  auto result = Capture(Options(dir.path(), {Loopback(port)}, 50));
+  server->Shutdown();
+  REQUIRE_FALSE(result.ok());
+  CAPTURE(Message(result.status()));
+  CHECK(absl::IsUnimplemented(result.status()));
+  CHECK(Contains(Message(result.status()), Loopback(port)));
+  CHECK(Contains(Message(result.status()), "not a ProfilerService"));
+}
+
+TEST_CASE("a connection that fails before the window is retried and reaches the server") {
+  TempDir dir;
+  int port = 0;
+  // First something that accepts and hangs up (a server still starting
+  // behind a proxy, say): the client's first connection fails there.
+  const int fd = testing::ListenOnFreeLoopbackPort(&port);
+  CaptureOptions options = Options(dir.path(), {Loopback(port)}, 100);
+  options.connect_attempts = 5;
+  MarkerThread markers;
+  auto capture = std::async(std::launch::async, [&] { return Capture(options); });
+  pollfd ready{fd, POLLIN, 0};
+  REQUIRE(poll(&ready, 1, static_cast<int>(kBound.count() * 1000)) == 1);
+  const int connection = accept(fd, nullptr, nullptr);
+  REQUIRE(connection >= 0);
+  // Reset, not closed: no FIN_WAIT socket is left holding the port.
+  const linger reset{1, 0};
+  setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  close(connection);
+  close(fd);
+  // Then the real server on that port, for the next attempt.
+  ProfilerServerOptions server_options;
+  server_options.port = port;
+  server_options.allowed_root = dir.path();
+  auto server = ProfilerServer::Start(server_options);
+  REQUIRE(server.ok());
+  auto result = capture.get();
+  REQUIRE(result.ok());
+  CHECK(result->hosts[0].status.ok());
+  CHECK(HasEvent(testing::ReadXSpace(result->hosts[0].files[0]), "client_marker"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "neuronprof/neuronprof.h"
 #include "src/rpc/profiler_service_impl.h"
+#include "src/xplane/clock_offset.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/session/flight_options.h"
 #include "tests/test_util.h"
@@ -75,6 +76,12 @@ TEST_CASE("a remote client pulls the flight recorder's last seconds at once") {
   CHECK(result->hosts[0].events == 6);
   CHECK(HasWarning(space, "served at once from this process's FlightRecorder"));
   CHECK(rpc::RunningCapturesForTesting() == 0);  // No capture window was opened.
+  // The pull's times are put on the client's clock as a window's are.
+  REQUIRE(result->hosts[0].clock_offset_measured);
+  const auto recorded = xplane::ReadClockOffset(space);
+  REQUIRE(recorded.has_value());
+  CHECK(recorded->offset_ns == result->hosts[0].clock_offset_ns);
+  CHECK(recorded->uncertainty_ns == result->hosts[0].clock_offset_uncertainty_ns);
 
   // Recording goes on, and the recorder still dumps.
   { NEURONPROF_SCOPE("after_the_pull"); }

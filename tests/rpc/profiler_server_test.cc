@@ -28,6 +28,9 @@
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"
 #include "proto/profiler_service.grpc.pb.h"
+#include "absl/strings/numbers.h"
+#include "src/core/clock.h"
+#include "src/rpc/clock_probe.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -428,12 +431,32 @@ TEST_CASE("Profilers and remote captures share one gate and one message naming w
   REQUIRE(local.Stop().ok());
 }
 
-TEST_CASE("Monitor is unimplemented") {
+TEST_CASE("Monitor with duration_ms 0 answers the server's clock, other Monitors are unimplemented") {
   TempDir dir;
   TestServer server(dir.path());
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    tensorflow::MonitorRequest request;
+    tensorflow::MonitorResponse response;
+    const int64_t before = core::EpochNowNs();
+    REQUIRE(server.stub->Monitor(&context, request, &response).ok());
+    const int64_t after = core::EpochNowNs();
+    const auto& headers = context.GetServerInitialMetadata();
+    auto it = headers.find(rpc::kServerClockHeader);
+    REQUIRE(it != headers.end());
+    int64_t server_ns = 0;
+    REQUIRE(absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                             &server_ns));
+    // The same clock, read while answering.
+    CHECK(server_ns >= before);
+    CHECK(server_ns <= after);
+    CHECK(Contains(response.data(), std::to_string(server_ns)));
+  }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + kBound);
   tensorflow::MonitorRequest request;
+  request.set_duration_ms(1000);
   tensorflow::MonitorResponse response;
   CHECK(server.stub->Monitor(&context, request, &response).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
@@ -864,6 +887,38 @@ TEST_CASE("a rank's Profiler serves on port + local_rank") {
   REQUIRE(result.ok());
   CHECK(result->server_port == base + 1);
   CHECK(result->warnings.empty());
+}
+
+TEST_CASE("a rank whose port + local_rank is taken is named with the port in the warning") {
+  TempDir dir;
+  const int base = testing::FreeLoopbackPortRange(3);
+  // Another program holds the port of local rank 2.
+  const int taken = base + 2;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(taken));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.host_name = "testhost";
+  options.ms_duration = 60000;
+  options.port = base;
+  options.rank = 5;
+  options.local_rank = 2;
+  options.world_size = 8;
+  Profiler profiler(options);
+  auto result = profiler.Stop();
+  close(fd);
+  REQUIRE(result.ok());  // The profile is still written.
+  CHECK(result->server_port == 0);
+  REQUIRE(result->warnings.size() == 1);
+  CAPTURE(result->warnings[0]);
+  CHECK(Contains(result->warnings[0], "rank 5 (local_rank 2)"));
+  CHECK(Contains(result->warnings[0], "port " + std::to_string(taken)));
 }
 
 }  // namespace

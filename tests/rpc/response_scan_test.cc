@@ -10,7 +10,9 @@
 
 #include "proto/profiler_service.pb.h"
 #include "src/rpc/capture_client.h"
+#include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -139,6 +141,77 @@ TEST_CASE("bytes that are not a ProfileResponse are refused, naming the server")
   }
   const std::string zero_tag("\0\0", 2);
   CHECK(absl::IsDataLoss(rpc::ScanProfileResponse({zero_tag}, "server:1").status()));
+}
+
+TEST_CASE("the Task Environment plane is replaced in place or appended in any slicing") {
+  // Between the host planes, as a space built in that order has it.
+  XSpace space = SampleSpace();
+  {
+    XSpace with_environment;
+    *with_environment.add_planes() = space.planes(0);
+    xplane::SetProfileTimes(&with_environment, 1000, 2000);
+    *with_environment.add_planes() = space.planes(1);
+    with_environment.add_hostnames("worker0");
+    space = with_environment;
+  }
+  tensorflow::ProfileResponse response;
+  *response.mutable_xspace() = space;
+  const std::string bytes = response.SerializeAsString();
+  for (size_t size : {size_t{1}, size_t{5}, bytes.size()}) {
+    CAPTURE(size);
+    auto scanned = rpc::ScanProfileResponse(Cut(bytes, size), "server:1");
+    REQUIRE(scanned.ok());
+    REQUIRE(scanned->task_environment.has_value());
+    CHECK(scanned->planes == 3);
+    CHECK_FALSE(scanned->epoch_line_times);  // Lines at 1000 ns: relative.
+    tensorflow::profiler::XPlane environment = *scanned->task_environment;
+    xplane::RecordClockOffset(xplane::ClockOffset{400, 7}, &environment);
+    std::string storage;
+    XSpace replaced;
+    REQUIRE(rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage),
+                             &replaced));
+    XSpace expected = space;
+    xplane::AlignSpaceClock(xplane::ClockOffset{400, 7}, &expected);
+    CHECK(replaced.planes_size() == 3);
+    CHECK(replaced.planes(1).name() == xplane::kTaskEnvironmentPlaneName);
+    CHECK(xplane::ProfileStartEpochNs(replaced) == 600);
+    CHECK(xplane::ReadClockOffset(replaced)->offset_ns == 400);
+    CHECK(replaced.planes(0).SerializeAsString() == expected.planes(0).SerializeAsString());
+    CHECK(replaced.planes(2).SerializeAsString() == expected.planes(2).SerializeAsString());
+    CHECK(replaced.hostnames(0) == "worker0");
+  }
+
+  // Without one (another profiler's space), it is appended.
+  const XSpace plain = SampleSpace();
+  tensorflow::ProfileResponse plain_response;
+  *plain_response.mutable_xspace() = plain;
+  const std::string plain_bytes = plain_response.SerializeAsString();  // The pieces' bytes.
+  auto scanned = rpc::ScanProfileResponse({plain_bytes}, "server:1");
+  REQUIRE(scanned.ok());
+  CHECK_FALSE(scanned->task_environment.has_value());
+  tensorflow::profiler::XPlane environment;
+  environment.set_id(scanned->planes);
+  environment.set_name(xplane::kTaskEnvironmentPlaneName);
+  xplane::RecordClockOffset(std::nullopt, &environment);
+  std::string storage;
+  XSpace replaced;
+  REQUIRE(rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage),
+                           &replaced));
+  REQUIRE(replaced.planes_size() == 3);
+  CHECK(replaced.planes(2).name() == xplane::kTaskEnvironmentPlaneName);
+  CHECK(replaced.planes(2).id() == 2);
+  CHECK(replaced.planes(0).SerializeAsString() == plain.planes(0).SerializeAsString());
+  CHECK(replaced.errors(0) == "an error");
+}
+
+TEST_CASE("the scan notes lines whose timestamps are on the epoch") {
+  XSpace space = SampleSpace();
+  space.mutable_planes(1)->mutable_lines(2)->set_timestamp_ns(xplane::kEpochLineTimeNs);
+  tensorflow::ProfileResponse response;
+  *response.mutable_xspace() = space;
+  auto scanned = rpc::ScanProfileResponse({response.SerializeAsString()}, "server:1");
+  REQUIRE(scanned.ok());
+  CHECK(scanned->epoch_line_times);
 }
 
 }  // namespace

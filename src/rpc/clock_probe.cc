@@ -1,0 +1,63 @@
+#include "src/rpc/clock_probe.h"
+
+#include <chrono>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/numbers.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/core/clock.h"
+
+namespace neuronprof {
+namespace rpc {
+
+std::optional<xplane::ClockOffset> EstimateClockOffset(
+    const std::vector<ClockSampleRtt>& samples) {
+  const ClockSampleRtt* best = nullptr;
+  for (const ClockSampleRtt& sample : samples) {
+    if (sample.receive_ns < sample.send_ns) continue;  // The client's clock stepped back.
+    if (best == nullptr ||
+        sample.receive_ns - sample.send_ns < best->receive_ns - best->send_ns) {
+      best = &sample;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  const int64_t round_trip = best->receive_ns - best->send_ns;
+  xplane::ClockOffset offset;
+  // send + round_trip / 2 without overflowing send + receive.
+  offset.offset_ns = best->server_ns - (best->send_ns + round_trip / 2);
+  offset.uncertainty_ns = (round_trip + 1) / 2;
+  return offset;
+}
+
+std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel,
+                                                      int64_t timeout_ms) {
+  // The channel is shared with the capture: a stub on it costs nothing.
+  tensorflow::ProfilerService::Stub stub(
+      std::shared_ptr<grpc::ChannelInterface>(&channel, [](grpc::ChannelInterface*) {}));
+  std::vector<ClockSampleRtt> samples;
+  for (int i = 0; i < kClockProbeSamples; ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(timeout_ms));
+    tensorflow::MonitorRequest request;  // duration_ms 0: the clock, at once.
+    tensorflow::MonitorResponse response;
+    ClockSampleRtt sample;
+    sample.send_ns = core::EpochNowNs();
+    const grpc::Status status = stub.Monitor(&context, request, &response);
+    sample.receive_ns = core::EpochNowNs();
+    if (!status.ok()) return std::nullopt;
+    const auto& headers = context.GetServerInitialMetadata();
+    auto it = headers.find(kServerClockHeader);
+    if (it == headers.end() ||
+        !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                          &sample.server_ns)) {
+      return std::nullopt;  // Answered, but not with a clock.
+    }
+    samples.push_back(sample);
+  }
+  return EstimateClockOffset(samples);
+}
+
+}  // namespace rpc
+}  // namespace neuronprof

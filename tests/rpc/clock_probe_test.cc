@@ -1,0 +1,45 @@
+// The NTP-style offset estimate of the capture client's clock probe.
+#include <cstdlib>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "src/rpc/clock_probe.h"
+
+namespace neuronprof {
+namespace rpc {
+namespace {
+
+TEST_CASE("the offset comes from the shortest round trip, uncertain by half of it") {
+  // The server is 1 s ahead. Sample 2 has the shortest trip (100 ns) with
+  // the server's read 30 ns after its midpoint; sample 1's long trip was
+  // all on the way back.
+  const std::vector<ClockSampleRtt> samples = {
+      {1000, 1'000'000'100 + 1000, 11000},  // trip 10000
+      {20000, 1'000'000'000 + 20080, 20100},  // trip 100, midpoint 20050
+      {30000, 1'000'000'000 + 30400, 30500},  // trip 500
+  };
+  const auto offset = EstimateClockOffset(samples);
+  REQUIRE(offset.has_value());
+  CHECK(offset->offset_ns == 1'000'000'030);
+  CHECK(offset->uncertainty_ns == 50);
+  // The true offset (1 s) lies within the uncertainty.
+  CHECK(std::abs(offset->offset_ns - 1'000'000'000) <= offset->uncertainty_ns);
+}
+
+TEST_CASE("a server behind the client has a negative offset") {
+  const auto offset = EstimateClockOffset({{5000, 1000, 5011}});
+  REQUIRE(offset.has_value());
+  CHECK(offset->offset_ns == 1000 - 5005);
+  CHECK(offset->uncertainty_ns == 6);  // An odd trip rounds up.
+}
+
+TEST_CASE("no usable sample gives no offset") {
+  CHECK_FALSE(EstimateClockOffset({}).has_value());
+  // The client's clock stepped back during the trip.
+  CHECK_FALSE(EstimateClockOffset({{5000, 7000, 4000}}).has_value());
+}
+
+}  // namespace
+}  // namespace rpc
+}  // namespace neuronprof
