@@ -25,10 +25,6 @@ DDP = os.path.join(ct.BUILD_DIR, "examples", "libtorch_ddp")
 SERVER_RE = re.compile(
     r"rank (\d+): neuronprof server listening on 127\.0\.0\.1:(\d+) \(pid (\d+)\)")
 TRAINING_RE = re.compile(r"rank (\d+): training")
-# `neuronprof capture --kineto` writes <logdir>/<run>/<host>_rank<r>.pt.trace.json.gz
-# itself; set when that option is in the CLI (until then kineto_run()
-# converts the run's XSpaces to the same files).
-CAPTURE_WRITES_KINETO = False
 # Small and single-threaded: up to 8 ranks share 2 cores in CI.
 SMALL_MODEL = ("--hidden", "64", "--batch", "32")
 
@@ -115,9 +111,8 @@ class RankProcess(ct._Process):  # pylint: disable=protected-access
 
 def capture_ranks(service_addr: str, logdir: str, run: str,
                   duration_ms: int) -> subprocess.CompletedProcess:
-  kineto = ["--kineto"] if CAPTURE_WRITES_KINETO else []
   return ct.run_cli(["capture", "--service_addr", service_addr, "--logdir", logdir,
-                     "--duration_ms", str(duration_ms), "--run_name", run, *kineto],
+                     "--duration_ms", str(duration_ms), "--run_name", run, "--kineto"],
                     timeout_s=duration_ms / 1000 + 90)
 
 
@@ -129,19 +124,12 @@ def rank_xplanes(logdir: str, run: str) -> Dict[str, str]:
 
 
 def kineto_run(logdir: str, run: str) -> str:
-  """<logdir>/<run>/<host>_rank<r>.pt.trace.json.gz for every captured rank.
-
-  Written by the capture (CAPTURE_WRITES_KINETO: then checked to be there)
-  or with `neuronprof convert --format kineto` from the run's XSpaces."""
+  """<logdir>/<run>/, where `neuronprof capture --kineto` wrote
+  <host>_rank<r>.pt.trace.json.gz for every captured rank (checked)."""
   out_dir = os.path.join(logdir, run)
-  os.makedirs(out_dir, exist_ok=True)
-  for worker, xplane in rank_xplanes(logdir, run).items():
+  for worker in rank_xplanes(logdir, run):
     out = os.path.join(out_dir, worker + ".pt.trace.json.gz")
-    if CAPTURE_WRITES_KINETO:
-      assert os.path.isfile(out), (out, sorted(os.listdir(out_dir)))
-      continue
-    proc = ct.run_cli(["convert", xplane, "--format", "kineto", "-o", out])
-    assert proc.returncode == 0, ct.describe(proc)
+    assert os.path.isfile(out), (out, sorted(os.listdir(out_dir)))
   return out_dir
 
 

@@ -93,10 +93,10 @@ def test_kineto_traces_of_a_captured_job_load_as_one_run(two_ranks):
 
 
 def test_hta_reads_each_rank_of_a_captured_job(two_ranks):
-  """Holistic Trace Analysis (when installed) takes the run folder as one
+  """Holistic Trace Analysis takes the run folder as one
   job: one trace per rank, told apart by distributedInfo.rank."""
   ct.require_cli_capture()
-  trace_analysis = pytest.importorskip("hta.trace_analysis")
+  from hta import trace_analysis  # pinned in requirements-nodeps.txt
   logdir, servers = two_ranks
   capture_with_kineto(logdir, servers)
   analysis = trace_analysis.TraceAnalysis(trace_dir=os.path.join(logdir, RUN))

@@ -39,10 +39,6 @@ WORLD = 4
 STEPS = 6
 RUN = "ddp4"
 WORKERS = [f"127.0.0.1_rank{r}" for r in range(WORLD)]
-# `neuronprof summary <run>` of a run of several ranks (per rank and step
-# compute/communication/overlap/idle, the straggler, the collectives); set
-# when that summary is in the CLI (today it asks for --host).
-SUMMARY_IS_MULTI_RANK = False
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +176,6 @@ def test_xprof_lists_one_host_per_rank(captured):
 
 
 def test_summary_names_the_slow_rank(captured):
-  if not SUMMARY_IS_MULTI_RANK:
-    pytest.skip("the multi-rank `neuronprof summary` is not in this CLI yet")
   logdir, _ = captured
   proc = ddp_tools.summary(os.path.join(logdir, "plugins", "profile", RUN))
   assert proc.returncode == 0, ct.describe(proc)
