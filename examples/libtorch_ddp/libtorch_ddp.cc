@@ -41,6 +41,7 @@
 #include <torch/torch.h>
 
 #include "launcher.h"
+#include "libtorch_mlp/mlp_model.h"
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"
 #include "neuronprof/torch.h"
@@ -68,33 +69,7 @@ struct Config {
   bool wait_for_capture = false;
 };
 
-// The layers of examples/libtorch_mlp, each in a ModuleScope.
-struct MLPImpl : torch::nn::Module {
-  MLPImpl(int input_size, int hidden, int output_size)
-      : fc1(register_module("fc1", torch::nn::Linear(input_size, hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
-        fc3(register_module("fc3", torch::nn::Linear(hidden, output_size))) {}
-
-  torch::Tensor forward(torch::Tensor x) {
-    NEURONPROF_SCOPE("MLP");
-    {
-      neuronprof::ModuleScope layer(*fc1);
-      x = torch::relu(fc1->forward(x));
-    }
-    {
-      neuronprof::ModuleScope layer(*fc2);
-      x = torch::relu(fc2->forward(x));
-    }
-    {
-      neuronprof::ModuleScope layer(*fc3);
-      x = fc3->forward(x);
-    }
-    return torch::log_softmax(x, /*dim=*/1);
-  }
-
-  torch::nn::Linear fc1, fc2, fc3;
-};
-TORCH_MODULE(MLP);
+using neuronprof_examples::MLP;  // The layers of examples/libtorch_mlp.
 
 bool ParseInt(const char* text, int min, int max, int* out) {
   char* end = nullptr;

@@ -18,8 +18,11 @@
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
+#include "mlp_model.h"
 
 namespace {
+
+using neuronprof_examples::MLP;
 
 struct Config {
   std::string logdir = "logs";
@@ -28,36 +31,6 @@ struct Config {
   int hidden = 256;
 };
 
-// MLP(input_size=10, output_size=2, layers=[hidden, hidden]) as in the
-// guide. Each layer runs inside a neuronprof::ModuleScope, which names it
-// by its registered name (a "layer:fc1" marker, PyProf's layer convention;
-// main() calls NameModules once), so the operator table groups ops by layer.
-struct MLPImpl : torch::nn::Module {
-  MLPImpl(int input_size, int hidden, int output_size)
-      : fc1(register_module("fc1", torch::nn::Linear(input_size, hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
-        fc3(register_module("fc3", torch::nn::Linear(hidden, output_size))) {}
-
-  torch::Tensor forward(torch::Tensor x) {
-    NEURONPROF_SCOPE("MLP");  // Zero-copy, with its file and line.
-    {
-      neuronprof::ModuleScope layer(*fc1);
-      x = torch::relu(fc1->forward(x));
-    }
-    {
-      neuronprof::ModuleScope layer(*fc2);
-      x = torch::relu(fc2->forward(x));
-    }
-    {
-      neuronprof::ModuleScope layer(*fc3);
-      x = fc3->forward(x);
-    }
-    return torch::log_softmax(x, /*dim=*/1);
-  }
-
-  torch::nn::Linear fc1, fc2, fc3;
-};
-TORCH_MODULE(MLP);
 
 bool ParseInt(const char* text, int* out) {
   char* end = nullptr;
