@@ -1,5 +1,6 @@
 #include "src/api/run_writer.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <exception>
@@ -91,14 +92,19 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
     result.warnings.push_back(absl::StrCat("error: ", error));
   }
 
-  auto run_dir = exporter::CreateRunDirectory(options_.logdir, run_name,
-                                              captured.start_epoch_ns);
+  auto run_dir = OpenRunDirectory(run_name, captured.start_epoch_ns, host);
   absl::Status written = run_dir.status();
   if (run_dir.ok()) {
-    result.run_dir = *run_dir;
-    written = WriteRun(captured.space, *run_dir, host, &result.files);
+    result.run_dir = run_dir->path;
+    written = WriteRun(captured.space, run_dir->path, host, &result.files);
     if (written.ok()) return result;
-    exporter::RemoveTree(*run_dir);  // Ours (made exclusively), half-written.
+    if (run_dir->created) {
+      exporter::RemoveTree(run_dir->path);  // Ours (made exclusively), half-written.
+    } else {
+      for (const char* suffix : {exporter::kXPlaneSuffix, exporter::kChromeTraceSuffix}) {
+        unlink(absl::StrCat(run_dir->path, "/", host, suffix).c_str());  // Only ours.
+      }
+    }
   }
   // Keep the capture: write it where we can and say where.
   const std::string run =
@@ -130,6 +136,28 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
                    fallback_status.message()));
 }
 
+absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(
+    const std::string& run_name, int64_t start_epoch_ns, const std::string& host) const {
+  // The ranks of one job given one run_name share its folder: their files
+  // differ by rank, and one run is what the multi-rank summary, xprof and
+  // HTA read. A rank's own earlier files are never overwritten.
+  if (identity_.world_size > 1 && !run_name.empty()) {
+    auto run = exporter::JoinRunDirectory(options_.logdir, run_name);
+    if (!run.ok()) return run.status();
+    const std::string xplane = absl::StrCat(run->path, "/", host, exporter::kXPlaneSuffix);
+    struct stat st;
+    if (lstat(xplane.c_str(), &st) == 0) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "run directory '", run->path, "' already holds rank ", identity_.rank, "'s ", host,
+          exporter::kXPlaneSuffix, "; choose another run_name"));
+    }
+    return run;
+  }
+  auto path = exporter::CreateRunDirectory(options_.logdir, run_name, start_epoch_ns);
+  if (!path.ok()) return path.status();
+  return exporter::RunDirectory{*path, true};
+}
+
 // The raw capture is serialized once, into the working folder, and moved
 // (or, with delete_working false, hard-linked) into the run folder beside
 // the viewer files; the working folder goes unless delete_working is false.
@@ -140,10 +168,12 @@ absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
   const std::string working_root =
       absl::StrCat(options_.logdir, "/", kWorkingDirName);
   const std::string working = absl::StrCat(working_root, "/", run);
-  // On failure nothing of this run stays: no working copy, no empty
-  // folders (the caller removes the run folder).
+  // On failure nothing of this host's run stays: no working copy, no empty
+  // folders (the caller removes its files in the run folder). Only this
+  // host's file goes: the ranks of a job stage theirs in the same folder.
   auto remove_working = [&] {
-    exporter::RemoveTree(working);
+    unlink(absl::StrCat(working, "/", host, exporter::kXPlaneSuffix).c_str());
+    rmdir(working.c_str());       // Only if no other rank left files there.
     rmdir(working_root.c_str());  // Only if no other run left files there.
   };
   if (auto s = exporter::MakeDirectories(working); !s.ok()) {

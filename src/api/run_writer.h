@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "neuronprof/profiler.h"
+#include "src/export/logdir.h"
 #include "src/session/capture_session.h"
 #include "src/xplane/job_identity.h"
 
@@ -65,6 +66,11 @@ class RunWriter {
   void NotifyTraceReady(ProfileResult* result) const;
 
  private:
+  // The run folder for `run_name` (empty: named by the start time); a rank
+  // of a distributed job with a run_name joins the folder its peers made.
+  absl::StatusOr<exporter::RunDirectory> OpenRunDirectory(const std::string& run_name,
+                                                          int64_t start_epoch_ns,
+                                                          const std::string& host) const;
   absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
                         const std::string& run_dir, const std::string& host,
                         std::vector<std::string>* files) const;

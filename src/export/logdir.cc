@@ -83,6 +83,25 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
       absl::StrCat("cannot find a free run directory name near '", base, "'"));
 }
 
+absl::StatusOr<RunDirectory> JoinRunDirectory(const std::string& logdir,
+                                              const std::string& run_name) {
+  const std::string root = ProfileRoot(logdir);
+  if (absl::Status made = MakeDirectories(root); !made.ok()) return made;
+  RunDirectory run{absl::StrCat(root, "/", run_name), true};
+  if (mkdir(run.path.c_str(), 0755) == 0) return run;
+  if (errno != EEXIST) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create run directory '", run.path, "': ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (lstat(run.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run directory '", run.path, "' exists but is not a folder"));
+  }
+  run.created = false;
+  return run;
+}
+
 absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run) {
   const char* tmp = std::getenv("TMPDIR");
   std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",

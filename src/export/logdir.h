@@ -42,6 +42,17 @@ absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
                                                const std::string& run_name,
                                                int64_t epoch_ns);
 
+// <logdir>/plugins/profile/<run_name>, created or, when it exists as a
+// folder (not a link), joined: the one run folder that every rank of a
+// distributed job writes its <host>_rank<r> files into. `created` says
+// which, so that a failed write removes the folder only when it made it.
+struct RunDirectory {
+  std::string path;
+  bool created = false;
+};
+absl::StatusOr<RunDirectory> JoinRunDirectory(const std::string& logdir,
+                                              const std::string& run_name);
+
 // Creates a fresh folder $TMPDIR/neuronprof-unsaved-<run>-XXXXXX (mode
 // 0700, /tmp without TMPDIR) with mkdtemp: exclusive, never an existing
 // folder or a link planted at a predictable name. For captures that could

@@ -128,6 +128,47 @@ TEST_CASE("a rank's files are named <host>_rank<r> and carry its identity") {
         std::string::npos);
 }
 
+// Each rank of a job runs its own Profiler with the launcher's run_name.
+absl::StatusOr<ProfileResult> ProfileRank(const std::string& logdir, int rank) {
+  ProfilerOptions options = TestOptions(logdir);
+  options.run_name = "job1";
+  options.rank = rank;
+  options.world_size = 2;
+  Profiler profiler(options);
+  { ScopedTrace marker("rank_marker"); }
+  return profiler.Stop();
+}
+
+TEST_CASE("the ranks of a job given one run_name write into one run folder") {
+  TempDir dir;
+  auto rank1 = ProfileRank(dir.path(), 1);
+  REQUIRE(rank1.ok());
+  auto rank0 = ProfileRank(dir.path(), 0);
+  REQUIRE(rank0.ok());
+  CHECK(rank0->run_dir == rank1->run_dir);
+  const std::string run_dir = dir.path() + "/plugins/profile/job1";
+  CHECK(testing::ListDir(run_dir) ==
+        std::vector<std::string>{"testhost_rank0.trace.json.gz", "testhost_rank0.xplane.pb",
+                                 "testhost_rank1.trace.json.gz", "testhost_rank1.xplane.pb"});
+  CHECK(testing::ListDir(dir.path() + "/job1") ==
+        std::vector<std::string>{"testhost_rank0.pt.trace.json.gz",
+                                 "testhost_rank1.pt.trace.json.gz"});
+  const auto before = exporter::ReadFile(run_dir + "/testhost_rank0.xplane.pb");
+  REQUIRE(before.ok());
+
+  // Rank 0 again under the same name: its files stay, the new capture is
+  // kept elsewhere (in TMPDIR, here the test's folder), and the error says why.
+  ScopedEnv tmpdir("TMPDIR", dir.path().c_str());
+  auto again = ProfileRank(dir.path(), 0);
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.status().code() == absl::StatusCode::kAlreadyExists);
+  CHECK_THAT(Message(again.status()),
+             Catch::Contains("already holds rank 0's testhost_rank0.xplane.pb") &&
+                 Catch::Contains("was saved to"));
+  CHECK(exporter::ReadFile(run_dir + "/testhost_rank0.xplane.pb").value() == *before);
+  CHECK(testing::ListDir(run_dir).size() == 4);
+}
+
 TEST_CASE("a single process keeps its plain file names and rank 0 of 1") {
   TempDir dir;
   ProfilerOptions options = TestOptions(dir.path());
