@@ -17,6 +17,8 @@
 #    with the same plugin is dumped by SIGUSR2 and pulled remotely;
 # 5. torch (when installed): the libtorch_mlp example trains under a
 #    kOperator capture, and `neuronprof summary` shows its aten operators;
+#    the libtorch_ddp example's 2 ranks are captured by the installed CLI
+#    and its multi-rank summary names the slowed rank;
 # 6. cupti (when installed): EnableCuptiCollector and a capture without a GPU;
 # 7. add_subdirectory: the source tree vendored, as static libraries
 #    (BUILD_SHARED_LIBS=OFF, the one-copy build).
@@ -235,6 +237,62 @@ else
   fail "find_package: consumer did not configure/build (logs in $LOGS)"
 fi
 
+# Two ports in a row that nothing listens on, for the DDP ranks' servers.
+free_port_pair() {
+  python3 - <<'PY'
+import socket
+for base in range(20000, 60000, 7):
+    socks = []
+    try:
+        for port in (base, base + 1):
+            s = socket.socket()
+            s.bind(("127.0.0.1", port))
+            socks.append(s)
+        print(base)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+PY
+}
+
+# The libtorch_ddp example built against the installed package: 2 ranks
+# (rank 1 slowed down) captured by the installed CLI in one command; the
+# installed summary must name rank 1 the straggler.
+check_ddp_consumer() {
+  if [[ ! -x $TORCH_BUILD/consumer_ddp ]]; then
+    echo "SKIP: torch ddp: no Gloo headers (libgloo-dev)"
+    return
+  fi
+  local logdir=$WORK/logdir-ddp port ddp_pid
+  port=$(free_port_pair)
+  "$TORCH_BUILD/consumer_ddp" --world_size 2 --steps 20 --slow_rank 1 --slow_ms 10 \
+    --wait_for_capture --port "$port" --hidden 64 --batch 32 >"$LOGS/ddp-run.log" 2>&1 &
+  ddp_pid=$!
+  for _ in $(seq 600); do
+    [[ $(grep -c 'neuronprof server listening' "$LOGS/ddp-run.log") -ge 2 ]] && break
+    kill -0 "$ddp_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if run_logged ddp-capture "$CLI" capture --service_addr "127.0.0.1:$port-$((port + 1))" \
+       --logdir "$logdir" --duration_ms 60000 --run_name ddp --kineto &&
+     wait "$ddp_pid" &&
+     run_logged ddp-summary "$CLI" summary "$logdir/plugins/profile/ddp"; then
+    if grep -qE '^Straggler: rank 1\b' "$LOGS/ddp-summary.log" &&
+       grep -qE '^  gloo:all_reduce ' "$LOGS/ddp-summary.log" &&
+       [[ -f $logdir/ddp/127.0.0.1_rank1.pt.trace.json.gz ]]; then
+      pass "torch ddp: 2 Gloo ranks captured in one command; the summary names rank 1 the straggler"
+    else
+      fail "torch ddp: no straggler rank 1, all_reduce row or Kineto file (log: $LOGS/ddp-summary.log)"
+    fi
+  else
+    kill "$ddp_pid" 2>/dev/null
+    fail "torch ddp: ranks, capture or summary failed (logs: $LOGS/ddp-run.log, ddp-capture.log, ddp-summary.log)"
+  fi
+}
+
 # ---- 5. torch consumer. -----------------------------------------------------
 if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTorchTargets.cmake" >/dev/null; then
   if configure_and_build torch "$HERE/torch" "$TORCH_BUILD" -DNEURONPROF_SOURCE_DIR="$SRC"; then
@@ -250,6 +308,7 @@ if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTor
     else
       fail "torch: consumer or summary failed (logs: $LOGS/torch-run.log, torch-summary.log)"
     fi
+    check_ddp_consumer
   else
     fail "torch: consumer did not configure/build (logs in $LOGS)"
   fi
