@@ -11,7 +11,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target mlp_demo libtorch_mlp libtorch_ddp \
   neuronprof_cli
 ./build/examples/mlp_demo --logdir logs "$@"
-run=$(ls -1d logs/plugins/profile/*/ | sort | tail -n 1)
+run=$(ls -1dt logs/plugins/profile/*/ | head -n 1)  # the run just written
 echo
 echo "Summary of the newest run ($run):"
 ./build/tools/neuronprof info "$run"*.xplane.pb
@@ -19,7 +19,7 @@ echo "Summary of the newest run ($run):"
 echo
 echo "== libtorch MLP with operator profiling (profile_type kOperator)"
 ./build/examples/libtorch_mlp --logdir logs
-run=$(ls -1d logs/plugins/profile/*/ | sort | tail -n 1)
+run=$(ls -1dt logs/plugins/profile/*/ | head -n 1)  # the run just written
 echo
 ./build/tools/neuronprof summary "$run"
 
