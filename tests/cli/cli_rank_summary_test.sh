@@ -12,19 +12,6 @@ WRITER=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin rank_summary
 
-# run EXPECTED_RC DESCRIPTION ARGS...: exit status and output in $WORK/out, $WORK/err.
-run() {
-  local want=$1 what=$2
-  shift 2
-  local rc=0
-  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
-  if [[ $rc -ne $want ]]; then
-    fail "$what: exit $rc, expected $want; stdout: $(head -5 "$WORK/out"); stderr: $(cat "$WORK/err")"
-    return 1
-  fi
-  return 0
-}
-
 # write NAME WRITER_ARGS...: a run folder $WORK/NAME.
 write() {
   local name=$1

@@ -10,19 +10,6 @@ WRITER=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin summary
 
-# run EXPECTED_RC DESCRIPTION ARGS...: exit status and output in $WORK/out, $WORK/err.
-run() {
-  local want=$1 what=$2
-  shift 2
-  local rc=0
-  "$CLI" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
-  if [[ $rc -ne $want ]]; then
-    fail "$what: exit $rc, expected $want; stderr: $(cat "$WORK/err")"
-    return 1
-  fi
-  return 0
-}
-
 LOGDIR=$WORK/logs
 OLD=$LOGDIR/plugins/profile/2026_01_01_00_00_00
 NEW=$LOGDIR/plugins/profile/2026_01_02_00_00_00
