@@ -894,14 +894,7 @@ TEST_CASE("a rank whose port + local_rank is taken is named with the port in the
   const int base = testing::FreeLoopbackPortRange(3);
   // Another program holds the port of local rank 2.
   const int taken = base + 2;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(taken));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  REQUIRE(listen(fd, 1) == 0);
+  const int fd = testing::ListenOnLoopbackPort(taken);
   ProfilerOptions options;
   options.logdir = dir.path();
   options.host_name = "testhost";

@@ -56,16 +56,24 @@ inline std::unique_ptr<ProfilerServer> StartTestServer(const std::string& allowe
   return std::move(*started);
 }
 
-// A socket listening on a free 127.0.0.1 port; the port goes to *port.
-inline int ListenOnFreeLoopbackPort(int* port) {
+// A socket listening on 127.0.0.1:port (0: a free port), as another
+// program holding that port would; close() it to release the port.
+inline int ListenOnLoopbackPort(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
+  address.sin_port = htons(static_cast<uint16_t>(port));
   REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
   REQUIRE(listen(fd, 1) == 0);
+  return fd;
+}
+
+// A socket listening on a free 127.0.0.1 port; the port goes to *port.
+inline int ListenOnFreeLoopbackPort(int* port) {
+  const int fd = ListenOnLoopbackPort(0);
+  sockaddr_in address{};
   socklen_t length = sizeof(address);
   REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
   *port = ntohs(address.sin_port);
