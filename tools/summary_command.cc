@@ -16,12 +16,15 @@
 #include "proto/xplane.pb.h"
 #include "src/analysis/device_report.h"
 #include "src/analysis/rank_report.h"
+#include "src/analysis/selection.h"
 #include "src/analysis/summary_report.h"
+#include "src/analysis/summary_tables.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 #include "src/xplane/job_identity.h"
 #include "tools/cli_output.h"
+#include "tools/summary_json.h"
 
 namespace neuronprof {
 namespace tools {
@@ -120,10 +123,35 @@ CLI::Validator PathOrStdout() {
       "NONEMPTY");
 }
 
+// A check of an option's text by a parser of analysis/selection.h.
+template <typename Parse>
+CLI::Validator RangeOf(Parse parse, const char* name) {
+  return CLI::Validator(
+      [parse](std::string& value) {
+        auto parsed = parse(value);
+        return parsed.ok() ? std::string() : std::string(parsed.status().message());
+      },
+      "", name);
+}
+
 struct SummaryArgs {
   std::string input, csv, memory_csv, kernel_csv, collectives_csv, host;
+  std::string table = "operators", csv_dir, json, steps, window_ms;
+  bool by_thread = false, by_thread_group = false;
   int top = 20;
   analysis::PeakOptions peaks;
+
+  analysis::Selection selection() const {
+    analysis::Selection out;
+    if (!steps.empty()) out.steps = *analysis::ParseStepRange(steps);
+    if (!window_ms.empty()) out.window_ms = *analysis::ParseWindowMs(window_ms);
+    return out;
+  }
+  analysis::GroupBy group_by() const {
+    return by_thread         ? analysis::GroupBy::kThread
+           : by_thread_group ? analysis::GroupBy::kThreadGroup
+                             : analysis::GroupBy::kName;
+  }
 };
 
 // Writes `text` to `path`, or to stdout for "-". Empty status when done.
@@ -140,16 +168,28 @@ absl::Status WriteCsv(const std::string& path, const std::string& text) {
 int RunRanks(const SummaryArgs& args, const Input& input) {
   std::vector<analysis::RankData> ranks;
   bool distributed = false;
+  const analysis::Selection selection = args.selection();
   for (const fs::path& file : input.files) {
     auto read = exporter::ReadXSpaceFile(file.string());
     if (!read.ok()) return Fail(read.status().message());
+    if (!selection.empty()) {
+      auto selected = analysis::Select(*read, selection);
+      if (!selected.ok()) {
+        return Fail(
+            fmt::format("{}: {}", file.string(), std::string(selected.status().message())));
+      }
+      *read = std::move(selected->space);
+    }
     ranks.push_back(analysis::ReadRankData(*read, file.filename().string()));
     distributed = distributed || ranks.back().identity.distributed();
   }
   if (!distributed) return Fail(PickHostMessage(input));
-  if (!args.memory_csv.empty() || !args.kernel_csv.empty()) {
-    return Fail(fmt::format("run '{}' holds several ranks: --memory_csv and --kernel_csv "
-                            "apply to one rank's report (add --host NAME)",
+  if (!args.memory_csv.empty() || !args.kernel_csv.empty() || !args.csv_dir.empty() ||
+      !args.json.empty() || args.table != "operators" || args.by_thread ||
+      args.by_thread_group) {
+    return Fail(fmt::format("run '{}' holds several ranks: --memory_csv, --kernel_csv, "
+                            "--csv_dir, --json, --table and --by_thread[_group] apply to one "
+                            "rank's report (add --host NAME)",
                             input.run.string()));
   }
   auto report = analysis::BuildRankReport(std::move(ranks));
@@ -177,6 +217,43 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
   return kExitOk;
 }
 
+// --csv (the table --table names), --csv_dir and --json of a single-host
+// summary. kExitOk when every file was written.
+int WriteTables(const SummaryArgs& args, const std::string& input, const std::string& selection,
+                const analysis::Summary& summary) {
+  if (args.csv.empty() && args.csv_dir.empty() && args.json.empty()) return kExitOk;
+  const std::vector<analysis::ReportTable> tables = analysis::SummaryTables(summary);
+  if (!args.csv.empty()) {
+    for (const analysis::ReportTable& table : tables) {
+      if (table.name != args.table) continue;
+      if (table.rows.empty()) {
+        fmt::print(stderr, "neuronprof: note: the {} table is empty; tables: {} (--table NAME)\n",
+                   table.name, fmt::join(analysis::SummaryTableNames(), ", "));
+      }
+      if (auto s = WriteCsv(args.csv, analysis::FormatCsv(table)); !s.ok()) {
+        return Fail(s.message());
+      }
+    }
+  }
+  if (!args.csv_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(args.csv_dir, ec);
+    if (ec) return Fail(fmt::format("cannot create '{}': {}", args.csv_dir, ec.message()));
+    for (const analysis::ReportTable& table : tables) {
+      const std::string path = (fs::path(args.csv_dir) / (table.name + ".csv")).string();
+      if (auto s = exporter::WriteFileAtomically(path, analysis::FormatCsv(table)); !s.ok()) {
+        return Fail(s.message());
+      }
+    }
+  }
+  if (!args.json.empty()) {
+    if (auto s = WriteCsv(args.json, SummaryJson(input, selection, summary, tables)); !s.ok()) {
+      return Fail(s.message());
+    }
+  }
+  return kExitOk;
+}
+
 int RunSummary(const SummaryArgs& args) {
   auto input = ResolveInput(args.input, args.host);
   if (!input.ok()) return Fail(input.status().message());
@@ -187,14 +264,22 @@ int RunSummary(const SummaryArgs& args) {
   const fs::path* file = &input->files.front();
   auto read = exporter::ReadXSpaceFile(file->string());
   if (!read.ok()) return Fail(read.status().message());
-  const tensorflow::profiler::XSpace& space = *read;
-  if (space.planes_size() == 0) return Fail(fmt::format("'{}' holds no planes", file->string()));
-
-  const analysis::Summary summary = analysis::Summarize(space, args.peaks);
-  if (!args.csv.empty()) {
-    if (auto s = WriteCsv(args.csv, analysis::FormatOpTableCsv(summary.table)); !s.ok()) {
-      return Fail(s.message());
+  if (read->planes_size() == 0) return Fail(fmt::format("'{}' holds no planes", file->string()));
+  std::string selected_text;
+  if (const analysis::Selection selection = args.selection(); !selection.empty()) {
+    auto selected = analysis::Select(*read, selection);
+    if (!selected.ok()) {
+      return Fail(
+          fmt::format("{}: {}", file->string(), std::string(selected.status().message())));
     }
+    *read = std::move(selected->space);
+    selected_text = std::move(selected->description);
+  }
+  const tensorflow::profiler::XSpace& space = *read;
+
+  const analysis::Summary summary = analysis::Summarize(space, args.peaks, args.group_by());
+  if (int rc = WriteTables(args, file->string(), selected_text, summary); rc != kExitOk) {
+    return rc;
   }
   if (!args.memory_csv.empty()) {
     if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory)); !s.ok()) {
@@ -207,8 +292,11 @@ int RunSummary(const SummaryArgs& args) {
     }
   }
   // A table on stdout is the whole output, so it can be piped.
-  if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-") return kExitOk;
+  if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-" || args.json == "-") {
+    return kExitOk;
+  }
   fmt::print("{}\n\n", file->string());
+  if (!selected_text.empty()) fmt::print("Selection: {}\n\n", selected_text);
   // The only file of a run whose job had several ranks: the others are gone.
   const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
   if (args.host.empty() && !input->run.empty() && identity.distributed()) {
@@ -223,8 +311,12 @@ int RunSummary(const SummaryArgs& args) {
                one ? "has" : "have");
   }
   fmt::print("{}", analysis::FormatSummaryText(summary, args.top));
-  for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv}) {
+  for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv, args.json}) {
     if (!path.empty()) fmt::print("\nwrote {}\n", path);
+  }
+  if (!args.csv_dir.empty()) {
+    fmt::print("\nwrote {} tables to {}/ (<table>.csv)\n",
+               analysis::SummaryTableNames().size(), args.csv_dir);
   }
   return kExitOk;
 }
@@ -248,10 +340,40 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->capture_default_str()
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
   command->add_option("--csv", args->csv,
-                      "also write the op table as CSV ('-': stdout only); for a run of "
-                      "several ranks, every rank's every step")
+                      "also write one table as CSV, the one --table names ('-': stdout "
+                      "only); for a run of several ranks, every rank's every step")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
+  command->add_option("--table", args->table, "the table --csv writes")
+      ->type_name("NAME")
+      ->capture_default_str()
+      ->check(CLI::IsMember(analysis::SummaryTableNames()));
+  command->add_option("--csv_dir", args->csv_dir,
+                      "also write every table as DIR/<table>.csv (DIR is created)")
+      ->type_name("DIR");
+  command->add_option("--json", args->json,
+                      "also write the whole summary as one JSON document ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(PathOrStdout());
+  auto* by_thread = command->add_flag(
+      "--by_thread", args->by_thread,
+      "markers and step statistics: one row per thread instead of per name");
+  command->add_flag("--by_thread_group", args->by_thread_group,
+                    "as --by_thread, threads whose names differ only in digits (worker-1, "
+                    "worker-2: worker-*) sharing a row")
+      ->excludes(by_thread);
+  auto* steps = command->add_option(
+      "--steps", args->steps,
+      "summarise only steps A to B (step numbers, both included) and the events that lie "
+      "wholly inside their span")
+      ->type_name("A-B")
+      ->check(RangeOf(analysis::ParseStepRange, "STEPS"));
+  command->add_option("--window_ms", args->window_ms,
+                      "summarise only the events that lie wholly inside A to B ms after the "
+                      "capture's first event")
+      ->type_name("A-B")
+      ->check(RangeOf(analysis::ParseWindowMs, "WINDOW"))
+      ->excludes(steps);
   command->add_option("--memory_csv", args->memory_csv,
                       "also write the memory-by-operator table as CSV ('-': stdout only)")
       ->type_name("PATH|-")

@@ -5,6 +5,8 @@
 //                          (capture.h)
 //   capture server: neuronprof::ProfilerServer, ProfilerServerOptions
 //                   (server.h)
+//   marker and step statistics, tails: neuronprof::SummarizeMarkers
+//                   (summary.h)
 // Included on their own: device plug-ins (device.h), and the separately
 // linked CUPTI collector (cupti.h, neuronprof::cupti) and libtorch
 // operators (torch.h, neuronprof::torch).
@@ -15,6 +17,7 @@
 #include "neuronprof/flight_recorder.h"
 #include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
+#include "neuronprof/summary.h"
 #include "neuronprof/trace.h"
 
 #endif  // NEURONPROF_NEURONPROF_H_

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <type_traits>
 
 #include "src/analysis/text_table.h"
 
@@ -122,31 +123,45 @@ void AppendRecommendations(const std::vector<Recommendation>& recommendations,
   }
 }
 
-std::string FormatKernelCsv(const KernelTable& kernels) {
-  fmt::memory_buffer out;
-  auto to = std::back_inserter(out);
-  fmt::format_to(to,
-                 "kind,name,calls,total_us,mean_us,min_us,max_us,grid,block,registers,"
-                 "shared_bytes,occupancy_pct,achieved_occupancy_pct,tensor_cores,bytes,"
-                 "bytes_per_s\n");
+ReportTable KernelReportTable(const KernelTable& kernels) {
+  ReportTable table{"kernels",
+                    {"kind", "name", "calls", "total_us", "mean_us", "min_us", "max_us", "grid",
+                     "block", "registers", "shared_bytes", "occupancy_pct",
+                     "achieved_occupancy_pct", "tensor_cores", "bytes", "bytes_per_s"},
+                    {}};
+  auto cell = [](const auto& value) {
+    if (!value) return Cell::Empty();
+    if constexpr (std::is_floating_point_v<std::decay_t<decltype(*value)>>) {
+      return Cell::Number(*value);
+    } else {
+      return Cell::Int(*value);
+    }
+  };
+  auto dim = [](const auto& value) { return value ? Cell::Text(Dim3(value)) : Cell::Empty(); };
   for (const KernelRow& row : kernels.kernels) {
-    auto cell = [](const auto& value) { return value ? fmt::format("{}", *value) : ""; };
-    fmt::format_to(to, "kernel,{},{},{},{},{},{},{},{},{},{},{},{},{},,\n", CsvField(row.name),
-                   row.calls, Us(row.total_ps), Us(row.MeanPs()), Us(row.min_ps), Us(row.max_ps),
-                   row.launch.grid ? CsvField(Dim3(row.launch.grid)) : "",
-                   row.launch.block ? CsvField(Dim3(row.launch.block)) : "",
-                   cell(row.launch.registers_per_thread), cell(row.launch.shared_memory),
-                   cell(row.launch.occupancy_pct), cell(row.achieved_occupancy_pct),
-                   row.tensor_cores ? 1 : 0);
+    table.rows.push_back({Cell::Text("kernel"), Cell::Text(row.name), Cell::Int(row.calls),
+                          Cell::Micros(row.total_ps), Cell::Micros(row.MeanPs()),
+                          Cell::Micros(row.min_ps), Cell::Micros(row.max_ps),
+                          dim(row.launch.grid), dim(row.launch.block),
+                          cell(row.launch.registers_per_thread), cell(row.launch.shared_memory),
+                          cell(row.launch.occupancy_pct), cell(row.achieved_occupancy_pct),
+                          Cell::Int(row.tensor_cores ? 1 : 0), Cell::Empty(), Cell::Empty()});
   }
   for (const TransferRow& row : kernels.transfers) {
     const bool unknown = row.unknown_bytes_calls == row.calls;
     const double rate = row.BytesPerSecond();
-    fmt::format_to(to, "{},{},{},{},,,,,,,,,,,{},{}\n", row.kind, CsvField(row.name), row.calls,
-                   Us(row.total_ps), unknown ? "" : fmt::format("{}", row.bytes),
-                   rate > 0 ? fmt::format("{:.6g}", rate) : "");
+    std::vector<Cell> cells = {Cell::Text(row.kind), Cell::Text(row.name), Cell::Int(row.calls),
+                               Cell::Micros(row.total_ps)};
+    cells.resize(14, Cell::Empty());
+    cells.push_back(unknown ? Cell::Empty() : Cell::Int(row.bytes));
+    cells.push_back(rate > 0 ? Cell::Number(rate, 6) : Cell::Empty());
+    table.rows.push_back(std::move(cells));
   }
-  return fmt::to_string(out);
+  return table;
+}
+
+std::string FormatKernelCsv(const KernelTable& kernels) {
+  return FormatCsv(KernelReportTable(kernels));
 }
 
 }  // namespace analysis

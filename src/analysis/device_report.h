@@ -13,6 +13,7 @@
 #include "src/analysis/kernel_table.h"
 #include "src/analysis/op_table.h"
 #include "src/analysis/recommendations.h"
+#include "src/analysis/report_table.h"
 #include "src/analysis/utilisation.h"
 
 namespace neuronprof {
@@ -25,8 +26,9 @@ void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
 void AppendRecommendations(const std::vector<Recommendation>& recommendations,
                            fmt::memory_buffer& out);
 
-// Kernel rows then copy/set rows, header first; times in microseconds.
-std::string FormatKernelCsv(const KernelTable& kernels);
+// Kernel rows then copy/set rows; times in microseconds. "kernels".
+ReportTable KernelReportTable(const KernelTable& kernels);
+std::string FormatKernelCsv(const KernelTable& kernels);  // its CSV
 
 }  // namespace analysis
 }  // namespace neuronprof

@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "src/analysis/device_report.h"
+#include "src/analysis/marker_report.h"
 #include "src/analysis/saturating.h"
 #include "src/analysis/text_table.h"
 #include "src/xplane/names.h"
@@ -259,75 +260,6 @@ void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& ou
   }
 }
 
-void AppendMarkers(const std::vector<MarkerRow>& markers, size_t top, fmt::memory_buffer& out) {
-  if (markers.empty()) return;
-  auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nMarkers: {} (name, source)\n", markers.size());
-  TextTable text({"Marker", "Source", "Calls", "Total(ms)", "Mean(us)"},
-                 {false, false, true, true, true});
-  const size_t shown = std::min(top, markers.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const MarkerRow& row = markers[i];
-    text.Add({Shorten(row.name, 60), row.source.empty() ? "-" : row.source,
-              fmt::format("{}", row.calls), Ms(row.total_ps),
-              Us(row.calls > 0 ? row.total_ps / row.calls : 0)});
-  }
-  text.RenderTo(out);
-  if (shown < markers.size()) {
-    fmt::format_to(to, "  ... {} more rows (--top N)\n", markers.size() - shown);
-  }
-  fmt::format_to(to,
-                 "  Total: inclusive time (nested markers count in each); Source: file:line of "
-                 "a NEURONPROF_SCOPE without arguments, - for other markers\n");
-}
-
-}  // namespace
-
-std::string ShortSource(std::string_view source) {
-  const size_t last = source.rfind('/');
-  if (last == std::string_view::npos || last == 0) return std::string(source);
-  const size_t before = source.rfind('/', last - 1);
-  return std::string(before == std::string_view::npos ? source : source.substr(before + 1));
-}
-
-std::vector<MarkerRow> BuildMarkerTable(const tensorflow::profiler::XSpace& space) {
-  std::map<std::pair<std::string, std::string>, MarkerRow> rows;
-  for (const auto& raw : space.planes()) {
-    if (!xplane::IsHostPlane(raw)) continue;
-    const xplane::PlaneVisitor plane(raw);
-    const int64_t framework = plane.StatId(xplane::kOpFrameworkStat);
-    const int64_t root = plane.StatId(xplane::kRootLevelStat);
-    const int64_t source = plane.StatId(xplane::kSourceStat);
-    plane.ForEachEvent([&](const xplane::EventVisitor& event) {
-      if (xplane::IsMemoryEventName(event.Name())) return;
-      if (framework >= 0 && event.Stat(framework)) return;             // An operator.
-      if (root >= 0 && event.IntStat(root).value_or(0) != 0) return;  // A step.
-      std::string site;
-      if (source >= 0) {
-        if (const auto stat = event.Stat(source)) {
-          std::string scratch;
-          site = ShortSource(stat->TextValue(&scratch));
-        }
-      }
-      MarkerRow& row = rows[{std::string(event.Name()), site}];
-      if (row.calls == 0) {
-        row.name = std::string(event.Name());
-        row.source = site;
-      }
-      ++row.calls;
-      row.total_ps = SaturatingAdd(row.total_ps, std::max<int64_t>(0, event.DurationPs()));
-    });
-  }
-  std::vector<MarkerRow> out;
-  out.reserve(rows.size());
-  for (auto& [key, row] : rows) out.push_back(std::move(row));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const MarkerRow& a, const MarkerRow& b) { return a.total_ps > b.total_ps; });
-  return out;
-}
-
-namespace {
-
 // What MFU is measured over: the steps, else the span of the operators.
 int64_t WallPs(const std::vector<StepBreakdown>& steps, const OperatorEvents& ops) {
   int64_t wall = 0;
@@ -343,7 +275,8 @@ int64_t WallPs(const std::vector<StepBreakdown>& steps, const OperatorEvents& op
 
 }  // namespace
 
-Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks) {
+Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks,
+                  GroupBy group_by) {
   const OperatorEvents ops = CollectOperatorEvents(space);
   Summary summary;
   for (const auto& raw : space.planes()) {
@@ -356,7 +289,11 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.device = CollectDeviceEvents(space, ops);
   summary.table = BuildOpTable(ops, &summary.device);
   summary.steps = BuildStepBreakdown(space, ops);
-  summary.markers = BuildMarkerTable(space);
+  {
+    const HostSpans spans = CollectHostSpans(space);
+    summary.markers = BuildMarkerStats(spans, group_by);
+    summary.tails = BuildStepTails(spans);
+  }
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
@@ -378,7 +315,9 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendOpTable(summary.table, limit, out);
   AppendShares(summary.table, limit, out);
   AppendSteps(summary.steps, limit, out);
-  AppendMarkers(summary.markers, limit, out);
+  AppendStepStats(summary.markers.steps, limit, out);
+  AppendTails(summary.tails, limit, out);
+  AppendMarkerStats(summary.markers.markers, limit, out);
   AppendMemory(summary.memory, limit, out);
   AppendKernelTable(summary.kernels, summary.device, limit, out);
   AppendUtilisation(summary.utilisation, summary.table, summary.peaks, limit, out);
@@ -386,12 +325,12 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   return fmt::to_string(out);
 }
 
-std::string FormatOpTableCsv(const OpTable& table) {
-  fmt::memory_buffer out;
-  auto to = std::back_inserter(out);
-  fmt::format_to(to,
-                 "layer,direction,op,params,calls,total_us,self_us,flops,bytes,flops_per_s,"
-                 "cost,unknown_calls,device_us,kernels,device_flops_per_s\n");
+ReportTable OpReportTable(const OpTable& table) {
+  ReportTable out{"operators",
+                  {"layer", "direction", "op", "params", "calls", "total_us", "self_us", "flops",
+                   "bytes", "flops_per_s", "cost", "unknown_calls", "device_us", "kernels",
+                   "device_flops_per_s"},
+                  {}};
   for (const OpTableRow& row : table.rows) {
     const bool all_unknown = row.unknown_calls == row.calls;
     const char* cost = all_unknown                                     ? "unknown"
@@ -399,31 +338,38 @@ std::string FormatOpTableCsv(const OpTable& table) {
                        : row.unknown_calls > 0                         ? "partial"
                                                                        : "own";
     // Unknown costs are empty cells, never 0.
-    const std::string flops = all_unknown ? "" : fmt::format("{}", row.flops);
-    const std::string bytes = all_unknown ? "" : fmt::format("{}", row.bytes);
-    const double rate = row.FlopsPerSecond();
-    const double device_rate = row.DeviceFlopsPerSecond();
-    fmt::format_to(to, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(row.layer),
-                   CsvField(row.direction), CsvField(row.op), CsvField(row.params), row.calls,
-                   Us(row.total_ps), Us(row.self_ps), flops, bytes,
-                   rate > 0 ? fmt::format("{:.6g}", rate) : "", cost, row.unknown_calls,
-                   Us(row.device_ps), row.kernels,
-                   device_rate > 0 ? fmt::format("{:.6g}", device_rate) : "");
+    auto known = [&](int64_t value) { return all_unknown ? Cell::Empty() : Cell::Int(value); };
+    auto rate = [](double value) { return value > 0 ? Cell::Number(value, 6) : Cell::Empty(); };
+    out.rows.push_back({Cell::Text(row.layer), Cell::Text(row.direction), Cell::Text(row.op),
+                        Cell::Text(row.params), Cell::Int(row.calls), Cell::Micros(row.total_ps),
+                        Cell::Micros(row.self_ps), known(row.flops), known(row.bytes),
+                        rate(row.FlopsPerSecond()), Cell::Text(cost),
+                        Cell::Int(row.unknown_calls), Cell::Micros(row.device_ps),
+                        Cell::Int(row.kernels), rate(row.DeviceFlopsPerSecond())});
   }
-  return fmt::to_string(out);
+  return out;
+}
+
+std::string FormatOpTableCsv(const OpTable& table) { return FormatCsv(OpReportTable(table)); }
+
+ReportTable MemoryReportTable(const MemoryReport& memory) {
+  ReportTable out{"memory",
+                  {"allocator", "op", "allocations", "allocated_bytes", "freed_bytes",
+                   "held_bytes", "calls"},
+                  {}};
+  for (const AllocatorMemory& allocator : memory.allocators) {
+    for (const OpMemory& op : allocator.by_op) {
+      out.rows.push_back({Cell::Text(allocator.allocator), Cell::Text(op.op),
+                          Cell::Int(op.allocations), Cell::Int(op.allocated_bytes),
+                          Cell::Int(op.freed_bytes), Cell::Int(op.net_bytes()),
+                          Cell::Int(op.calls)});
+    }
+  }
+  return out;
 }
 
 std::string FormatMemoryCsv(const MemoryReport& memory) {
-  fmt::memory_buffer out;
-  auto to = std::back_inserter(out);
-  fmt::format_to(to, "allocator,op,allocations,allocated_bytes,freed_bytes,held_bytes,calls\n");
-  for (const AllocatorMemory& allocator : memory.allocators) {
-    for (const OpMemory& op : allocator.by_op) {
-      fmt::format_to(to, "{},{},{},{},{},{},{}\n", CsvField(allocator.allocator), CsvField(op.op),
-                     op.allocations, op.allocated_bytes, op.freed_bytes, op.net_bytes(), op.calls);
-    }
-  }
-  return fmt::to_string(out);
+  return FormatCsv(MemoryReportTable(memory));
 }
 
 }  // namespace analysis

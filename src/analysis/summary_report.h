@@ -11,30 +11,27 @@
 #include "src/analysis/device_attribution.h"
 #include "src/analysis/device_peaks.h"
 #include "src/analysis/kernel_table.h"
+#include "src/analysis/marker_stats.h"
 #include "src/analysis/memory_report.h"
 #include "src/analysis/op_table.h"
 #include "src/analysis/recommendations.h"
+#include "src/analysis/report_table.h"
 #include "src/analysis/step_breakdown.h"
+#include "src/analysis/tail_report.h"
 #include "src/analysis/utilisation.h"
 
 namespace neuronprof {
 namespace analysis {
 
-// Host markers (not operators, steps or memory events) per (name,
-// source): PyProf's markers with their "call trace". Inclusive times.
-struct MarkerRow {
-  std::string name;
-  std::string source;  // "dir/file.cc:123" (last two path parts), or "".
-  int64_t calls = 0;
-  int64_t total_ps = 0;
-};
-
 // Views into the XSpace (device event and kernel names): it must outlive
 // the Summary.
 struct Summary {
-  std::vector<MarkerRow> markers;  // Longest total first.
+  // Markers (not operators, steps or memory events) and steps per name:
+  // calls, inclusive and self time, percentiles.
+  MarkerStats markers;
   OpTable table;
   std::vector<StepBreakdown> steps;
+  std::vector<TailReport> tails;  // per step name
   MemoryReport memory;  // Empty when the capture recorded no memory.
   DeviceEvents device;  // Empty without device planes.
   KernelTable kernels;
@@ -46,26 +43,24 @@ struct Summary {
   int64_t clamped_events = 0;
 };
 
-// The markers of the host planes, longest total first.
-std::vector<MarkerRow> BuildMarkerTable(const tensorflow::profiler::XSpace& space);
-
-// The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").
-std::string ShortSource(std::string_view source);
-
-// `peaks` gives the CPU's peak (no probing: the user knows the machine).
-Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks = {});
+// `peaks` gives the CPU's peak (no probing: the user knows the machine);
+// `group_by` splits the markers and step statistics by thread.
+Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& peaks = {},
+                  GroupBy group_by = GroupBy::kName);
 
 // `top`: rows of the op table and of the time share printed (the rest is
 // folded into one line), and the longest `top` steps; <= 0 prints all.
 std::string FormatSummaryText(const Summary& summary, int top);
 
-// Every row, header first; times in microseconds, FLOPs and bytes as
+// "operators": every row; times in microseconds, FLOPs and bytes as
 // integers (empty when every call's cost is unknown).
-std::string FormatOpTableCsv(const OpTable& table);
+ReportTable OpReportTable(const OpTable& table);
+std::string FormatOpTableCsv(const OpTable& table);  // its CSV
 
-// The memory-by-operator rows of every allocator, header first, bytes as
+// "memory": the memory-by-operator rows of every allocator, bytes as
 // integers.
-std::string FormatMemoryCsv(const MemoryReport& memory);
+ReportTable MemoryReportTable(const MemoryReport& memory);
+std::string FormatMemoryCsv(const MemoryReport& memory);  // its CSV
 
 }  // namespace analysis
 }  // namespace neuronprof

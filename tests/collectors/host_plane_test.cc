@@ -133,18 +133,19 @@ TEST_CASE("NEURONPROF_SCOPE records its file and line once per call site, on the
 
 TEST_CASE("the summary's markers table has one row per call site, with its short source") {
   auto space = CaptureHostPlane(RecordSites);
-  const std::vector<analysis::MarkerRow> markers = analysis::BuildMarkerTable(space);
+  const std::vector<analysis::SpanStats> markers =
+      analysis::BuildMarkerStats(analysis::CollectHostSpans(space)).markers;
   // collectors/host_plane_test.cc:<line>: the last two parts of __FILE__.
   auto short_site = [](int line) {
     return "collectors/host_plane_test.cc:" + std::to_string(line);
   };
   REQUIRE(markers.size() == 3);
   int64_t first = 0, second = 0, none = 0;
-  for (const analysis::MarkerRow& row : markers) {
+  for (const analysis::SpanStats& row : markers) {
     CHECK(row.name == "site");
-    if (row.source == short_site(kFirstSiteLine)) first = row.calls;
-    if (row.source == short_site(kSecondSiteLine)) second = row.calls;
-    if (row.source.empty()) none = row.calls;
+    if (row.source == short_site(kFirstSiteLine)) first = row.calls();
+    if (row.source == short_site(kSecondSiteLine)) second = row.calls();
+    if (row.source.empty()) none = row.calls();
   }
   CHECK(first == 3);
   CHECK(second == 1);

@@ -1,0 +1,91 @@
+#include "src/analysis/host_spans.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "src/analysis/operator_events.h"
+#include "src/analysis/saturating.h"
+#include "src/analysis/step_breakdown.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_visitor.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+using tensorflow::profiler::XSpace;
+
+// The spans of one line, appended to `out`; `sources` interns source texts.
+void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids, int64_t source_id,
+                 int thread, absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
+  const int64_t line_ps = LineStartPs(line.TimestampNs());
+  std::vector<int32_t> open;  // the enclosing spans, innermost last
+  std::string scratch;
+  for (int e : SortedEventIndices(line.raw())) {
+    const xplane::EventVisitor event = line.Event(e);
+    if (xplane::IsMemoryEventName(event.Name())) continue;
+    HostSpan span;
+    span.name = event.Name();
+    span.kind = event.Stat(ids.framework) ? SpanKind::kOperator
+                : IsStepEvent(event, ids)  ? SpanKind::kStep
+                                           : SpanKind::kMarker;
+    span.thread = thread;
+    span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
+    span.duration_ps = std::max<int64_t>(0, event.DurationPs());
+    span.self_ps = span.duration_ps;
+    if (const auto stat = event.Stat(source_id)) {
+      const std::string site = ShortSource(stat->TextValue(&scratch));
+      span.source = sources.try_emplace(site, static_cast<int>(sources.size())).first->second;
+    }
+    while (!open.empty()) {
+      const HostSpan& top = out.spans[open.back()];
+      if (span.start_ps < SaturatingAdd(top.start_ps, top.duration_ps)) break;
+      open.pop_back();
+    }
+    if (!open.empty()) {
+      HostSpan& parent = out.spans[open.back()];
+      span.parent = open.back();
+      const int64_t parent_end = SaturatingAdd(parent.start_ps, parent.duration_ps);
+      const int64_t end = std::min(SaturatingAdd(span.start_ps, span.duration_ps), parent_end);
+      parent.self_ps = std::max<int64_t>(0, SaturatingSub(parent.self_ps,
+                                                          SaturatingSub(end, span.start_ps)));
+    }
+    open.push_back(static_cast<int32_t>(out.spans.size()));
+    out.spans.push_back(span);
+  }
+}
+
+}  // namespace
+
+std::string ShortSource(std::string_view source) {
+  const size_t last = source.rfind('/');
+  if (last == std::string_view::npos || last == 0) return std::string(source);
+  const size_t before = source.rfind('/', last - 1);
+  return std::string(before == std::string_view::npos ? source : source.substr(before + 1));
+}
+
+HostSpans CollectHostSpans(const XSpace& space) {
+  HostSpans out;
+  absl::flat_hash_map<std::string, int> sources;
+  for (const auto& raw : space.planes()) {
+    if (!xplane::IsHostPlane(raw)) continue;
+    const xplane::PlaneVisitor plane(raw);
+    const StepStatIds ids(plane);
+    const int64_t source_id = plane.StatId(xplane::kSourceStat);
+    out.spans.reserve(out.spans.size() + plane.NumEvents());
+    for (int l = 0; l < plane.NumLines(); ++l) {
+      const xplane::LineVisitor line = plane.Line(l);
+      const std::string_view name = line.DisplayName();
+      out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id())
+                                         : std::string(name));
+      CollectLine(line, ids, source_id, static_cast<int>(out.threads.size() - 1), sources, out);
+    }
+  }
+  out.sources.resize(sources.size());
+  for (auto& [text, index] : sources) out.sources[index] = text;
+  return out;
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

@@ -1,0 +1,49 @@
+// Every scope on the host planes' lines, with the scope it nests in and its
+// self time: the one nesting walk behind the markers table, the step
+// statistics and the tail explanation (linear in the events of a line).
+#ifndef NEURONPROF_SRC_ANALYSIS_HOST_SPANS_H_
+#define NEURONPROF_SRC_ANALYSIS_HOST_SPANS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/xplane.pb.h"
+
+namespace neuronprof {
+namespace analysis {
+
+enum class SpanKind : uint8_t { kMarker, kStep, kOperator };
+
+struct HostSpan {
+  SpanKind kind = SpanKind::kMarker;
+  std::string_view name;  // a view into the XSpace
+  int source = -1;        // index into HostSpans::sources; -1: none
+  int thread = 0;         // index into HostSpans::threads
+  int64_t start_ps = 0, duration_ps = 0;
+  // duration_ps minus the time of the scopes nested directly in it (on its
+  // line; a child that outlasts its parent counts up to the parent's end).
+  int64_t self_ps = 0;
+  int32_t parent = -1;  // the innermost enclosing span on the line; -1: none
+};
+
+struct HostSpans {
+  std::vector<HostSpan> spans;       // per line, parents before children
+  std::vector<std::string> threads;  // a line's name, else "thread <id>"
+  std::vector<std::string> sources;  // ShortSource of the source stat
+};
+
+// Markers (NEURONPROF_SCOPE, ScopedTrace), steps (StepTrace: IsStepEvent)
+// and operators of every "/host:*" plane; memory events (instants) are not
+// scopes and are left out. Negative durations count as 0. The XSpace must
+// outlive the result.
+HostSpans CollectHostSpans(const tensorflow::profiler::XSpace& space);
+
+// The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").
+std::string ShortSource(std::string_view source);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_HOST_SPANS_H_

@@ -1,0 +1,35 @@
+// `neuronprof summary`'s marker sections: markers and steps per name with
+// self time and percentiles, and the tail of each step name, as text and
+// as report tables (CSV, JSON).
+#ifndef NEURONPROF_SRC_ANALYSIS_MARKER_REPORT_H_
+#define NEURONPROF_SRC_ANALYSIS_MARKER_REPORT_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "fmt/format.h"
+#include "src/analysis/marker_stats.h"
+#include "src/analysis/report_table.h"
+#include "src/analysis/tail_report.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// The first `top` rows of each table (the rest are counted).
+void AppendStepStats(const std::vector<SpanStats>& steps, size_t top, fmt::memory_buffer& out);
+void AppendTails(const std::vector<TailReport>& tails, size_t top, fmt::memory_buffer& out);
+void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top,
+                       fmt::memory_buffer& out);
+
+// "markers" and "step_stats": name, [source,] thread, calls, total_us,
+// self_us, mean_us, p50_us, p90_us, p99_us, max_us.
+ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
+                           bool with_source);
+// "tails": one row per named part (and one for the others) of each name,
+// or one row with an empty part when there is nothing to blame.
+ReportTable TailTable(const std::vector<TailReport>& tails);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_MARKER_REPORT_H_

@@ -1,0 +1,76 @@
+#include "src/analysis/marker_stats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
+
+#include "src/analysis/saturating.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+using Key = std::tuple<std::string_view, std::string_view, std::string>;
+
+struct Group {
+  std::vector<int64_t> durations;
+  int64_t self_ps = 0;
+};
+
+std::vector<SpanStats> ToRows(std::map<Key, Group>& groups) {
+  std::vector<SpanStats> rows;
+  rows.reserve(groups.size());
+  for (auto& [key, group] : groups) {
+    SpanStats row;
+    row.name = std::string(std::get<0>(key));
+    row.source = std::string(std::get<1>(key));
+    row.thread = std::get<2>(key);
+    row.duration = Summarize(group.durations);
+    row.self_ps = group.self_ps;
+    rows.push_back(std::move(row));
+  }
+  // The map's order breaks ties, so equal totals keep name order.
+  std::stable_sort(rows.begin(), rows.end(), [](const SpanStats& a, const SpanStats& b) {
+    return a.total_ps() > b.total_ps();
+  });
+  return rows;
+}
+
+}  // namespace
+
+std::string ThreadGroup(std::string_view thread) {
+  std::string group;
+  for (size_t i = 0; i < thread.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(thread[i]))) {
+      group.push_back(thread[i]);
+    } else if (i == 0 || !std::isdigit(static_cast<unsigned char>(thread[i - 1]))) {
+      group.push_back('*');
+    }
+  }
+  return group;
+}
+
+MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by) {
+  std::vector<std::string> thread_keys(spans.threads.size());
+  if (group_by != GroupBy::kName) {
+    for (size_t t = 0; t < spans.threads.size(); ++t) {
+      thread_keys[t] =
+          group_by == GroupBy::kThread ? spans.threads[t] : ThreadGroup(spans.threads[t]);
+    }
+  }
+  std::map<Key, Group> markers, steps;
+  for (const HostSpan& span : spans.spans) {
+    if (span.kind == SpanKind::kOperator) continue;  // the op table's
+    const bool step = span.kind == SpanKind::kStep;
+    const std::string_view source =
+        step || span.source < 0 ? std::string_view() : spans.sources[span.source];
+    Group& group = (step ? steps : markers)[Key{span.name, source, thread_keys[span.thread]}];
+    group.durations.push_back(span.duration_ps);
+    group.self_ps = SaturatingAdd(group.self_ps, span.self_ps);
+  }
+  return MarkerStats{ToRows(markers), ToRows(steps)};
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

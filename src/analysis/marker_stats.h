@@ -1,0 +1,51 @@
+// Per-name statistics of markers and steps: calls, total (inclusive) and
+// self time, mean and p50 / p90 / p99 / max of the durations, per name or
+// split by thread or thread-name group.
+#ifndef NEURONPROF_SRC_ANALYSIS_MARKER_STATS_H_
+#define NEURONPROF_SRC_ANALYSIS_MARKER_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/analysis/distribution.h"
+#include "src/analysis/host_spans.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// How rows are keyed besides the name (and, for markers, the source).
+enum class GroupBy {
+  kName,         // one row for all threads; thread is ""
+  kThread,       // one row per thread (line) name
+  kThreadGroup,  // threads whose names differ only in digits share a row
+};
+
+// A thread's group: every run of digits replaced by "*" ("worker-12" ->
+// "worker-*", "pool-1-thread-3" -> "pool-*-thread-*").
+std::string ThreadGroup(std::string_view thread);
+
+struct SpanStats {
+  std::string name;
+  std::string source;  // "dir/file.cc:123" (NEURONPROF_SCOPE), or "".
+  std::string thread;  // the thread or thread group; "" with GroupBy::kName
+  Distribution duration;  // inclusive durations; count = calls
+  int64_t self_ps = 0;    // summed self time (saturating)
+  int64_t calls() const { return duration.count; }
+  int64_t total_ps() const { return duration.total_ps; }
+};
+
+// Markers per (name, source[, thread]) and steps per (name[, thread]),
+// each longest total first (then by name).
+struct MarkerStats {
+  std::vector<SpanStats> markers;
+  std::vector<SpanStats> steps;
+};
+
+MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by = GroupBy::kName);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_MARKER_STATS_H_

@@ -1,0 +1,153 @@
+#include "src/analysis/tail_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+
+#include "fmt/format.h"
+#include "src/analysis/distribution.h"
+#include "src/analysis/saturating.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+struct PartSums {
+  double slowest = 0, typical = 0;
+};
+
+std::string Signed(double ps) { return (ps < 0 ? "-" : "+") + HumanDuration(std::fabs(ps)); }
+
+// Ranks [first, last] of the median band, below the slowest `slowest`.
+std::pair<size_t, size_t> TypicalBand(size_t n, size_t slowest) {
+  const double top = static_cast<double>(n - 1);
+  size_t last = static_cast<size_t>(std::ceil(kTailBandHigh * top));
+  last = std::min(last, n - slowest - 1);
+  const size_t first = std::min(static_cast<size_t>(std::floor(kTailBandLow * top)), last);
+  return {first, last};
+}
+
+// Names the parts of a report with a tail, largest excess first.
+void NameParts(const std::map<std::string_view, PartSums>& sums, TailReport& report) {
+  const double slowest = static_cast<double>(report.slowest);
+  const double typical = static_cast<double>(report.typical);
+  for (const auto& [part, sum] : sums) {
+    TailLine line{std::string(part), 0, sum.slowest / slowest, sum.typical / typical};
+    line.excess_ps = line.slowest_mean_ps - line.typical_mean_ps;
+    if (line.excess_ps >= kTailMinLineShare * report.gap_ps()) {
+      report.lines.push_back(std::move(line));
+    } else {
+      report.others_excess_ps += line.excess_ps;
+      ++report.others;
+    }
+  }
+  std::stable_sort(report.lines.begin(), report.lines.end(),
+                   [](const TailLine& a, const TailLine& b) { return a.excess_ps > b.excess_ps; });
+}
+
+}  // namespace
+
+std::string HumanDuration(double ps) {
+  static const char* const kUnits[] = {"ps", "ns", "us", "ms", "s"};
+  int unit = 0;
+  while (ps >= 999.5 && unit < 4) {
+    ps /= 1000;
+    ++unit;
+  }
+  if (ps >= 999.5) return fmt::format("{:.0f} s", ps);
+  return fmt::format("{:.3g} {}", ps, kUnits[unit]);
+}
+
+TailReport ExplainTail(std::string name, std::string kind, std::vector<TailInstance> instances) {
+  TailReport report;
+  report.name = std::move(name);
+  report.kind = std::move(kind);
+  if (instances.empty()) return report;
+  std::stable_sort(instances.begin(), instances.end(),
+                   [](const TailInstance& a, const TailInstance& b) {
+                     return a.duration_ps < b.duration_ps;
+                   });
+  const size_t n = instances.size();
+  std::vector<int64_t> durations(n);
+  for (size_t i = 0; i < n; ++i) durations[i] = instances[i].duration_ps;
+  report.instances = static_cast<int64_t>(n);
+  report.p50_ps = Percentile(durations, 50);
+  report.p99_ps = Percentile(durations, 99);
+  report.max_ps = durations.back();
+  const size_t slowest =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(kTailSlowestFraction * n)));
+  report.slowest = static_cast<int64_t>(slowest);
+  if (n < 2) return report;  // nothing to compare with
+  const auto [first, last] = TypicalBand(n, slowest);
+  report.typical = static_cast<int64_t>(last - first + 1);
+  std::map<std::string_view, PartSums> sums;
+  auto add = [&](size_t i, double PartSums::*set, double& mean) {
+    mean += static_cast<double>(instances[i].duration_ps);
+    for (const auto& [part, ps] : instances[i].parts) sums[part].*set += static_cast<double>(ps);
+  };
+  for (size_t i = n - slowest; i < n; ++i) add(i, &PartSums::slowest, report.slowest_mean_ps);
+  for (size_t i = first; i <= last; ++i) add(i, &PartSums::typical, report.typical_mean_ps);
+  report.slowest_mean_ps /= static_cast<double>(report.slowest);
+  report.typical_mean_ps /= static_cast<double>(report.typical);
+  const double gap = report.gap_ps();
+  report.has_tail = gap > 0 && gap >= kTailMinGap * report.typical_mean_ps;
+  if (report.has_tail) NameParts(sums, report);
+  return report;
+}
+
+std::vector<TailReport> BuildStepTails(const HostSpans& spans) {
+  std::map<std::string_view, std::vector<TailInstance>> by_name;
+  std::vector<int> instance_of(spans.spans.size(), -1);  // a step's index in its list
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const HostSpan& span = spans.spans[i];
+    if (span.parent >= 0 && instance_of[span.parent] >= 0) {  // a part of a step
+      const HostSpan& step = spans.spans[span.parent];
+      const int64_t end = std::min(SaturatingAdd(span.start_ps, span.duration_ps),
+                                   SaturatingAdd(step.start_ps, step.duration_ps));
+      by_name[step.name][instance_of[span.parent]].parts.emplace_back(
+          span.name, SaturatingSub(end, span.start_ps));
+    }
+    if (span.kind != SpanKind::kStep) continue;
+    auto& list = by_name[span.name];
+    instance_of[i] = static_cast<int>(list.size());
+    list.push_back({span.duration_ps, {{kSelfPart, span.self_ps}}});
+  }
+  std::vector<TailReport> reports;
+  for (auto& [name, instances] : by_name) {
+    reports.push_back(ExplainTail(std::string(name), "step", std::move(instances)));
+  }
+  return reports;
+}
+
+std::string TailSentence(const TailReport& r) {
+  fmt::memory_buffer out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "{}: p50 {}, p99 {}, max {} ({} instance{})", r.name,
+                 HumanDuration(r.p50_ps), HumanDuration(r.p99_ps),
+                 HumanDuration(static_cast<double>(r.max_ps)), r.instances,
+                 r.instances == 1 ? "" : "s");
+  if (r.instances < 2) {
+    fmt::format_to(to, "; one instance, no tail to explain");
+  } else if (!r.has_tail) {
+    fmt::format_to(to,
+                   "; the slowest 1 % ({}) are within {:.0f} % of the median band ({}): "
+                   "nothing to blame",
+                   r.slowest, kTailMinGap * 100, Signed(r.gap_ps()));
+  } else {
+    fmt::format_to(to, "; the slowest 1 % ({}) take {} over the median band, spending ",
+                   r.slowest, Signed(r.gap_ps()));
+    for (size_t i = 0; i < r.lines.size(); ++i) {
+      fmt::format_to(to, "{}{} in {}", i == 0 ? "" : ", ", Signed(r.lines[i].excess_ps),
+                     r.lines[i].part);
+    }
+    if (r.others > 0) {
+      fmt::format_to(to, "{}{} in {} other part{}", r.lines.empty() ? "" : ", ",
+                     Signed(r.others_excess_ps), r.others, r.others == 1 ? "" : "s");
+    }
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace analysis
+}  // namespace neuronprof
