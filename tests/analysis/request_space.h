@@ -2,7 +2,8 @@
 // 0..requests-1) spread round-robin over the lines "worker-1".."worker-4",
 // each made of queue_wait (1 ms), infer (2 ms, holding "matmul" 1.5 ms)
 // and respond (0.25 ms) with 0.25 ms of the request's own time (self)
-// around them; jitter of 0..40 us (i % 5 * 10 us) in infer. Requests listed
+// around them; jitter of 0..40 us (i % 5 * 10 us) in infer, or with
+// `irregular` 0..996 us ((i * 7919) % 997 us). Requests listed
 // in `slow` spend `delay_us` more in queue_wait. One "startup" marker on
 // "main". Times are picoseconds on lines starting at 0.
 #ifndef NEURONPROF_TESTS_ANALYSIS_REQUEST_SPACE_H_
@@ -23,10 +24,12 @@ namespace testing {
 inline constexpr int64_t kUs = 1000000;  // picoseconds
 inline constexpr int64_t kRequestGapUs = 50000;  // 50 ms between request starts
 
-inline int64_t InferJitterUs(int i) { return i % 5 * 10; }
+inline int64_t InferJitterUs(int i, bool irregular) {
+  return irregular ? int64_t{i} * 7919 % 997 : i % 5 * 10;
+}
 
 inline tensorflow::profiler::XSpace MakeRequestSpace(int requests, const std::vector<int>& slow,
-                                                     int64_t delay_us) {
+                                                     int64_t delay_us, bool irregular = false) {
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
   auto* main_line = host.AddLine(1, "main", 0);
@@ -37,8 +40,8 @@ inline tensorflow::profiler::XSpace MakeRequestSpace(int requests, const std::ve
     auto* line = workers[i % 4];
     const bool is_slow = std::find(slow.begin(), slow.end(), i) != slow.end();
     const int64_t wait = 1000 + (is_slow ? delay_us : 0);
-    const int64_t infer = 2000 + InferJitterUs(i);
-    int64_t t = 1000 + int64_t{i} * kRequestGapUs;
+    const int64_t infer = 2000 + InferJitterUs(i, irregular);
+    int64_t t = 1000 + int64_t{i} * kRequestGapUs;  // after startup
     const int64_t total = 125 + wait + infer + 250 + 125;
     auto* request = host.AddEvent(line, host.EventMetadataId("request"), t * kUs, total * kUs);
     host.AddStat(request, xplane::kRootLevelStat, int64_t{1});
