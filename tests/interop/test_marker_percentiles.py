@@ -1,0 +1,73 @@
+"""The summary's marker and step percentiles are numpy's on the same durations.
+
+tests/analysis/write_request_xplane (C++) writes a serving capture
+(request_space.h: requests with queue_wait, infer holding matmul, respond;
+infer's durations irregular, three requests delayed) as <host>.xplane.pb and
+<host>.trace.json.gz. The durations are read back from the Chrome trace
+(what Perfetto shows), numpy.percentile (its default, linear method) and
+numpy.mean are computed on them, and `neuronprof summary --json -` must
+report the same calls, total, mean, p50, p90, p99 and max per marker and
+step name.
+
+    NEURONPROF_BUILD_DIR=/path/to/build .venv/bin/python -m pytest \
+        tests/interop/test_marker_percentiles.py -q
+"""
+
+from __future__ import annotations
+
+import collections
+import gzip
+import json
+import os
+import subprocess
+
+import numpy
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
+WRITER = os.path.join(BUILD_DIR, "tests", "write_request_xplane")
+CLI = os.path.join(BUILD_DIR, "tools", "neuronprof")
+
+
+def _binary(path: str, target: str) -> str:
+  if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+    pytest.fail(f"{path} not found; build it (cmake --build {BUILD_DIR} --target {target}) "
+                "or set NEURONPROF_BUILD_DIR")
+  return path
+
+
+def _durations_us(trace_path: str) -> dict[str, list[float]]:
+  with gzip.open(trace_path, "rt", encoding="utf-8") as f:
+    events = json.load(f)["traceEvents"]
+  out = collections.defaultdict(list)
+  for e in events:
+    if e.get("ph") == "X":
+      out[e["name"]].append(float(e["dur"]))
+  return out
+
+
+def test_percentiles_match_numpy(tmp_path):
+  subprocess.run([_binary(WRITER, "write_request_xplane"), str(tmp_path), "host",
+                  "--requests", "1000", "--irregular", "--slow", "5,600,901",
+                  "--delay_us", "7000"], check=True, capture_output=True, timeout=60)
+  durations = _durations_us(os.path.join(str(tmp_path), "host.trace.json.gz"))
+  summary = subprocess.run([_binary(CLI, "neuronprof_cli"), "summary", str(tmp_path),
+                            "--json", "-"], check=True, capture_output=True, text=True,
+                           timeout=60)
+  tables = json.loads(summary.stdout)["tables"]
+  rows = {r["name"]: r for r in tables["markers"] + tables["step_stats"]}
+  assert set(rows) == {"request", "queue_wait", "infer", "matmul", "respond", "startup"}
+  for name, row in rows.items():
+    d = numpy.array(durations[name])
+    assert row["calls"] == len(d), name
+    # The JSON holds microseconds with 3 decimals (whole nanoseconds).
+    expected = {"total_us": d.sum(), "mean_us": d.mean(), "max_us": d.max(),
+                "p50_us": numpy.percentile(d, 50), "p90_us": numpy.percentile(d, 90),
+                "p99_us": numpy.percentile(d, 99)}
+    for column, value in expected.items():
+      assert row[column] == pytest.approx(value, abs=0.0006), (name, column)
+  # The durations are irregular enough that p90 and p99 interpolate.
+  infer = numpy.array(durations["infer"])
+  assert numpy.percentile(infer, 99) not in set(infer)
