@@ -4,8 +4,9 @@
 // an inference server loads a backend (dlopen, RTLD_LOCAL) and calls its
 // backend_run(10), whose 40 markers must land in this capture.
 //   consumer [LOGDIR [PLUGIN.so]]
-// Exits 0 only if exactly the expected events were recorded and the
-// .xplane.pb file exists. Used by tests/packaging/check_packaging.sh.
+// Exits 0 only if exactly the expected events were recorded, the
+// .xplane.pb file exists and the in-process summary (neuronprof/summary.h)
+// counts the steps and markers. Used by tests/packaging/check_packaging.sh.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s does not exist\n", expected.c_str());
     return 1;
   }
+  // The server's own breakdown, without reading files itself.
+  neuronprof::MarkerSummaryOptions summary_options;
+  summary_options.group_by = neuronprof::MarkerSummaryOptions::GroupBy::kThreadGroup;
+  const absl::StatusOr<neuronprof::MarkerSummary> summary =
+      neuronprof::SummarizeMarkers(*result, summary_options);
+  if (!summary.ok()) {
+    std::fprintf(stderr, "SummarizeMarkers: %s\n", summary.status().ToString().c_str());
+    return 1;
+  }
+  int64_t work_calls = 0;
+  for (const neuronprof::MarkerStatsRow& row : summary->markers) {
+    if (row.name == "consumer_work") work_calls += row.stats.calls;
+  }
+  if (summary->steps.empty() || summary->steps[0].name != "train" ||
+      summary->steps[0].stats.calls != 3 || work_calls != 3 || summary->tails.size() != 1 ||
+      summary->tails[0].instances != 3 || summary->steps[0].stats.p99_ns <= 0) {
+    std::fprintf(stderr, "the summary does not count 3 train steps and 3 consumer_work\n");
+    return 1;
+  }
+  std::printf("%s\n", summary->tails[0].text.c_str());
   std::printf("consumer OK\n");
   return 0;
 }

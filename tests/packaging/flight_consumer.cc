@@ -6,7 +6,7 @@
 // flight_recorder_now against the recorder's own server port).
 //   flight_consumer LOGDIR PLUGIN.so
 // Exits 0 only if both hold exactly the server's 2 and the backend's 40
-// markers. Used by tests/packaging/check_packaging.sh.
+// markers, and SummarizeMarkers reads the dump's request step. Used by tests/packaging/check_packaging.sh.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -21,6 +21,7 @@
 
 #include <neuronprof/capture.h>
 #include <neuronprof/flight_recorder.h>
+#include <neuronprof/summary.h>
 #include <neuronprof/trace.h>
 
 namespace {
@@ -85,6 +86,14 @@ int main(int argc, char** argv) {
   std::printf("signal dump: events=%lld run_dir=%s\n", static_cast<long long>(dump->events),
               dump->run_dir.c_str());
   if (dump->events != kExpectedEvents) return Fail("the signal dump lacks markers");
+  // The dump's own breakdown, in process.
+  const auto summary = neuronprof::SummarizeMarkers(*dump);
+  if (!summary.ok()) return Fail("SummarizeMarkers: " + summary.status().ToString());
+  if (summary->steps.size() != 1 || summary->steps[0].name != "request" ||
+      summary->tails.size() != 1 || summary->tails[0].instances != 1) {
+    return Fail("the dump's summary lacks the request step");
+  }
+  std::printf("%s\n", summary->tails[0].text.c_str());
 
   neuronprof::CaptureOptions pull;
   pull.service_addresses = {"127.0.0.1:" + std::to_string(options.port)};
