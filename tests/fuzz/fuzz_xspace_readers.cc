@@ -1,7 +1,8 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
-// `summary`'s analysis (text and CSV). Only parse errors may stop it, and
-// both JSON outputs must be strict JSON (json_reader::IsStrictJson): a non-strict
+// `summary`'s analysis (text, every table as CSV, the JSON document, marker
+// statistics per thread group, step and time selections). Only parse errors
+// may stop it, and every JSON output must be strict JSON (json_reader::IsStrictJson): a non-strict
 // one aborts, so libFuzzer keeps the input.
 //
 // Byte mutations rarely keep a protobuf's nested lengths intact while
@@ -19,12 +20,15 @@
 #include <limits>
 #include <string>
 
+#include "src/analysis/selection.h"
 #include "src/analysis/summary_report.h"
+#include "src/analysis/summary_tables.h"
 #include "src/export/chrome_trace.h"
 #include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "tools/info_command.h"
+#include "tools/summary_json.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
@@ -60,9 +64,24 @@ void ReadAll(const XSpace& space) {
     RequireStrictJson(space, neuronprof::exporter::WriteKinetoTrace, "WriteKinetoTrace");
   }
   if (!Skipped("summary")) {
-    const auto summary = neuronprof::analysis::Summarize(space);
-    neuronprof::analysis::FormatSummaryText(summary, 0);
-    neuronprof::analysis::FormatOpTableCsv(summary.table);
+    namespace analysis = neuronprof::analysis;
+    const auto summary = analysis::Summarize(space, {}, analysis::GroupBy::kThreadGroup);
+    analysis::FormatSummaryText(summary, 0);
+    const auto tables = analysis::SummaryTables(summary);
+    for (const auto& table : tables) analysis::FormatCsv(table);
+    const std::string json = neuronprof::tools::SummaryJson("input", "", summary, tables);
+    if (!neuronprof::json_reader::IsStrictJson(json)) {
+      std::fprintf(stderr, "SummaryJson wrote JSON that is not strict (%zu bytes)\n",
+                   json.size());
+      std::abort();
+    }
+    analysis::Selection steps, window;
+    steps.steps = {{0, 1}};
+    window.window_ms = {{0, 1}};
+    for (const auto& selection : {steps, window}) {
+      const auto selected = analysis::Select(space, selection);
+      if (selected.ok()) analysis::FormatSummaryText(analysis::Summarize(selected->space), 0);
+    }
   }
 }
 
