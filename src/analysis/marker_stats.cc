@@ -11,21 +11,23 @@ namespace neuronprof {
 namespace analysis {
 namespace {
 
-using Key = std::tuple<std::string_view, std::string_view, std::string>;
+// (name, source, thread group index): views into the XSpace and HostSpans.
+using Key = std::tuple<std::string_view, std::string_view, int>;
 
 struct Group {
   std::vector<int64_t> durations;
   int64_t self_ps = 0;
 };
 
-std::vector<SpanStats> ToRows(std::map<Key, Group>& groups) {
+std::vector<SpanStats> ToRows(std::map<Key, Group>& groups,
+                              const std::vector<std::string>& labels) {
   std::vector<SpanStats> rows;
   rows.reserve(groups.size());
   for (auto& [key, group] : groups) {
     SpanStats row;
     row.name = std::string(std::get<0>(key));
     row.source = std::string(std::get<1>(key));
-    row.thread = std::get<2>(key);
+    row.thread = labels[std::get<2>(key)];
     row.duration = Summarize(group.durations);
     row.self_ps = group.self_ps;
     rows.push_back(std::move(row));
@@ -52,11 +54,17 @@ std::string ThreadGroup(std::string_view thread) {
 }
 
 MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by) {
-  std::vector<std::string> thread_keys(spans.threads.size());
+  // Each thread's row label, numbered once: labels[group_of[thread]].
+  std::vector<std::string> labels = {""};
+  std::vector<int> group_of(spans.threads.size(), 0);
   if (group_by != GroupBy::kName) {
+    std::map<std::string, int> numbers;
     for (size_t t = 0; t < spans.threads.size(); ++t) {
-      thread_keys[t] =
+      std::string label =
           group_by == GroupBy::kThread ? spans.threads[t] : ThreadGroup(spans.threads[t]);
+      auto [it, added] = numbers.try_emplace(label, static_cast<int>(labels.size()));
+      if (added) labels.push_back(std::move(label));
+      group_of[t] = it->second;
     }
   }
   std::map<Key, Group> markers, steps;
@@ -65,11 +73,11 @@ MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by) {
     const bool step = span.kind == SpanKind::kStep;
     const std::string_view source =
         step || span.source < 0 ? std::string_view() : spans.sources[span.source];
-    Group& group = (step ? steps : markers)[Key{span.name, source, thread_keys[span.thread]}];
+    Group& group = (step ? steps : markers)[Key{span.name, source, group_of[span.thread]}];
     group.durations.push_back(span.duration_ps);
     group.self_ps = SaturatingAdd(group.self_ps, span.self_ps);
   }
-  return MarkerStats{ToRows(markers), ToRows(steps)};
+  return MarkerStats{ToRows(markers, labels), ToRows(steps, labels)};
 }
 
 }  // namespace analysis

@@ -40,6 +40,13 @@ if run 0 "csv files" summary "$WORK/job" --csv "$WORK/steps.csv" --collectives_c
   has "collectives csv row" "$WORK/coll.csv" "gloo:all_reduce,all_reduce,3,4194304,810.000,270.000,900.000,15.534,23.302"
   has "csv paths reported" "$WORK/out" "wrote $WORK/coll.csv"
 fi
+# A step range applies to every rank.
+if run 0 "--steps on ranks" summary "$WORK/job" --steps 1-1 --csv -; then
+  [[ $(wc -l <"$WORK/out") -eq 5 && $(cut -d, -f2 "$WORK/out" | sort -u | tr '\n' ' ') == "1 step " ]] &&
+    pass "each rank's step 1 only" || fail "--steps 1-1 gave: $(cat "$WORK/out")"
+fi
+run 1 "rank-only tables" summary "$WORK/job" --json - &&
+  has "rank-only tables message" "$WORK/err" "apply to one rank's report (add --host NAME)"
 if run 0 "csv stdout" summary "$WORK/job" --csv -; then
   head -1 "$WORK/out" | grep -q '^rank,step,name,' && ! grep -q "Straggler" "$WORK/out" &&
     pass "--csv - prints only CSV" || fail "--csv - printed: $(head -3 "$WORK/out")"
