@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
+#include "src/analysis/operator_events.h"
 #include "src/analysis/saturating.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/xplane_visitor.h"
@@ -94,6 +95,32 @@ std::pair<absl::string_view, absl::string_view> SplitRange(std::string_view text
   return {all.substr(0, dash), all.substr(dash + 1)};
 }
 
+// Which events of a line the window keeps: those wholly inside it; by
+// steps, not the steps of other numbers nor what is nested in them (a
+// request that ran meanwhile on another thread, with its markers).
+std::vector<bool> KeptEvents(const xplane::LineVisitor& line, const StepStatIds& ids, bool host,
+                             const Window& window) {
+  std::vector<bool> keep(line.NumEvents(), false);
+  int64_t excluded_until = std::numeric_limits<int64_t>::min();
+  for (int e : SortedEventIndices(line.raw())) {
+    const xplane::EventVisitor event = line.Event(e);
+    const int64_t start = StartPs(event), end = EndPs(event);
+    if (start < window.begin_ps || end > window.end_ps) continue;
+    if (window.by_steps && host) {
+      if (start < excluded_until) continue;  // inside a step left out
+      if (IsStepEvent(event, ids)) {
+        const int64_t number = event.IntStat(ids.step_num).value_or(-1);
+        if (number < window.steps.first || number > window.steps.second) {
+          excluded_until = std::max(excluded_until, end);
+          continue;
+        }
+      }
+    }
+    keep[e] = true;
+  }
+  return keep;
+}
+
 }  // namespace
 
 absl::StatusOr<std::pair<int64_t, int64_t>> ParseStepRange(std::string_view text) {
@@ -149,17 +176,11 @@ absl::StatusOr<Selected> Select(const XSpace& space, const Selection& selection)
     const StepStatIds ids(plane);
     const bool host = xplane::IsHostPlane(space.planes(p));
     for (int l = 0; l < plane.NumLines(); ++l) {
-      const xplane::LineVisitor line = plane.Line(l);
+      const std::vector<bool> keep = KeptEvents(plane.Line(l), ids, host, window);
       google::protobuf::RepeatedPtrField<XEvent> kept;
       auto* events = out.space.mutable_planes(p)->mutable_lines(l)->mutable_events();
-      for (int e = 0; e < line.NumEvents(); ++e) {
-        const xplane::EventVisitor event = line.Event(e);
-        bool keep = StartPs(event) >= window.begin_ps && EndPs(event) <= window.end_ps;
-        if (keep && window.by_steps && host && IsStepEvent(event, ids)) {
-          const int64_t number = event.IntStat(ids.step_num).value_or(-1);
-          keep = number >= window.steps.first && number <= window.steps.second;
-        }
-        if (keep) {
+      for (int e = 0; e < events->size(); ++e) {
+        if (keep[e]) {
           kept.Add()->Swap(events->Mutable(e));
           ++out.kept_events;
         } else {

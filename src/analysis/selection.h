@@ -33,7 +33,8 @@ struct Selected {
 
 // Keeps the events that lie wholly inside the window: for `steps`, from the
 // first selected step's start to the last one's end, leaving out steps of
-// other numbers (other threads' steps that run meanwhile); for
+// other numbers and the events nested in them (other threads' requests
+// that ran meanwhile); for
 // `window_ms`, the window. Planes, lines and metadata stay. NotFound when
 // no step has a number in the range (naming the numbers there are);
 // InvalidArgument for a range whose end is below its start or a negative

@@ -215,5 +215,32 @@ TEST_CASE("a step range or a time window restricts the summary") {
   CHECK_FALSE(analysis::ParseWindowMs("-1-2").ok());
 }
 
+TEST_CASE("a step range leaves out other steps that ran meanwhile, with their markers") {
+  // worker-1: request 1 [0, 100] us holding m1; worker-2: request 2 [20, 60]
+  // us holding m2, inside request 1's span.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto add_request = [&](int64_t id, int64_t start, int64_t end, const char* child) {
+    auto* line = host.AddLine(id, "worker-" + std::to_string(id), 0);
+    auto* step = host.AddEvent(line, host.EventMetadataId("request"), start * kUs,
+                               (end - start) * kUs);
+    host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+    host.AddStat(step, xplane::kStepNumStat, id);
+    host.AddEvent(line, host.EventMetadataId(child), (start + 10) * kUs, 10 * kUs);
+  };
+  add_request(1, 0, 100, "m1");
+  add_request(2, 20, 60, "m2");
+  analysis::Selection selection;
+  selection.steps = {{1, 1}};
+  const auto selected = analysis::Select(space, selection);
+  REQUIRE(selected.ok());
+  const auto stats = analysis::BuildMarkerStats(analysis::CollectHostSpans(selected->space));
+  REQUIRE(stats.steps.size() == 1);
+  CHECK(stats.steps[0].calls() == 1);
+  CHECK(Find(stats.markers, "m1") != nullptr);
+  CHECK(Find(stats.markers, "m2") == nullptr);
+  CHECK(selected->left_out_events == 2);
+}
+
 }  // namespace
 }  // namespace neuronprof
