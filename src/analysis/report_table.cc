@@ -54,7 +54,9 @@ std::string FormatCsv(const ReportTable& table) {
   }
   out.push_back('\n');
   for (const auto& row : table.rows) {
-    for (size_t i = 0; i < row.size(); ++i) fmt::format_to(to, "{}{}", i == 0 ? "" : ",", row[i].Csv());
+    for (size_t i = 0; i < row.size(); ++i) {
+      fmt::format_to(to, "{}{}", i == 0 ? "" : ",", row[i].Csv());
+    }
     out.push_back('\n');
   }
   return fmt::to_string(out);

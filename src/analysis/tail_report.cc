@@ -50,6 +50,7 @@ void NameParts(const std::map<std::string_view, PartSums>& sums, TailReport& rep
 
 std::string HumanDuration(double ps) {
   static const char* const kUnits[] = {"ps", "ns", "us", "ms", "s"};
+  if (ps == 0) return "0";
   int unit = 0;
   while (ps >= 999.5 && unit < 4) {
     ps /= 1000;

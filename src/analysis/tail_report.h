@@ -74,7 +74,7 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans);
 // slowest 1 % (2) spend +33.9 ms in queue_wait, +2.1 ms in infer".
 std::string TailSentence(const TailReport& report);
 
-// "41.2 ms", "512 us", "3 ns": three significant digits.
+// "41.2 ms", "512 us", "3 ns": three significant digits; "0".
 std::string HumanDuration(double ps);
 
 }  // namespace analysis

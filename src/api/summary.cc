@@ -73,7 +73,8 @@ absl::StatusOr<MarkerSummary> SummarizeMarkers(const ProfileResult& result,
     *space = std::move(selected->space);
   }
   const analysis::HostSpans spans = analysis::CollectHostSpans(*space);
-  const analysis::MarkerStats stats = analysis::BuildMarkerStats(spans, GroupByOf(options.group_by));
+  const analysis::MarkerStats stats =
+      analysis::BuildMarkerStats(spans, GroupByOf(options.group_by));
   MarkerSummary summary{Rows(stats.markers), Rows(stats.steps), {}};
   for (const analysis::TailReport& report : analysis::BuildStepTails(spans)) {
     summary.tails.push_back(Tail(report));

@@ -46,7 +46,8 @@ tensorflow::profiler::XSpace Sequential(const std::vector<int64_t>& durations_us
 TEST_CASE("percentiles are numpy's default (linear interpolation between ranks)") {
   // numpy.percentile(d, [50, 90, 99]) == [7.0, 16.2, 90.04]; mean 14.3077.
   const std::vector<int64_t> d = {5, 1, 9, 3, 7, 2, 8, 100, 4, 6, 11, 13, 17};
-  const auto markers = analysis::BuildMarkerStats(analysis::CollectHostSpans(Sequential(d))).markers;
+  const auto markers =
+      analysis::BuildMarkerStats(analysis::CollectHostSpans(Sequential(d))).markers;
   REQUIRE(markers.size() == 1);
   const analysis::Distribution& s = markers[0].duration;
   CHECK(s.count == 13);
@@ -173,7 +174,8 @@ TEST_CASE("the summary prints and tabulates markers, step statistics and tails")
   const analysis::ReportTable& markers = tables[5];
   REQUIRE(markers.name == "markers");
   const std::string csv = analysis::FormatCsv(markers);
-  CHECK(csv.find("name,source,thread,calls,total_us,self_us,mean_us,p50_us,p90_us,p99_us,max_us\n") == 0);
+  CHECK(csv.find("name,source,thread,calls,total_us,self_us,mean_us,p50_us,p90_us,p99_us,"
+                 "max_us\n") == 0);
   // queue_wait: 198 x 1000 us + 2 x 31000 us.
   CHECK(csv.find("\nqueue_wait,,,200,260000.000,260000.000,1300.000,1000.000,1000.000,") !=
         std::string::npos);

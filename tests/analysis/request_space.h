@@ -35,7 +35,9 @@ inline tensorflow::profiler::XSpace MakeRequestSpace(int requests, const std::ve
   auto* main_line = host.AddLine(1, "main", 0);
   host.AddEvent(main_line, host.EventMetadataId("startup"), 0, 500 * kUs);
   tensorflow::profiler::XLine* workers[4];
-  for (int w = 0; w < 4; ++w) workers[w] = host.AddLine(10 + w, "worker-" + std::to_string(w + 1), 0);
+  for (int w = 0; w < 4; ++w) {
+    workers[w] = host.AddLine(10 + w, "worker-" + std::to_string(w + 1), 0);
+  }
   for (int i = 0; i < requests; ++i) {
     auto* line = workers[i % 4];
     const bool is_slow = std::find(slow.begin(), slow.end(), i) != slow.end();

@@ -6,7 +6,8 @@
 // flight_recorder_now against the recorder's own server port).
 //   flight_consumer LOGDIR PLUGIN.so
 // Exits 0 only if both hold exactly the server's 2 and the backend's 40
-// markers, and SummarizeMarkers reads the dump's request step. Used by tests/packaging/check_packaging.sh.
+// markers, and SummarizeMarkers reads the dump's request step. Used by
+// tests/packaging/check_packaging.sh.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
