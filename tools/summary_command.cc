@@ -339,15 +339,17 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
-  command->add_option("--csv", args->csv,
-                      "also write one table as CSV, the one --table names ('-': stdout "
-                      "only); for a run of several ranks, every rank's every step")
-      ->type_name("PATH|-")
-      ->check(PathOrStdout());
+  auto* csv = command->add_option("--csv", args->csv,
+                                  "also write one table as CSV, the one --table names ('-': "
+                                  "stdout only); for a run of several ranks, every rank's "
+                                  "every step")
+                   ->type_name("PATH|-")
+                   ->check(PathOrStdout());
   command->add_option("--table", args->table, "the table --csv writes")
       ->type_name("NAME")
       ->capture_default_str()
-      ->check(CLI::IsMember(analysis::SummaryTableNames()));
+      ->check(CLI::IsMember(analysis::SummaryTableNames()))
+      ->needs(csv);
   command->add_option("--csv_dir", args->csv_dir,
                       "also write every table as DIR/<table>.csv (DIR is created)")
       ->type_name("DIR");

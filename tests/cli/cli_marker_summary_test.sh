@@ -95,5 +95,6 @@ usage_error_rc "bad --steps" "--steps: '5-3' is not a step range A-B" summary "$
 usage_error_rc "bad --window_ms" "--window_ms: 'x' is not a window A-B" summary "$SLOW" --window_ms x
 usage_error_rc "both selections" "excludes" summary "$SLOW" --steps 1-2 --window_ms 0-1
 usage_error_rc "unknown table" "--table: nope not in" summary "$SLOW" --csv - --table nope
+usage_error_rc "--table without --csv" "--table requires --csv" summary "$SLOW" --table markers
 
 cli_test_end
