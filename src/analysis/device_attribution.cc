@@ -40,54 +40,108 @@ std::string DeviceTypeOf(std::string_view plane_name) {
 }
 
 // Op indices in start order, and the last of them starting at or before
-// an instant (-1: none): the two lookups below share them.
-void SortByStart(std::vector<int>& list, const std::vector<OperatorEvent>& ops) {
+// an instant (-1: none): the lookups below share them.
+template <typename Span>
+void SortByStart(std::vector<int>& list, const std::vector<Span>& spans) {
   std::stable_sort(list.begin(), list.end(),
-                   [&](int a, int b) { return ops[a].start_ps < ops[b].start_ps; });
+                   [&](int a, int b) { return spans[a].start_ps < spans[b].start_ps; });
 }
-int LastStartingBy(const std::vector<int>& list, const std::vector<OperatorEvent>& ops,
+template <typename Span>
+int LastStartingBy(const std::vector<int>& list, const std::vector<Span>& spans,
                    int64_t time_ps) {
   auto after = std::upper_bound(list.begin(), list.end(), time_ps,
-                                [&](int64_t t, int i) { return t < ops[i].start_ps; });
+                                [&](int64_t t, int i) { return t < spans[i].start_ps; });
   return after == list.begin() ? -1 : *(after - 1);
 }
 
-// Operators by thread (line id), in start order, to find the innermost one
-// around an instant.
-class OpsByThread {
- public:
-  OpsByThread(const XSpace& space, const OperatorEvents& ops) : ops_(ops.ops) {
-    for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-      const OperatorEvent& op = ops_[i];
-      threads_[space.planes(op.plane).lines(op.line).id()].push_back(i);
-    }
-    for (auto& [thread, list] : threads_) SortByStart(list, ops_);
-  }
+// A nested interval on a thread: an operator or a user marker.
+struct NestedSpan {
+  int64_t start_ps = 0, duration_ps = 0;
+  int parent = -1;     // the enclosing span on its line
+  int host_span = -1;  // markers: the index into HostSpans::spans
+  std::string_view name;
+};
 
-  // The innermost op on `thread` running at `time_ps`, else -1. The op
+// Spans by thread (line id), in start order, to find the innermost one
+// around an instant.
+class SpansByThread {
+ public:
+  SpansByThread() = default;
+  void Add(int64_t thread, NestedSpan span) {
+    threads_[thread].push_back(static_cast<int>(spans_.size()));
+    spans_.push_back(span);
+  }
+  void Sort() {
+    for (auto& [thread, list] : threads_) SortByStart(list, spans_);
+  }
+  const NestedSpan& span(int i) const { return spans_[i]; }
+  int size() const { return static_cast<int>(spans_.size()); }
+
+  // The innermost span on `thread` running at `time_ps`, else -1. The span
   // starting last before the instant either holds it or is nested in the
-  // one that does: its enclosing ops are its parents.
+  // one that does: its enclosing spans are its parents.
   int Innermost(int64_t thread, int64_t time_ps) const {
     auto it = threads_.find(thread);
     if (it == threads_.end()) return -1;
-    int op = LastStartingBy(it->second, ops_, time_ps);
-    while (op >= 0 && SaturatingAdd(ops_[op].start_ps, ops_[op].duration_ps) < time_ps) {
-      op = ops_[op].parent;
+    int i = LastStartingBy(it->second, spans_, time_ps);
+    while (i >= 0 && SaturatingAdd(spans_[i].start_ps, spans_[i].duration_ps) < time_ps) {
+      i = spans_[i].parent;
     }
-    return op;
+    return i;
   }
 
  private:
-  const std::vector<OperatorEvent>& ops_;
+  std::vector<NestedSpan> spans_;
   absl::flat_hash_map<int64_t, std::vector<int>> threads_;
+};
+
+// Operators by thread; span i is op i.
+SpansByThread OpsByThread(const XSpace& space, const OperatorEvents& ops) {
+  SpansByThread threads;
+  for (const OperatorEvent& op : ops.ops) {
+    threads.Add(space.planes(op.plane).lines(op.line).id(),
+                {op.start_ps, op.duration_ps, op.parent, -1, op.name});
+  }
+  threads.Sort();
+  return threads;
+}
+
+// User markers by thread (HostSpans' kMarker spans); a marker's parent is
+// its innermost enclosing marker.
+SpansByThread MarkersByThread(const HostSpans& host) {
+  SpansByThread threads;
+  std::vector<int> index(host.spans.size(), -1);  // host span -> marker span
+  for (size_t i = 0; i < host.spans.size(); ++i) {
+    const HostSpan& span = host.spans[i];
+    if (span.kind != SpanKind::kMarker) continue;
+    int parent = span.parent;  // parents come first, so theirs are set
+    while (parent >= 0 && host.spans[parent].kind != SpanKind::kMarker) {
+      parent = host.spans[parent].parent;
+    }
+    index[i] = threads.size();
+    threads.Add(host.thread_ids[span.thread],
+                {span.start_ps, span.duration_ps, parent < 0 ? -1 : index[parent],
+                 static_cast<int>(i), span.name});
+  }
+  threads.Sort();
+  return threads;
+}
+
+// A runtime call with a correlation id: its op (around its start, as TSL
+// attributes) and where it ran: its thread and its middle, which clock
+// rounding between a marker and the runtime's own reading of the same
+// instant cannot move out of the marker around the call.
+struct Launch {
+  int op = -1;
+  int64_t thread = -1, middle_ps = -1;
 };
 
 // (device type, id): types are short (SSO), so keys do not allocate.
 using CorrelationKey = std::pair<std::string, int64_t>;
-using Launches = absl::flat_hash_map<CorrelationKey, int>;
+using Launches = absl::flat_hash_map<CorrelationKey, Launch>;
 
 // Every runtime call with a correlation id on a host plane -> its op.
-Launches LaunchingOps(const XSpace& space, const OpsByThread& threads) {
+Launches LaunchingOps(const XSpace& space, const SpansByThread& threads) {
   Launches launches;
   for (const XPlane& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
@@ -101,7 +155,8 @@ Launches LaunchingOps(const XSpace& space, const OpsByThread& threads) {
         const std::optional<int64_t> id = call.IntStat(correlation_id);
         if (!id || *id == 0) return;
         const int64_t start = SaturatingAdd(line_ps, call.OffsetPs());
-        launches[{type, *id}] = threads.Innermost(line.Id(), start);
+        const int64_t middle = SaturatingAdd(start, std::max<int64_t>(call.DurationPs(), 0) / 2);
+        launches[{type, *id}] = {threads.Innermost(line.Id(), start), line.Id(), middle};
       });
     });
   }
@@ -141,8 +196,9 @@ struct DeviceStatIds {
         tf_op(plane.StatId(xplane::kTfOpStat)),
         bytes(plane.StatId(xplane::kBytesStat)),
         kernel_details(plane.StatId(xplane::kKernelDetailsStat)),
-        achieved_occupancy(plane.StatId(xplane::kEstAchievedOccupancyStat)) {}
-  int64_t correlation, tf_op, bytes, kernel_details, achieved_occupancy;
+        achieved_occupancy(plane.StatId(xplane::kEstAchievedOccupancyStat)),
+        flops(plane.StatId(xplane::kFlopsStat)) {}
+  int64_t correlation, tf_op, bytes, kernel_details, achieved_occupancy, flops;
 };
 
 DeviceOpEvent ReadDeviceEvent(const xplane::PlaneVisitor& plane, const DeviceStatIds& ids,
@@ -156,6 +212,7 @@ DeviceOpEvent ReadDeviceEvent(const xplane::PlaneVisitor& plane, const DeviceSta
   device.duration_ps = std::max<int64_t>(event.DurationPs(), 0);
   device.bytes = event.IntStat(ids.bytes).value_or(-1);
   device.details = event.StrStat(ids.kernel_details).value_or("");
+  device.flops = event.IntStat(ids.flops).value_or(-1);
   if (const auto occupancy = event.Stat(ids.achieved_occupancy)) {
     const auto& raw = occupancy->raw();
     if (raw.value_case() == tensorflow::profiler::XStat::kDoubleValue &&
@@ -166,24 +223,34 @@ DeviceOpEvent ReadDeviceEvent(const xplane::PlaneVisitor& plane, const DeviceSta
   return device;
 }
 
-// The launching op by correlation id (this device type's runtime first,
-// then launches on plain host planes), else by the framework-op stat.
-void Attribute(const xplane::EventVisitor& event, const DeviceStatIds& ids,
-               const std::string& type, const Launches& launches, OpsByName& names,
-               DeviceOpEvent& device) {
+// The launch by correlation id (this device type's runtime first, then
+// launches on plain host planes) and its op, else the op named by the
+// framework-op stat, launched in its middle on its thread.
+void Attribute(const XSpace& space, const OperatorEvents& ops, const xplane::EventVisitor& event,
+               const DeviceStatIds& ids, const std::string& type, const Launches& launches,
+               OpsByName& names, DeviceOpEvent& device) {
   if (const auto id = event.IntStat(ids.correlation); id && *id != 0) {
     auto launch = launches.find({type, *id});
     if (launch == launches.end()) launch = launches.find({"", *id});
-    if (launch != launches.end() && launch->second >= 0) {
-      device.op = launch->second;
-      device.attribution = Attribution::kCorrelation;
-      return;
+    if (launch != launches.end()) {
+      device.launch_thread = launch->second.thread;
+      device.launch_ps = launch->second.middle_ps;
+      device.op = launch->second.op;
+      if (device.op >= 0) {
+        device.attribution = Attribution::kCorrelation;
+        return;
+      }
     }
   }
   const auto op_name = event.StrStat(ids.tf_op);
   if (!op_name || op_name->empty()) return;
   device.op = names.LatestBefore(*op_name, device.start_ps);
-  if (device.op >= 0) device.attribution = Attribution::kFrameworkOp;
+  if (device.op < 0) return;
+  device.attribution = Attribution::kFrameworkOp;
+  if (device.launch_ps >= 0) return;
+  const OperatorEvent& op = ops.ops[device.op];
+  device.launch_thread = space.planes(op.plane).lines(op.line).id();
+  device.launch_ps = SaturatingAdd(op.start_ps, op.duration_ps / 2);
 }
 
 }  // namespace
@@ -200,13 +267,20 @@ std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::Eve
   return "other";
 }
 
-DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops) {
+DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops,
+                                 const HostSpans* spans) {
   DeviceEvents result;
-  const OpsByThread threads(space, ops);
+  std::optional<HostSpans> own_spans;
+  const SpansByThread threads = OpsByThread(space, ops);
   const Launches launches = LaunchingOps(space, threads);
+  std::optional<SpansByThread> markers;  // built when a device plane needs it
   OpsByName names(ops);
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsDevicePlane(space.planes(p))) continue;
+    if (!markers) {
+      if (spans == nullptr) spans = &own_spans.emplace(CollectHostSpans(space));
+      markers = MarkersByThread(*spans);
+    }
     result.planes.push_back(p);
     const xplane::PlaneVisitor plane(space.planes(p));
     const DeviceStatIds ids(plane);
@@ -215,12 +289,22 @@ DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops)
       const int64_t line_ps = LineStartPs(line.TimestampNs());
       line.ForEachEvent([&](const xplane::EventVisitor& event) {
         DeviceOpEvent device = ReadDeviceEvent(plane, ids, event, p, line_ps);
-        Attribute(event, ids, type, launches, names, device);
+        Attribute(space, ops, event, ids, type, launches, names, device);
+        if (device.launch_ps >= 0) {
+          const int marker = markers->Innermost(device.launch_thread, device.launch_ps);
+          if (marker >= 0) {
+            device.marker = markers->span(marker).host_span;
+            device.marker_name = markers->span(marker).name;
+          }
+        }
         switch (device.attribution) {
           case Attribution::kCorrelation: ++result.by_correlation; break;
           case Attribution::kFrameworkOp: ++result.by_framework_op; break;
           case Attribution::kNone: ++result.unattributed; break;
         }
+        if (device.marker >= 0) ++result.to_marker;
+        if (device.marker < 0 && device.op < 0) ++result.to_neither;
+        if (device.flops > 0) result.reported_flops = SaturatingAdd(result.reported_flops, device.flops);
         result.events.push_back(std::move(device));
       });
     });

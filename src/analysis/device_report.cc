@@ -22,6 +22,20 @@ std::string Optional(const std::optional<T>& value, const char* format) {
 
 std::string Rate(double value) { return value > 0 ? Si(value) : "-"; }
 
+std::vector<std::string> RooflineCells(std::string op, std::string params, const DevicePeak& peak,
+                                       const RooflinePoint& point) {
+  return {std::move(op),
+          std::move(params),
+          peak.device,
+          Si(point.achieved),
+          point.intensity > 0 ? fmt::format("{:.1f}", point.intensity) : "-",
+          Si(point.attainable),
+          fmt::format("{:.1f}%", 100 * point.Efficiency()),
+          !point.bound_known   ? "?"
+          : point.memory_bound ? "memory"
+                               : "compute"};
+}
+
 void AppendTransfers(const KernelTable& kernels, size_t top, fmt::memory_buffer& out) {
   if (kernels.transfers.empty()) return;
   TextTable text({"Copy/set", "Calls", "Total(us)", "Bytes", "Bandwidth(B/s)"},
@@ -43,9 +57,14 @@ void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, s
   if (device.planes.empty()) return;
   fmt::format_to(to,
                  "\nDevice events: {} ({} attributed to an operator by correlation id, {} by "
-                 "its framework-op stat, {} unattributed)\n",
+                 "its framework-op stat, {} unattributed; {} to a user marker around the "
+                 "launch, {} to neither){}\n",
                  device.events.size(), device.by_correlation, device.by_framework_op,
-                 device.unattributed);
+                 device.unattributed, device.to_marker, device.to_neither,
+                 device.reported_flops > 0
+                     ? fmt::format("; {} FLOPs reported by the runtime",
+                                   Si(static_cast<double>(device.reported_flops)))
+                     : "");
   if (!kernels.kernels.empty()) {
     fmt::format_to(to, "\nKernels: {} distinct, {} ms, {} of it in tensor-core kernels\n",
                    kernels.kernels.size(), Ms(kernels.kernel_ps),
@@ -79,7 +98,8 @@ void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, s
 void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
                        const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out) {
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nUtilisation (wall time {} ms: steps, else the span of the ops)\n",
+  fmt::format_to(to, "\nUtilisation (wall time {} ms: the steps' time, else the span of the ops, else of the device "
+                 "events)\n",
                  Ms(utilisation.wall_ps));
   for (const DeviceUtilisation& device : utilisation.devices) {
     const DevicePeak& peak = PeakAt(peaks, device.plane);
@@ -88,30 +108,31 @@ void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
                      device.plane < 0 ? " (give --cpu_peak_gflops)" : "");
       continue;
     }
-    fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs, {} peak {}FLOP/s, {}B/s; {})\n", peak.device,
-                   100 * device.mfu, Si(static_cast<double>(device.flops)),
+    fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs{}, {} peak {}FLOP/s, {}B/s; {})\n",
+                   peak.device, 100 * device.mfu, Si(static_cast<double>(device.flops)),
+                   device.reported ? " reported by the runtime" : "",
                    DTypeName(device.dtype == DType::kNone ? DType::kFloat : device.dtype),
                    Si(peak.FlopsFor(device.dtype)),
                    peak.bytes_per_s > 0 ? Si(peak.bytes_per_s) : "?", peak.source);
   }
-  if (utilisation.ops.empty()) return;
+  if (utilisation.ops.empty() && utilisation.markers.empty()) return;
   TextTable text({"Op", "Params", "Device", "FLOP/s", "FLOP/B", "Attainable", "% of roof", "Bound"},
                  {false, false, false, true, true, true, true, false});
   for (size_t i = 0; i < std::min(top, utilisation.ops.size()); ++i) {
     const RooflinePoint& point = utilisation.ops[i];
     const OpTableRow& row = table.rows[point.row];
-    text.Add({row.op, Shorten(row.params, 40), PeakAt(peaks, point.plane).device,
-              Si(point.achieved),
-              point.intensity > 0 ? fmt::format("{:.1f}", point.intensity) : "-",
-              Si(point.attainable), fmt::format("{:.1f}%", 100 * point.Efficiency()),
-              !point.bound_known   ? "?"
-              : point.memory_bound ? "memory"
-                                   : "compute"});
+    text.Add(RooflineCells(row.op, Shorten(row.params, 40), PeakAt(peaks, point.plane), point));
+  }
+  for (size_t i = 0; i < std::min(top, utilisation.markers.size()); ++i) {
+    const MarkerRoofline& marker = utilisation.markers[i];
+    text.Add(RooflineCells(marker.marker, "(marker)", PeakAt(peaks, marker.point.plane),
+                           marker.point));
   }
   text.RenderTo(out);
   fmt::format_to(to,
                  "  Roofline: attainable = min(peak, FLOP/B x bandwidth); FLOP/s over device "
-                 "time, else host time\n");
+                 "time, else host time; (marker): the FLOPs the runtime reported for the device work "
+                 "a marker launched, over its device time\n");
 }
 
 void AppendRecommendations(const std::vector<Recommendation>& recommendations,

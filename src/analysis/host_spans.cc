@@ -17,8 +17,10 @@ namespace {
 using tensorflow::profiler::XSpace;
 
 // The spans of one line, appended to `out`; `sources` interns source texts.
+// `runtime`: the line of a runtime plane; `correlation_id`: that stat's id.
 void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids, int64_t source_id,
-                 int thread, absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
+                 bool runtime, int64_t correlation_id, int thread,
+                 absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
@@ -29,7 +31,8 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids, int64_
     span.name = event.Name();
     span.kind = event.Stat(ids.framework) ? SpanKind::kOperator
                 : IsStepEvent(event, ids)  ? SpanKind::kStep
-                                           : SpanKind::kMarker;
+                : runtime || event.Stat(correlation_id) ? SpanKind::kRuntimeCall
+                                                        : SpanKind::kMarker;
     span.thread = thread;
     span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());
@@ -73,13 +76,17 @@ HostSpans CollectHostSpans(const XSpace& space) {
     const xplane::PlaneVisitor plane(raw);
     const StepStatIds ids(plane);
     const int64_t source_id = plane.StatId(xplane::kSourceStat);
+    const bool runtime = xplane::IsRuntimePlane(raw);
+    const int64_t correlation_id = plane.StatId(xplane::kCorrelationIdStat);
     out.spans.reserve(out.spans.size() + plane.NumEvents());
     for (int l = 0; l < plane.NumLines(); ++l) {
       const xplane::LineVisitor line = plane.Line(l);
       const std::string_view name = line.DisplayName();
       out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id())
                                          : std::string(name));
-      CollectLine(line, ids, source_id, static_cast<int>(out.threads.size() - 1), sources, out);
+      out.thread_ids.push_back(line.Id());
+      CollectLine(line, ids, source_id, runtime, correlation_id,
+                  static_cast<int>(out.threads.size() - 1), sources, out);
     }
   }
   out.sources.resize(sources.size());

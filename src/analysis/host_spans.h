@@ -14,7 +14,10 @@
 namespace neuronprof {
 namespace analysis {
 
-enum class SpanKind : uint8_t { kMarker, kStep, kOperator };
+// kRuntimeCall: a device runtime's call (every event of a
+// "/host:CPU-<TYPE>-runtime" plane, and events with a correlation_id, as
+// TSL merges launches into "/host:CPU"): not the user's marker.
+enum class SpanKind : uint8_t { kMarker, kStep, kOperator, kRuntimeCall };
 
 struct HostSpan {
   SpanKind kind = SpanKind::kMarker;
@@ -31,6 +34,7 @@ struct HostSpan {
 struct HostSpans {
   std::vector<HostSpan> spans;       // per line, parents before children
   std::vector<std::string> threads;  // a line's name, else "thread <id>"
+  std::vector<int64_t> thread_ids;   // each thread's line id (the OS thread id)
   std::vector<std::string> sources;  // ShortSource of the source stat
 };
 

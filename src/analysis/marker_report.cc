@@ -18,6 +18,11 @@ bool HasThreads(const std::vector<SpanStats>& rows) {
                      [](const SpanStats& row) { return !row.thread.empty(); });
 }
 
+bool HasDevice(const std::vector<SpanStats>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const SpanStats& row) { return row.device_events > 0; });
+}
+
 // Name, [source,] [thread,] calls, total and self in ms, then the
 // distribution in `unit` (MsCell or UsCell).
 void AppendSpanTable(const std::vector<SpanStats>& rows, size_t top, bool with_source,
@@ -32,6 +37,9 @@ void AppendSpanTable(const std::vector<SpanStats>& rows, size_t top, bool with_s
   for (const char* column : {"Mean", "p50", "p90", "p99", "Max"}) {
     header.push_back(fmt::format("{}({})", column, unit));
   }
+  // Device columns only when some row launched device work.
+  const bool device = HasDevice(rows);
+  if (device) header.insert(header.end(), {"Device(ms)", "Dev events", "Dev FLOPs"});
   std::vector<bool> right(header.size(), true);
   std::fill(right.begin(), right.begin() + text_columns, false);
   TextTable text(header, right);
@@ -45,6 +53,12 @@ void AppendSpanTable(const std::vector<SpanStats>& rows, size_t top, bool with_s
     cells.insert(cells.end(), {fmt::format("{}", d.count), Ms(d.total_ps), Ms(row.self_ps),
                                cell(d.mean_ps), cell(d.p50_ps), cell(d.p90_ps), cell(d.p99_ps),
                                cell(static_cast<double>(d.max_ps))});
+    if (device) {
+      cells.insert(cells.end(),
+                   {row.device_events > 0 ? Ms(row.device_ps) : "-",
+                    fmt::format("{}", row.device_events),
+                    row.device_flops > 0 ? Si(static_cast<double>(row.device_flops)) : "-"});
+    }
     text.Add(std::move(cells));
   }
   text.RenderTo(out);
@@ -90,7 +104,11 @@ void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top,
   fmt::format_to(to,
                  "  Total: inclusive time (nested markers count in each); Self: time outside "
                  "the markers and ops nested in it; Source: file:line of a NEURONPROF_SCOPE "
-                 "without arguments, - for other markers\n");
+                 "without arguments, - for other markers{}\n",
+                 HasDevice(markers) ? "; Device: time of the device work launched with this "
+                                      "marker the innermost around the launch; Dev FLOPs: as "
+                                      "the runtime reported them"
+                                    : "");
 }
 
 ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
@@ -99,6 +117,9 @@ ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
   if (with_source) table.columns.push_back("source");
   table.columns.insert(table.columns.end(), {"thread", "calls", "total_us", "self_us", "mean_us",
                                              "p50_us", "p90_us", "p99_us", "max_us"});
+  if (with_source) {  // markers: the device work each launched
+    table.columns.insert(table.columns.end(), {"device_us", "device_events", "device_flops"});
+  }
   for (const SpanStats& row : rows) {
     const Distribution& d = row.duration;
     std::vector<Cell> cells = {Cell::Text(row.name)};
@@ -107,6 +128,10 @@ ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
                  {Cell::Text(row.thread), Cell::Int(d.count), Cell::Micros(d.total_ps),
                   Cell::Micros(row.self_ps), Cell::Micros(d.mean_ps), Cell::Micros(d.p50_ps),
                   Cell::Micros(d.p90_ps), Cell::Micros(d.p99_ps), Cell::Micros(d.max_ps)});
+    if (with_source) {
+      cells.insert(cells.end(), {Cell::Micros(row.device_ps), Cell::Int(row.device_events),
+                                 Cell::Int(row.device_flops)});
+    }
     table.rows.push_back(std::move(cells));
   }
   return table;

@@ -22,7 +22,8 @@ void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top,
                        fmt::memory_buffer& out);
 
 // "markers" and "step_stats": name, [source,] thread, calls, total_us,
-// self_us, mean_us, p50_us, p90_us, p99_us, max_us.
+// self_us, mean_us, p50_us, p90_us, p99_us, max_us[, device_us,
+// device_events, device_flops] (with_source: the markers).
 ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
                            bool with_source);
 // "tails": one row per named part (and one for the others) of each name,

@@ -14,9 +14,20 @@ namespace {
 // (name, source, thread group index): views into the XSpace and HostSpans.
 using Key = std::tuple<std::string_view, std::string_view, int>;
 
+// Device work launched from one span, or from the spans of one row.
+struct DeviceSum {
+  int64_t ps = 0, events = 0, flops = 0;
+  void Add(int64_t more_ps, int64_t more_events, int64_t more_flops) {
+    ps = SaturatingAdd(ps, more_ps);
+    events += more_events;
+    flops = SaturatingAdd(flops, more_flops);
+  }
+};
+
 struct Group {
   std::vector<int64_t> durations;
   int64_t self_ps = 0;
+  DeviceSum device;
 };
 
 std::vector<SpanStats> ToRows(std::map<Key, Group>& groups,
@@ -30,6 +41,9 @@ std::vector<SpanStats> ToRows(std::map<Key, Group>& groups,
     row.thread = labels[std::get<2>(key)];
     row.duration = Summarize(group.durations);
     row.self_ps = group.self_ps;
+    row.device_ps = group.device.ps;
+    row.device_events = group.device.events;
+    row.device_flops = group.device.flops;
     rows.push_back(std::move(row));
   }
   // The map's order breaks ties, so equal totals keep name order.
@@ -53,7 +67,16 @@ std::string ThreadGroup(std::string_view thread) {
   return group;
 }
 
-MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by) {
+MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by,
+                             const DeviceEvents* device) {
+  // Device work per launching span.
+  std::vector<DeviceSum> launched(device != nullptr ? spans.spans.size() : 0);
+  if (device != nullptr) {
+    for (const DeviceOpEvent& event : device->events) {
+      if (event.marker < 0 || event.marker >= static_cast<int>(launched.size())) continue;
+      launched[event.marker].Add(event.duration_ps, 1, std::max<int64_t>(event.flops, 0));
+    }
+  }
   // Each thread's row label, numbered once: labels[group_of[thread]].
   std::vector<std::string> labels = {""};
   std::vector<int> group_of(spans.threads.size(), 0);
@@ -69,13 +92,18 @@ MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by) {
   }
   std::map<Key, Group> markers, steps;
   for (const HostSpan& span : spans.spans) {
-    if (span.kind == SpanKind::kOperator) continue;  // the op table's
+    // Operators are the op table's; runtime calls are not the user's.
+    if (span.kind == SpanKind::kOperator || span.kind == SpanKind::kRuntimeCall) continue;
     const bool step = span.kind == SpanKind::kStep;
     const std::string_view source =
         step || span.source < 0 ? std::string_view() : spans.sources[span.source];
     Group& group = (step ? steps : markers)[Key{span.name, source, group_of[span.thread]}];
     group.durations.push_back(span.duration_ps);
     group.self_ps = SaturatingAdd(group.self_ps, span.self_ps);
+    if (!launched.empty()) {
+      const DeviceSum& sum = launched[&span - spans.spans.data()];
+      group.device.Add(sum.ps, sum.events, sum.flops);
+    }
   }
   return MarkerStats{ToRows(markers, labels), ToRows(steps, labels)};
 }

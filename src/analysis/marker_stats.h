@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/device_attribution.h"
 #include "src/analysis/distribution.h"
 #include "src/analysis/host_spans.h"
 
@@ -32,6 +33,10 @@ struct SpanStats {
   std::string thread;  // the thread or thread group; "" with GroupBy::kName
   Distribution duration;  // inclusive durations; count = calls
   int64_t self_ps = 0;    // summed self time (saturating)
+  // Device work with this marker the innermost around its launch
+  // (DeviceOpEvent::marker), not its nested markers'; 0 for steps.
+  int64_t device_ps = 0, device_events = 0;
+  int64_t device_flops = 0;  // as the runtime reported them
   int64_t calls() const { return duration.count; }
   int64_t total_ps() const { return duration.total_ps; }
 };
@@ -43,7 +48,10 @@ struct MarkerStats {
   std::vector<SpanStats> steps;
 };
 
-MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by = GroupBy::kName);
+// `device`: device events attributed to `spans` (CollectDeviceEvents with
+// the same spans), for the markers' device columns.
+MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by = GroupBy::kName,
+                             const DeviceEvents* device = nullptr);
 
 }  // namespace analysis
 }  // namespace neuronprof

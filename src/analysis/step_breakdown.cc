@@ -112,6 +112,7 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
         const std::string name(step_event.Name());
         const std::optional<int64_t> step_num = step_event.IntStat(ids.step_num);
         step.name = step_num ? absl::StrCat(name, " ", *step_num) : name;
+        step.thread = line.Id();
         step.start_ps = SaturatingAdd(line_ps, step_event.OffsetPs());
         step.duration_ps = step_event.DurationPs();
         const int64_t end = SaturatingAdd(step.start_ps, step.duration_ps);
@@ -157,6 +158,33 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     return a.start_ps < b.start_ps;
   });
   return steps;
+}
+
+void AddLaunchedDeviceTime(const DeviceEvents& device, std::vector<StepBreakdown>& steps) {
+  // Per thread: launches in time order with the running sum of device time.
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> launches;  // (time, duration)
+  for (const DeviceOpEvent& event : device.events) {
+    if (event.launch_ps >= 0) launches[event.launch_thread].push_back({event.launch_ps, event.duration_ps});
+  }
+  std::map<int64_t, std::vector<int64_t>> prefix;  // prefix[t][i]: time of the first i
+  for (auto& [thread, list] : launches) {
+    std::sort(list.begin(), list.end());
+    std::vector<int64_t>& sums = prefix[thread];
+    sums.push_back(0);
+    for (const auto& launch : list) sums.push_back(SaturatingAdd(sums.back(), launch.second));
+  }
+  for (StepBreakdown& step : steps) {
+    auto it = launches.find(step.thread);
+    if (it == launches.end()) continue;
+    const auto& list = it->second;
+    auto index = [&](int64_t time) {
+      return std::lower_bound(list.begin(), list.end(), std::make_pair(time, INT64_MIN)) -
+             list.begin();
+    };
+    const auto& sums = prefix[step.thread];
+    step.launched_device_ps = SaturatingSub(
+        sums[index(SaturatingAdd(step.start_ps, step.duration_ps))], sums[index(step.start_ps)]);
+  }
 }
 
 }  // namespace analysis

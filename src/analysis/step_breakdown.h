@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/device_attribution.h"
 #include "src/analysis/operator_events.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -29,6 +30,11 @@ struct StepBreakdown {
   bool has_device = false;
   int64_t device_busy_ps = 0;
   std::map<std::string, int64_t> device_kind_ps;
+  int64_t thread = -1;  // the step's line id (the OS thread id)
+  // Device time of the work launched inside the step, on its thread
+  // (DeviceOpEvent's launch), wherever it ran: unlike device_busy_ps, not
+  // the work other threads' steps launched into the same window.
+  int64_t launched_device_ps = 0;
 };
 
 // A step is a host event with a non-zero _r stat that is not an operator
@@ -44,6 +50,9 @@ bool IsStepEvent(const xplane::EventVisitor& event, const StepStatIds& ids);
 // Steps in start order.
 std::vector<StepBreakdown> BuildStepBreakdown(const tensorflow::profiler::XSpace& space,
                                               const OperatorEvents& ops);
+
+// Sets each step's launched_device_ps from the device events' launches.
+void AddLaunchedDeviceTime(const DeviceEvents& device, std::vector<StepBreakdown>& steps);
 
 }  // namespace analysis
 }  // namespace neuronprof

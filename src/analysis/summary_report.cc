@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <iterator>
 #include <map>
@@ -127,6 +128,7 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
       kinds.push_back(kind);
       header.push_back(kind);
     }
+    header.push_back("Launched(ms)");
   }
   TextTable text(header, std::vector<bool>(header.size(), true));
   StepBreakdown sum;
@@ -142,6 +144,7 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
         auto it = s.device_kind_ps.find(kind);
         row.push_back(Percent(it == s.device_kind_ps.end() ? 0 : it->second, s.duration_ps));
       }
+      row.push_back(Ms(s.launched_device_ps));
     }
     text.Add(std::move(row));
   };
@@ -165,6 +168,7 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
     sum.markers_ps = SaturatingAdd(sum.markers_ps, s.markers_ps);
     sum.idle_ps = SaturatingAdd(sum.idle_ps, s.idle_ps);
     sum.device_busy_ps = SaturatingAdd(sum.device_busy_ps, s.device_busy_ps);
+    sum.launched_device_ps = SaturatingAdd(sum.launched_device_ps, s.launched_device_ps);
     for (const auto& [kind, ps] : s.device_kind_ps) {
       sum.device_kind_ps[kind] = SaturatingAdd(sum.device_kind_ps[kind], ps);
     }
@@ -180,7 +184,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   fmt::format_to(to,
                  "  % of step time; each instant counted once: backward > forward > other ops "
                  "(no direction) > markers only > idle{}\n",
-                 device ? "; device columns: any device event in the step's window" : "");
+                 device ? "; device columns: any device event in the step's window; Launched: "
+                          "device time of the work launched inside the step, on its thread"
+                        : "");
 }
 
 std::string SignedBytes(int64_t bytes) { return (bytes > 0 ? "+" : "") + Bytes(bytes); }
@@ -260,17 +266,40 @@ void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& ou
   }
 }
 
-// What MFU is measured over: the steps, else the span of the operators.
-int64_t WallPs(const std::vector<StepBreakdown>& steps, const OperatorEvents& ops) {
-  int64_t wall = 0;
-  for (const StepBreakdown& step : steps) wall = SaturatingAdd(wall, step.duration_ps);
-  if (wall > 0 || ops.ops.empty()) return wall;
-  int64_t first = ops.ops.front().start_ps, last = first;
-  for (const OperatorEvent& op : ops.ops) {
-    first = std::min(first, op.start_ps);
-    last = std::max(last, SaturatingAdd(op.start_ps, op.duration_ps));
+// The time covered by a set of intervals (overlaps counted once).
+int64_t Covered(std::vector<std::pair<int64_t, int64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  int64_t covered = 0, reached = INT64_MIN;
+  for (const auto& [start, end] : spans) {
+    const int64_t from = std::max(start, reached);
+    if (end > from) covered = SaturatingAdd(covered, SaturatingSub(end, from));
+    reached = std::max(reached, end);
   }
-  return SaturatingSub(last, first);
+  return covered;
+}
+
+// What MFU is measured over: the time covered by the steps (concurrent
+// steps, a server's workers, count once), else the span of the operators,
+// else that of the device events (a program with markers only).
+int64_t WallPs(const std::vector<StepBreakdown>& steps, const OperatorEvents& ops,
+               const DeviceEvents& device) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const StepBreakdown& step : steps) {
+    spans.push_back({step.start_ps, SaturatingAdd(step.start_ps, step.duration_ps)});
+  }
+  if (spans.empty()) {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    auto extend = [&](int64_t start, int64_t duration) {
+      first = std::min(first, start);
+      last = std::max(last, SaturatingAdd(start, duration));
+    };
+    for (const OperatorEvent& op : ops.ops) extend(op.start_ps, op.duration_ps);
+    if (ops.ops.empty()) {
+      for (const DeviceOpEvent& event : device.events) extend(event.start_ps, event.duration_ps);
+    }
+    if (first < last) spans.push_back({first, last});
+  }
+  return Covered(std::move(spans));
 }
 
 }  // namespace
@@ -286,18 +315,19 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
       }
     });
   }
-  summary.device = CollectDeviceEvents(space, ops);
+  const HostSpans spans = CollectHostSpans(space);
+  summary.device = CollectDeviceEvents(space, ops, &spans);
   summary.table = BuildOpTable(ops, &summary.device);
   summary.steps = BuildStepBreakdown(space, ops);
-  {
-    const HostSpans spans = CollectHostSpans(space);
-    summary.markers = BuildMarkerStats(spans, group_by);
-    summary.tails = BuildStepTails(spans);
-  }
+  AddLaunchedDeviceTime(summary.device, summary.steps);
+  summary.markers = BuildMarkerStats(spans, group_by, &summary.device);
+  summary.tails = BuildStepTails(spans);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
-  summary.utilisation = BuildUtilisation(summary.table, summary.peaks, WallPs(summary.steps, ops));
+  summary.utilisation = BuildUtilisation(summary.table, summary.peaks,
+                                         WallPs(summary.steps, ops, summary.device),
+                                         &summary.device);
   summary.recommendations = Recommend(
       {summary.table, summary.device, summary.steps, summary.peaks, summary.utilisation});
   return summary;

@@ -1,6 +1,11 @@
 // Utilisation against a peak: MFU per device (model FLOPs / (time x peak))
 // and each op's roofline position (arithmetic intensity = FLOPs / bytes,
 // attainable = min(peak, intensity x bandwidth), compute- or memory-bound).
+// FLOPs a device runtime reports on its events (DeviceEvent::flops) are
+// measured, not modelled: on a device plane with any, they are the plane's
+// FLOPs for MFU (the op rows' formula FLOPs there are not added: the same
+// work counted twice), and each user marker that launched them gets a
+// roofline point of its own.
 #ifndef NEURONPROF_SRC_ANALYSIS_UTILISATION_H_
 #define NEURONPROF_SRC_ANALYSIS_UTILISATION_H_
 
@@ -8,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/device_attribution.h"
 #include "src/analysis/device_peaks.h"
 #include "src/analysis/op_table.h"
 
@@ -35,9 +41,18 @@ struct RooflinePoint {
   double Efficiency() const { return attainable > 0 ? achieved / attainable : 0; }
 };
 
+// The device work one user marker launched on one plane, with the FLOPs
+// the runtime reported (DeviceOpEvent::marker_name).
+struct MarkerRoofline {
+  std::string marker;
+  int64_t flops = 0, bytes = 0, device_ps = 0;  // of the events with FLOPs
+  RooflinePoint point;                          // point.row is unused
+};
+
 struct DeviceUtilisation {
   int plane = -1;              // PeakAt's argument
-  int64_t flops = 0;           // FLOPs of the rows that ran there
+  bool reported = false;       // flops are the runtime's, not the op rows'
+  int64_t flops = 0;           // FLOPs of the rows that ran there, else reported
   DType dtype = DType::kNone;  // the dtype holding most of them
   double mfu = 0;              // flops / (wall x peak for dtype); 0 when no peak
 };
@@ -46,9 +61,12 @@ struct Utilisation {
   int64_t wall_ps = 0;                     // steps' time, else the span of the ops
   std::vector<DeviceUtilisation> devices;  // the CPU first, then device planes
   std::vector<RooflinePoint> ops;          // rows with FLOPs and a known peak, table order
+  std::vector<MarkerRoofline> markers;     // by marker name, then plane; known peaks only
 };
 
-Utilisation BuildUtilisation(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps);
+// `device`: the device events, for the FLOPs their runtime reported.
+Utilisation BuildUtilisation(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps,
+                             const DeviceEvents* device = nullptr);
 
 }  // namespace analysis
 }  // namespace neuronprof

@@ -118,6 +118,11 @@ std::optional<StatVisitor> PlaneVisitor::PlaneStat(std::string_view name) const 
 
 bool IsHostPlane(const XPlane& plane) { return absl::StartsWith(plane.name(), "/host:"); }
 
+bool IsRuntimePlane(const XPlane& plane) {
+  return absl::StartsWith(plane.name(), std::string(kHostPlaneName) + "-") &&
+         absl::EndsWith(plane.name(), kRuntimePlaneSuffix);
+}
+
 bool IsDevicePlane(const XPlane& plane) {
   return absl::StartsWith(plane.name(), kDevicePlanePrefix);
 }

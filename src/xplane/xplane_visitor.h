@@ -161,6 +161,8 @@ class PlaneVisitor {
 // Planes of a space (FindPlane is in xplane_builder.h).
 bool IsHostPlane(const tensorflow::profiler::XPlane& plane);    // "/host:..."
 bool IsDevicePlane(const tensorflow::profiler::XPlane& plane);  // "/device:..."
+// A device runtime's calls: "/host:CPU-<TYPE>-runtime" (a host plane).
+bool IsRuntimePlane(const tensorflow::profiler::XPlane& plane);
 int64_t NumEvents(const tensorflow::profiler::XSpace& space);
 
 template <typename F>

@@ -106,6 +106,29 @@ TEST_CASE(
   CHECK(starts == std::vector<int64_t>{20 * kUs, 300 * kUs});
 }
 
+TEST_CASE("device work goes to the user marker around the middle of its launch call") {
+  // The runtime read the call's start 400 ps before the marker's own start
+  // (its ns clock against the marker's ps): the call's middle is inside.
+  DeviceSpaceBuilder b;
+  b.MarkerPs("decode", 10 * kUs + 400, 30 * kUs)
+      .Kernel("inside", 10, 40, 5)
+      .Kernel("after", 31, 50, 7);  // launched after the marker ended
+  const auto space = b.Build();
+  const Summary summary = Summarize(space);
+  CHECK(summary.device.to_marker == 1);
+  CHECK(summary.device.to_neither == 1);
+  REQUIRE(summary.device.events.size() == 2);
+  CHECK(summary.device.events[0].marker_name == "decode");
+  CHECK(summary.device.events[1].marker < 0);
+  const std::vector<SpanStats>& markers = summary.markers.markers;
+  REQUIRE(!markers.empty());
+  CHECK(markers[0].name == "decode");
+  CHECK(markers[0].device_ps == 5 * kUs);
+  CHECK(markers[0].device_events == 1);
+  // Runtime calls are not user markers.
+  for (const SpanStats& row : markers) CHECK(row.name != "cudaLaunchKernel");
+}
+
 TEST_CASE("kernel table: per name and launch, tensor-core flag, copies with bandwidth") {
   DeviceSpaceBuilder b;
   const std::string details =

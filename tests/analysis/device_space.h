@@ -56,6 +56,12 @@ class DeviceSpaceBuilder {
     return *this;
   }
 
+  // A user marker (no stats), in picoseconds.
+  DeviceSpaceBuilder& MarkerPs(std::string_view name, int64_t start_ps, int64_t end_ps) {
+    host_.AddEvent(main_, host_.EventMetadataId(name), start_ps, end_ps - start_ps);
+    return *this;
+  }
+
   // A 1 us launch call at `launch_us` and the kernel it queued.
   DeviceSpaceBuilder& Kernel(std::string_view name, int64_t launch_us, int64_t start_us,
                              int64_t duration_us, std::string_view details = "") {

@@ -175,7 +175,7 @@ TEST_CASE("the summary prints and tabulates markers, step statistics and tails")
   REQUIRE(markers.name == "markers");
   const std::string csv = analysis::FormatCsv(markers);
   CHECK(csv.find("name,source,thread,calls,total_us,self_us,mean_us,p50_us,p90_us,p99_us,"
-                 "max_us\n") == 0);
+                 "max_us,device_us,device_events,device_flops\n") == 0);
   // queue_wait: 198 x 1000 us + 2 x 31000 us.
   CHECK(csv.find("\nqueue_wait,,,200,260000.000,260000.000,1300.000,1000.000,1000.000,") !=
         std::string::npos);

@@ -39,7 +39,7 @@ usage_error_rc "both groupings" "excludes" summary "$SLOW" --by_thread --by_thre
 
 # CSV: one table on stdout, every table in a folder.
 if run 0 "--csv - --table markers" summary "$SLOW" --csv - --table markers; then
-  head -1 "$WORK/out" | grep -qxF "name,source,thread,calls,total_us,self_us,mean_us,p50_us,p90_us,p99_us,max_us" &&
+  head -1 "$WORK/out" | grep -qxF "name,source,thread,calls,total_us,self_us,mean_us,p50_us,p90_us,p99_us,max_us,device_us,device_events,device_flops" &&
     pass "markers csv header" || fail "markers csv header: $(head -1 "$WORK/out")"
   has "markers csv row" "$WORK/out" "queue_wait,,,200,260000.000,260000.000,1300.000,1000.000,1000.000,"
   hasnt "csv only" "$WORK/out" "Step times"

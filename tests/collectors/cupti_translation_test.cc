@@ -17,6 +17,7 @@
 #include "neuronprof/cupti.h"
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
+#include "src/analysis/summary_report.h"
 #include "src/collectors/cupti/activity_translator.h"
 #include "tests/collectors/cupti_test_gpu.h"
 #include "src/collectors/cupti/buffer_pool.h"
@@ -581,6 +582,52 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   CHECK(EventName(*host, call) == "cudaLaunchKernel");
   CHECK(thread->timestamp_ns() + call.offset_ps() / 1000 == 500);
   CHECK(StatText(*host, call, "correlation_id") == "42");
+}
+
+TEST_CASE("a CUPTI kernel's time goes to the user marker around its launch") {
+  // A marker-only program: "decode_batch" on thread 4321 calls
+  // cudaLaunchKernel; CUPTI reports the call and the kernel with one
+  // correlation id. The summary gives the kernel's time to the marker.
+  const int64_t start = 1'700'000'000'000'000'000;
+  tensorflow::profiler::XSpace space;
+  xplane::SetProfileTimes(&space, start, start + 1'000'000'000);
+  auto* host_plane = space.add_planes();
+  host_plane->set_name(xplane::kHostPlaneName);
+  xplane::XPlaneBuilder host(host_plane);
+  auto* line = host.AddLine(4321, "worker", 0);
+  host.AddEvent(line, host.EventMetadataId("decode_batch"), 400'000, 1'000'000);
+
+  collectors::DeviceActivityBuffer buffer;
+  buffer.AddClockSync(start, start);
+  const std::map<int, GpuProperties> gpus = {{0, H100()}};
+  ActivityTranslator translator(buffer, gpus);
+  KernelRecord kernel = MakeKernel();
+  kernel.start = start + 1000;
+  kernel.end = start + 3500;
+  translator.Translate(AsActivity(kernel));
+  ApiRecord launch{};
+  launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  launch.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  launch.start = start + 500;
+  launch.end = start + 900;
+  launch.threadId = 4321;
+  launch.correlationId = kernel.correlationId;
+  translator.Translate(AsActivity(launch));
+  translator.Finish();
+  collectors::CollectStats stats;
+  collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(), &space, &stats);
+
+  const analysis::Summary summary = analysis::Summarize(space);
+  REQUIRE(summary.device.events.size() == 1);
+  CHECK(summary.device.events[0].marker_name == "decode_batch");
+  CHECK(summary.device.to_marker == 1);
+  const analysis::SpanStats* row = nullptr;
+  for (const analysis::SpanStats& marker : summary.markers.markers) {
+    if (marker.name == "decode_batch") row = &marker;
+  }
+  REQUIRE(row != nullptr);
+  CHECK(row->device_ps == 2'500'000);
+  CHECK(row->device_events == 1);
 }
 
 TEST_CASE("EnableCuptiCollector registers once and keeps its first options") {
