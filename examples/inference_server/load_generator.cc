@@ -1,0 +1,74 @@
+#include "load_generator.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <thread>
+
+namespace inference_server {
+
+bool ReadFull(int fd, void* data, size_t size) {
+  auto* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = read(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool WriteFull(int fd, const void* data, size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed) {
+  using Clock = std::chrono::steady_clock;
+  // Send times by id, written by the sender before the request leaves and
+  // read by the receiver after its answer arrives.
+  auto sent = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(requests));
+  const Clock::time_point begin = Clock::now();
+  auto since_begin_ns = [&] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
+  };
+  std::thread sender([&] {
+    std::mt19937 random(seed);
+    std::exponential_distribution<double> gap(rate);  // Poisson arrivals
+    double arrival_s = 0;
+    for (int64_t id = 0; id < requests; ++id) {
+      arrival_s += gap(random);
+      std::this_thread::sleep_until(begin + std::chrono::duration<double>(arrival_s));
+      sent[id].store(since_begin_ns());
+      const RequestMessage message{id};
+      if (!WriteFull(fd, &message, sizeof(message))) break;
+    }
+    shutdown(fd, SHUT_WR);
+  });
+  LoadResult result;
+  result.latency_ms.assign(static_cast<size_t>(requests), 0);
+  ResponseMessage answer;
+  while (result.answered < requests && ReadFull(fd, &answer, sizeof(answer))) {
+    if (answer.id < 0 || answer.id >= requests) continue;
+    result.latency_ms[answer.id] = (since_begin_ns() - sent[answer.id].load()) / 1e6;
+    ++result.answered;
+  }
+  result.seconds = since_begin_ns() / 1e9;
+  sender.join();
+  return result;
+}
+
+}  // namespace inference_server

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# examples/inference_server under a short, fixed load (200 requests): it
+# answers every request and its capture holds each request's "accept" on
+# the acceptor thread and its "respond" on a worker thread, one "batch"
+# step per batch it reported; with --accelerator, `neuronprof summary`
+# gives every fake-NPU kernel to the layer marker that launched it.
+# Counts only, no timing thresholds.
+#   inference_server_test.sh NEURONPROF_BINARY SERVER_BINARY
+set -u
+CLI=$1
+SERVER=$2
+source "$(dirname "$0")/../cli/cli_test_lib.sh"
+cli_test_begin inference_server
+
+# The capture's Chrome trace: per marker name, its count and threads; and
+# whether every request id has both an accept and a respond.
+check_trace() {  # RUN_DIR LABEL BATCHES
+  zcat "$1"/*.trace.json.gz >"$WORK/trace.json" 2>/dev/null || { fail "$2: no trace in $1"; return; }
+  python3 - "$WORK/trace.json" 200 "$3" >"$WORK/trace_check" 2>&1 <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+requests, batches = int(sys.argv[2]), int(sys.argv[3])
+names = {}
+for e in events:
+    if e.get("ph") == "M" and e.get("name") == "thread_name":
+        names[e["tid"]] = e["args"]["name"]
+def spans(name):
+    return [e for e in events if e.get("ph") == "X" and e.get("name") == name]
+accept, respond, batch = spans("accept"), spans("respond"), spans("batch")
+problems = []
+if len(accept) != requests: problems.append(f"{len(accept)} accept markers")
+if len(respond) != requests: problems.append(f"{len(respond)} respond markers")
+if len(batch) != batches: problems.append(f"{len(batch)} batch steps, server said {batches}")
+ids = lambda spans: sorted(e["args"]["request"] for e in spans)
+if ids(accept) != list(range(requests)) or ids(respond) != list(range(requests)):
+    problems.append("request ids differ between accept and respond")
+accept_threads = {names.get(e["tid"]) for e in accept}
+respond_threads = {names.get(e["tid"]) for e in respond}
+if accept_threads != {"acceptor"}: problems.append(f"accept on {accept_threads}")
+if not respond_threads or not all(str(t).startswith("worker-") for t in respond_threads):
+    problems.append(f"respond on {respond_threads}")
+print("; ".join(problems) if problems else "ok")
+PY
+  [[ "$(cat "$WORK/trace_check")" == ok ]] &&
+    pass "$2: 200 requests accepted on the acceptor, answered on workers, one step per batch" ||
+    fail "$2: $(cat "$WORK/trace_check")"
+}
+
+serve() {  # LABEL ARGS...
+  local label=$1
+  shift
+  if ! "$SERVER" --logdir "$WORK/logs_$label" --requests 200 --rate 4000 --workers 2 \
+      --max_batch 8 "$@" >"$WORK/out_$label" 2>"$WORK/err"; then
+    fail "$label: exit status; $(cat "$WORK/out_$label" "$WORK/err")"
+    return 1
+  fi
+  has "$label: every request answered" "$WORK/out_$label" "served 200 requests in"
+  has "$label: latency percentiles" "$WORK/out_$label" "latency: p50 "
+  RUN=$(sed -n 's/^capture: //p' "$WORK/out_$label")
+  BATCHES=$(sed -n 's/.* requests\/s, \([0-9]*\) batches.*/\1/p' "$WORK/out_$label")
+  [[ -d "$RUN" ]] || { fail "$label: no capture folder in $(cat "$WORK/out_$label")"; return 1; }
+}
+
+if serve profiler --accelerator; then
+  check_trace "$RUN" profiler "$BATCHES"
+  run 0 "summary of the capture" summary "$RUN" --top 0
+  # Every kernel of the fake NPU goes to a layer marker: fc1, fc2 and fc3
+  # each launched one kernel per call, and nothing is left unattributed.
+  grep -qE '; [0-9]+ to a user marker around the launch, 0 to neither\)' "$WORK/out" &&
+    pass "device events all attributed to markers" ||
+    fail "device attribution: $(grep 'Device events' "$WORK/out")"
+  # The markers table as CSV: name,source,thread,calls,...,device_events,...
+  if "$CLI" summary "$RUN" --table markers --csv "$WORK/markers.csv" >/dev/null 2>"$WORK/err"; then
+    for layer in fc1 fc2 fc3; do
+      row=$(grep "^$layer,," "$WORK/markers.csv")
+      calls=$(cut -d, -f4 <<<"$row")
+      events=$(cut -d, -f13 <<<"$row")
+      [[ -n "$calls" && "$calls" == "$BATCHES" && "$events" == "$BATCHES" ]] &&
+        pass "$layer: $calls calls, $events device events" ||
+        fail "$layer row: '$row' (batches $BATCHES)"
+    done
+  else
+    fail "markers csv: $(cat "$WORK/err")"
+  fi
+  grep -qE 'MFU [0-9.]+% \([0-9.]+M FLOPs reported by the runtime' "$WORK/out" &&
+    pass "MFU from the runtime's FLOPs" || fail "MFU: $(grep MFU "$WORK/out")"
+fi
+
+if serve flight --recorder flight; then
+  check_trace "$RUN" flight "$BATCHES"
+fi
+cli_test_end
