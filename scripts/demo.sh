@@ -2,14 +2,15 @@
 # Quick start, part 1: installs dependencies, builds neuronprof and runs the
 # MLP training demo under a Profiler, then the same MLP in libtorch with
 # operator profiling and its operator table, then the MLP trained
-# data-parallel on 2 ranks and captured remotely from both at once.
+# data-parallel on 2 ranks and captured remotely from both at once, and an
+# inference server under a few seconds of Poisson load.
 # Profiles land in ./logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target mlp_demo libtorch_mlp libtorch_ddp \
-  neuronprof_cli
+  inference_server neuronprof_cli
 ./build/examples/mlp_demo --logdir logs "$@"
 run=$(ls -1dt logs/plugins/profile/*/ | head -n 1)  # the run just written
 echo
@@ -46,3 +47,11 @@ echo
 # The multi-rank summary (per rank and step: compute, communication,
 # overlap, idle; the straggler; the collectives).
 ./build/tools/neuronprof summary "logs/plugins/profile/$run" --top 4
+
+echo
+echo "== inference server: 6000 requests at 2000/s, dynamic batching, fake NPU"
+./build/examples/inference_server --logdir logs --requests 6000 --rate 2000 --workers 2 \
+  --max_batch 8 --batch_timeout_us 2000 --accelerator
+run=$(ls -1dt logs/plugins/profile/*/ | head -n 1)  # the run just written
+echo
+./build/tools/neuronprof summary "$run" --top 8
