@@ -15,9 +15,10 @@
 // end) records the whole run. In it: "accept" markers (with the request
 // id) on the acceptor thread, a StepTrace "batch" per batch on the worker
 // threads with "assemble", "forward" (fc1..fc3) and a "respond" marker per
-// request, and the workers' "wait_for_batch". With --accelerator, the
-// NPU's kernels and copies, attributed by `neuronprof summary` to the
-// layer markers that launched them, with their FLOPs in the MFU.
+// request, and the workers' "wait_for_batch". With --accelerator and the
+// Profiler (a flight recorder keeps host events only), the NPU's kernels
+// and copies, attributed by `neuronprof summary` to the layer markers that
+// launched them, with their FLOPs in the MFU.
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
