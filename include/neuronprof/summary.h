@@ -59,6 +59,11 @@ struct MarkerStatsRow {
   std::string source;  // "dir/file.cc:123" of a NEURONPROF_SCOPE, else ""
   std::string thread;  // the thread or thread group; "" with GroupBy::kName
   DurationStats stats;
+  // Markers: the device work (neuronprof/device.h plug-ins, CUPTI) launched
+  // with this marker the innermost around the launch call; 0 for steps.
+  int64_t device_ns = 0;
+  int64_t device_events = 0;
+  int64_t device_flops = 0;  // as the device runtime reported them
 };
 
 // One part of a step that its slowest instances spend longer in.

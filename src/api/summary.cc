@@ -33,7 +33,8 @@ std::vector<MarkerStatsRow> Rows(const std::vector<analysis::SpanStats>& stats) 
     const analysis::Distribution& d = s.duration;
     rows.push_back({s.name, s.source, s.thread,
                     DurationStats{d.count, Ns(d.total_ps), Ns(s.self_ps), Ns(d.mean_ps),
-                                  Ns(d.p50_ps), Ns(d.p90_ps), Ns(d.p99_ps), Ns(d.max_ps)}});
+                                  Ns(d.p50_ps), Ns(d.p90_ps), Ns(d.p99_ps), Ns(d.max_ps)},
+                    Ns(s.device_ps), s.device_events, s.device_flops});
   }
   return rows;
 }
@@ -73,8 +74,10 @@ absl::StatusOr<MarkerSummary> SummarizeMarkers(const ProfileResult& result,
     *space = std::move(selected->space);
   }
   const analysis::HostSpans spans = analysis::CollectHostSpans(*space);
+  const analysis::DeviceEvents device =
+      analysis::CollectDeviceEvents(*space, analysis::CollectOperatorEvents(*space), &spans);
   const analysis::MarkerStats stats =
-      analysis::BuildMarkerStats(spans, GroupByOf(options.group_by));
+      analysis::BuildMarkerStats(spans, GroupByOf(options.group_by), &device);
   MarkerSummary summary{Rows(stats.markers), Rows(stats.steps), {}};
   for (const analysis::TailReport& report : analysis::BuildStepTails(spans)) {
     summary.tails.push_back(Tail(report));

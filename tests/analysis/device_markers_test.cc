@@ -17,8 +17,10 @@
 
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
+#include "neuronprof/summary.h"
 #include "src/analysis/summary_report.h"
 #include "src/session/capture_session.h"
+#include "tests/test_util.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -173,6 +175,39 @@ TEST_CASE("a plug-in's device work and FLOPs count for the marker that launched 
   CHECK(Contains(text, "Launched(ms)"));
   CHECK(Contains(text, "(marker)"));
   CHECK_FALSE(Contains(text, "MFU 0.00%"));
+}
+
+TEST_CASE("SummarizeMarkers gives each marker the device work it launched") {
+  Probe probe;
+  REQUIRE(RegisterDeviceCollector("in_process_probe", [&probe] {
+            return std::make_unique<ProbeCollector>(&probe);
+          }).ok());
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.logdir = dir.path();
+  options.write_chrome_trace = false;
+  options.write_pytorch_trace = false;
+  Profiler profiler(options);
+  {
+    ScopedTrace op("matmul_op");
+    for (int i = 0; i < 20; ++i) probe.LaunchOne();
+  }
+  auto result = profiler.Stop();
+  REQUIRE(UnregisterDeviceCollector("in_process_probe").ok());
+  REQUIRE(result.ok());
+  auto summary = SummarizeMarkers(*result);
+  REQUIRE(summary.ok());
+  int64_t device_ns = 0;
+  for (const Probe::Launch& launch : probe.launches) device_ns += Probe::DevicePs(launch) / 1000;
+  const MarkerStatsRow* row = nullptr;
+  for (const MarkerStatsRow& marker : summary->markers) {
+    if (marker.name == "matmul_op") row = &marker;
+    CHECK(marker.name != "probeLaunch");  // runtime calls are not markers
+  }
+  REQUIRE(row != nullptr);
+  CHECK(row->device_events == 40);
+  CHECK(row->device_ns == device_ns);
+  CHECK(row->device_flops == 40'000'000'000);
 }
 
 TEST_CASE("device work goes to the innermost marker around the launch, on the launching thread") {
