@@ -45,8 +45,9 @@ class ProfilerServer::Impl {
                              &selected_port);
     // Without this, a second server could share a port that is in use.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    // Profiles easily exceed gRPC's 4 MiB default.
-    builder.SetMaxReceiveMessageSize(INT_MAX);
+    // Requests are small (rpc::kMaxRequestBytes bounds what one may make
+    // the server parse); responses easily exceed gRPC's 4 MiB default.
+    builder.SetMaxReceiveMessageSize(rpc::kMaxRequestBytes);
     builder.SetMaxSendMessageSize(INT_MAX);
     builder.RegisterService(&service_);
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

@@ -34,6 +34,17 @@ inline constexpr char kCollectMsHeader[] = "neuronprof-collect-ms";
 // after the window.
 inline constexpr char kFlightRecorderNowKey[] = "neuronprof_flight_recorder";
 
+// Bounds on a request, checked before any work (ProfilerServer sets the
+// receive limit; Validate the rest). A ProfileRequest is a few names and
+// options: 64 KiB leaves room for any real client while one message
+// cannot make the server parse millions of strings.
+inline constexpr int kMaxRequestBytes = 64 * 1024;
+// repository_root: PATH_MAX bytes, and components resolved one by one.
+inline constexpr size_t kMaxRepositoryRootBytes = 4096;
+inline constexpr size_t kMaxRepositoryRootComponents = 128;
+// Entries of tools, tool_options and opts.advanced_configuration each.
+inline constexpr int kMaxRequestEntries = 64;
+
 struct ServiceOptions {
   // Profiles saved by the server must resolve inside this folder.
   std::string allowed_root = "./logs";
