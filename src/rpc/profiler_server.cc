@@ -53,6 +53,7 @@ class ProfilerServer::Impl {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(rpc::CreateParseErrorInterceptorFactory());
+    interceptors.push_back(service_.call_limit().CreateInterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected_port == 0) {

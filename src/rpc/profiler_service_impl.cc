@@ -346,6 +346,13 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       !s.ok()) {
     return ToGrpcStatus(s);
   }
+  if (!call_limit_.TryEnter(context)) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("the profiler server already serves ", call_limit_.max_calls(),
+                     " Profile calls (capturing, or sending a response its client has "
+                     "not read yet), its most at once; try again when one has ended"));
+  }
   if (flight_recorder_now || session::FlightSession::IsLive()) {
     return ProfileFlightRecorder(context, *request, duration_ms, host, save,
                                  flight_recorder_now, response);

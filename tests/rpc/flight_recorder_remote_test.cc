@@ -2,12 +2,17 @@
 // its last seconds at once (neuronprof capture --flight_recorder), plain
 // requests get their window from the ring, and a process without one says
 // so. Real servers and the real client; no sleeps.
+#include <climits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/clock_offset.h"
 #include "tests/rpc/rpc_test_util.h"
@@ -21,7 +26,10 @@ namespace {
 using tensorflow::profiler::XSpace;
 using testing::Contains;
 using testing::HasEvent;
+using testing::kBound;
 using testing::TempDir;
+
+constexpr int kFillerEvents = 200000;
 
 std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 
@@ -186,6 +194,82 @@ TEST_CASE("FlightRecorderOptions::port starts the server that serves the ring") 
     auto dump = recorder.Dump("with server");
     REQUIRE(dump.ok());
     CHECK(dump->warnings.empty());  // The server started: nothing to warn of.
+  }
+}
+
+TEST_CASE("clients that do not read their responses hold at most kMaxProfileCalls calls") {
+  TempDir dir;
+  auto server = testing::StartTestServer(dir.path());
+  FlightRecorderOptions options = RecorderOptions(dir);
+  options.ring_bytes = int64_t{64} << 20;
+  FlightRecorder recorder(options);
+  REQUIRE(recorder.status().ok());
+  // Responses of MBs: more than HTTP/2's flow control lets through to a
+  // client that does not read.
+  for (int i = 0; i < kFillerEvents; ++i) NEURONPROF_SCOPE("filler");
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(INT_MAX);
+  auto stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+      Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+  // The clients that do not read keep HTTP/2's 64 KiB windows: without
+  // bandwidth probes, their transport never takes more than that unread.
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto unread_stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+      Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+  tensorflow::ProfileRequest request;
+  request.set_duration_ms(3600 * 1000);
+  request.set_emit_xspace(true);
+  request.set_host_name("unread");
+  (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey]
+      .set_bool_value(true);
+
+  // Clients that take the response headers and never read the response.
+  struct Unread {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<tensorflow::ProfileResponse>> reader;
+  };
+  grpc::CompletionQueue queue;
+  std::vector<std::unique_ptr<Unread>> unread;
+  for (int i = 0; i < rpc::kMaxProfileCalls; ++i) {
+    unread.push_back(std::make_unique<Unread>());
+    unread.back()->reader = unread_stub->PrepareAsyncProfile(&unread.back()->context, request, &queue);
+    unread.back()->reader->StartCall();
+    unread.back()->reader->ReadInitialMetadata(unread.back().get());
+  }
+  for (int i = 0; i < rpc::kMaxProfileCalls; ++i) {
+    void* tag = nullptr;
+    bool ok = false;
+    REQUIRE(queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
+            grpc::CompletionQueue::NextStatus::GOT_EVENT);
+    REQUIRE(ok);
+  }
+  // The headers come with the response: every handler has returned, and
+  // its response waits for its client.
+  const auto& headers = unread[0]->context.GetServerInitialMetadata();
+  const auto bytes = headers.find(rpc::kResponseBytesHeader);
+  REQUIRE(bytes != headers.end());
+  CAPTURE(std::string(bytes->second.data(), bytes->second.size()));
+  CHECK(rpc::ProfileCallsForTesting() == rpc::kMaxProfileCalls);
+
+  tensorflow::ProfileResponse response;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    const grpc::Status status = stub->Profile(&context, request, &response);
+    CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+    CHECK(Contains(status.error_message(), "not read yet"));
+  }
+  // Once those clients go, their places are free again.
+  for (auto& call : unread) call->context.TryCancel();
+  REQUIRE(testing::WaitFor([] { return rpc::ProfileCallsForTesting() == 0; }));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kBound);
+  CHECK(stub->Profile(&context, request, &response).ok());
+  CHECK(HasEvent(response.xspace(), "filler"));
+  queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
   }
 }
 

@@ -836,7 +836,10 @@ TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") 
       }
       done[i] = true;
       auto [status, unused] = calls[i].get();
-      CHECK(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+      // The capture gate refuses them, or, past kMaxProfileCalls calls at
+      // once, the call limit before they reach it.
+      CHECK((status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+             status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED));
       ++refused;
     }
   }
