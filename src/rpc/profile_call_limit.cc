@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 
 namespace neuronprof {
@@ -11,19 +12,29 @@ namespace rpc {
 namespace {
 
 std::atomic<int> g_calls{0};
+std::atomic<int> g_dropped{0};
 
 }  // namespace
 
+int ProfileCallsForTesting() { return g_calls.load(); }
+int DroppedResponsesForTesting() { return g_dropped.load(); }
+
 // One per call of any method; only a call that entered the limit leaves it.
-class ProfileCallLimit::LeaveOnDestruction : public grpc::experimental::Interceptor {
+class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor {
  public:
-  LeaveOnDestruction(ProfileCallLimit* limit, const grpc::ServerContextBase* context)
+  CallInterceptor(ProfileCallLimit* limit, const grpc::ServerContextBase* context)
       : limit_(limit), context_(context) {}
   // gRPC destroys a call's interceptors with its context, after the sync
   // handler's response has been sent (or the send failed).
-  ~LeaveOnDestruction() override { limit_->Leave(context_); }
+  ~CallInterceptor() override { limit_->CallEnded(context_); }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    // On the handler's thread once the send is over (sent, failed or
+    // cancelled), before it goes on to destroy the call.
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::POST_SEND_MESSAGE)) {
+      limit_->Sent(context_);
+    }
     methods->Proceed();
   }
 
@@ -32,7 +43,19 @@ class ProfileCallLimit::LeaveOnDestruction : public grpc::experimental::Intercep
   const grpc::ServerContextBase* const context_;
 };
 
-int ProfileCallsForTesting() { return g_calls.load(); }
+ProfileCallLimit::ProfileCallLimit(int max_calls, int64_t response_timeout_ms)
+    : max_calls_(max_calls), response_timeout_(response_timeout_ms) {
+  watch_ = std::thread([this] { CancelOverdue(); });
+}
+
+ProfileCallLimit::~ProfileCallLimit() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  watch_.join();
+}
 
 bool ProfileCallLimit::TryEnter(const grpc::ServerContextBase* context) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -42,9 +65,24 @@ bool ProfileCallLimit::TryEnter(const grpc::ServerContextBase* context) {
   return true;
 }
 
-void ProfileCallLimit::Leave(const grpc::ServerContextBase* context) {
+void ProfileCallLimit::Responding(grpc::ServerContextBase* context, size_t bytes) {
+  const auto per_mib = std::chrono::seconds(bytes >> 20);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    sending_[context] = {context, std::chrono::steady_clock::now() + response_timeout_ + per_mib};
+  }
+  wake_.notify_all();
+}
+
+void ProfileCallLimit::Sent(const grpc::ServerContextBase* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sending_.erase(context);
+}
+
+void ProfileCallLimit::CallEnded(const grpc::ServerContextBase* context) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sending_.erase(context);
     if (calls_.erase(context) == 0) return;
     g_calls.fetch_sub(1);
   }
@@ -55,6 +93,31 @@ void ProfileCallLimit::Leave(const grpc::ServerContextBase* context) {
 #endif
 }
 
+void ProfileCallLimit::CancelOverdue() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    auto next = std::chrono::steady_clock::time_point::max();
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = sending_.begin(); it != sending_.end();) {
+      if (it->second.deadline <= now) {
+        // The client has not read its response: drop it. Its handler
+        // thread, blocked in the send, comes back and ends the call.
+        it->second.context->TryCancel();
+        g_dropped.fetch_add(1);
+        it = sending_.erase(it);
+      } else {
+        next = std::min(next, it->second.deadline);
+        ++it;
+      }
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) {
+      wake_.wait(lock);
+    } else {
+      wake_.wait_until(lock, next);
+    }
+  }
+}
+
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 ProfileCallLimit::CreateInterceptorFactory() {
   class Factory : public grpc::experimental::ServerInterceptorFactoryInterface {
@@ -62,7 +125,7 @@ ProfileCallLimit::CreateInterceptorFactory() {
     explicit Factory(ProfileCallLimit* limit) : limit_(limit) {}
     grpc::experimental::Interceptor* CreateServerInterceptor(
         grpc::experimental::ServerRpcInfo* info) override {
-      return new LeaveOnDestruction(limit_, info->server_context());
+      return new CallInterceptor(limit_, info->server_context());
     }
 
    private:

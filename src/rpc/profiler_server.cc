@@ -24,6 +24,7 @@ rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options,
   service.allowed_root = options.allowed_root;
   service.max_duration_ms = options.max_duration_ms;
   service.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
+  service.response_timeout_ms = options.response_timeout_ms;
   return service;
 }
 
@@ -101,6 +102,10 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer,
                      ", got ", options.max_buffer_bytes));
+  }
+  if (options.response_timeout_ms <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "response_timeout_ms must be positive, got ", options.response_timeout_ms));
   }
   if (options.allowed_root.empty()) {
     return absl::InvalidArgumentError("allowed_root must not be empty");

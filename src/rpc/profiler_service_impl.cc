@@ -121,7 +121,8 @@ bool IsInside(const std::string& root, const std::string& path) {
 }
 
 ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      call_limit_(kMaxProfileCalls, options_.response_timeout_ms) {}
 
 namespace {
 
@@ -491,8 +492,15 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
                            std::chrono::steady_clock::now() - window_over)
                            .count()));
     // One more walk over the messages: ~13 ms per 1M events.
-    context->AddInitialMetadata(kResponseBytesHeader,
-                                std::to_string(response->ByteSizeLong()));
+    const size_t bytes = response->ByteSizeLong();
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("the capture is ", bytes,
+                                       " bytes, more than one gRPC message holds (2 GiB); "
+                                       "capture a shorter duration_ms"));
+    }
+    context->AddInitialMetadata(kResponseBytesHeader, std::to_string(bytes));
+    call_limit_.Responding(context, bytes);
     return grpc::Status::OK;
   }
   std::string data;

@@ -56,6 +56,8 @@ struct ServiceOptions {
   std::string allowed_root = "./logs";
   int64_t max_duration_ms = 3600 * 1000;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
+  // How long a response may wait for its client (plus 1 s per MiB).
+  int64_t response_timeout_ms = 60 * 1000;
   // The job's rank, stored in every capture's Task Environment plane.
   xplane::JobIdentity identity;
 };
@@ -147,7 +149,7 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
                     std::chrono::steady_clock::time_point deadline);
 
   const ServiceOptions options_;
-  ProfileCallLimit call_limit_{kMaxProfileCalls};
+  ProfileCallLimit call_limit_;
   std::mutex mutex_;
   std::condition_variable wake_;
   // The Profile call of this server that holds the capture (0: none), and

@@ -197,80 +197,125 @@ TEST_CASE("FlightRecorderOptions::port starts the server that serves the ring") 
   }
 }
 
-TEST_CASE("clients that do not read their responses hold at most kMaxProfileCalls calls") {
-  TempDir dir;
-  auto server = testing::StartTestServer(dir.path());
-  FlightRecorderOptions options = RecorderOptions(dir);
-  options.ring_bytes = int64_t{64} << 20;
-  FlightRecorder recorder(options);
-  REQUIRE(recorder.status().ok());
-  // Responses of MBs: more than HTTP/2's flow control lets through to a
-  // client that does not read.
-  for (int i = 0; i < kFillerEvents; ++i) NEURONPROF_SCOPE("filler");
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(INT_MAX);
-  auto stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
-      Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
-  // The clients that do not read keep HTTP/2's 64 KiB windows: without
-  // bandwidth probes, their transport never takes more than that unread.
-  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto unread_stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
-      Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
-  tensorflow::ProfileRequest request;
-  request.set_duration_ms(3600 * 1000);
-  request.set_emit_xspace(true);
-  request.set_host_name("unread");
-  (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey]
-      .set_bool_value(true);
+// A flight-recorder process whose ring holds kFillerEvents markers (a
+// response of MBs: more than HTTP/2's flow control lets through to a
+// client that does not read), its server, and clients of it.
+struct FilledRecorder {
+  explicit FilledRecorder(const TempDir& dir, int64_t response_timeout_ms = 60 * 1000) {
+    ProfilerServerOptions server_options;
+    server_options.port = 0;
+    server_options.allowed_root = dir.path();
+    server_options.response_timeout_ms = response_timeout_ms;
+    auto started = ProfilerServer::Start(server_options);
+    REQUIRE(started.ok());
+    server = std::move(*started);
+    FlightRecorderOptions options = RecorderOptions(dir);
+    options.ring_bytes = int64_t{64} << 20;
+    recorder = std::make_unique<FlightRecorder>(options);
+    REQUIRE(recorder->status().ok());
+    for (int i = 0; i < kFillerEvents; ++i) NEURONPROF_SCOPE("filler");
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+        Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+    // The clients that do not read keep HTTP/2's 64 KiB windows: without
+    // bandwidth probes, their transport never takes more than that unread.
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    unread_stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+        Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+    request.set_duration_ms(3600 * 1000);
+    request.set_emit_xspace(true);
+    request.set_host_name("unread");
+    (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey]
+        .set_bool_value(true);
+  }
+  ~FilledRecorder() {
+    for (auto& call : unread) call->context.TryCancel();
+    queue.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue.Next(&tag, &ok)) {
+    }
+  }
 
-  // Clients that take the response headers and never read the response.
+  // `count` clients that take the response headers and never read the
+  // response. The headers come with the response: once they are in,
+  // every handler has returned and its response waits for its client.
+  void StartUnread(int count) {
+    for (int i = 0; i < count; ++i) {
+      unread.push_back(std::make_unique<Unread>());
+      unread.back()->reader =
+          unread_stub->PrepareAsyncProfile(&unread.back()->context, request, &queue);
+      unread.back()->reader->StartCall();
+      unread.back()->reader->ReadInitialMetadata(unread.back().get());
+    }
+    for (int i = 0; i < count; ++i) {
+      void* tag = nullptr;
+      bool ok = false;
+      REQUIRE(queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
+              grpc::CompletionQueue::NextStatus::GOT_EVENT);
+      REQUIRE(ok);
+    }
+  }
+
+  grpc::Status Profile(tensorflow::ProfileResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    return stub->Profile(&context, request, response);
+  }
+
   struct Unread {
     grpc::ClientContext context;
     std::unique_ptr<grpc::ClientAsyncResponseReader<tensorflow::ProfileResponse>> reader;
   };
+  std::unique_ptr<ProfilerServer> server;
+  std::unique_ptr<FlightRecorder> recorder;
+  std::unique_ptr<tensorflow::ProfilerService::Stub> stub;
+  std::unique_ptr<tensorflow::ProfilerService::Stub> unread_stub;
+  tensorflow::ProfileRequest request;
   grpc::CompletionQueue queue;
   std::vector<std::unique_ptr<Unread>> unread;
-  for (int i = 0; i < rpc::kMaxProfileCalls; ++i) {
-    unread.push_back(std::make_unique<Unread>());
-    unread.back()->reader = unread_stub->PrepareAsyncProfile(&unread.back()->context, request, &queue);
-    unread.back()->reader->StartCall();
-    unread.back()->reader->ReadInitialMetadata(unread.back().get());
-  }
-  for (int i = 0; i < rpc::kMaxProfileCalls; ++i) {
-    void* tag = nullptr;
-    bool ok = false;
-    REQUIRE(queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
-            grpc::CompletionQueue::NextStatus::GOT_EVENT);
-    REQUIRE(ok);
-  }
-  // The headers come with the response: every handler has returned, and
-  // its response waits for its client.
-  const auto& headers = unread[0]->context.GetServerInitialMetadata();
-  const auto bytes = headers.find(rpc::kResponseBytesHeader);
-  REQUIRE(bytes != headers.end());
-  CAPTURE(std::string(bytes->second.data(), bytes->second.size()));
-  CHECK(rpc::ProfileCallsForTesting() == rpc::kMaxProfileCalls);
+};
 
+TEST_CASE("clients that do not read their responses hold at most kMaxProfileCalls calls") {
+  TempDir dir;
+  FilledRecorder process(dir);
+  process.StartUnread(rpc::kMaxProfileCalls);
+  CHECK(rpc::ProfileCallsForTesting() == rpc::kMaxProfileCalls);
   tensorflow::ProfileResponse response;
-  {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kBound);
-    const grpc::Status status = stub->Profile(&context, request, &response);
-    CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
-    CHECK(Contains(status.error_message(), "not read yet"));
-  }
+  const grpc::Status status = process.Profile(&response);
+  CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(Contains(status.error_message(), "not read yet"));
   // Once those clients go, their places are free again.
-  for (auto& call : unread) call->context.TryCancel();
+  for (auto& call : process.unread) call->context.TryCancel();
   REQUIRE(testing::WaitFor([] { return rpc::ProfileCallsForTesting() == 0; }));
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kBound);
-  CHECK(stub->Profile(&context, request, &response).ok());
+  CHECK(process.Profile(&response).ok());
   CHECK(HasEvent(response.xspace(), "filler"));
-  queue.Shutdown();
+}
+
+TEST_CASE("a response its client does not read is dropped after response_timeout_ms") {
+  TempDir dir;
+  FilledRecorder process(dir, /*response_timeout_ms=*/100);
+  const int dropped = rpc::DroppedResponsesForTesting();
+  process.StartUnread(1);
+  // Its deadline: 100 ms plus 1 s per MiB of the response.
+  REQUIRE(testing::WaitFor([&] {
+    return rpc::DroppedResponsesForTesting() == dropped + 1 &&
+           rpc::ProfileCallsForTesting() == 0;
+  }));
+  tensorflow::ProfileResponse unread_response;
+  grpc::Status unread_status;
+  process.unread[0]->reader->Finish(&unread_response, &unread_status, &unread_status);
   void* tag = nullptr;
   bool ok = false;
-  while (queue.Next(&tag, &ok)) {
-  }
+  REQUIRE(process.queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
+          grpc::CompletionQueue::NextStatus::GOT_EVENT);
+  CHECK(unread_status.error_code() == grpc::StatusCode::CANCELLED);
+  // A client that reads gets its response.
+  tensorflow::ProfileResponse response;
+  CHECK(process.Profile(&response).ok());
+  CHECK(HasEvent(response.xspace(), "filler"));
+  CHECK(rpc::DroppedResponsesForTesting() == dropped + 1);
 }
 
 }  // namespace
