@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include <grpc/grpc.h>
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/server_interceptor.h>
 
@@ -39,12 +40,14 @@ class ProfileCallLimit {
   // the interceptor CreateInterceptorFactory makes: a server using this
   // must install it.
   bool TryEnter(const grpc::ServerContextBase* context);
-  // The call's handler returns OK with a response of `bytes` now (gRPC
-  // can serialize it: at most INT_MAX). If its client has not taken it
-  // by the timeout, the call is cancelled and the response dropped.
+  // The call's handler returns OK with a response of `bytes` now. If its
+  // client has not taken it by the timeout, the call is cancelled and the
+  // response dropped.
   void Responding(grpc::ServerContextBase* context, size_t bytes);
 
-  // Interceptors that see a response sent, and call CallEnded when gRPC
+  // Interceptors that free a Profile response's message as soon as gRPC
+  // has serialized it (only the bytes wait for the client, not the
+  // several times larger XSpace objects), and call CallEnded when gRPC
   // destroys the call.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
   CreateInterceptorFactory();
@@ -56,7 +59,6 @@ class ProfileCallLimit {
 
  private:
   class CallInterceptor;
-  void Sent(const grpc::ServerContextBase* context);
   void CancelOverdue();  // The watch thread.
 
   const int max_calls_;
@@ -64,11 +66,11 @@ class ProfileCallLimit {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::set<const grpc::ServerContextBase*> calls_;  // Guarded by mutex_.
-  // Responses not yet taken, with their deadlines. A context stays alive
-  // while it is here: its handler thread takes it out (Sent, under
-  // mutex_) before it can go on to destroy the call.
+  // Responses being sent, with their deadlines, until the call ends. The
+  // core call is held by a reference of its own, so cancelling it is safe
+  // whatever the C++ call's objects are doing meanwhile.
   struct Sending {
-    grpc::ServerContextBase* context;
+    grpc_call* call;
     std::chrono::steady_clock::time_point deadline;
   };
   std::map<const grpc::ServerContextBase*, Sending> sending_;
