@@ -96,6 +96,7 @@ bool ProfileCallLimit::TryEnter(const grpc::ServerContextBase* context) {
 void ProfileCallLimit::Responding(grpc::ServerContextBase* context, size_t bytes) {
   const auto per_mib = std::chrono::seconds(bytes >> 20);
   grpc_call* call = context->c_call();
+  if (call == nullptr) return;  // A handler called outside a server (the fuzz target).
   grpc_call_ref(call);
   {
     std::lock_guard<std::mutex> lock(mutex_);

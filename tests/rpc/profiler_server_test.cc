@@ -33,6 +33,7 @@
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/rpc/clock_probe.h"
+#include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -1040,6 +1041,21 @@ TEST_CASE("a request over the receive limit is refused by gRPC, the server keeps
   grpc::Status status = server.Profile(request, &response);
   CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
   CHECK(server.Profile(XSpaceRequest("after", 10), &response).ok());
+}
+
+TEST_CASE("the handler called outside a server (as the fuzz target does) serves and ends its calls") {
+  TempDir dir;
+  rpc::ServiceOptions options;
+  options.allowed_root = dir.path();
+  rpc::ProfilerServiceImpl service(options);
+  for (int i = 0; i < rpc::kMaxProfileCalls + 1; ++i) {
+    grpc::ServerContext context;
+    const ProfileRequest request = XSpaceRequest("outside", 1);
+    ProfileResponse response;
+    CHECK(service.Profile(&context, &request, &response).ok());
+    service.call_limit().CallEnded(&context);
+  }
+  CHECK(rpc::ProfileCallsForTesting() == 0);
 }
 
 }  // namespace
