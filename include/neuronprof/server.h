@@ -48,6 +48,7 @@ struct ProfilerServerOptions {
   // call is cancelled and the response dropped, so that a client that
   // never reads holds neither its memory nor one of the two Profile calls
   // the server serves at once (a third is refused with RESOURCE_EXHAUSTED).
+  // 1..2^40.
   int64_t response_timeout_ms = 60 * 1000;
   // The job's rank identity, reported in every capture (as
   // ProfilerOptions::rank etc. say): each field when set, else RANK,

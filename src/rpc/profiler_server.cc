@@ -103,9 +103,11 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
         absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer,
                      ", got ", options.max_buffer_bytes));
   }
-  if (options.response_timeout_ms <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "response_timeout_ms must be positive, got ", options.response_timeout_ms));
+  constexpr int64_t kMaxResponseTimeoutMs = int64_t{1} << 40;  // 34 years: ns fit int64.
+  if (options.response_timeout_ms <= 0 || options.response_timeout_ms > kMaxResponseTimeoutMs) {
+    return absl::InvalidArgumentError(absl::StrCat("response_timeout_ms must be 1..",
+                                                   kMaxResponseTimeoutMs, ", got ",
+                                                   options.response_timeout_ms));
   }
   if (options.allowed_root.empty()) {
     return absl::InvalidArgumentError("allowed_root must not be empty");

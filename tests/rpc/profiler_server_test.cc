@@ -1058,5 +1058,20 @@ TEST_CASE("the handler called outside a server (as the fuzz target does) serves 
   CHECK(rpc::ProfileCallsForTesting() == 0);
 }
 
+TEST_CASE("response_timeout_ms out of range is refused naming it") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  for (const int64_t timeout : {int64_t{0}, int64_t{-1}, INT64_MAX}) {
+    CAPTURE(timeout);
+    options.response_timeout_ms = timeout;
+    auto refused = ProfilerServer::Start(options);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Contains(std::string(refused.status().message()), "response_timeout_ms must be 1.."));
+  }
+}
+
 }  // namespace
 }  // namespace neuronprof
