@@ -2,7 +2,6 @@
 // writing dumps as logdir runs.
 #include "neuronprof/flight_recorder.h"
 
-#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
