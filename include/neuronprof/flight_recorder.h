@@ -51,7 +51,8 @@ struct FlightRecorderOptions {
   // and arguments; NEURONPROF_SCOPE literals take no name bytes.
   int64_t ring_bytes = int64_t{64} << 20;
   // Dumps go to <logdir>/plugins/profile/<run>/ as for a Profiler, <run>
-  // being the dump's time and reason.
+  // being the dump's time and reason, with _<n> (a counter of this
+  // recorder) when that name is taken: never an earlier run's folder.
   std::string logdir = "./logs";
   // Host name used in file names; default: this machine's host name. In a
   // distributed job (RANK, LOCAL_RANK, WORLD_SIZE set, as for

@@ -43,6 +43,13 @@ struct ProfilerServerOptions {
   // beyond it events are dropped and counted, and the capture's warning
   // names this setting.
   int64_t max_buffer_bytes = int64_t{256} << 20;
+  // A returned capture (emit_xspace) must be read by its client within
+  // this long after it is ready, plus 1 s per MiB of it; otherwise the
+  // call is cancelled and the response dropped, so that a client that
+  // never reads holds neither its memory nor one of the two Profile calls
+  // the server serves at once (a third is refused with RESOURCE_EXHAUSTED).
+  // 1..2^40.
+  int64_t response_timeout_ms = 60 * 1000;
   // The job's rank identity, reported in every capture (as
   // ProfilerOptions::rank etc. say): each field when set, else RANK,
   // LOCAL_RANK, WORLD_SIZE from the environment, else rank 0 of 1. Start()

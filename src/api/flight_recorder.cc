@@ -2,7 +2,6 @@
 // writing dumps as logdir runs.
 #include "neuronprof/flight_recorder.h"
 
-#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -192,21 +191,17 @@ class FlightRecorder::Impl {
     return written;
   }
 
-  // Dumps are named <time>_<reason> (a counter when one second holds two
-  // with one reason) and written as every run is (api::RunWriter: working
-  // folder, fallback folder when the logdir cannot be written).
+  // Dumps are named <time>_<reason>, or <time>_<reason>_<n> when that is
+  // taken (n: this recorder's counter, so a storm of dumps in one second
+  // never runs out of names), and written as every run is (api::RunWriter:
+  // working folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason,
                                       session::CaptureResult captured) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
-    const std::string base =
+    const std::string run =
         absl::StrCat(exporter::RunNameForTime(captured.stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
-    const std::string root = exporter::ProfileRoot(options_.logdir);
-    std::string run = base;
-    for (int n = 1; n < 100 && access(absl::StrCat(root, "/", run).c_str(), F_OK) == 0; ++n) {
-      run = absl::StrCat(base, "_", n);
-    }
-    return writer_->Write(std::move(captured), run);
+    return writer_->Write(std::move(captured), run, &next_run_number_);
   }
 
   static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {
@@ -227,6 +222,7 @@ class FlightRecorder::Impl {
   std::unique_ptr<const api::RunWriter> writer_;
   std::unique_ptr<session::FlightSession> session_;
   std::mutex dump_mutex_;  // Held by the Dump that runs.
+  uint64_t next_run_number_ = 1;  // Guarded by dump_mutex_: Write's counter.
   std::mutex trigger_mutex_;  // Guards the two below.
   std::array<SlowStepTrigger, session::SlowStepTriggers::kMaxTriggers> trigger_settings_;
   std::unique_ptr<session::SlowStepTriggers> triggers_;

@@ -65,7 +65,8 @@ void RunWriter::NotifyTraceReady(ProfileResult* result) const {
 }
 
 absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
-                                             const std::string& run_name) const {
+                                             const std::string& run_name,
+                                             uint64_t* numbered) const {
   const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
   captured.space.add_hostnames(machine);
@@ -92,7 +93,7 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
     result.warnings.push_back(absl::StrCat("error: ", error));
   }
 
-  auto run_dir = OpenRunDirectory(run_name, captured.start_epoch_ns, host);
+  auto run_dir = OpenFreeRunDirectory(run_name, captured.start_epoch_ns, host, numbered);
   absl::Status written = run_dir.status();
   if (run_dir.ok()) {
     result.run_dir = run_dir->path;
@@ -156,6 +157,20 @@ absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(
   auto path = exporter::CreateRunDirectory(options_.logdir, run_name, start_epoch_ns);
   if (!path.ok()) return path.status();
   return exporter::RunDirectory{*path, true};
+}
+
+absl::StatusOr<exporter::RunDirectory> RunWriter::OpenFreeRunDirectory(
+    const std::string& run_name, int64_t start_epoch_ns, const std::string& host,
+    uint64_t* numbered) const {
+  auto run_dir = OpenRunDirectory(run_name, start_epoch_ns, host);
+  if (numbered == nullptr || run_name.empty()) return run_dir;
+  // Each name tried is taken by a folder (or this rank's file) that
+  // exists, so this ends; the counter never goes back, so a caller's many
+  // runs try each taken name at most once between them.
+  while (absl::IsAlreadyExists(run_dir.status())) {
+    run_dir = OpenRunDirectory(absl::StrCat(run_name, "_", (*numbered)++), start_epoch_ns, host);
+  }
+  return run_dir;
 }
 
 // The raw capture is serialized once, into the working folder, and moved

@@ -57,9 +57,13 @@ class RunWriter {
 
   // Writes `captured` as the run `run_name` (empty: named by its start
   // time), as the header's Profiler::Stop() says, including the fallback
-  // folder when the logdir cannot be written.
+  // folder when the logdir cannot be written. With `numbered`, a run_name
+  // that is taken is not refused: the run becomes <run_name>_<n>, n
+  // counting up from *numbered (advanced past the names found taken), so
+  // that a caller naming many runs alike never runs out of names.
   absl::StatusOr<ProfileResult> Write(session::CaptureResult captured,
-                                      const std::string& run_name) const;
+                                      const std::string& run_name,
+                                      uint64_t* numbered = nullptr) const;
 
   // Runs options.on_trace_ready (if any) on `result`; an exception it
   // throws becomes a warning of the result.
@@ -71,6 +75,12 @@ class RunWriter {
   absl::StatusOr<exporter::RunDirectory> OpenRunDirectory(const std::string& run_name,
                                                           int64_t start_epoch_ns,
                                                           const std::string& host) const;
+  // OpenRunDirectory of run_name, else of run_name_<*numbered++> while
+  // those are taken (numbered: nullptr for the first only).
+  absl::StatusOr<exporter::RunDirectory> OpenFreeRunDirectory(const std::string& run_name,
+                                                              int64_t start_epoch_ns,
+                                                              const std::string& host,
+                                                              uint64_t* numbered) const;
   absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
                         const std::string& run_dir, const std::string& host,
                         std::vector<std::string>* files) const;

@@ -1,6 +1,7 @@
 #include "src/export/atomic_file.h"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE (glibc 2.28).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,9 +101,9 @@ int UniqueFd::Release() {
 }
 
 AtomicFile::AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
-                       std::string path)
+                       std::string path, Existing existing)
     : dir_(std::move(dir)), file_(std::move(file)), temp_(std::move(temp)),
-      name_(std::move(name)), path_(std::move(path)) {}
+      name_(std::move(name)), path_(std::move(path)), existing_(existing) {}
 
 absl::StatusOr<AtomicFile> AtomicFile::Open(const std::string& path) {
   const std::string dir_path = DirectoryOf(path);
@@ -112,7 +113,7 @@ absl::StatusOr<AtomicFile> AtomicFile::Open(const std::string& path) {
 }
 
 absl::StatusOr<AtomicFile> AtomicFile::OpenAt(int dir, const std::string& dir_path,
-                                              const std::string& name) {
+                                              const std::string& name, Existing existing) {
   static std::atomic<uint64_t> counter{0};
   const std::string path = JoinPath(dir_path, name);
   UniqueFd own_dir(fcntl(dir, F_DUPFD_CLOEXEC, 0));
@@ -123,7 +124,8 @@ absl::StatusOr<AtomicFile> AtomicFile::OpenAt(int dir, const std::string& dir_pa
   UniqueFd file(openat(dir, temp.c_str(),
                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!file.valid()) return ErrnoError("cannot create a file next to", path, errno);
-  return AtomicFile(std::move(own_dir), std::move(file), std::move(temp), name, path);
+  return AtomicFile(std::move(own_dir), std::move(file), std::move(temp), name, path,
+                    existing);
 }
 
 AtomicFile::~AtomicFile() {
@@ -146,12 +148,39 @@ absl::Status AtomicFile::Commit() {
   if (close(file_.Release()) != 0 && status_.ok()) {
     status_ = ErrnoError("cannot flush", path_, errno);
   }
-  if (status_.ok() && renameat(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str()) != 0) {
-    status_ = ErrnoError("cannot rename onto", path_, errno);
-  }
+  if (status_.ok()) status_ = Place();
   if (!status_.ok()) return status_;  // The destructor removes the temporary file.
   temp_.clear();
   fsync(dir_.get());  // Makes the rename itself durable.
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::Place() {
+  if (existing_ == Existing::kReplace) {
+    if (renameat(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str()) == 0) {
+      return absl::OkStatus();
+    }
+    return ErrnoError("cannot rename onto", path_, errno);
+  }
+  // The file system refuses an existing name (EEXIST) in one step.
+  if (renameat2(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str(), RENAME_NOREPLACE) == 0) {
+    return absl::OkStatus();
+  }
+  if (errno != EINVAL && errno != ENOSYS) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(absl::StrCat("'", path_, "' already exists"));
+    }
+    return ErrnoError("cannot rename onto", path_, errno);
+  }
+  // A file system without RENAME_NOREPLACE: a hard link is never made
+  // over an existing name either.
+  if (linkat(dir_.get(), temp_.c_str(), dir_.get(), name_.c_str(), 0) != 0) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(absl::StrCat("'", path_, "' already exists"));
+    }
+    return ErrnoError("cannot link onto", path_, errno);
+  }
+  unlinkat(dir_.get(), temp_.c_str(), 0);
   return absl::OkStatus();
 }
 
@@ -164,7 +193,7 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
 
 absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
                                    const std::string& name, std::string_view data) {
-  auto file = AtomicFile::OpenAt(dir, dir_path, name);
+  auto file = AtomicFile::OpenAt(dir, dir_path, name, AtomicFile::Existing::kRefuse);
   if (!file.ok()) return file.status();
   if (absl::Status s = file->Append(data); !s.ok()) return s;
   return file->Commit();

@@ -44,6 +44,11 @@ class UniqueFd {
 // and the errno text.
 class AtomicFile : public ByteSink {
  public:
+  // What Commit() does when the name exists: replace it, or leave it as it
+  // is and fail with AlreadyExists naming it (decided atomically by the
+  // file system, so two writers cannot both win).
+  enum class Existing { kReplace, kRefuse };
+
   // The directory part of `path` is opened as given (links followed: it is
   // the caller's own folder).
   static absl::StatusOr<AtomicFile> Open(const std::string& path);
@@ -51,7 +56,8 @@ class AtomicFile : public ByteSink {
   // leaving it whatever other processes do to the path meanwhile.
   // `dir_path` is only for messages.
   static absl::StatusOr<AtomicFile> OpenAt(int dir, const std::string& dir_path,
-                                           const std::string& name);
+                                           const std::string& name,
+                                           Existing existing = Existing::kReplace);
   AtomicFile(AtomicFile&&) = default;
   AtomicFile& operator=(AtomicFile&&) = delete;
   ~AtomicFile() override;
@@ -62,13 +68,16 @@ class AtomicFile : public ByteSink {
 
  private:
   AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
-             std::string path);
+             std::string path, Existing existing);
+  // The temporary file onto the name, as existing_ says.
+  absl::Status Place();
 
   UniqueFd dir_;
   UniqueFd file_;
   std::string temp_;  // Name of the temporary file in dir_; "" once renamed.
   std::string name_;
   std::string path_;  // For messages.
+  Existing existing_;
   absl::Status status_;
 };
 
@@ -80,7 +89,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::vector<std::string_view>& pieces);
 // Writes `name` (a plain file name) atomically inside the open directory
-// `dir` (AtomicFile::OpenAt, written whole, committed).
+// `dir` (AtomicFile::OpenAt, written whole, committed). An existing `name`
+// is never replaced: AlreadyExists naming it, and nothing written.
 absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
                                    const std::string& name, std::string_view data);
 

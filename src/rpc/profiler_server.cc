@@ -24,6 +24,7 @@ rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options,
   service.allowed_root = options.allowed_root;
   service.max_duration_ms = options.max_duration_ms;
   service.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
+  service.response_timeout_ms = options.response_timeout_ms;
   return service;
 }
 
@@ -45,13 +46,15 @@ class ProfilerServer::Impl {
                              &selected_port);
     // Without this, a second server could share a port that is in use.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    // Profiles easily exceed gRPC's 4 MiB default.
-    builder.SetMaxReceiveMessageSize(INT_MAX);
+    // Requests are small (rpc::kMaxRequestBytes bounds what one may make
+    // the server parse); responses easily exceed gRPC's 4 MiB default.
+    builder.SetMaxReceiveMessageSize(rpc::kMaxRequestBytes);
     builder.SetMaxSendMessageSize(INT_MAX);
     builder.RegisterService(&service_);
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
     interceptors.push_back(rpc::CreateParseErrorInterceptorFactory());
+    interceptors.push_back(service_.call_limit().CreateInterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected_port == 0) {
@@ -99,6 +102,12 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer,
                      ", got ", options.max_buffer_bytes));
+  }
+  constexpr int64_t kMaxResponseTimeoutMs = int64_t{1} << 40;  // 34 years: ns fit int64.
+  if (options.response_timeout_ms <= 0 || options.response_timeout_ms > kMaxResponseTimeoutMs) {
+    return absl::InvalidArgumentError(absl::StrCat("response_timeout_ms must be 1..",
+                                                   kMaxResponseTimeoutMs, ", got ",
+                                                   options.response_timeout_ms));
   }
   if (options.allowed_root.empty()) {
     return absl::InvalidArgumentError("allowed_root must not be empty");

@@ -1,8 +1,10 @@
 // tensorflow.ProfilerService: remote capture of one window at a time.
 #include "src/rpc/profiler_service_impl.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,11 +121,54 @@ bool IsInside(const std::string& root, const std::string& path) {
 }
 
 ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      call_limit_(kMaxProfileCalls, options_.response_timeout_ms) {}
+
+namespace {
+
+// The profile Save would write exists: never replaced.
+absl::Status ProfileExistsError(const SaveTarget& save) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "'", save.root_path, "/", save.relative_dir, "/", save.file_name,
+      "' already exists; the profiler server never replaces a profile: capture again "
+      "with another session_id (run name)"));
+}
+
+// The request's sizes against the k* bounds, before anything is resolved.
+absl::Status CheckRequestBounds(const tensorflow::ProfileRequest& request) {
+  const struct {
+    const char* field;
+    int size;
+  } counts[] = {
+      {"tools", request.tools_size()},
+      {"tool_options", static_cast<int>(request.tool_options().size())},
+      {"opts.advanced_configuration",
+       static_cast<int>(request.opts().advanced_configuration().size())},
+  };
+  for (const auto& count : counts) {
+    if (count.size > kMaxRequestEntries) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          count.field, " holds ", count.size, " entries; at most ", kMaxRequestEntries,
+          " are accepted"));
+    }
+  }
+  const std::string& root = request.repository_root();
+  const size_t components = static_cast<size_t>(std::count(root.begin(), root.end(), '/')) + 1;
+  if (root.size() > kMaxRepositoryRootBytes || components > kMaxRepositoryRootComponents) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "repository_root ", exporter::QuoteForMessage(root), " has ", root.size(),
+        " bytes and ", components, " components; at most ", kMaxRepositoryRootBytes, " bytes and ",
+        kMaxRepositoryRootComponents, " components are accepted"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& request,
                                            uint64_t* duration_ms, std::string* host,
                                            SaveTarget* save, bool* flight_recorder_now) const {
+  if (auto s = CheckRequestBounds(request); !s.ok()) return s;
   const tensorflow::ProfileOptions& opts = request.opts();
   auto now = FlightRecorderNow(opts);
   if (!now.ok()) return now.status();
@@ -227,6 +272,15 @@ absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& 
   save->relative_dir = below.empty() ? request.session_id()
                                      : absl::StrCat(below, "/", request.session_id());
   save->file_name = absl::StrCat(host, exporter::kXPlaneSuffix);
+  // An existing profile is refused now, before a window is spent on it;
+  // the save itself refuses one atomically too (it may appear meanwhile).
+  auto dir = exporter::OpenDirectoryBelow(save->root.get(), save->root_path,
+                                          save->relative_dir, nullptr);
+  struct stat existing;
+  if (dir.ok() &&
+      fstatat(dir->get(), save->file_name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
+    return ProfileExistsError(*save);
+  }
   return absl::OkStatus();
 }
 
@@ -243,6 +297,7 @@ absl::Status Save(const SaveTarget& save, std::string_view data) {
     status = exporter::WriteFileAtomicallyAt(
         dir->get(), absl::StrCat(save.root_path, "/", save.relative_dir),
         save.file_name, data);
+    if (absl::IsAlreadyExists(status)) status = ProfileExistsError(save);
   }
   if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
   return status;
@@ -291,6 +346,13 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   if (auto s = Validate(*request, &duration_ms, &host, &save, &flight_recorder_now);
       !s.ok()) {
     return ToGrpcStatus(s);
+  }
+  if (!call_limit_.TryEnter(context)) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("the profiler server already serves ", call_limit_.max_calls(),
+                     " Profile calls (capturing, or sending a response its client has "
+                     "not read yet), its most at once; try again when one has ended"));
   }
   if (flight_recorder_now || session::FlightSession::IsLive()) {
     return ProfileFlightRecorder(context, *request, duration_ms, host, save,
@@ -430,8 +492,15 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
                            std::chrono::steady_clock::now() - window_over)
                            .count()));
     // One more walk over the messages: ~13 ms per 1M events.
-    context->AddInitialMetadata(kResponseBytesHeader,
-                                std::to_string(response->ByteSizeLong()));
+    const size_t bytes = response->ByteSizeLong();
+    if (bytes > static_cast<size_t>(INT_MAX)) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("the capture is ", bytes,
+                                       " bytes, more than one gRPC message holds (2 GiB); "
+                                       "capture a shorter duration_ms"));
+    }
+    context->AddInitialMetadata(kResponseBytesHeader, std::to_string(bytes));
+    call_limit_.Responding(context, bytes);
     return grpc::Status::OK;
   }
   std::string data;

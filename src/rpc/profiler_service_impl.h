@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/export/atomic_file.h"
+#include "src/rpc/profile_call_limit.h"
 #include "src/session/capture_session.h"
 #include "src/xplane/job_identity.h"
 
@@ -34,11 +35,29 @@ inline constexpr char kCollectMsHeader[] = "neuronprof-collect-ms";
 // after the window.
 inline constexpr char kFlightRecorderNowKey[] = "neuronprof_flight_recorder";
 
+// Bounds on a request, checked before any work (ProfilerServer sets the
+// receive limit; Validate the rest). A ProfileRequest is a few names and
+// options: 64 KiB leaves room for any real client while one message
+// cannot make the server parse millions of strings.
+inline constexpr int kMaxRequestBytes = 64 * 1024;
+// repository_root: PATH_MAX bytes, and components resolved one by one.
+inline constexpr size_t kMaxRepositoryRootBytes = 4096;
+inline constexpr size_t kMaxRepositoryRootComponents = 128;
+// Entries of tools, tool_options and opts.advanced_configuration each.
+inline constexpr int kMaxRequestEntries = 64;
+// Profile calls served at once, from the start of their handler until
+// their response is sent (ProfileCallLimit); the excess is refused with
+// RESOURCE_EXHAUSTED. One window at a time runs anyway; this bounds the
+// responses held for clients that do not read them.
+inline constexpr int kMaxProfileCalls = 2;
+
 struct ServiceOptions {
   // Profiles saved by the server must resolve inside this folder.
   std::string allowed_root = "./logs";
   int64_t max_duration_ms = 3600 * 1000;
   uint64_t max_buffer_bytes = uint64_t{256} << 20;
+  // How long a response may wait for its client (plus 1 s per MiB).
+  int64_t response_timeout_ms = 60 * 1000;
   // The job's rank, stored in every capture's Task Environment plane.
   xplane::JobIdentity identity;
 };
@@ -84,6 +103,10 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   // ones. Called before grpc::Server::Shutdown.
   void BeginShutdown();
 
+  // The limit on Profile calls at once; a server hosting this service
+  // installs its interceptors (ProfileCallLimit::CreateInterceptorFactory).
+  ProfileCallLimit& call_limit() { return call_limit_; }
+
   // Profile's first step, before any window opens (public for the fuzz
   // target): the request's fields against this server's options. On
   // success sets the window's `duration_ms`, the `host` naming the profile
@@ -126,6 +149,7 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
                     std::chrono::steady_clock::time_point deadline);
 
   const ServiceOptions options_;
+  ProfileCallLimit call_limit_;
   std::mutex mutex_;
   std::condition_variable wake_;
   // The Profile call of this server that holds the capture (0: none), and

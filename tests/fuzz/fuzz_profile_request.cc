@@ -82,5 +82,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   grpc::ServerContext context;
   tensorflow::ProfileResponse response;
   Service().Profile(&context, &request, &response);
+  Service().call_limit().CallEnded(&context);  // What the server's interceptor does.
   return 0;
 }

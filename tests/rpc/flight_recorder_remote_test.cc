@@ -2,12 +2,17 @@
 // its last seconds at once (neuronprof capture --flight_recorder), plain
 // requests get their window from the ring, and a process without one says
 // so. Real servers and the real client; no sleeps.
+#include <climits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
+#include "proto/profiler_service.grpc.pb.h"
+#include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/clock_offset.h"
 #include "tests/rpc/rpc_test_util.h"
@@ -21,7 +26,10 @@ namespace {
 using tensorflow::profiler::XSpace;
 using testing::Contains;
 using testing::HasEvent;
+using testing::kBound;
 using testing::TempDir;
+
+constexpr int kFillerEvents = 200000;
 
 std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
 
@@ -187,6 +195,127 @@ TEST_CASE("FlightRecorderOptions::port starts the server that serves the ring") 
     REQUIRE(dump.ok());
     CHECK(dump->warnings.empty());  // The server started: nothing to warn of.
   }
+}
+
+// A flight-recorder process whose ring holds kFillerEvents markers (a
+// response of MBs: more than HTTP/2's flow control lets through to a
+// client that does not read), its server, and clients of it.
+struct FilledRecorder {
+  explicit FilledRecorder(const TempDir& dir, int64_t response_timeout_ms = 60 * 1000) {
+    ProfilerServerOptions server_options;
+    server_options.port = 0;
+    server_options.allowed_root = dir.path();
+    server_options.response_timeout_ms = response_timeout_ms;
+    auto started = ProfilerServer::Start(server_options);
+    REQUIRE(started.ok());
+    server = std::move(*started);
+    FlightRecorderOptions options = RecorderOptions(dir);
+    options.ring_bytes = int64_t{64} << 20;
+    recorder = std::make_unique<FlightRecorder>(options);
+    REQUIRE(recorder->status().ok());
+    for (int i = 0; i < kFillerEvents; ++i) NEURONPROF_SCOPE("filler");
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(INT_MAX);
+    stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+        Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+    // The clients that do not read keep HTTP/2's 64 KiB windows: without
+    // bandwidth probes, their transport never takes more than that unread.
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    unread_stub = tensorflow::ProfilerService::NewStub(grpc::CreateCustomChannel(
+        Loopback(server->port()), grpc::InsecureChannelCredentials(), args));
+    request.set_duration_ms(3600 * 1000);
+    request.set_emit_xspace(true);
+    request.set_host_name("unread");
+    (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey]
+        .set_bool_value(true);
+  }
+  ~FilledRecorder() {
+    for (auto& call : unread) call->context.TryCancel();
+    queue.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue.Next(&tag, &ok)) {
+    }
+  }
+
+  // `count` clients that take the response headers and never read the
+  // response. The headers come with the response: once they are in,
+  // every handler has returned and its response waits for its client.
+  void StartUnread(int count) {
+    for (int i = 0; i < count; ++i) {
+      unread.push_back(std::make_unique<Unread>());
+      unread.back()->reader =
+          unread_stub->PrepareAsyncProfile(&unread.back()->context, request, &queue);
+      unread.back()->reader->StartCall();
+      unread.back()->reader->ReadInitialMetadata(unread.back().get());
+    }
+    for (int i = 0; i < count; ++i) {
+      void* tag = nullptr;
+      bool ok = false;
+      REQUIRE(queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
+              grpc::CompletionQueue::NextStatus::GOT_EVENT);
+      REQUIRE(ok);
+    }
+  }
+
+  grpc::Status Profile(tensorflow::ProfileResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kBound);
+    return stub->Profile(&context, request, response);
+  }
+
+  struct Unread {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<tensorflow::ProfileResponse>> reader;
+  };
+  std::unique_ptr<ProfilerServer> server;
+  std::unique_ptr<FlightRecorder> recorder;
+  std::unique_ptr<tensorflow::ProfilerService::Stub> stub;
+  std::unique_ptr<tensorflow::ProfilerService::Stub> unread_stub;
+  tensorflow::ProfileRequest request;
+  grpc::CompletionQueue queue;
+  std::vector<std::unique_ptr<Unread>> unread;
+};
+
+TEST_CASE("clients that do not read their responses hold at most kMaxProfileCalls calls") {
+  TempDir dir;
+  FilledRecorder process(dir);
+  process.StartUnread(rpc::kMaxProfileCalls);
+  CHECK(rpc::ProfileCallsForTesting() == rpc::kMaxProfileCalls);
+  tensorflow::ProfileResponse response;
+  const grpc::Status status = process.Profile(&response);
+  CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(Contains(status.error_message(), "not read yet"));
+  // Once those clients go, their places are free again.
+  for (auto& call : process.unread) call->context.TryCancel();
+  REQUIRE(testing::WaitFor([] { return rpc::ProfileCallsForTesting() == 0; }));
+  CHECK(process.Profile(&response).ok());
+  CHECK(HasEvent(response.xspace(), "filler"));
+}
+
+TEST_CASE("a response its client does not read is dropped after response_timeout_ms") {
+  TempDir dir;
+  FilledRecorder process(dir, /*response_timeout_ms=*/100);
+  const int dropped = rpc::DroppedResponsesForTesting();
+  process.StartUnread(1);
+  // Its deadline: 100 ms plus 1 s per MiB of the response.
+  REQUIRE(testing::WaitFor([&] {
+    return rpc::DroppedResponsesForTesting() == dropped + 1 &&
+           rpc::ProfileCallsForTesting() == 0;
+  }));
+  tensorflow::ProfileResponse unread_response;
+  grpc::Status unread_status;
+  process.unread[0]->reader->Finish(&unread_response, &unread_status, &unread_status);
+  void* tag = nullptr;
+  bool ok = false;
+  REQUIRE(process.queue.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kBound) ==
+          grpc::CompletionQueue::NextStatus::GOT_EVENT);
+  CHECK(unread_status.error_code() == grpc::StatusCode::CANCELLED);
+  // A client that reads gets its response.
+  tensorflow::ProfileResponse response;
+  CHECK(process.Profile(&response).ok());
+  CHECK(HasEvent(response.xspace(), "filler"));
+  CHECK(rpc::DroppedResponsesForTesting() == dropped + 1);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -30,7 +31,9 @@
 #include "proto/profiler_service.grpc.pb.h"
 #include "absl/strings/numbers.h"
 #include "src/core/clock.h"
+#include "src/export/atomic_file.h"
 #include "src/rpc/clock_probe.h"
+#include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
@@ -613,10 +616,11 @@ TEST_CASE("a client that turns folders into links during its window writes nothi
   }
 }
 
-TEST_CASE("100 KB fields are cut in the error, so the client gets the server's message") {
+TEST_CASE("20 KB fields are cut in the error, so the client gets the server's message") {
   TempDir dir;
   TestServer server(dir.path());
-  const std::string huge(100000, 'a');
+  // Past gRPC's 8 KiB metadata limit, within the 64 KiB receive limit.
+  const std::string huge(20000, 'a');
   struct Case {
     const char* field;
     grpc::StatusCode code;
@@ -629,7 +633,7 @@ TEST_CASE("100 KB fields are cut in the error, so the client gets the server's m
        [&](ProfileRequest* r) { r->set_host_name(huge); }},
       {"opts.override_hostname", grpc::StatusCode::INVALID_ARGUMENT,
        [&](ProfileRequest* r) { r->mutable_opts()->set_override_hostname(huge + "/"); }},
-      {"repository_root", grpc::StatusCode::PERMISSION_DENIED,
+      {"repository_root", grpc::StatusCode::INVALID_ARGUMENT,
        [&](ProfileRequest* r) {
          r->set_emit_xspace(false);
          r->set_repository_root("/" + huge);
@@ -833,7 +837,10 @@ TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") 
       }
       done[i] = true;
       auto [status, unused] = calls[i].get();
-      CHECK(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+      // The capture gate refuses them, or, past kMaxProfileCalls calls at
+      // once, the call limit before they reach it.
+      CHECK((status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+             status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED));
       ++refused;
     }
   }
@@ -912,6 +919,158 @@ TEST_CASE("a rank whose port + local_rank is taken is named with the port in the
   CAPTURE(result->warnings[0]);
   CHECK(Contains(result->warnings[0], "rank 5 (local_rank 2)"));
   CHECK(Contains(result->warnings[0], "port " + std::to_string(taken)));
+}
+
+// An earlier profile of `host` in run `session` below `root`, as the
+// program's own Profiler or another client left it.
+std::string PlantProfile(const std::string& root, const std::string& session,
+                         const std::string& host, const std::string& content) {
+  REQUIRE(exporter::MakeDirectories(root + "/" + session).ok());
+  const std::string file = root + "/" + session + "/" + host + ".xplane.pb";
+  REQUIRE(exporter::WriteFileAtomically(file, content).ok());
+  return file;
+}
+
+TEST_CASE("a remote save never replaces an existing profile: refused before the window") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string root = RealPath(dir.path()) + "/plugins/profile";
+  const std::string file = PlantProfile(root, "run", "testhost", "earlier capture");
+  // An hour's window: only a refusal before it opens returns in time.
+  ProfileRequest request = XSpaceRequest("run", 3600 * 1000);
+  request.set_emit_xspace(false);
+  request.set_repository_root(root);
+  ProfileResponse response;
+  grpc::Status status = server.Profile(request, &response, kBound);
+  CHECK(status.error_code() == grpc::StatusCode::ALREADY_EXISTS);
+  CHECK(Contains(status.error_message(), "'" + file + "' already exists"));
+  CHECK(Contains(status.error_message(), "another session_id"));
+  CHECK(*exporter::ReadFile(file) == "earlier capture");
+  // Another host of the same run (a multi-host capture) is saved beside it.
+  ProfileRequest other = XSpaceRequest("run", 10);
+  other.set_emit_xspace(false);
+  other.set_repository_root(root);
+  other.set_host_name("otherhost");
+  CHECK(server.Profile(other, &response).ok());
+  CHECK(testing::ListDir(root + "/run") ==
+        std::vector<std::string>{"otherhost.xplane.pb", "testhost.xplane.pb"});
+}
+
+TEST_CASE("a profile that appears during the window is not replaced by the save") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string root = RealPath(dir.path()) + "/plugins/profile";
+  ProfileRequest request = XSpaceRequest("run", 60000);
+  request.set_emit_xspace(false);
+  request.set_repository_root(root);
+  auto call = server.ProfileAsync(request);
+  REQUIRE(WaitFor(CaptureRunning));
+  const std::string file = PlantProfile(root, "run", "testhost", "written meanwhile");
+  REQUIRE(TerminateUntilDone(server, "run", call));
+  auto [status, unused] = call.get();
+  CHECK(status.error_code() == grpc::StatusCode::ALREADY_EXISTS);
+  CHECK(Contains(status.error_message(), "'" + file + "' already exists"));
+  CHECK(*exporter::ReadFile(file) == "written meanwhile");
+  // No temporary file stays beside it.
+  CHECK(testing::ListDir(root + "/run") == std::vector<std::string>{"testhost.xplane.pb"});
+}
+
+TEST_CASE("requests past the size bounds are refused before any work") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const std::string root = RealPath(dir.path());
+  ProfileResponse response;
+  // Each with an hour's window: only a refusal before it returns in time.
+  struct Case {
+    const char* what;
+    std::function<void(ProfileRequest*)> apply;
+  };
+  // kMaxRepositoryRootComponents + 1 components, all inside the root.
+  std::string deep = root;
+  while (static_cast<size_t>(std::count(deep.begin(), deep.end(), '/')) <
+         rpc::kMaxRepositoryRootComponents) {
+    deep += "/.";
+  }
+  const std::vector<Case> cases = {
+      {"repository_root", [&](ProfileRequest* r) { r->set_repository_root(deep); }},
+      {"repository_root",
+       [&](ProfileRequest* r) {
+         r->set_repository_root(root + "/" + std::string(rpc::kMaxRepositoryRootBytes, 'r'));
+       }},
+      {"tools",
+       [](ProfileRequest* r) {
+         for (int i = 0; i <= rpc::kMaxRequestEntries; ++i) r->add_tools("trace_viewer");
+       }},
+      {"opts.advanced_configuration",
+       [](ProfileRequest* r) {
+         for (int i = 0; i <= rpc::kMaxRequestEntries; ++i) {
+           (*r->mutable_opts()->mutable_advanced_configuration())["key" + std::to_string(i)]
+               .set_int64_value(i);
+         }
+       }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    ProfileRequest request = XSpaceRequest("run", 3600 * 1000);
+    request.set_emit_xspace(false);
+    request.set_repository_root(root);
+    c.apply(&request);
+    grpc::Status status = server.Profile(request, &response, kBound);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(Contains(status.error_message(), c.what));
+    CHECK(Contains(status.error_message(), "at most"));
+  }
+  // The deepest accepted root is resolved and saved to.
+  deep.resize(deep.size() - 2);
+  ProfileRequest request = XSpaceRequest("run", 10);
+  request.set_emit_xspace(false);
+  request.set_repository_root(deep);
+  CHECK(server.Profile(request, &response).ok());
+  CHECK(Exists(root + "/run/testhost.xplane.pb"));
+}
+
+TEST_CASE("a request over the receive limit is refused by gRPC, the server keeps serving") {
+  TempDir dir;
+  TestServer server(dir.path());
+  // Empty tools strings: 2 bytes each on the wire, a string each parsed.
+  ProfileRequest request = XSpaceRequest("huge", 10);
+  while (request.ByteSizeLong() <= static_cast<size_t>(rpc::kMaxRequestBytes)) {
+    request.add_tools("");
+  }
+  ProfileResponse response;
+  grpc::Status status = server.Profile(request, &response);
+  CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK(server.Profile(XSpaceRequest("after", 10), &response).ok());
+}
+
+TEST_CASE("the handler called outside a server (as the fuzz target does) serves and ends its calls") {
+  TempDir dir;
+  rpc::ServiceOptions options;
+  options.allowed_root = dir.path();
+  rpc::ProfilerServiceImpl service(options);
+  for (int i = 0; i < rpc::kMaxProfileCalls + 1; ++i) {
+    grpc::ServerContext context;
+    const ProfileRequest request = XSpaceRequest("outside", 1);
+    ProfileResponse response;
+    CHECK(service.Profile(&context, &request, &response).ok());
+    service.call_limit().CallEnded(&context);
+  }
+  CHECK(rpc::ProfileCallsForTesting() == 0);
+}
+
+TEST_CASE("response_timeout_ms out of range is refused naming it") {
+  TempDir dir;
+  ProfilerServerOptions options;
+  options.port = 0;
+  options.allowed_root = dir.path();
+  for (const int64_t timeout : {int64_t{0}, int64_t{-1}, INT64_MAX}) {
+    CAPTURE(timeout);
+    options.response_timeout_ms = timeout;
+    auto refused = ProfilerServer::Start(options);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Contains(std::string(refused.status().message()), "response_timeout_ms must be 1.."));
+  }
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 // FlightRecorder: dumps are normal runs read back with the project's
 // XSpace reader; bad inputs and other captures get clear statuses.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <future>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +18,8 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
+#include "src/core/clock.h"
+#include "src/export/logdir.h"
 #include "tests/session/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
@@ -214,6 +220,75 @@ TEST_CASE("concurrent dumps: one runs, the others are refused") {
   CHECK(other_errors.load() == 0);
   CHECK(ok.load() >= 1);
   CHECK(ok.load() + refused.load() == 12);
+}
+
+TEST_CASE("dumps never run out of names: a taken name gets a counter, never $TMPDIR") {
+  TempDir dir;
+  TempDir tmp;  // Where a fallback folder would go.
+  testing::ScopedEnv tmpdir("TMPDIR", tmp.path().c_str());
+  FlightRecorder recorder(Options(dir));
+  REQUIRE(recorder.status().ok());
+  // As after a storm of a hundred dumps a second: <time>_storm and
+  // <time>_storm_1.._99 are taken for this second and the next five.
+  const std::string root = exporter::ProfileRoot(dir.path());
+  REQUIRE(exporter::MakeDirectories(root).ok());
+  const int64_t now_ns = core::EpochNowNs();
+  for (int64_t second = 0; second <= 5; ++second) {
+    const std::string base =
+        root + "/" + exporter::RunNameForTime(now_ns + second * 1000000000) + "_storm";
+    REQUIRE(mkdir(base.c_str(), 0755) == 0);
+    for (int n = 1; n < 100; ++n) {
+      REQUIRE(mkdir((base + "_" + std::to_string(n)).c_str(), 0755) == 0);
+    }
+  }
+  { NEURONPROF_SCOPE("stormy"); }
+  constexpr int kDumps = 150;
+  std::set<std::string> runs;
+  for (int i = 0; i < kDumps; ++i) {
+    auto dump = recorder.Dump("storm");
+    REQUIRE(dump.ok());
+    CHECK(dump->run_dir.rfind(root + "/", 0) == 0);
+    runs.insert(dump->run_dir);
+  }
+  CHECK(runs.size() == kDumps);
+  CHECK(testing::ListDir(tmp.path()).empty());
+}
+
+TEST_CASE("a signal storm during a dump makes one more dump, not one per signal") {
+  TempDir dir;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int dumps = 0;
+  bool release = false;
+  FlightRecorderOptions options = Options(dir);
+  options.dump_signal = SIGUSR1;
+  options.on_signal_dump = [&](const absl::StatusOr<ProfileResult>& result) {
+    CHECK(result.ok());
+    std::unique_lock<std::mutex> lock(mutex);
+    ++dumps;
+    changed.notify_all();
+    // The first dump holds the signal thread until the storm is over.
+    changed.wait(lock, [&] { return release; });
+  };
+  {
+    FlightRecorder recorder(options);
+    REQUIRE(recorder.status().ok());
+    REQUIRE(raise(SIGUSR1) == 0);
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      REQUIRE(changed.wait_for(lock, std::chrono::minutes(1), [&] { return dumps == 1; }));
+    }
+    // raise() delivers to this thread before it returns: every post is in.
+    for (int i = 0; i < 1000; ++i) REQUIRE(raise(SIGUSR1) == 0);
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      release = true;
+      changed.notify_all();
+      REQUIRE(changed.wait_for(lock, std::chrono::minutes(1), [&] { return dumps == 2; }));
+    }
+  }  // The recorder ends its signal thread: no dump is left pending.
+  CHECK(dumps == 2);
+  signal(SIGUSR1, SIG_DFL);
 }
 
 }  // namespace

@@ -33,26 +33,7 @@ ProfilerOptions TestOptions(const std::string& logdir) {
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
-// Sets environment variables for one test and restores them after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    had_ = getenv(name) != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using testing::ScopedEnv;
 
 std::string KinetoJson(const std::string& path) {
   auto gz = exporter::ReadFile(path);
