@@ -194,21 +194,13 @@ class AsyncTrace {
  public:
   AsyncTrace() = default;  // Records nothing.
   AsyncTrace(StaticName track, StaticName name, uint64_t id = 0) {
-    state_ = internal::AdmitLevel(kTraceCritical);
-    if (state_ == 0) {
-      id_ = id;
-      return;
-    }
-    track_ = track.data();
-    track_length_ = track.size();
-    name_ = name.data();
-    name_length_ = name.size();
-    id_ = id != 0 ? id : NewContextId();
-    start_ticks_ = internal::NowTicks();
+    if (Admit(id)) Begin(track, name);
   }
+  // Literals: their lengths are taken only when the span is recorded.
   template <size_t N, size_t M>
-  AsyncTrace(const char (&track)[N], const char (&name)[M], uint64_t id = 0)
-      : AsyncTrace(StaticName(track), StaticName(name), id) {}
+  AsyncTrace(const char (&track)[N], const char (&name)[M], uint64_t id = 0) {
+    if (Admit(id)) Begin(StaticName(track), StaticName(name));
+  }
 
   AsyncTrace(AsyncTrace&& other) noexcept { Take(other); }
   AsyncTrace& operator=(AsyncTrace&& other) noexcept {
@@ -238,6 +230,20 @@ class AsyncTrace {
   bool recording() const { return state_ != 0; }
 
  private:
+  bool Admit(uint64_t id) {
+    state_ = internal::AdmitLevel(kTraceCritical);
+    id_ = id;
+    return state_ != 0;
+  }
+  void Begin(StaticName track, StaticName name) {
+    track_ = track.data();
+    track_length_ = track.size();
+    name_ = name.data();
+    name_length_ = name.size();
+    if (id_ == 0) id_ = NewContextId();
+    start_ticks_ = internal::NowTicks();
+  }
+
   void Take(AsyncTrace& other) {
     state_ = other.state_;
     track_length_ = other.track_length_;
