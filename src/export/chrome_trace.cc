@@ -169,7 +169,7 @@ class ChromeWriter {
     if (serving) FindContextFlows(plane);
     plane.ForEachLine([&](const LineVisitor& line) {
       const int64_t tid = line.Id();
-      if (serving && tid == xplane::kCounterLineId) {
+      if (xplane::IsCounterLine(line.Name())) {
         WriteCounterLine(line, pid);
         return;
       }

@@ -277,7 +277,7 @@ class KinetoWriter {
     const int64_t instant_stat = plane.StatId(xplane::kInstantStat);
     for (int l = 0; l < plane.NumLines(); ++l) {
       const LineVisitor line = plane.Line(l);
-      if (line.Id() == xplane::kCounterLineId) {
+      if (xplane::IsCounterLine(line.Name())) {
         WriteCounters(line);
         continue;
       }

@@ -27,6 +27,8 @@ inline constexpr char kCounterLineName[] = "_counters_";
 // bits) of the async lines, above any Linux thread id (pid_max <= 2^22).
 inline constexpr int64_t kAsyncLineDisplayIdBase = int64_t{1} << 30;
 inline bool IsThreadLineId(int64_t line_id) { return line_id < kMemoryLineIdBase; }
+// The counter line, by name as xprof finds it (TSL writes its own id).
+inline bool IsCounterLine(std::string_view line_name) { return line_name == kCounterLineName; }
 inline bool IsAsyncLineId(int64_t line_id) {
   return line_id >= kAsyncLineIdBase && line_id < kCounterLineId;
 }
