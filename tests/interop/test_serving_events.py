@@ -10,8 +10,8 @@ samples and a TraceInstant, and writes every output file. Then:
     named after their track;
   - the Chrome trace is strict JSON with s/f flow pairs, b/e async pairs,
     C counters and i instants;
-  - the Kineto trace is strict JSON and the PyTorch TensorBoard plugin's own
-    loader builds a profile from it.
+  - the Kineto trace is strict JSON, the PyTorch TensorBoard plugin's own
+    loader builds a profile from it and HTA parses it.
 
     NEURONPROF_BUILD_DIR=/path/to/build python -m pytest tests/interop/test_serving_events.py
 """
@@ -153,3 +153,15 @@ def test_pytorch_plugin_loads_the_kineto_trace(files):
   assert loaded is not None, "torch-tb-profiler failed to load the trace (see its log)"
   # The steps the plugin's overview shows are the capture's StepTraces.
   assert [row[0] for row in loaded.overview["steps"]["rows"]] == [str(i) for i in range(STEPS)]
+
+
+def test_hta_parses_the_kineto_trace(files):
+  from hta.trace_analysis import TraceAnalysis  # pylint: disable=import-outside-toplevel
+  analysis = TraceAnalysis(trace_dir=os.path.dirname(files[".pt.trace.json.gz"]))
+  assert sorted(analysis.t.traces) == [0]
+  symbols = analysis.t.symbol_table.get_sym_table()
+  names = collections.Counter(symbols[i] for i in analysis.t.get_trace(0)["name"])
+  # HTA keeps what starts before the last ProfilerStep: the first two steps'
+  # requests, their async spans among them.
+  assert names["accept"] == names["request"] == (STEPS - 1) * REQUESTS, names
+  assert names["run_batch"] == STEPS - 1, names
