@@ -185,7 +185,8 @@ class TraceConsumer : public internal::ContextMarker {
 // StaticName, they must have static storage (string literals). `id` 0 asks
 // for NewContextId(); id() returns it, so the span's id can also serve as a
 // flow's context id. Only spans that begin and end within one capture are
-// recorded. Level: kTraceCritical.
+// recorded. Level: kTraceCritical. Like any object, one AsyncTrace is used
+// by one thread at a time: hand it over (move it) with the request.
 //
 //   neuronprof::AsyncTrace life("requests", "request");
 //   queue.push({std::move(life), ...});   // ... later, on another thread:

@@ -188,7 +188,7 @@ class ChromeWriter {
         if (xplane::IsMemoryEventName(event.Name())) {
           WriteMemoryCounter(event, pid, time->start_ns);
         } else if (async) {
-          WriteAsyncSpan(event, line.Name(), pid, tid, *time);
+          WriteAsyncSpan(event, line.Name(), pid, line.DisplayId(), *time);
         } else if (instant_stat_ >= 0 && event.IntStat(instant_stat_).has_value()) {
           WriteInstant(event, pid, tid, time->start_ns);
         } else {

@@ -170,7 +170,9 @@ inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
 // instead of the stat names above (an allocation event takes ~70 bytes
 // less of the event buffer, which is most of its cost after the copy), and
 // the host plane stores them under the stat names, resolved once per
-// distinct key. Marker keys that start with byte 0x01 are reserved for this.
+// distinct key. Marker keys that start with byte 0x01 are reserved for this (lower
+// case letters) and for the serving records' keys (upper case letters,
+// internal::k*Key in neuronprof/internal/recorder.h).
 struct CompactKey {
   std::string_view key, stat;
 };

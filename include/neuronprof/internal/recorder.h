@@ -184,8 +184,9 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name,
 // ---- Reserved arguments: flows, async spans, counters and instants are
 // plain records whose first arguments carry these keys (the encoding of
 // src/core/event_args.h). TSL's stat names for flows; keys starting with
-// byte 0x01 are reserved (src/xplane/names.h) and tell the host collector
-// where the record goes.
+// byte 0x01 are reserved (src/xplane/names.h): the compact keys use lower
+// case letters, these upper case ones, which tell the host collector where
+// the record goes.
 inline constexpr std::string_view kProducerTypeKey = "_pt";  // int64 ContextType
 inline constexpr std::string_view kProducerIdKey = "_p";     // uint64 context id
 inline constexpr std::string_view kConsumerTypeKey = "_ct";
@@ -193,7 +194,7 @@ inline constexpr std::string_view kConsumerIdKey = "_c";
 inline constexpr std::string_view kCounterValueKey = "\x01" "C";  // i, u or d: a counter sample
 inline constexpr std::string_view kInstantKey = "\x01" "I";       // i 0: an instant event
 inline constexpr std::string_view kAsyncTrackKey = "\x01" "A";    // s: an async span's track
-inline constexpr std::string_view kAsyncIdKey = "\x01" "a";       // u: its id
+inline constexpr std::string_view kAsyncIdKey = "\x01" "D";       // u: its id
 
 // One reserved argument: 'i', 'u', 'd' with `bits`, or 's' with `text`.
 struct ReservedArg {
