@@ -41,8 +41,8 @@ struct FlowLink {
 std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane,
                                 size_t max_links_per_context = 4096);
 
-// TSL's name of a context type ("generic", "shared_batch_scheduler", ...,
-// by neuronprof::ContextType's numbers); "context_<n>" for others.
+// A context type's name: neuronprof::ContextType's enumerator in snake case
+// ("generic", "shared_batch_scheduler", ...); "context_<n>" for others.
 std::string ContextTypeName(int64_t type);
 
 }  // namespace xplane
