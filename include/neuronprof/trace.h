@@ -417,4 +417,7 @@ inline void SetCurrentThreadName(std::string_view) {}
   if (false && ::neuronprof::TracingEnabled(level))
 #endif
 
+// Flows, async spans, counters and instant events.
+#include "neuronprof/trace_events.h"
+
 #endif  // NEURONPROF_TRACE_H_

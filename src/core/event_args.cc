@@ -47,6 +47,7 @@ inline void CopyBytes(char* out, const char* text, size_t size) {
 // Unchecked writes: EncodeMarker sizes the whole encoding and checks it
 // against the room left before writing the first byte, so the per-piece
 // bounds checks (most of an argument's cost on the allocator's path) go.
+// The layout is internal::PutEncodedText's; the copy is CopyBytes.
 inline char* PutText(char* out, std::string_view text) {
   const auto length = static_cast<uint32_t>(text.size());  // < one block
   std::memcpy(out, &length, kLengthBytes);
@@ -59,15 +60,13 @@ inline char* PutArg(char* out, const TraceArg& arg) {
   out = PutText(out, arg.key());
   switch (arg.kind()) {
     case TraceArg::Kind::kInt:
-    case TraceArg::Kind::kUint: {  // kUint keeps its bit pattern.
-      const int64_t value = arg.int_value();
-      std::memcpy(out, &value, kNumberBytes);
-      return out + kNumberBytes;
-    }
+    case TraceArg::Kind::kUint:  // kUint keeps its bit pattern.
+      return internal::PutEncodedNumber(out, static_cast<uint64_t>(arg.int_value()));
     case TraceArg::Kind::kDouble: {
+      uint64_t bits;
       const double value = arg.double_value();
-      std::memcpy(out, &value, kNumberBytes);
-      return out + kNumberBytes;
+      std::memcpy(&bits, &value, kNumberBytes);
+      return internal::PutEncodedNumber(out, bits);
     }
     case TraceArg::Kind::kString: break;
   }
@@ -102,12 +101,16 @@ class ArgReader {
 
 size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
   size_t size = marker.name.size();
+  for (size_t i = 0; i < marker.num_reserved; ++i) size += internal::EncodedSize(marker.reserved[i]);
   for (size_t i = 0; i < marker.num_args; ++i) size += EncodedSize(marker.args[i]);
   for (size_t i = 0; i < marker.num_more_args; ++i) size += EncodedSize(marker.more_args[i]);
   if (size > capacity || size == 0) return size;
   char* out = begin;
   CopyBytes(out, marker.name.data(), marker.name.size());
   out += marker.name.size();
+  for (size_t i = 0; i < marker.num_reserved; ++i) {
+    out = internal::PutReservedArg(out, marker.reserved[i]);
+  }
   for (size_t i = 0; i < marker.num_args; ++i) out = PutArg(out, marker.args[i]);
   for (size_t i = 0; i < marker.num_more_args; ++i) out = PutArg(out, marker.more_args[i]);
   return size;
@@ -117,20 +120,32 @@ std::string_view PlainName(const internal::EventRecord& record) {
   if (const internal::SourceLocation* site = SourceLocationOf(record)) {
     return std::string_view(site->name.data(), site->name.size());
   }
-  if (record.args_offset != 0) {
-    return std::string_view(record.name, record.args_offset - 1);
+  if (const uint32_t args_offset = ArgsOffset(record)) {
+    return std::string_view(record.name, args_offset - 1);
   }
   // Literal names: stop at a NUL in case the array was longer than its text.
   return std::string_view(record.name,
                           strnlen(record.name, record.name_length));
 }
 
+std::string_view FirstArgKey(const internal::EventRecord& record) {
+  const uint32_t args_offset = ArgsOffset(record);
+  if (args_offset == 0 || args_offset - 1 > record.name_length) return {};
+  ArgReader in(std::string_view(record.name + args_offset - 1,
+                                record.name_length - (args_offset - 1)));
+  char kind = 0;
+  std::string_view key;
+  if (!in.Take(&kind, 1) || !in.TakeText(&key)) return {};
+  return key;
+}
+
 void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out) {
   out->clear();
-  // A call site has no arguments (and a huge tag offset, caught here too).
-  if (record.args_offset == 0 || record.args_offset - 1 > record.name_length) return;
-  ArgReader in(std::string_view(record.name + record.args_offset - 1,
-                                record.name_length - (record.args_offset - 1)));
+  // A call site has no arguments.
+  const uint32_t args_offset = ArgsOffset(record);
+  if (args_offset == 0 || args_offset - 1 > record.name_length) return;
+  ArgReader in(std::string_view(record.name + args_offset - 1,
+                                record.name_length - (args_offset - 1)));
   while (!in.done()) {
     DecodedArg arg;
     if (!in.Take(&arg.kind, 1) || !in.TakeText(&arg.key)) return;

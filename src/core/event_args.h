@@ -34,19 +34,30 @@ struct DecodedArg {
   std::string_view string_value;
 };
 
-// A marker's name and arguments, to be encoded into the arena.
+// A marker's name and arguments, to be encoded into the arena: the
+// reserved arguments of a flow, async span, counter or instant first.
 struct MarkerText {
   std::string_view name;
   const TraceArg* args;
   size_t num_args;
   const TraceArg* more_args;
   size_t num_more_args;
+  const internal::ReservedArg* reserved = nullptr;
+  size_t num_reserved = 0;
 };
 
 // Encodes `marker` into `capacity` bytes at `begin` (which may be null when
 // `capacity` is 0). Returns the size of the whole encoding: it was written
 // only if that is <= capacity.
 size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker);
+
+// Where a record's arguments begin (EventRecord::args_offset without its
+// flags): 0 for none.
+inline uint32_t ArgsOffset(const internal::EventRecord& record) {
+  return record.args_offset == internal::kSourceLocationTag
+             ? 0
+             : record.args_offset & ~internal::kNameCopiedAtEnd;
+}
 
 // The call site of a NEURONPROF_SCOPE record (name, file, line); nullptr
 // for every other record.
@@ -58,6 +69,9 @@ inline const internal::SourceLocation* SourceLocationOf(const internal::EventRec
 
 // The plain name of a record (without arguments).
 NEURONPROF_API std::string_view PlainName(const internal::EventRecord& record);
+// The key of a record's first argument ("" when it has none): where the
+// reserved keys of flows, async spans, counters and instants sit.
+NEURONPROF_API std::string_view FirstArgKey(const internal::EventRecord& record);
 // Decodes the arguments of a record into `out` (cleared first). Stops at an
 // argument that is cut short (none is, unless the record was corrupted).
 NEURONPROF_API void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out);

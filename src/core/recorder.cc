@@ -282,15 +282,16 @@ void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
   LeaveWriteSection(slot);
 }
 
-const char* CopyNameWithArgs(uint32_t state, std::string_view name,
-                             const TraceArg* args, size_t num_args,
-                             const TraceArg* more_args, size_t num_more_args,
-                             uint32_t* out_length, uint32_t* out_args_offset) {
+namespace {
+
+// CopyNameWithArgs and CopyNameWithReservedAndArgs: `marker` encoded into
+// the thread's arena.
+const char* CopyMarker(uint32_t state, const core::MarkerText& marker,
+                       uint32_t* out_length, uint32_t* out_args_offset) {
   auto* slot = core::CurrentThreadSlot();
   if (slot == nullptr) return nullptr;
   if (!EnterWriteSection(slot, state)) return nullptr;
   if (slot->generation != GenerationOf(state)) core::ResetSlot(slot, state);
-  const core::MarkerText marker{name, args, num_args, more_args, num_more_args};
   char* begin = slot->arena_cursor;
   const size_t room = static_cast<size_t>(slot->arena_limit - begin);
   size_t size = core::EncodeMarker(begin, room, marker);
@@ -333,10 +334,40 @@ const char* CopyNameWithArgs(uint32_t state, std::string_view name,
   slot->arena_cursor = begin + size;
   LeaveWriteSection(slot);
   *out_length = static_cast<uint32_t>(size);
-  *out_args_offset = num_args + num_more_args == 0
+  *out_args_offset = marker.num_args + marker.num_more_args + marker.num_reserved == 0
                          ? 0
-                         : static_cast<uint32_t>(name.size() + 1);
+                         : static_cast<uint32_t>(marker.name.size() + 1);
   return begin;
+}
+
+}  // namespace
+
+const char* CopyNameWithArgs(uint32_t state, std::string_view name,
+                             const TraceArg* args, size_t num_args,
+                             const TraceArg* more_args, size_t num_more_args,
+                             uint32_t* out_length, uint32_t* out_args_offset) {
+  const core::MarkerText marker{name, args, num_args, more_args, num_more_args};
+  return CopyMarker(state, marker, out_length, out_args_offset);
+}
+
+const char* CopyNameWithReservedAndArgs(uint32_t state, std::string_view name,
+                                        const ReservedArg* reserved, size_t num_reserved,
+                                        const TraceArg* args, size_t num_args,
+                                        uint32_t* out_length, uint32_t* out_args_offset) {
+  const core::MarkerText marker{name, args, num_args, nullptr, 0, reserved, num_reserved};
+  return CopyMarker(state, marker, out_length, out_args_offset);
+}
+
+__thread uint64_t t_next_context_id __attribute__((tls_model("initial-exec"))) = 0;
+
+uint64_t FirstContextId() {
+  // Ordinals from 1, so no id is 0; 2^40 ids per thread before the count
+  // would reach the ordinal's bits.
+  static std::atomic<uint64_t> next_ordinal{1};
+  const uint64_t ordinal = next_ordinal.fetch_add(1, std::memory_order_relaxed) & 0xffffffu;
+  const uint64_t first = (ordinal == 0 ? 1 : ordinal) << 40;
+  t_next_context_id = first + 2;
+  return first + 1;
 }
 
 }  // namespace internal
@@ -536,8 +567,13 @@ class NameCopies {
 bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& record) {
   const char* block = pool.BlockOf(record.name);
   const auto* header = reinterpret_cast<const RingBlockHeader*>(block);
+  // The tick read after the name was copied: the start, or for a name
+  // copied when the record was written (kNameCopiedAtEnd), the end.
+  const bool copied_at_end = record.args_offset != internal::kSourceLocationTag &&
+                             (record.args_offset & internal::kNameCopiedAtEnd) != 0;
+  const uint64_t after_copy = copied_at_end ? record.end_ticks : record.start_ticks;
   return header->kind == RingBlockHeader::kNames && header->owner == owner &&
-         static_cast<int64_t>(record.start_ticks - header->claim_ticks) > 0 &&
+         static_cast<int64_t>(after_copy - header->claim_ticks) > 0 &&
          record.name >= block + sizeof(RingBlockHeader) &&
          record.name_length <= static_cast<size_t>(block + EventBlock::kBytes - record.name);
 }

@@ -19,6 +19,7 @@
 #include "src/export/kineto_args.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
+#include "src/xplane/flow_links.h"
 #include "src/xplane/json_reader.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
@@ -273,8 +274,17 @@ class KinetoWriter {
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
     std::vector<int64_t> tids;  // In line order, each once.
+    const int64_t instant_stat = plane.StatId(xplane::kInstantStat);
     for (int l = 0; l < plane.NumLines(); ++l) {
       const LineVisitor line = plane.Line(l);
+      if (xplane::IsCounterLine(line.Name())) {
+        WriteCounters(line);
+        continue;
+      }
+      if (xplane::IsAsyncLineId(line.Id())) {
+        WriteAsyncLane(line);
+        continue;
+      }
       const std::string tid = std::to_string(line.Id());
       Metadata("thread_name", host_pid_, &tid, line.DisplayName());
       if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
@@ -286,6 +296,10 @@ class KinetoWriter {
         if (xplane::IsMemoryEventName(stats.Name())) {
           // An instant, not a span: no external id, encloses nothing.
           WriteMemoryEvent(stats, line.Id(), time->start_ns);
+          continue;
+        }
+        if (instant_stat >= 0 && stats.IntStat(instant_stat).has_value()) {
+          WriteInstant(stats, line.Id(), time->start_ns);
           continue;
         }
         HostSpan span;
@@ -307,6 +321,63 @@ class KinetoWriter {
       });
       for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
     }
+  }
+
+  // Counter samples ("C"): a track per counter name in the host process.
+  // The PyTorch plugin skips them; Perfetto and chrome://tracing draw them.
+  void WriteCounters(const LineVisitor& line) {
+    for (int e = 0; e < line.NumEvents(); ++e) {
+      const EventVisitor stats = line.Event(e);
+      const std::optional<xplane::EventTime> time = Placed(stats);
+      const auto value = stats.StatNamed(xplane::kCounterValueStat);
+      if (!time || !value) continue;
+      BeginEvent("C", nullptr, stats.DisplayName());
+      out_.Raw(",\"pid\":");
+      out_.Int(host_pid_);
+      out_.Raw(",\"ts\":");
+      out_.Micros(time->start_ns);
+      max_end_ns_ = std::max(max_end_ns_, time->start_ns);
+      out_.Raw(",\"args\":{\"value\":");
+      WriteStatValue(&out_, *value);
+      out_.Raw("}}");
+    }
+  }
+
+  // An async track's lane: a thread of its own (tid = the line's display
+  // id, named after the track) whose spans are user annotations.
+  void WriteAsyncLane(const LineVisitor& line) {
+    const std::string tid = std::to_string(line.DisplayId());
+    Metadata("thread_name", host_pid_, &tid, line.DisplayName());
+    for (int e = 0; e < line.NumEvents(); ++e) {
+      const EventVisitor stats = line.Event(e);
+      const std::optional<xplane::EventTime> time = Placed(stats);
+      if (!time) continue;
+      BeginEvent("X", "user_annotation", stats.DisplayName());
+      out_.Raw(",\"pid\":");
+      out_.Int(host_pid_);
+      out_.Raw(",\"tid\":");
+      out_.Raw(tid);
+      Times(time->start_ns, time->duration_ns);
+      JsonArgs args(&out_);
+      args.Str("track", line.DisplayName());
+      args.PassThrough(stats, {});
+      args.Close();
+      out_.Char('}');
+    }
+  }
+
+  // A TraceInstant: "i" on its thread, its arguments without the marker.
+  void WriteInstant(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
+    BeginEvent("i", "user_annotation", stats.DisplayName());
+    PidTid(host_pid_, tid);
+    out_.Raw(",\"ts\":");
+    out_.Micros(ts_ns);
+    max_end_ns_ = std::max(max_end_ns_, ts_ns);
+    out_.Raw(",\"s\":\"t\"");
+    JsonArgs args(&out_);
+    args.PassThrough(stats, {xplane::kInstantStat});
+    args.Close();
+    out_.Char('}');
   }
 
   // A memory event as torch.profiler writes it with profile_memory: the
@@ -721,6 +792,24 @@ class KinetoWriter {
       WriteFlowEnd("s", "comm", id, *enqueue);
       WriteFlowEnd("f", "comm", id, *work->second);
     }
+    // TraceProducer -> TraceConsumer (xplane::LinkFlows): one id per pair.
+    if (host_plane_ == nullptr) return;
+    for (const xplane::FlowLink& link : xplane::LinkFlows(PlaneVisitor(*host_plane_))) {
+      const int64_t id = next_id++;
+      WriteFlowAt("s", id, link.producer);
+      WriteFlowAt("f", id, link.consumer);
+    }
+  }
+
+  void WriteFlowAt(const char* ph, int64_t id, const xplane::FlowEnd& end) {
+    BeginEvent(ph, "flow", "flow");
+    out_.Raw(",\"id\":");
+    out_.Int(id);
+    PidTid(host_pid_, end.line->id());
+    out_.Raw(",\"ts\":");
+    out_.Micros(end.start_ns);
+    if (ph[0] == 'f') out_.Raw(",\"bp\":\"e\"");
+    out_.Char('}');
   }
 
   void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {

@@ -14,6 +14,24 @@ inline constexpr char kTaskEnvironmentPlaneName[] = "Task Environment";
 // Host-plane line ids from here on are device memory pools, not threads:
 // far above OS thread ids.
 inline constexpr int64_t kMemoryLineIdBase = int64_t{1} << 48;
+// Serving events (neuronprof/trace_events.h) have lines of their own, above
+// the memory pools' (so "id >= kMemoryLineIdBase" still means "not a
+// thread"): one per async track and overlap lane from kAsyncLineIdBase,
+// named after the track, and one counter line.
+inline constexpr int64_t kAsyncLineIdBase = int64_t{1} << 49;
+inline constexpr int64_t kCounterLineId = int64_t{1} << 50;
+// TSL's kCounterEventsLineName: xprof's trace viewer draws the events of a
+// line so named as counter tracks, one per event name.
+inline constexpr char kCounterLineName[] = "_counters_";
+// Line display ids (xprof shows them as the thread id, truncated to 32
+// bits) of the async lines, above any Linux thread id (pid_max <= 2^22).
+inline constexpr int64_t kAsyncLineDisplayIdBase = int64_t{1} << 30;
+inline bool IsThreadLineId(int64_t line_id) { return line_id < kMemoryLineIdBase; }
+// The counter line, by name as xprof finds it (TSL writes its own id).
+inline bool IsCounterLine(std::string_view line_name) { return line_name == kCounterLineName; }
+inline bool IsAsyncLineId(int64_t line_id) {
+  return line_id >= kAsyncLineIdBase && line_id < kCounterLineId;
+}
 
 // Stats on host events.
 inline constexpr char kStepNumStat[] = "step_num";
@@ -25,6 +43,20 @@ inline constexpr char kTfOpStat[] = "tf_op";
 inline constexpr char kFlopsStat[] = "flops";
 inline constexpr char kBytesAccessedStat[] = "bytes_accessed";
 inline constexpr char kCorrelationIdStat[] = "correlation_id";
+// Flows between threads (TraceProducer / TraceConsumer), TSL's names:
+// int64 context type (TSL's ContextType numbers) and uint64 context id.
+// xprof links every producer of a (type, id) to every consumer of it.
+inline constexpr char kProducerTypeStat[] = "_pt";
+inline constexpr char kProducerIdStat[] = "_p";
+inline constexpr char kConsumerTypeStat[] = "_ct";
+inline constexpr char kConsumerIdStat[] = "_c";
+// uint64 on an async span's event (neuronprof::AsyncTrace::id()).
+inline constexpr char kAsyncIdStat[] = "async_id";
+// int64, double or uint64 on a counter line's event: the sample.
+inline constexpr char kCounterValueStat[] = "value";
+// int64 1 on the event metadata of an instant (TraceInstant): a
+// zero-length event on its thread's line that is a point, not a scope.
+inline constexpr char kInstantStat[] = "instant";
 // TSL's kSourceInfo: "file:line" of the code that made the event. On the
 // metadata of a NEURONPROF_SCOPE call site; xprof reads it from metadata
 // and events alike.
@@ -138,7 +170,9 @@ inline constexpr char kMemoryAnomalyStat[] = "memory_anomaly";
 // instead of the stat names above (an allocation event takes ~70 bytes
 // less of the event buffer, which is most of its cost after the copy), and
 // the host plane stores them under the stat names, resolved once per
-// distinct key. Marker keys that start with byte 0x01 are reserved for this.
+// distinct key. Marker keys that start with byte 0x01 are reserved for this (lower
+// case letters) and for the serving records' keys (upper case letters,
+// internal::k*Key in neuronprof/internal/recorder.h).
 struct CompactKey {
   std::string_view key, stat;
 };

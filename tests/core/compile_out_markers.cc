@@ -42,6 +42,25 @@ void EveryMarker(int step) {
     Counted(step);
   }
   if (neuronprof::TracingEnabled()) Counted(step);
+  // Flows, async spans, counters and instants (trace_events.h).
+  neuronprof::TraceProducer producer("enqueue");
+  neuronprof::TraceProducer typed("enqueue", neuronprof::ContextType::kBatcher,
+                                  neuronprof::NewContextId(), {{"size", 4}});
+  neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kBatcher,
+                                     typed.context_id());
+  neuronprof::TraceConsumer generic("dequeue", producer.context_id());
+  neuronprof::TraceConsumer consumer_args("dequeue", neuronprof::ContextType::kGeneric, 7,
+                                      {{"k", 1}}, neuronprof::kTraceInfo);
+  neuronprof::AsyncTrace request("requests", "request");
+  neuronprof::AsyncTrace moved = std::move(request);
+  neuronprof::AsyncTrace with_id(kStatic, kStatic, 42);
+  if (with_id.id() != 42 || moved.recording()) Counted(step);
+  moved.End();
+  neuronprof::TraceCounter("queue_depth", step);
+  neuronprof::TraceCounter("queue_depth", uint64_t{3});
+  neuronprof::TraceCounter("load", 0.5);
+  neuronprof::TraceInstant("cache_miss");
+  neuronprof::TraceInstant("cache_miss", {{"key", "k"}}, neuronprof::kTraceInfo);
 }
 
 }  // namespace

@@ -61,6 +61,20 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 1000; ++i) acc = acc + i * 0.5;
   }
   int64_t expected_events = 6;
+  {
+    // Flows, an async span, a counter and an instant (trace_events.h).
+    neuronprof::AsyncTrace request("requests", "request");
+    uint64_t id = 0;
+    {
+      neuronprof::TraceProducer producer("enqueue");
+      id = producer.context_id();
+    }
+    neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kGeneric, id);
+    neuronprof::TraceCounter("queue_depth", 1);
+    neuronprof::TraceInstant("cache_miss", {{"key", 7}});
+    request.End();
+    expected_events += 5;
+  }
   if (argc > 2) {
     // Never dlclose'd: NEURONPROF_SCOPE names point into the plugin.
     void* plugin = ::dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);

@@ -7,6 +7,7 @@
 #include <future>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,47 @@ TEST_CASE("a flight recorder dump is a run the XSpace reader opens") {
   REQUIRE(second.ok());
   CHECK(second->run_dir != first->run_dir);
   CHECK(second->events == 7);
+}
+
+TEST_CASE("a flight recorder dump carries flows, async spans, counters and instants") {
+  TempDir dir;
+  FlightRecorder recorder(Options(dir));
+  REQUIRE(recorder.status().ok());
+  AsyncTrace request("requests", "request");
+  uint64_t id = 0;
+  {
+    TraceProducer producer("enqueue");
+    id = producer.context_id();
+  }
+  std::thread([&] {
+    TraceConsumer consumer("infer", ContextType::kGeneric, id);
+    request.End();
+  }).join();
+  TraceCounter("queue_depth", 4);
+  TraceInstant("cache_miss");
+  auto dump = recorder.Dump("serving");
+  REQUIRE(dump.ok());
+  CHECK(dump->events == 5);
+  std::string xplane;
+  for (const std::string& file : dump->files) {
+    if (file.size() > 10 && file.substr(file.size() - 10) == ".xplane.pb") xplane = file;
+  }
+  REQUIRE_FALSE(xplane.empty());
+  const tensorflow::profiler::XSpace space = testing::ReadXSpace(xplane);
+  std::map<std::string, std::string> line_of;  // event name -> line name
+  for (const auto& plane : space.planes()) {
+    if (plane.name() != "/host:CPU") continue;
+    for (const auto& line : plane.lines()) {
+      for (const auto& event : line.events()) {
+        line_of[plane.event_metadata().at(event.metadata_id()).name()] = line.name();
+      }
+    }
+  }
+  CHECK(line_of["request"] == "requests");
+  CHECK(line_of["queue_depth"] == "_counters_");
+  CHECK(line_of.count("enqueue") == 1);
+  CHECK(line_of.count("infer") == 1);
+  CHECK(line_of.count("cache_miss") == 1);
 }
 
 TEST_CASE("a dump into an unwritable logdir is kept in a fallback folder") {

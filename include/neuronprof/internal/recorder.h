@@ -45,6 +45,12 @@ inline uint64_t NowTicks() {
 // real offset comes near it (a marker fits one 64 KiB block).
 constexpr uint32_t kSourceLocationTag = 0xffffffffu;
 
+// Flag in EventRecord::args_offset: the name was copied when the record
+// was written (an AsyncTrace's end), not before its start tick. The ring
+// snapshot's check that a name's block was not recycled then compares the
+// block's claim with end_ticks. Never set with kSourceLocationTag.
+constexpr uint32_t kNameCopiedAtEnd = 0x40000000u;
+
 // One finished scope; 32 bytes so a 64 KiB block holds 2047 of them.
 struct EventRecord {
   // A StaticName, a copy in the capture's arena, or (args_offset ==
@@ -54,8 +60,8 @@ struct EventRecord {
   uint64_t end_ticks;
   uint32_t name_length;  // Bytes of the name, arguments included.
   // 0: no arguments. Otherwise arguments follow the plain name, which is
-  // args_offset - 1 bytes long (see src/core/event_args.h for the encoding),
-  // or kSourceLocationTag.
+  // (args_offset & ~kNameCopiedAtEnd) - 1 bytes long (see
+  // src/core/event_args.h for the encoding), or kSourceLocationTag.
   uint32_t args_offset;
 };
 static_assert(sizeof(EventRecord) == 32, "EventRecord must stay 32 bytes");
@@ -175,6 +181,95 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name,
                           &no_args_offset);
 }
 
+// ---- Reserved arguments: flows, async spans, counters and instants are
+// plain records whose first arguments carry these keys (the encoding of
+// src/core/event_args.h). TSL's stat names for flows; keys starting with
+// byte 0x01 are reserved (src/xplane/names.h): the compact keys use lower
+// case letters, these upper case ones, which tell the host collector where
+// the record goes.
+inline constexpr std::string_view kProducerTypeKey = "_pt";  // int64 ContextType
+inline constexpr std::string_view kProducerIdKey = "_p";     // uint64 context id
+inline constexpr std::string_view kConsumerTypeKey = "_ct";
+inline constexpr std::string_view kConsumerIdKey = "_c";
+inline constexpr std::string_view kCounterValueKey = "\x01" "C";  // i, u or d: a counter sample
+inline constexpr std::string_view kInstantKey = "\x01" "I";       // i 0: an instant event
+inline constexpr std::string_view kAsyncTrackKey = "\x01" "A";    // s: an async span's track
+inline constexpr std::string_view kAsyncIdKey = "\x01" "D";       // u: its id
+
+// One reserved argument: 'i', 'u', 'd' with `bits`, or 's' with `text`.
+struct ReservedArg {
+  std::string_view key;
+  char kind;
+  uint64_t bits;
+  std::string_view text = {};
+};
+
+// The argument encoding's primitives (the one writer of the format, with
+// core::EncodeMarker, which uses them): a kind byte, then texts as a uint32
+// length and the bytes, numbers as their 8 bytes.
+inline char* PutEncodedText(char* out, std::string_view text) {
+  const auto length = static_cast<uint32_t>(text.size());
+  std::memcpy(out, &length, sizeof(length));
+  std::memcpy(out + sizeof(length), text.data(), text.size());
+  return out + sizeof(length) + text.size();
+}
+inline char* PutEncodedNumber(char* out, uint64_t bits) {
+  std::memcpy(out, &bits, sizeof(bits));
+  return out + sizeof(bits);
+}
+inline size_t EncodedSize(const ReservedArg& arg) {
+  return 1 + sizeof(uint32_t) + arg.key.size() +
+         (arg.kind == 's' ? sizeof(uint32_t) + arg.text.size() : sizeof(uint64_t));
+}
+inline char* PutReservedArg(char* out, const ReservedArg& arg) {
+  *out++ = arg.kind;
+  out = PutEncodedText(out, arg.key);
+  return arg.kind == 's' ? PutEncodedText(out, arg.text) : PutEncodedNumber(out, arg.bits);
+}
+
+// `name`, then `reserved`, then `args` (TraceArgs), into the arena: the
+// out-of-line path of CopyNameWithReserved, and the one for markers with
+// user arguments too. Results as CopyNameWithArgs.
+NEURONPROF_API const char* CopyNameWithReservedAndArgs(
+    uint32_t state, std::string_view name, const ReservedArg* reserved, size_t num_reserved,
+    const TraceArg* args, size_t num_args, uint32_t* out_length, uint32_t* out_args_offset);
+
+// `name` and `reserved` (at least one) into the thread's arena: stores in
+// place when the current arena block has room, else the out-of-line path.
+inline const char* CopyNameWithReserved(uint32_t state, std::string_view name,
+                                        const ReservedArg* reserved, size_t num_reserved,
+                                        uint32_t* out_length, uint32_t* out_args_offset) {
+  size_t size = name.size();
+  for (size_t i = 0; i < num_reserved; ++i) size += EncodedSize(reserved[i]);
+  ThreadSlot* slot = t_slot;
+  if (slot != nullptr && slot->generation == GenerationOf(state) &&
+      size < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
+    if (!EnterWriteSection(slot, state)) return nullptr;
+    char* copy = slot->arena_cursor;
+    std::memcpy(copy, name.data(), name.size());
+    char* out = copy + name.size();
+    for (size_t i = 0; i < num_reserved; ++i) out = PutReservedArg(out, reserved[i]);
+    slot->arena_cursor = out;
+    LeaveWriteSection(slot);
+    *out_length = static_cast<uint32_t>(size);
+    *out_args_offset = static_cast<uint32_t>(name.size() + 1);
+    return copy;
+  }
+  return CopyNameWithReservedAndArgs(state, name, reserved, num_reserved, nullptr, 0,
+                                     out_length, out_args_offset);
+}
+
+// Context ids: the thread's ordinal in the high 24 bits, a count below.
+NEURONPROF_API extern __thread uint64_t t_next_context_id
+    __attribute__((tls_model("initial-exec")));
+NEURONPROF_API uint64_t FirstContextId();  // Claims the thread's ordinal.
+inline uint64_t NewContextId() {
+  const uint64_t id = t_next_context_id;
+  if (id == 0) return FirstContextId();
+  t_next_context_id = id + 1;
+  return id;
+}
+
 inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
                         uint32_t args_offset, uint64_t start_ticks,
                         uint64_t end_ticks) {
@@ -188,6 +283,43 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
   }
   RecordEventSlow(state, name, name_length, args_offset, start_ticks,
                   end_ticks);
+}
+
+// A counter sample: name + the value (kind 'i', 'u' or 'd'). The clock is
+// read after the copy, as for every marker (the ring's name check).
+inline void RecordCounter(uint32_t state, std::string_view name, char kind, uint64_t bits) {
+  const ReservedArg value{kCounterValueKey, kind, bits};
+  uint32_t length = 0, args_offset = 0;
+  const char* copy = CopyNameWithReserved(state, name, &value, 1, &length, &args_offset);
+  if (copy == nullptr) return;
+  const uint64_t now = NowTicks();
+  RecordEvent(state, copy, length, args_offset, now, now);
+}
+
+// An instant: name + the instant key, then `args`.
+inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg* args,
+                          size_t num_args) {
+  const ReservedArg instant{kInstantKey, 'i', 0};
+  uint32_t length = 0, args_offset = 0;
+  const char* copy =
+      num_args == 0
+          ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
+          : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args, &length,
+                                        &args_offset);
+  if (copy == nullptr) return;
+  const uint64_t now = NowTicks();
+  RecordEvent(state, copy, length, args_offset, now, now);
+}
+
+// An async span's record, written by the thread that ends it: name + track
+// + id, copied now (hence kNameCopiedAtEnd), end tick read after the copy.
+inline void RecordAsync(uint32_t state, std::string_view track, std::string_view name,
+                        uint64_t id, uint64_t start_ticks) {
+  const ReservedArg span[2] = {{kAsyncTrackKey, 's', 0, track}, {kAsyncIdKey, 'u', id}};
+  uint32_t length = 0, args_offset = 0;
+  const char* copy = CopyNameWithReserved(state, name, span, 2, &length, &args_offset);
+  if (copy == nullptr) return;
+  RecordEvent(state, copy, length, args_offset | kNameCopiedAtEnd, start_ticks, NowTicks());
 }
 
 }  // namespace internal

@@ -40,6 +40,25 @@ bool IsSignatureStat(std::string_view key) {
          key == xplane::kOpInputValuesStat;
 }
 
+// The stat name of a reserved argument key of a serving record.
+std::string_view ReservedStatName(std::string_view key) {
+  if (key == internal::kCounterValueKey) return xplane::kCounterValueStat;
+  if (key == internal::kAsyncIdKey) return xplane::kAsyncIdStat;
+  return key;
+}
+
+// Where a record goes, from its first argument's key.
+enum class RecordKind { kMarker, kInstant, kCounter, kAsync };
+RecordKind KindOf(const EventRecord& record) {
+  if (record.args_offset == 0) return RecordKind::kMarker;
+  const std::string_view key = core::FirstArgKey(record);
+  if (key.size() != 2 || key[0] != '\x01') return RecordKind::kMarker;
+  if (key == internal::kInstantKey) return RecordKind::kInstant;
+  if (key == internal::kCounterValueKey) return RecordKind::kCounter;
+  if (key == internal::kAsyncTrackKey) return RecordKind::kAsync;
+  return RecordKind::kMarker;
+}
+
 // Writes records' names and arguments into one host plane, resolving
 // (checking, interning) each distinct key, string value, name and operator
 // signature once. The views point into the pool, which outlives it.
@@ -104,6 +123,42 @@ class HostPlaneStats {
     if (it == value_refs_.end()) it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
     return it->second;
   }
+
+  // ---- Serving records (neuronprof/trace_events.h).
+ public:
+  // An instant (TraceInstant): its own metadata per name, marked with the
+  // stat "instant", then its arguments after the reserved one.
+  void WriteInstant(std::string_view name, const std::vector<core::DecodedArg>& args,
+                    tensorflow::profiler::XEvent* event) {
+    auto it = instant_ids_.find(name);
+    if (it == instant_ids_.end()) {
+      tensorflow::profiler::XEventMetadata* metadata = plane_.NewEventMetadata(name);
+      tensorflow::profiler::XStat* stat = metadata->add_stats();
+      stat->set_metadata_id(plane_.StatMetadataId(xplane::kInstantStat));
+      stat->set_int64_value(1);
+      it = instant_ids_.emplace(name, metadata->id()).first;
+    }
+    event->set_metadata_id(it->second);
+    WriteArgsFrom(1, args, event);
+  }
+
+  // An event of a serving line (async span, counter sample) named `name`,
+  // with `args` from index `first` as stats (reserved keys under the stat
+  // names they stand for).
+  void WriteNamed(std::string_view name, size_t first, const std::vector<core::DecodedArg>& args,
+                  tensorflow::profiler::XEvent* event) {
+    event->set_metadata_id(NameId(name));
+    WriteArgsFrom(first, args, event);
+  }
+
+  void WriteArgsFrom(size_t first, const std::vector<core::DecodedArg>& args,
+                     tensorflow::profiler::XEvent* event) {
+    for (size_t i = first; i < args.size(); ++i) {
+      SetValue(args[i], StatKey(ReservedStatName(args[i].key)).id, event->add_stats());
+    }
+  }
+
+ private:
 
   int64_t NameId(std::string_view bytes) {
     auto it = name_ids_.find(bytes);
@@ -176,10 +231,117 @@ class HostPlaneStats {
   absl::flat_hash_map<std::string_view, int64_t> name_ids_;
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
   absl::flat_hash_map<const internal::SourceLocation*, int64_t> site_ids_;
+  absl::flat_hash_map<std::string_view, int64_t> instant_ids_;
   const internal::SourceLocation* last_site_ = nullptr;
   int64_t last_site_id_ = 0;
   std::vector<std::pair<std::string_view, Key>> recent_;
   std::string signature_;  // The key being looked up, reused.
+};
+
+// The host plane's lines of async spans and counters (names in
+// src/xplane/names.h), from records of every thread.
+struct ServingLines {
+  xplane::XPlaneBuilder* plane;
+  HostPlaneStats* plane_stats;
+  const core::TickConverter* clock;
+  int64_t base_epoch_ns;
+
+  // One line per track and overlap lane; returns the events written.
+  int64_t AddAsyncLines(std::vector<const EventRecord*>* spans) const {
+    std::vector<core::DecodedArg> args;
+    // Track -> its spans (views into the pool, which outlives this).
+    std::map<std::string_view, std::vector<const EventRecord*>> tracks;
+    for (const EventRecord* record : *spans) {
+      core::DecodeArgs(*record, &args);
+      if (args.size() >= 2) tracks[args[0].string_value].push_back(record);
+    }
+    int64_t ordinal = 0;
+    int64_t written = 0;
+    for (auto& [track, records] : tracks) {
+      std::sort(records.begin(), records.end(), [](const EventRecord* a, const EventRecord* b) {
+        return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
+      });
+      // Lane i holds spans that do not overlap; a span takes the first
+      // lane free at its start, so viewers that nest by time never see
+      // two spans cross.
+      std::vector<uint64_t> lane_end;
+      std::vector<std::vector<const EventRecord*>> lanes;
+      for (const EventRecord* record : records) {
+        size_t lane = 0;
+        while (lane < lanes.size() &&
+               static_cast<int64_t>(record->start_ticks - lane_end[lane]) < 0) {
+          ++lane;
+        }
+        if (lane == lanes.size()) {
+          lanes.emplace_back();
+          lane_end.push_back(record->start_ticks);
+        }
+        lanes[lane].push_back(record);
+        lane_end[lane] = EndTicks(*record);
+      }
+      for (const std::vector<const EventRecord*>& lane : lanes) {
+        tensorflow::profiler::XLine* line = NewLine(xplane::kAsyncLineIdBase + ordinal, track,
+                                                    lane.front()->start_ticks);
+        line->set_display_id(xplane::kAsyncLineDisplayIdBase + ordinal);
+        ++ordinal;
+        for (const EventRecord* record : lane) {
+          core::DecodeArgs(*record, &args);
+          // args[0] is the track; the id and any others become stats.
+          plane_stats->WriteNamed(core::PlainName(*record), 1, args,
+                                  AddEvent(line, lane.front()->start_ticks, *record));
+        }
+        Close(line, lane.front()->start_ticks, LaneEnd(lane));
+        written += static_cast<int64_t>(lane.size());
+      }
+    }
+    return written;
+  }
+
+  // Every counter sample on one line, in time order.
+  int64_t AddCounterLine(std::vector<const EventRecord*>* counters) const {
+    if (counters->empty()) return 0;
+    std::stable_sort(counters->begin(), counters->end(),
+                     [](const EventRecord* a, const EventRecord* b) {
+                       return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
+                     });
+    const uint64_t start = counters->front()->start_ticks;
+    tensorflow::profiler::XLine* line =
+        NewLine(xplane::kCounterLineId, xplane::kCounterLineName, start);
+    std::vector<core::DecodedArg> args;
+    for (const EventRecord* record : *counters) {
+      core::DecodeArgs(*record, &args);
+      plane_stats->WriteNamed(core::PlainName(*record), 0, args, AddEvent(line, start, *record));
+    }
+    Close(line, start, counters->back()->start_ticks);
+    return static_cast<int64_t>(counters->size());
+  }
+
+ private:
+  // A span's end; a clock that stepped back between threads gives 0 length.
+  static uint64_t EndTicks(const EventRecord& record) {
+    return static_cast<int64_t>(record.end_ticks - record.start_ticks) < 0 ? record.start_ticks
+                                                                           : record.end_ticks;
+  }
+  static uint64_t LaneEnd(const std::vector<const EventRecord*>& lane) {
+    uint64_t end = lane.front()->start_ticks;
+    for (const EventRecord* record : lane) {
+      if (static_cast<int64_t>(EndTicks(*record) - end) > 0) end = EndTicks(*record);
+    }
+    return end;
+  }
+  tensorflow::profiler::XLine* NewLine(int64_t id, std::string_view name, uint64_t start) const {
+    return plane->AddLine(id, name, clock->ToEpochNs(start) - base_epoch_ns);
+  }
+  tensorflow::profiler::XEvent* AddEvent(tensorflow::profiler::XLine* line, uint64_t line_start,
+                                         const EventRecord& record) const {
+    const double ns_per_tick = clock->ns_per_tick();
+    return plane->AddEvent(line, /*metadata_id=*/0,
+                           TicksToPs(line_start, record.start_ticks, ns_per_tick),
+                           TicksToPs(record.start_ticks, EndTicks(record), ns_per_tick));
+  }
+  void Close(tensorflow::profiler::XLine* line, uint64_t start, uint64_t end) const {
+    line->set_duration_ps(TicksToPs(start, end, clock->ns_per_tick()));
+  }
 };
 
 class HostCollector : public Collector {
@@ -239,11 +401,19 @@ void AddHostPlane(const core::RecordedCapture& capture,
   HostPlaneStats plane_stats(&plane);
   std::vector<core::DecodedArg> args;
   std::vector<const EventRecord*> events;
+  std::vector<const EventRecord*> counters;  // Of every thread.
+  std::vector<const EventRecord*> spans;     // Async spans, of every thread.
   for (const auto& [thread_id, threads] : by_thread_id) {
     events.clear();
     std::string line_name;
     for (const core::ThreadEvents* thread : threads) {
-      for (const EventRecord& record : thread->events) events.push_back(&record);
+      for (const EventRecord& record : thread->events) {
+        switch (KindOf(record)) {
+          case RecordKind::kCounter: counters.push_back(&record); break;
+          case RecordKind::kAsync: spans.push_back(&record); break;
+          default: events.push_back(&record); break;
+        }
+      }
       if (line_name.empty()) line_name = thread->thread_name;
     }
     if (events.empty()) continue;
@@ -276,12 +446,19 @@ void AddHostPlane(const core::RecordedCapture& capture,
         line_end = record->end_ticks;
       }
       core::DecodeArgs(*record, &args);
-      plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
+      if (!args.empty() && args[0].key == internal::kInstantKey) {
+        plane_stats.WriteInstant(core::PlainName(*record), args, event);
+      } else {
+        plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
+      }
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
     stats->events += static_cast<int64_t>(events.size());
     stats->threads += 1;
   }
+  const ServingLines serving{&plane, &plane_stats, &capture.clock, base_epoch_ns};
+  stats->events += serving.AddAsyncLines(&spans);
+  stats->events += serving.AddCounterLine(&counters);
 
   stats->dropped += static_cast<int64_t>(capture.dropped);
   if (capture.dropped > 0) {

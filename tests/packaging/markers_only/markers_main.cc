@@ -17,6 +17,11 @@ int main() {
     NEURONPROF_SCOPE("forward", {{"layer", step}});
     std::string name = "copied_" + std::to_string(step);
     neuronprof::ScopedTrace copied(name);
+    neuronprof::TraceProducer producer("enqueue");
+    neuronprof::TraceConsumer consumer("dequeue", producer.context_id());
+    neuronprof::AsyncTrace request("requests", "request");
+    neuronprof::TraceCounter("queue_depth", step);
+    neuronprof::TraceInstant("cache_miss");
   }
   std::printf("markers-only consumer ran\n");
   return 0;
