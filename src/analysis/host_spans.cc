@@ -17,24 +17,52 @@ namespace {
 using tensorflow::profiler::XSpace;
 
 // The spans of one line, appended to `out`; `sources` interns source texts.
-void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids, int64_t source_id,
-                 int thread, absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
+// The stats CollectLine reads besides the step's.
+struct SpanStatIds {
+  explicit SpanStatIds(const xplane::PlaneVisitor& plane)
+      : source(plane.StatId(xplane::kSourceStat)),
+        produced(plane.StatId(xplane::kProducerIdStat)),
+        consumed(plane.StatId(xplane::kConsumerIdStat)),
+        async(plane.StatId(xplane::kAsyncIdStat)),
+        instant(plane.StatId(xplane::kInstantStat)) {}
+  int64_t source, produced, consumed, async, instant;
+};
+
+bool IsInstant(const xplane::EventVisitor& event, int64_t instant_id) {
+  const tensorflow::profiler::XEventMetadata* metadata = event.Metadata();
+  if (metadata == nullptr || instant_id < 0) return false;
+  return std::any_of(metadata->stats().begin(), metadata->stats().end(),
+                     [&](const auto& stat) { return stat.metadata_id() == instant_id; });
+}
+
+uint64_t ContextOf(const xplane::EventVisitor& event, const SpanStatIds& stats) {
+  for (const int64_t id : {stats.produced, stats.consumed, stats.async}) {
+    if (const auto value = event.IntStat(id)) return static_cast<uint64_t>(*value);
+  }
+  return 0;
+}
+
+void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
+                 const SpanStatIds& stats, int thread, absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
   for (int e : SortedEventIndices(line.raw())) {
     const xplane::EventVisitor event = line.Event(e);
-    if (xplane::IsMemoryEventName(event.Name())) continue;
+    if (xplane::IsMemoryEventName(event.Name()) || IsInstant(event, stats.instant)) continue;
     HostSpan span;
     span.name = event.Name();
-    span.kind = event.Stat(ids.framework) ? SpanKind::kOperator
+    span.kind = xplane::IsAsyncLineId(line.Id())  ? SpanKind::kAsync
+                : event.Stat(ids.framework) ? SpanKind::kOperator
                 : IsStepEvent(event, ids)  ? SpanKind::kStep
                                            : SpanKind::kMarker;
     span.thread = thread;
     span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());
     span.self_ps = span.duration_ps;
-    if (const auto stat = event.Stat(source_id)) {
+    span.context = ContextOf(event, stats);
+    span.event = &event.raw();
+    if (const auto stat = event.Stat(stats.source)) {
       const std::string site = ShortSource(stat->TextValue(&scratch));
       span.source = sources.try_emplace(site, static_cast<int>(sources.size())).first->second;
     }
@@ -72,14 +100,15 @@ HostSpans CollectHostSpans(const XSpace& space) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
     const StepStatIds ids(plane);
-    const int64_t source_id = plane.StatId(xplane::kSourceStat);
+    const SpanStatIds stats(plane);
     out.spans.reserve(out.spans.size() + plane.NumEvents());
     for (int l = 0; l < plane.NumLines(); ++l) {
       const xplane::LineVisitor line = plane.Line(l);
       const std::string_view name = line.DisplayName();
+      if (xplane::IsCounterLine(line.Name())) continue;
       out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id())
                                          : std::string(name));
-      CollectLine(line, ids, source_id, static_cast<int>(out.threads.size() - 1), sources, out);
+      CollectLine(line, ids, stats, static_cast<int>(out.threads.size() - 1), sources, out);
     }
   }
   out.sources.resize(sources.size());

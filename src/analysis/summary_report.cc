@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "src/analysis/device_report.h"
+#include "src/analysis/flow_tails.h"
 #include "src/analysis/marker_report.h"
 #include "src/analysis/saturating.h"
 #include "src/analysis/text_table.h"
@@ -292,8 +293,9 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   {
     const HostSpans spans = CollectHostSpans(space);
     summary.markers = BuildMarkerStats(spans, group_by);
-    summary.tails = BuildStepTails(spans);
+    summary.tails = BuildTails(space, spans);
   }
+  summary.serving = BuildServingEvents(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
@@ -318,6 +320,9 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendStepStats(summary.markers.steps, limit, out);
   AppendTails(summary.tails, limit, out);
   AppendMarkerStats(summary.markers.markers, limit, out);
+  AppendAsyncStats(summary.markers.async_spans, limit, out);
+  AppendCounters(summary.serving.counters, limit, out);
+  AppendInstants(summary.serving.instants, limit, out);
   AppendMemory(summary.memory, limit, out);
   AppendKernelTable(summary.kernels, summary.device, limit, out);
   AppendUtilisation(summary.utilisation, summary.table, summary.peaks, limit, out);
