@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/names.h"
@@ -43,14 +44,14 @@ std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space
     if (spans.spans[i].context != 0) index[spans.spans[i].event] = static_cast<int32_t>(i);
   }
   std::vector<FlowWait> waits;
-  absl::flat_hash_map<int32_t, bool> seen;  // producers with their first consumer found
+  absl::flat_hash_set<int32_t> seen;  // producers with their first consumer found
   for (const auto& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     // Ordered by consumer start: a producer's first link is its first consumer.
     for (const xplane::FlowLink& link : xplane::LinkFlows(xplane::PlaneVisitor(raw))) {
       const auto p = index.find(link.producer.event);
       const auto c = index.find(link.consumer.event);
-      if (p == index.end() || c == index.end() || !seen.try_emplace(p->second, true).second) {
+      if (p == index.end() || c == index.end() || !seen.insert(p->second).second) {
         continue;
       }
       const HostSpan& producer = spans.spans[p->second];

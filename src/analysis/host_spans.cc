@@ -43,7 +43,8 @@ uint64_t ContextOf(const xplane::EventVisitor& event, const SpanStatIds& stats) 
 }
 
 void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
-                 const SpanStatIds& stats, int thread, absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
+                 const SpanStatIds& stats, int thread,
+                 absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
@@ -52,10 +53,10 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
     if (xplane::IsMemoryEventName(event.Name()) || IsInstant(event, stats.instant)) continue;
     HostSpan span;
     span.name = event.Name();
-    span.kind = xplane::IsAsyncLineId(line.Id())  ? SpanKind::kAsync
-                : event.Stat(ids.framework) ? SpanKind::kOperator
-                : IsStepEvent(event, ids)  ? SpanKind::kStep
-                                           : SpanKind::kMarker;
+    span.kind = xplane::IsAsyncLineId(line.Id()) ? SpanKind::kAsync
+                : event.Stat(ids.framework)        ? SpanKind::kOperator
+                : IsStepEvent(event, ids)          ? SpanKind::kStep
+                                                   : SpanKind::kMarker;
     span.thread = thread;
     span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());

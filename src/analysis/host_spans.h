@@ -43,8 +43,8 @@ struct HostSpans {
 // Markers (NEURONPROF_SCOPE, ScopedTrace, TraceProducer/TraceConsumer),
 // steps (StepTrace: IsStepEvent), operators and async spans of every
 // "/host:*" plane; memory events, instants (TraceInstant) and counter
-// samples (the _counters_ line) are not scopes and are left out. Negative durations count as 0. The XSpace must
-// outlive the result.
+// samples (the _counters_ line) are not scopes and are left out. Negative
+// durations count as 0. The XSpace must outlive the result.
 HostSpans CollectHostSpans(const tensorflow::profiler::XSpace& space);
 
 // The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").

@@ -43,7 +43,8 @@ CounterStats Summarize(std::string name, std::vector<Sample>& samples, int64_t b
     out.min = std::min(out.min, v);
     out.max = std::max(out.max, v);
     sum += v;
-    const int64_t until = i + 1 < samples.size() ? samples[i + 1].ps : std::max(end_ps, samples[i].ps);
+    const int64_t until =
+        i + 1 < samples.size() ? samples[i + 1].ps : std::max(end_ps, samples[i].ps);
     const double held = static_cast<double>(SaturatingSub(until, samples[i].ps));
     weighted += v * held;
     weight += held;

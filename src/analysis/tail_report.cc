@@ -111,7 +111,7 @@ void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int
              const FlowWait& wait, TailInstance& instance) {
   const int64_t lo = std::max(wait.start_ps, step.start_ps);
   const int64_t hi = std::min(wait.end_ps, EndPs(step));
-  int64_t uncovered = Overlap(lo, hi, lo, hi);
+  int64_t uncovered = std::max<int64_t>(0, SaturatingSub(hi, lo));
   for (const int32_t c : children) {
     uncovered -= Overlap(spans.spans[c].start_ps, EndPs(spans.spans[c]), lo, hi);
   }
