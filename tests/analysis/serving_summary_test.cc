@@ -1,6 +1,8 @@
 // Async spans, queue waits, counters and instants in the summary, on a
 // constructed serving capture (request_space.h's MakeFlowSpace).
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -58,6 +60,35 @@ TEST_CASE("a queue wait between producer and consumer is a part of the step and 
   CHECK(async->lines[0].excess_ps == Approx(30000.0 * kUs));
   CHECK(analysis::TailSentence(*async).find("+30 ms in wait enqueue->infer") !=
         std::string::npos);
+}
+
+TEST_CASE("a producer waits for its first consumer; producers of one batch each wait for it") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* client = host.AddLine(1, "client", 0);
+  auto* worker = host.AddLine(2, "worker", 0);
+  auto add = [&](tensorflow::profiler::XLine* line, const char* name, int64_t us, bool producer,
+                 uint64_t id) {
+    auto* event = host.AddEvent(line, host.EventMetadataId(name), us * kUs, 100 * kUs);
+    host.AddStat(event, producer ? xplane::kProducerTypeStat : xplane::kConsumerTypeStat,
+                 int64_t{1});
+    host.AddStat(event, producer ? xplane::kProducerIdStat : xplane::kConsumerIdStat, id);
+  };
+  add(client, "send", 0, true, 1);      // one to many: consumed at 300 and 700 us
+  add(worker, "recv", 300, false, 1);
+  add(worker, "recv", 700, false, 1);
+  add(client, "enqueue", 1000, true, 2);  // many to one: two requests, one batch
+  add(client, "enqueue", 1200, true, 2);
+  add(worker, "batch", 2000, false, 2);
+  const auto spans = analysis::CollectHostSpans(space);
+  const auto waits = analysis::CollectFlowWaits(space, spans);
+  REQUIRE(waits.size() == 3);
+  std::vector<std::pair<std::string, int64_t>> got;
+  for (const auto& wait : waits) got.emplace_back(wait.part, (wait.end_ps - wait.start_ps) / kUs);
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::pair<std::string, int64_t>>{
+                   {"wait enqueue->batch", 700}, {"wait enqueue->batch", 900},
+                   {"wait send->recv", 200}});
 }
 
 TEST_CASE("an async span's parts are the markers linked to its id on other threads") {
