@@ -328,8 +328,10 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
   CLI::App* command = cli.add_subcommand(
       "summary",
       "operator table (PyProf columns) with device time per op, time share per op, step-time "
-      "breakdown, markers and steps per name (self time, p50/p90/p99/max), the tail of each "
-      "step name explained, memory (peak, by operator, per step), kernels, utilisation against peaks and "
+      "breakdown, markers, steps and async spans per name (self time, p50/p90/p99/max), the "
+      "tail of each step and async span name explained (queue waits between producer and "
+      "consumer included), counters (min/mean/max/last, time-weighted mean), instants, "
+      "memory (peak, by operator, per step), kernels, utilisation against peaks and "
       "recommendations of a capture; for a run of a distributed job's ranks, compute, "
       "communication and waiting per rank and step, the straggler and the collectives");
   command->add_option("input", args->input,

@@ -12,7 +12,8 @@
 //   }
 //
 // The figures are those of `neuronprof summary` on the run's .xplane.pb
-// (its "Step times by name", "Tail" and "Markers" sections; the rules are
+// (its "Step times by name", "Tail", "Markers", "Async spans",
+// "Counters" and "Instants" sections; the rules are
 // in docs/ANALYSIS.md). Reading the run takes time proportional to its
 // events: call it off the serving path.
 #ifndef NEURONPROF_SUMMARY_H_
@@ -66,14 +67,19 @@ struct MarkerStatsRow {
   int64_t device_flops = 0;  // as the device runtime reported them
 };
 
-// One part of a step that its slowest instances spend longer in.
+// One part of a step or async span that its slowest instances spend
+// longer in.
 struct TailPart {
-  std::string part;        // a child marker's name, or "(self)"
+  // A child marker's name, a marker linked to an async span's id, a queue
+  // wait "wait <producer>-><consumer>" (producer end to its first
+  // consumer's start), or "(self)".
+  std::string part;
   double excess_ns = 0;    // mean time in the slowest minus in the typical
 };
 
 struct TailExplanation {
-  std::string name;  // the step's name
+  std::string kind;  // "step" or "async"
+  std::string name;  // the step's name; an async span's "track/name" (its name when equal)
   int64_t instances = 0;
   double p50_ns = 0, p99_ns = 0;
   int64_t max_ns = 0;
@@ -89,10 +95,28 @@ struct TailExplanation {
   std::string text;
 };
 
+// A TraceCounter's samples. time_weighted_mean: each sample holds until the
+// next one, the last until the capture's last event ends.
+struct CounterSummary {
+  std::string name;
+  int64_t samples = 0;
+  double min = 0, mean = 0, max = 0, last = 0, time_weighted_mean = 0;
+};
+
+struct InstantSummary {
+  std::string name;  // a TraceInstant's name
+  int64_t count = 0;
+};
+
 struct MarkerSummary {
   std::vector<MarkerStatsRow> markers;  // longest total first
   std::vector<MarkerStatsRow> steps;    // per step name, longest total first
-  std::vector<TailExplanation> tails;   // per step name, by name
+  // Per step name by name, then per async span (track, name) by name.
+  std::vector<TailExplanation> tails;
+  // AsyncTrace spans per (name, track): thread = the track, self = total.
+  std::vector<MarkerStatsRow> async_spans;
+  std::vector<CounterSummary> counters;  // by name
+  std::vector<InstantSummary> instants;  // most first
 };
 
 // Summarises the host markers of `result`'s run (its .xplane.pb). Errors:

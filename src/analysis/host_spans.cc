@@ -17,27 +17,56 @@ namespace {
 using tensorflow::profiler::XSpace;
 
 // The spans of one line, appended to `out`; `sources` interns source texts.
-// `runtime`: the line of a runtime plane; `correlation_id`: that stat's id.
-void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids, int64_t source_id,
-                 bool runtime, int64_t correlation_id, int thread,
+// The stats CollectLine reads besides the step's.
+struct SpanStatIds {
+  explicit SpanStatIds(const xplane::PlaneVisitor& plane)
+      : source(plane.StatId(xplane::kSourceStat)),
+        produced(plane.StatId(xplane::kProducerIdStat)),
+        consumed(plane.StatId(xplane::kConsumerIdStat)),
+        async(plane.StatId(xplane::kAsyncIdStat)),
+        instant(plane.StatId(xplane::kInstantStat)),
+        correlation(plane.StatId(xplane::kCorrelationIdStat)) {}
+  int64_t source, produced, consumed, async, instant, correlation;
+};
+
+bool IsInstant(const xplane::EventVisitor& event, int64_t instant_id) {
+  const tensorflow::profiler::XEventMetadata* metadata = event.Metadata();
+  if (metadata == nullptr || instant_id < 0) return false;
+  return std::any_of(metadata->stats().begin(), metadata->stats().end(),
+                     [&](const auto& stat) { return stat.metadata_id() == instant_id; });
+}
+
+uint64_t ContextOf(const xplane::EventVisitor& event, const SpanStatIds& stats) {
+  for (const int64_t id : {stats.produced, stats.consumed, stats.async}) {
+    if (const auto value = event.IntStat(id)) return static_cast<uint64_t>(*value);
+  }
+  return 0;
+}
+
+// `runtime`: the line of a runtime plane.
+void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
+                 const SpanStatIds& stats, bool runtime, int thread,
                  absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
   for (int e : SortedEventIndices(line.raw())) {
     const xplane::EventVisitor event = line.Event(e);
-    if (xplane::IsMemoryEventName(event.Name())) continue;
+    if (xplane::IsMemoryEventName(event.Name()) || IsInstant(event, stats.instant)) continue;
     HostSpan span;
     span.name = event.Name();
-    span.kind = event.Stat(ids.framework) ? SpanKind::kOperator
-                : IsStepEvent(event, ids)  ? SpanKind::kStep
-                : runtime || event.Stat(correlation_id) ? SpanKind::kRuntimeCall
-                                                        : SpanKind::kMarker;
+    span.kind = xplane::IsAsyncLineId(line.Id())                   ? SpanKind::kAsync
+                : event.Stat(ids.framework)                        ? SpanKind::kOperator
+                : IsStepEvent(event, ids)                          ? SpanKind::kStep
+                : runtime || event.Stat(stats.correlation)         ? SpanKind::kRuntimeCall
+                                                                   : SpanKind::kMarker;
     span.thread = thread;
     span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());
     span.self_ps = span.duration_ps;
-    if (const auto stat = event.Stat(source_id)) {
+    span.context = ContextOf(event, stats);
+    span.event = &event.raw();
+    if (const auto stat = event.Stat(stats.source)) {
       const std::string site = ShortSource(stat->TextValue(&scratch));
       span.source = sources.try_emplace(site, static_cast<int>(sources.size())).first->second;
     }
@@ -75,18 +104,18 @@ HostSpans CollectHostSpans(const XSpace& space) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
     const StepStatIds ids(plane);
-    const int64_t source_id = plane.StatId(xplane::kSourceStat);
+    const SpanStatIds stats(plane);
     const bool runtime = xplane::IsRuntimePlane(raw);
-    const int64_t correlation_id = plane.StatId(xplane::kCorrelationIdStat);
     out.spans.reserve(out.spans.size() + plane.NumEvents());
     for (int l = 0; l < plane.NumLines(); ++l) {
       const xplane::LineVisitor line = plane.Line(l);
       const std::string_view name = line.DisplayName();
+      if (xplane::IsCounterLine(line.Name())) continue;
       out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id())
                                          : std::string(name));
       out.thread_ids.push_back(line.Id());
-      CollectLine(line, ids, source_id, runtime, correlation_id,
-                  static_cast<int>(out.threads.size() - 1), sources, out);
+      CollectLine(line, ids, stats, runtime, static_cast<int>(out.threads.size() - 1), sources,
+                  out);
     }
   }
   out.sources.resize(sources.size());

@@ -17,7 +17,9 @@ namespace analysis {
 // kRuntimeCall: a device runtime's call (every event of a
 // "/host:CPU-<TYPE>-runtime" plane, and events with a correlation_id, as
 // TSL merges launches into "/host:CPU"): not the user's marker.
-enum class SpanKind : uint8_t { kMarker, kStep, kOperator, kRuntimeCall };
+// kAsync: an AsyncTrace span on an async track's lane (its thread is the
+// track's name); nothing nests in it.
+enum class SpanKind : uint8_t { kMarker, kStep, kOperator, kRuntimeCall, kAsync };
 
 struct HostSpan {
   SpanKind kind = SpanKind::kMarker;
@@ -29,6 +31,10 @@ struct HostSpan {
   // line; a child that outlasts its parent counts up to the parent's end).
   int64_t self_ps = 0;
   int32_t parent = -1;  // the innermost enclosing span on the line; -1: none
+  // The context id a marker produces (_p) or consumes (_c), an async span's
+  // id (async_id); 0: none.
+  uint64_t context = 0;
+  const tensorflow::profiler::XEvent* event = nullptr;  // for flow links
 };
 
 struct HostSpans {
@@ -38,10 +44,11 @@ struct HostSpans {
   std::vector<std::string> sources;  // ShortSource of the source stat
 };
 
-// Markers (NEURONPROF_SCOPE, ScopedTrace), steps (StepTrace: IsStepEvent)
-// and operators of every "/host:*" plane; memory events (instants) are not
-// scopes and are left out. Negative durations count as 0. The XSpace must
-// outlive the result.
+// Markers (NEURONPROF_SCOPE, ScopedTrace, TraceProducer/TraceConsumer),
+// steps (StepTrace: IsStepEvent), operators and async spans of every
+// "/host:*" plane; memory events, instants (TraceInstant) and counter
+// samples (the _counters_ line) are not scopes and are left out. Negative
+// durations count as 0. The XSpace must outlive the result.
 HostSpans CollectHostSpans(const tensorflow::profiler::XSpace& space);
 
 // The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").

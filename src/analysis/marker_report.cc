@@ -82,13 +82,18 @@ void AppendStepStats(const std::vector<SpanStats>& steps, size_t top, fmt::memor
 void AppendTails(const std::vector<TailReport>& tails, size_t top, fmt::memory_buffer& out) {
   if (tails.empty()) return;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nTail: the slowest 1 % of each step name against its median band\n");
+  fmt::format_to(to,
+                 "\nTail: the slowest 1 % of each step and async span name against its "
+                 "median band\n");
   const size_t shown = std::min(top, tails.size());
   for (size_t i = 0; i < shown; ++i) fmt::format_to(to, "  {}\n", TailSentence(tails[i]));
   if (shown < tails.size()) fmt::format_to(to, "  ... {} more names\n", tails.size() - shown);
   fmt::format_to(to,
                  "  Median band: the instances ranked 40-60 % by duration. Parts: the step's "
-                 "direct children by name and (self); a part is named when it accounts for "
+                 "direct children by name, an async span's markers linked to its id (any "
+                 "thread), queue waits (wait P->C: producer end to first consumer start) and "
+                 "(self); "
+                 "a part is named when it accounts for "
                  ">= {:.0f} % of the excess, and only when the slowest exceed the band by "
                  ">= {:.0f} %\n",
                  kTailMinLineShare * 100, kTailMinGap * 100);
@@ -109,6 +114,72 @@ void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top,
                                       "marker the innermost around the launch; Dev FLOPs: as "
                                       "the runtime reported them"
                                     : "");
+}
+
+void AppendAsyncStats(const std::vector<SpanStats>& spans, size_t top, fmt::memory_buffer& out) {
+  if (spans.empty()) return;
+  fmt::format_to(std::back_inserter(out), "\nAsync spans: {} (name, track)\n", spans.size());
+  AppendSpanTable(spans, top, false, "Span", "ms", MsCell, out);
+  fmt::format_to(std::back_inserter(out),
+                 "  Thread: the span's track; Self equals Total (nothing nests on a track)\n");
+}
+
+void AppendCounters(const std::vector<CounterStats>& counters, size_t top,
+                    fmt::memory_buffer& out) {
+  if (counters.empty()) return;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nCounters: {}\n", counters.size());
+  TextTable text({"Counter", "Samples", "Min", "Mean", "Max", "Last", "TimeWeightedMean"},
+                 {false, true, true, true, true, true, true});
+  auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  const size_t shown = std::min(top, counters.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const CounterStats& c = counters[i];
+    text.Add({Shorten(c.name, 60), fmt::format("{}", c.samples), num(c.min), num(c.mean),
+              num(c.max), num(c.last), num(c.time_weighted_mean)});
+  }
+  text.RenderTo(out);
+  if (shown < counters.size()) fmt::format_to(to, "  ... {} more rows\n", counters.size() - shown);
+  fmt::format_to(to,
+                 "  TimeWeightedMean: each sample holds until the next one, the last until the "
+                 "capture's last event ends\n");
+}
+
+void AppendInstants(const std::vector<InstantCount>& instants, size_t top,
+                    fmt::memory_buffer& out) {
+  if (instants.empty()) return;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "\nInstants: {}\n", instants.size());
+  TextTable text({"Instant", "Count"}, {false, true});
+  const size_t shown = std::min(top, instants.size());
+  for (size_t i = 0; i < shown; ++i) {
+    text.Add({Shorten(instants[i].name, 60), fmt::format("{}", instants[i].count)});
+  }
+  text.RenderTo(out);
+  if (shown < instants.size()) fmt::format_to(to, "  ... {} more rows\n", instants.size() - shown);
+}
+
+ReportTable CounterTable(const std::vector<CounterStats>& counters) {
+  ReportTable table{"counters",
+                    {"name", "samples", "min", "mean", "max", "last", "time_weighted_mean",
+                     "first_us", "last_us", "end_us"},
+                    {}};
+  for (const CounterStats& c : counters) {
+    table.rows.push_back(
+        {Cell::Text(c.name), Cell::Int(c.samples), Cell::Number(c.min, 9),
+         Cell::Number(c.mean, 9), Cell::Number(c.max, 9), Cell::Number(c.last, 9),
+         Cell::Number(c.time_weighted_mean, 9), Cell::Micros(c.first_ps),
+         Cell::Micros(c.last_ps), Cell::Micros(c.end_ps)});
+  }
+  return table;
+}
+
+ReportTable InstantTable(const std::vector<InstantCount>& instants) {
+  ReportTable table{"instants", {"name", "count"}, {}};
+  for (const InstantCount& i : instants) {
+    table.rows.push_back({Cell::Text(i.name), Cell::Int(i.count)});
+  }
+  return table;
 }
 
 ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,

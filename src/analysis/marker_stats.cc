@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "src/analysis/saturating.h"
 
@@ -90,10 +91,16 @@ MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by,
       group_of[t] = it->second;
     }
   }
-  std::map<Key, Group> markers, steps;
+  std::map<Key, Group> markers, steps, async;
   for (const HostSpan& span : spans.spans) {
     // Operators are the op table's; runtime calls are not the user's.
     if (span.kind == SpanKind::kOperator || span.kind == SpanKind::kRuntimeCall) continue;
+    if (span.kind == SpanKind::kAsync) {  // keyed by the track, in the source slot
+      Group& group = async[Key{span.name, spans.threads[span.thread], 0}];
+      group.durations.push_back(span.duration_ps);
+      group.self_ps = SaturatingAdd(group.self_ps, span.self_ps);
+      continue;
+    }
     const bool step = span.kind == SpanKind::kStep;
     const std::string_view source =
         step || span.source < 0 ? std::string_view() : spans.sources[span.source];
@@ -105,7 +112,9 @@ MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by,
       group.device.Add(sum.ps, sum.events, sum.flops);
     }
   }
-  return MarkerStats{ToRows(markers, labels), ToRows(steps, labels)};
+  std::vector<SpanStats> async_rows = ToRows(async, labels);
+  for (SpanStats& row : async_rows) row.thread = std::exchange(row.source, {});
+  return MarkerStats{ToRows(markers, labels), ToRows(steps, labels), std::move(async_rows)};
 }
 
 }  // namespace analysis

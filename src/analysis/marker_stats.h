@@ -41,11 +41,14 @@ struct SpanStats {
   int64_t total_ps() const { return duration.total_ps; }
 };
 
-// Markers per (name, source[, thread]) and steps per (name[, thread]),
-// each longest total first (then by name).
+// Markers per (name, source[, thread]), steps per (name[, thread]) and
+// async spans per (name, track) (thread = the track, whatever group_by;
+// self = duration: nothing nests on a track), each longest total first
+// (then by name).
 struct MarkerStats {
   std::vector<SpanStats> markers;
   std::vector<SpanStats> steps;
+  std::vector<SpanStats> async_spans;
 };
 
 // `device`: device events attributed to `spans` (CollectDeviceEvents with

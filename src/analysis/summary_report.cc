@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "src/analysis/device_report.h"
+#include "src/analysis/flow_tails.h"
 #include "src/analysis/marker_report.h"
 #include "src/analysis/saturating.h"
 #include "src/analysis/text_table.h"
@@ -321,7 +322,8 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.steps = BuildStepBreakdown(space, ops);
   AddLaunchedDeviceTime(summary.device, summary.steps);
   summary.markers = BuildMarkerStats(spans, group_by, &summary.device);
-  summary.tails = BuildStepTails(spans);
+  summary.tails = BuildTails(space, spans);
+  summary.serving = BuildServingEvents(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
@@ -348,6 +350,9 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendStepStats(summary.markers.steps, limit, out);
   AppendTails(summary.tails, limit, out);
   AppendMarkerStats(summary.markers.markers, limit, out);
+  AppendAsyncStats(summary.markers.async_spans, limit, out);
+  AppendCounters(summary.serving.counters, limit, out);
+  AppendInstants(summary.serving.instants, limit, out);
   AppendMemory(summary.memory, limit, out);
   AppendKernelTable(summary.kernels, summary.device, limit, out);
   AppendUtilisation(summary.utilisation, summary.table, summary.peaks, limit, out);

@@ -16,6 +16,7 @@
 #include "src/analysis/op_table.h"
 #include "src/analysis/recommendations.h"
 #include "src/analysis/report_table.h"
+#include "src/analysis/serving_stats.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/tail_report.h"
 #include "src/analysis/utilisation.h"
@@ -31,7 +32,8 @@ struct Summary {
   MarkerStats markers;
   OpTable table;
   std::vector<StepBreakdown> steps;
-  std::vector<TailReport> tails;  // per step name
+  std::vector<TailReport> tails;  // per step name, then per async span name
+  ServingEvents serving;          // counters and instants
   MemoryReport memory;  // Empty when the capture recorded no memory.
   DeviceEvents device;  // Empty without device planes.
   KernelTable kernels;

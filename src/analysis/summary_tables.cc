@@ -63,6 +63,9 @@ std::vector<ReportTable> SummaryTables(const Summary& summary) {
   tables.push_back(SpanStatsTable("step_stats", summary.markers.steps, false));
   tables.push_back(TailTable(summary.tails));
   tables.push_back(SpanStatsTable("markers", summary.markers.markers, true));
+  tables.push_back(SpanStatsTable("async_spans", summary.markers.async_spans, false));
+  tables.push_back(CounterTable(summary.serving.counters));
+  tables.push_back(InstantTable(summary.serving.instants));
   tables.push_back(MemoryReportTable(summary.memory));
   tables.push_back(KernelReportTable(summary.kernels));
   tables.push_back(RecommendationsTable(summary.recommendations));
@@ -71,7 +74,8 @@ std::vector<ReportTable> SummaryTables(const Summary& summary) {
 
 std::vector<std::string> SummaryTableNames() {
   return {"operators", "time_share", "steps", "step_stats", "tails",
-          "markers",   "memory",     "kernels", "recommendations"};
+          "markers",   "async_spans", "counters", "instants", "memory",
+          "kernels",   "recommendations"};
 }
 
 }  // namespace analysis

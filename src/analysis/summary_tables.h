@@ -13,7 +13,8 @@ namespace neuronprof {
 namespace analysis {
 
 // In this order: operators, time_share, steps, step_stats, tails, markers,
-// memory, kernels, recommendations. Tables without rows are included.
+// async_spans, counters, instants, memory, kernels, recommendations.
+// Tables without rows are included.
 std::vector<ReportTable> SummaryTables(const Summary& summary);
 
 // The names above, in that order.

@@ -97,22 +97,57 @@ TailReport ExplainTail(std::string name, std::string kind, std::vector<TailInsta
   return report;
 }
 
-std::vector<TailReport> BuildStepTails(const HostSpans& spans) {
+int64_t Overlap(int64_t start, int64_t end, int64_t lo, int64_t hi) {
+  return std::max<int64_t>(0, SaturatingSub(std::min(end, hi), std::max(start, lo)));
+}
+
+namespace {
+
+int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.duration_ps); }
+
+// A wait's time inside `step` and outside its direct `children`, moved
+// from the instance's "(self)" (parts[0]) to a part of its own.
+void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int32_t>& children,
+             const FlowWait& wait, TailInstance& instance) {
+  const int64_t lo = std::max(wait.start_ps, step.start_ps);
+  const int64_t hi = std::min(wait.end_ps, EndPs(step));
+  int64_t uncovered = std::max<int64_t>(0, SaturatingSub(hi, lo));
+  for (const int32_t c : children) {
+    uncovered -= Overlap(spans.spans[c].start_ps, EndPs(spans.spans[c]), lo, hi);
+  }
+  int64_t& self = instance.parts.front().second;
+  uncovered = std::min(std::max<int64_t>(0, uncovered), self);
+  if (uncovered == 0) return;
+  self -= uncovered;
+  instance.parts.emplace_back(wait.part, uncovered);
+}
+
+}  // namespace
+
+std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits) {
   std::map<std::string_view, std::vector<TailInstance>> by_name;
   std::vector<int> instance_of(spans.spans.size(), -1);  // a step's index in its list
+  std::map<int32_t, std::vector<int32_t>> children;      // of each step with waits to place
   for (size_t i = 0; i < spans.spans.size(); ++i) {
     const HostSpan& span = spans.spans[i];
     if (span.parent >= 0 && instance_of[span.parent] >= 0) {  // a part of a step
       const HostSpan& step = spans.spans[span.parent];
-      const int64_t end = std::min(SaturatingAdd(span.start_ps, span.duration_ps),
-                                   SaturatingAdd(step.start_ps, step.duration_ps));
+      const int64_t end = std::min(EndPs(span), EndPs(step));
       by_name[step.name][instance_of[span.parent]].parts.emplace_back(
           span.name, SaturatingSub(end, span.start_ps));
+      if (!waits.empty()) children[span.parent].push_back(static_cast<int32_t>(i));
     }
     if (span.kind != SpanKind::kStep) continue;
     auto& list = by_name[span.name];
     instance_of[i] = static_cast<int>(list.size());
     list.push_back({span.duration_ps, {{kSelfPart, span.self_ps}}});
+  }
+  for (const FlowWait& wait : waits) {
+    int32_t step = spans.spans[wait.producer].parent;  // the producer's enclosing step
+    while (step >= 0 && spans.spans[step].kind != SpanKind::kStep) step = spans.spans[step].parent;
+    if (step < 0) continue;
+    const HostSpan& s = spans.spans[step];
+    AddWait(spans, s, children[step], wait, by_name[s.name][instance_of[step]]);
   }
   std::vector<TailReport> reports;
   for (auto& [name, instances] : by_name) {

@@ -50,7 +50,7 @@ struct TailLine {
 
 struct TailReport {
   std::string name;
-  std::string kind;  // "step" (async spans later)
+  std::string kind;  // "step" or "async"
   int64_t instances = 0;
   double p50_ps = 0, p99_ps = 0;
   int64_t max_ps = 0;
@@ -66,9 +66,21 @@ struct TailReport {
 // `instances` of one name; empty instances give an empty report.
 TailReport ExplainTail(std::string name, std::string kind, std::vector<TailInstance> instances);
 
-// One report per step name (steps' direct children by name, and "(self)"),
-// by name.
-std::vector<TailReport> BuildStepTails(const HostSpans& spans);
+// A producer's queue wait for its first consumer (flow_tails.h).
+struct FlowWait {
+  int32_t producer = -1, consumer = -1;  // indices into HostSpans::spans
+  int64_t start_ps = 0, end_ps = 0;      // producer end, first consumer start
+  std::string part;                      // "wait enqueue->infer"
+};
+
+// One report per step name (steps' direct children by name, the waits of
+// the producers nested in the step, and "(self)"), by name. `waits` must
+// outlive nothing: the reports copy the names.
+std::vector<TailReport> BuildStepTails(const HostSpans& spans,
+                                       const std::vector<FlowWait>& waits = {});
+
+// The part of [start, end) inside [lo, hi): 0 when they do not meet.
+int64_t Overlap(int64_t start, int64_t end, int64_t lo, int64_t hi);
 
 // "request: p50 4.1 ms, p99 41.2 ms, max 45 ms (200 instances); the
 // slowest 1 % (2) spend +33.9 ms in queue_wait, +2.1 ms in infer".

@@ -5,8 +5,10 @@
 #include <cmath>
 
 #include "absl/strings/match.h"
+#include "src/analysis/flow_tails.h"
 #include "src/analysis/marker_stats.h"
 #include "src/analysis/selection.h"
+#include "src/analysis/serving_stats.h"
 #include "src/analysis/tail_report.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
@@ -40,7 +42,7 @@ std::vector<MarkerStatsRow> Rows(const std::vector<analysis::SpanStats>& stats) 
 }
 
 TailExplanation Tail(const analysis::TailReport& report) {
-  TailExplanation tail{report.name,  report.instances,  Ns(report.p50_ps),
+  TailExplanation tail{report.kind, report.name, report.instances,  Ns(report.p50_ps),
                        Ns(report.p99_ps), Ns(report.max_ps), report.slowest,
                        Ns(report.gap_ps()), report.has_tail, {}, analysis::TailSentence(report)};
   for (const analysis::TailLine& line : report.lines) {
@@ -78,9 +80,20 @@ absl::StatusOr<MarkerSummary> SummarizeMarkers(const ProfileResult& result,
       analysis::CollectDeviceEvents(*space, analysis::CollectOperatorEvents(*space), &spans);
   const analysis::MarkerStats stats =
       analysis::BuildMarkerStats(spans, GroupByOf(options.group_by), &device);
-  MarkerSummary summary{Rows(stats.markers), Rows(stats.steps), {}};
-  for (const analysis::TailReport& report : analysis::BuildStepTails(spans)) {
+  MarkerSummary summary;
+  summary.markers = Rows(stats.markers);
+  summary.steps = Rows(stats.steps);
+  summary.async_spans = Rows(stats.async_spans);
+  for (const analysis::TailReport& report : analysis::BuildTails(*space, spans)) {
     summary.tails.push_back(Tail(report));
+  }
+  const analysis::ServingEvents serving = analysis::BuildServingEvents(*space);
+  for (const analysis::CounterStats& c : serving.counters) {
+    summary.counters.push_back({c.name, c.samples, c.min, c.mean, c.max, c.last,
+                                c.time_weighted_mean});
+  }
+  for (const analysis::InstantCount& i : serving.instants) {
+    summary.instants.push_back({i.name, i.count});
   }
   return summary;
 }

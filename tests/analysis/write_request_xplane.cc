@@ -2,6 +2,7 @@
 // <dir>/<host>.xplane.pb and <host>.trace.json.gz with the exporter that
 // captures use:
 //   write_request_xplane DIR HOST [--requests N] [--slow I,J,...] [--delay_us D] [--irregular]
+//     [--flows]  (MakeFlowSpace instead: flows, an async span, a counter, instants)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s DIR HOST [--requests N] [--slow I,J,...] [--delay_us D] "
-                 "[--irregular]\n",
+                 "[--irregular] [--flows]\n",
                  argv[0]);
     return 2;
   }
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   std::vector<int> slow;
   int64_t delay_us = 0;
   bool irregular = false;
+  bool flows = false;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--requests" && i + 1 < argc) {
@@ -38,12 +40,16 @@ int main(int argc, char** argv) {
       delay_us = std::atoll(argv[++i]);
     } else if (arg == "--irregular") {
       irregular = true;
+    } else if (arg == "--flows") {
+      flows = true;
     } else {
       std::fprintf(stderr, "unknown argument '%s'\n", arg.c_str());
       return 2;
     }
   }
-  const auto space = neuronprof::testing::MakeRequestSpace(requests, slow, delay_us, irregular);
+  const auto space =
+      flows ? neuronprof::testing::MakeFlowSpace(requests, slow, delay_us)
+            : neuronprof::testing::MakeRequestSpace(requests, slow, delay_us, irregular);
   neuronprof::exporter::ExportOptions options;
   auto files = neuronprof::exporter::WriteProfileFiles(space, argv[1], argv[2], options);
   if (!files.ok()) {

@@ -48,13 +48,14 @@ if run 0 "--csv - on a marker-only capture" summary "$SLOW" --csv -; then
   has "the empty table is said" "$WORK/err" "the operators table is empty; tables: operators, time_share, steps, step_stats, tails, markers"
 fi
 if run 0 "--csv_dir" summary "$SLOW" --csv_dir "$WORK/tables"; then
-  for table in operators time_share steps step_stats tails markers memory kernels recommendations; do
+  for table in operators time_share steps step_stats tails markers async_spans counters instants memory kernels \
+      recommendations; do
     [[ -s $WORK/tables/$table.csv ]] && pass "$table.csv" || fail "$table.csv missing"
   done
   has "tails csv" "$WORK/tables/tails.csv" "step,request,200,3520.000,3839.800,33530.000,2,42,"
   has "tails csv part" "$WORK/tables/tails.csv" ",1,queue_wait,30000.000,31000.000,1000.000"
   has "step_stats csv" "$WORK/tables/step_stats.csv" "request,,200,"
-  has "csv_dir reported" "$WORK/out" "wrote 9 tables to $WORK/tables/"
+  has "csv_dir reported" "$WORK/out" "wrote 12 tables to $WORK/tables/"
 fi
 
 # JSON: one strict document with every table.
@@ -66,7 +67,8 @@ assert doc["format"] == "neuronprof.summary/1", doc["format"]
 assert doc["selection"] is None
 tables = doc["tables"]
 assert list(tables) == ["operators", "time_share", "steps", "step_stats", "tails", "markers",
-                        "memory", "kernels", "recommendations"], list(tables)
+                        "async_spans", "counters", "instants", "memory", "kernels",
+                        "recommendations"], list(tables)
 tail = tables["tails"][0]
 assert tail["name"] == "request" and tail["part"] == "queue_wait", tail
 assert tail["excess_us"] == 30000.0, tail
@@ -96,5 +98,40 @@ usage_error_rc "bad --window_ms" "--window_ms: 'x' is not a window A-B" summary 
 usage_error_rc "both selections" "excludes" summary "$SLOW" --steps 1-2 --window_ms 0-1
 usage_error_rc "unknown table" "--table: nope not in" summary "$SLOW" --csv - --table nope
 usage_error_rc "--table without --csv" "--table requires --csv" summary "$SLOW" --table markers
+
+# A serving capture with flows: a client's request step holds an enqueue
+# producer whose infer consumer runs on a worker; an async span per request;
+# a queue_depth counter and cache_miss instants. Requests 7 and 123 wait
+# 30 ms more between enqueue and infer.
+FLOWS=$WORK/flows
+mkdir -p "$FLOWS"
+"$WRITER" "$FLOWS" host --flows --slow 7,123 --delay_us 30000 >/dev/null ||
+  { echo "FAIL: writer --flows"; exit 1; }
+if run 0 "flows text" summary "$FLOWS"; then
+  has "step tail names the queue wait" "$WORK/out" "+30 ms in wait enqueue->infer"
+  has "async tail" "$WORK/out" "requests/request: p50"
+  has "async spans table" "$WORK/out" "Async spans: 1 (name, track)"
+  has "counters table" "$WORK/out" "Counters: 1"
+  has "instants table" "$WORK/out" "Instants: 1"
+fi
+run 0 "counters csv" summary "$FLOWS" --csv - --table counters &&
+  has "counter row" "$WORK/out" "queue_depth,400,0,0.5,1,0,"
+run 0 "instants csv" summary "$FLOWS" --csv - --table instants &&
+  has "instant row" "$WORK/out" "cache_miss,20"
+run 0 "async csv with --steps" summary "$FLOWS" --steps 10-19 --csv - --table async_spans &&
+  has "ten async spans" "$WORK/out" "request,requests,10,"
+if run 0 "flows --json -" summary "$FLOWS" --json -; then
+  python3 - "$WORK/out" <<'PY' && pass "flows json" || fail "flows json: $(head -c 300 "$WORK/out")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+tables = doc["tables"]
+assert tables["counters"][0]["name"] == "queue_depth", tables["counters"]
+assert tables["instants"] == [{"name": "cache_miss", "count": 20}], tables["instants"]
+assert tables["async_spans"][0]["calls"] == 200, tables["async_spans"]
+parts = [t for t in tables["tails"] if t["kind"] == "async"]
+assert parts[0]["part"] == "wait enqueue->infer" and parts[0]["excess_us"] == 30000.0, parts
+assert any("+30 ms in wait enqueue->infer" in t for t in doc["tails"]), doc["tails"]
+PY
+fi
 
 cli_test_end

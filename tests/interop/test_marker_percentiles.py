@@ -71,3 +71,42 @@ def test_percentiles_match_numpy(tmp_path):
   # The durations are irregular enough that p90 and p99 interpolate.
   infer = numpy.array(durations["infer"])
   assert numpy.percentile(infer, 99) not in set(infer)
+
+
+def test_async_spans_counters_and_instants_match_the_chrome_trace(tmp_path):
+  """Async spans ("b"/"e" pairs by id), counters ("C") and instants ("i") as
+  Perfetto reads them: the summary's figures are numpy's on the same data,
+  the counter's time-weighted mean holding each sample until the next one
+  and the last until the trace's last event ends."""
+  subprocess.run([_binary(WRITER, "write_request_xplane"), str(tmp_path), "host", "--flows",
+                  "--requests", "300", "--slow", "5,200", "--delay_us", "7000"],
+                 check=True, capture_output=True, timeout=60)
+  with gzip.open(os.path.join(str(tmp_path), "host.trace.json.gz"), "rt",
+                 encoding="utf-8") as f:
+    events = json.load(f)["traceEvents"]
+  begins = {e["id"]: e["ts"] for e in events if e.get("ph") == "b"}
+  spans = numpy.array([e["ts"] - begins[e["id"]] for e in events if e.get("ph") == "e"])
+  samples = sorted((e["ts"], e["args"]["value"]) for e in events if e.get("ph") == "C")
+  end = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e)
+  times = [t for t, _ in samples] + [end]
+  values = numpy.array([v for _, v in samples], dtype=float)
+  weighted = (values * numpy.diff(times)).sum() / (end - samples[0][0])
+  instants = collections.Counter(e["name"] for e in events if e.get("ph") == "i")
+
+  summary = subprocess.run([_binary(CLI, "neuronprof_cli"), "summary", str(tmp_path),
+                            "--json", "-"], check=True, capture_output=True, text=True,
+                           timeout=60)
+  tables = json.loads(summary.stdout)["tables"]
+  [row] = tables["async_spans"]
+  assert (row["name"], row["thread"], row["calls"]) == ("request", "requests", len(spans))
+  for column, value in {"total_us": spans.sum(), "mean_us": spans.mean(),
+                        "max_us": spans.max(), "p50_us": numpy.percentile(spans, 50),
+                        "p90_us": numpy.percentile(spans, 90),
+                        "p99_us": numpy.percentile(spans, 99)}.items():
+    assert row[column] == pytest.approx(value, abs=0.0006), column
+  [counter] = tables["counters"]
+  assert counter["name"] == "queue_depth" and counter["samples"] == len(values)
+  assert counter["mean"] == pytest.approx(values.mean())
+  assert counter["last"] == values[-1]
+  assert counter["time_weighted_mean"] == pytest.approx(weighted, rel=1e-6)
+  assert {r["name"]: r["count"] for r in tables["instants"]} == dict(instants)

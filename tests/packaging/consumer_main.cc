@@ -136,10 +136,19 @@ int main(int argc, char** argv) {
   for (const neuronprof::MarkerStatsRow& row : summary->markers) {
     if (row.name == "consumer_work") work_calls += row.stats.calls;
   }
+  // Tails: the step name, then the async span.
   if (summary->steps.empty() || summary->steps[0].name != "train" ||
-      summary->steps[0].stats.calls != 3 || work_calls != 3 || summary->tails.size() != 1 ||
-      summary->tails[0].instances != 3 || summary->steps[0].stats.p99_ns <= 0) {
+      summary->steps[0].stats.calls != 3 || work_calls != 3 || summary->tails.size() != 2 ||
+      summary->tails[0].kind != "step" || summary->tails[0].instances != 3 ||
+      summary->steps[0].stats.p99_ns <= 0) {
     std::fprintf(stderr, "the summary does not count 3 train steps and 3 consumer_work\n");
+    return 1;
+  }
+  if (summary->async_spans.size() != 1 || summary->async_spans[0].thread != "requests" ||
+      summary->tails[1].kind != "async" || summary->counters.size() != 1 ||
+      summary->counters[0].name != "queue_depth" || summary->counters[0].last != 1 ||
+      summary->instants.size() != 1 || summary->instants[0].count != 1) {
+    std::fprintf(stderr, "the summary misses the async span, the counter or the instant\n");
     return 1;
   }
   std::printf("%s\n", summary->tails[0].text.c_str());

@@ -1,0 +1,123 @@
+#include "src/analysis/flow_tails.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "src/analysis/saturating.h"
+#include "src/xplane/flow_links.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_visitor.h"
+
+namespace neuronprof {
+namespace analysis {
+namespace {
+
+int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.duration_ps); }
+
+// Markers linked to each context id, leaving out those nested in a marker
+// linked to the same id.
+absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpans& spans) {
+  absl::flat_hash_map<uint64_t, std::vector<int32_t>> out;
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const HostSpan& span = spans.spans[i];
+    if (span.context == 0 || span.kind == SpanKind::kAsync) continue;
+    bool nested = false;
+    for (int32_t p = span.parent; p >= 0 && !nested; p = spans.spans[p].parent) {
+      nested = spans.spans[p].context == span.context;
+    }
+    if (!nested) out[span.context].push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space,
+                                       const HostSpans& spans) {
+  absl::flat_hash_map<const tensorflow::profiler::XEvent*, int32_t> index;
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    if (spans.spans[i].context != 0) index[spans.spans[i].event] = static_cast<int32_t>(i);
+  }
+  std::vector<FlowWait> waits;
+  absl::flat_hash_set<int32_t> seen;  // producers with their first consumer found
+  for (const auto& raw : space.planes()) {
+    if (!xplane::IsHostPlane(raw)) continue;
+    // Ordered by consumer start: a producer's first link is its first consumer.
+    for (const xplane::FlowLink& link : xplane::LinkFlows(xplane::PlaneVisitor(raw))) {
+      const auto p = index.find(link.producer.event);
+      const auto c = index.find(link.consumer.event);
+      if (p == index.end() || c == index.end() || !seen.insert(p->second).second) {
+        continue;
+      }
+      const HostSpan& producer = spans.spans[p->second];
+      const HostSpan& consumer = spans.spans[c->second];
+      if (consumer.start_ps <= EndPs(producer)) continue;
+      waits.push_back({p->second, c->second, EndPs(producer), consumer.start_ps,
+                       "wait " + std::string(producer.name) + "->" + std::string(consumer.name)});
+    }
+  }
+  return waits;
+}
+
+std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
+                                        const std::vector<FlowWait>& waits) {
+  const auto linked = LinkedMarkers(spans);
+  absl::flat_hash_map<uint64_t, std::vector<const FlowWait*>> waits_of;
+  for (const FlowWait& wait : waits) {
+    const uint64_t context = spans.spans[wait.producer].context;
+    if (context != 0) waits_of[context].push_back(&wait);
+  }
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<TailInstance>> by_key;
+  for (const HostSpan& span : spans.spans) {
+    if (span.kind != SpanKind::kAsync) continue;
+    const int64_t lo = span.start_ps, hi = EndPs(span);
+    TailInstance instance{span.duration_ps, {{kSelfPart, span.duration_ps}}};
+    auto add = [&](std::string_view part, int64_t ps) {
+      if (ps <= 0) return;
+      instance.parts.emplace_back(part, ps);
+      instance.parts.front().second = SaturatingSub(instance.parts.front().second, ps);
+    };
+    if (span.context != 0) {
+      if (const auto it = linked.find(span.context); it != linked.end()) {
+        for (const int32_t m : it->second) {
+          const HostSpan& marker = spans.spans[m];
+          add(marker.name, Overlap(marker.start_ps, EndPs(marker), lo, hi));
+        }
+      }
+      if (const auto it = waits_of.find(span.context); it != waits_of.end()) {
+        for (const FlowWait* wait : it->second) {
+          add(wait->part, Overlap(wait->start_ps, wait->end_ps, lo, hi));
+        }
+      }
+    }
+    by_key[{spans.threads[span.thread], span.name}].push_back(std::move(instance));
+  }
+  std::vector<TailReport> reports;
+  for (auto& [key, instances] : by_key) {
+    const auto& [track, name] = key;
+    std::string label(name);
+    if (track != name) label = std::string(track) + "/" + label;
+    reports.push_back(ExplainTail(std::move(label), "async", std::move(instances)));
+  }
+  std::stable_sort(reports.begin(), reports.end(),
+                   [](const TailReport& a, const TailReport& b) { return a.name < b.name; });
+  return reports;
+}
+
+std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
+                                   const HostSpans& spans) {
+  const std::vector<FlowWait> waits = CollectFlowWaits(space, spans);
+  std::vector<TailReport> reports = BuildStepTails(spans, waits);
+  std::vector<TailReport> async = BuildAsyncTails(spans, waits);
+  reports.insert(reports.end(), std::make_move_iterator(async.begin()),
+                 std::make_move_iterator(async.end()));
+  return reports;
+}
+
+}  // namespace analysis
+}  // namespace neuronprof

@@ -1,0 +1,50 @@
+// Queue waits and async spans in the tail explanation.
+//
+// A queue wait: the time from a producer's end (TraceProducer) to the start
+// of its first consumer (TraceConsumer of the same context type and id,
+// xplane::LinkFlows), named "wait <producer>-><consumer>". It is a part of
+// the step that encloses the producer on its line, for the time it lies
+// inside the step and outside the step's direct children (it takes from
+// the step's "(self)"), and a part of the async span whose id is the
+// context's.
+//
+// An async span's parts (rule in docs/ANALYSIS.md): the markers on any
+// thread that produce or consume a context whose id is the span's id (any
+// context type; a linked marker nested in another linked to the same id
+// counts in its parent), each by name for the time it lies inside the
+// span, the queue waits of those producers inside the span, and "(self)":
+// the rest of the span's duration (below 0 only when parts on different
+// threads overlap).
+#ifndef NEURONPROF_SRC_ANALYSIS_FLOW_TAILS_H_
+#define NEURONPROF_SRC_ANALYSIS_FLOW_TAILS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/xplane.pb.h"
+#include "src/analysis/host_spans.h"
+#include "src/analysis/tail_report.h"
+
+namespace neuronprof {
+namespace analysis {
+
+// One per producer whose first consumer starts after it ends (FlowWait:
+// tail_report.h).
+std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space,
+                                       const HostSpans& spans);
+
+// One report per (track, name) of async span, kind "async", named
+// "<track>/<name>" (the name alone when it is the track's), by name.
+std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
+                                        const std::vector<FlowWait>& waits);
+
+// Steps' and async spans' reports: BuildStepTails with the waits, then
+// BuildAsyncTails.
+std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
+                                   const HostSpans& spans);
+
+}  // namespace analysis
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_ANALYSIS_FLOW_TAILS_H_
