@@ -161,6 +161,7 @@ class Server {
         NEURONPROF_SCOPE("assemble");
         input.reserve(batch.size() * MlpModel::kInputs);
         for (const Request& request : batch) {
+          Dequeued dequeued(request.id, request.trace);
           input.insert(input.end(), request.input.begin(), request.input.end());
         }
       }

@@ -39,10 +39,22 @@ respond_threads = {names.get(e["tid"]) for e in respond}
 if accept_threads != {"acceptor"}: problems.append(f"accept on {accept_threads}")
 if not respond_threads or not all(str(t).startswith("worker-") for t in respond_threads):
     problems.append(f"respond on {respond_threads}")
+# Serving events: each request's accept produces a flow its dequeue and
+# respond consume, its life is one async span, the queue depth a counter.
+dequeue = spans("dequeue")
+if ids(dequeue) != list(range(requests)): problems.append(f"{len(dequeue)} dequeue markers")
+flow_starts = [e for e in events if e.get("ph") == "s"]
+flow_ends = [e for e in events if e.get("ph") == "f"]
+if len(flow_starts) < requests or len({e["id"] for e in flow_ends}) < requests:
+    problems.append(f"{len(flow_starts)} flow starts, {len(flow_ends)} flow ends")
+lives = [e for e in events if e.get("ph") == "b" and e.get("name") == "request"]
+if len(lives) != requests: problems.append(f"{len(lives)} request async spans")
+if not any(e.get("ph") == "C" and e.get("name") == "queue_depth" for e in events):
+    problems.append("no queue_depth counter")
 print("; ".join(problems) if problems else "ok")
 PY
   [[ "$(cat "$WORK/trace_check")" == ok ]] &&
-    pass "$2: 200 requests accepted on the acceptor, answered on workers, one step per batch" ||
+    pass "$2: 200 requests accepted on the acceptor, answered on workers (flows, async spans, counters), one step per batch" ||
     fail "$2: $(cat "$WORK/trace_check")"
 }
 
