@@ -11,6 +11,7 @@
 #include "src/analysis/operator_annotator.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
+#include "src/xplane/work_count.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -53,42 +54,75 @@ int LastStartingBy(const std::vector<int>& list, const std::vector<OperatorEvent
 }
 
 // Operators by thread (line id), in start order, to find the innermost one
-// around an instant.
+// around each runtime call.
 class OpsByThread {
  public:
-  OpsByThread(const XSpace& space, const OperatorEvents& ops) : ops_(ops.ops) {
+  OpsByThread(const XSpace& space, const OperatorEvents& ops)
+      : ops_(ops.ops), alive_(ops.ops.size()) {
     for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
       const OperatorEvent& op = ops_[i];
       threads_[space.planes(op.plane).lines(op.line).id()].push_back(i);
+      alive_[i] = i;
     }
     for (auto& [thread, list] : threads_) SortByStart(list, ops_);
   }
 
   // The innermost op on `thread` running at `time_ps`, else -1. The op
   // starting last before the instant either holds it or is nested in the
-  // one that does: its enclosing ops are its parents.
-  int Innermost(int64_t thread, int64_t time_ps) const {
+  // one that does: its enclosing ops are its parents, whose ends never
+  // fall going up. Instants must come in non-decreasing order per thread:
+  // an op that ended before one instant has ended before all later ones,
+  // so the walk up skips it for good (path compression, as in union-find:
+  // amortized near O(1) instead of O(depth) per instant).
+  int Innermost(int64_t thread, int64_t time_ps) {
     auto it = threads_.find(thread);
     if (it == threads_.end()) return -1;
-    int op = LastStartingBy(it->second, ops_, time_ps);
-    while (op >= 0 && SaturatingAdd(ops_[op].start_ps, ops_[op].duration_ps) < time_ps) {
-      op = ops_[op].parent;
-    }
-    return op;
+    return Alive(LastStartingBy(it->second, ops_, time_ps), time_ps);
   }
 
  private:
+  // The first of `op` and its parents that ends at or after `time_ps`.
+  int Alive(int op, int64_t time_ps) {
+    int found = op;
+    while (found >= 0) {
+      xplane::CountWork();
+      if (alive_[found] != found) {
+        found = alive_[found];
+      } else if (SaturatingAdd(ops_[found].start_ps, ops_[found].duration_ps) < time_ps) {
+        found = ops_[found].parent;
+      } else {
+        break;
+      }
+    }
+    // Every op passed has ended: point each straight at the answer.
+    while (op >= 0 && op != found) {
+      const int up = alive_[op] != op ? alive_[op] : ops_[op].parent;
+      alive_[op] = found;
+      op = up;
+    }
+    return found;
+  }
+
   const std::vector<OperatorEvent>& ops_;
   absl::flat_hash_map<int64_t, std::vector<int>> threads_;
+  // alive_[i] == i: not known to have ended; else where its walk goes on.
+  std::vector<int> alive_;
 };
 
 // (device type, id): types are short (SSO), so keys do not allocate.
 using CorrelationKey = std::pair<std::string, int64_t>;
 using Launches = absl::flat_hash_map<CorrelationKey, int>;
 
-// Every runtime call with a correlation id on a host plane -> its op.
-Launches LaunchingOps(const XSpace& space, const OpsByThread& threads) {
-  Launches launches;
+// Every runtime call with a correlation id on a host plane -> its op. Calls
+// are looked up per thread in time order (OpsByThread::Innermost), and the
+// answers applied in file order, so a repeated id keeps its last call.
+Launches LaunchingOps(const XSpace& space, OpsByThread& threads) {
+  struct Call {
+    int64_t thread, start_ps;
+    size_t key;  // into keys
+  };
+  std::vector<Call> calls;
+  std::vector<CorrelationKey> keys;
   for (const XPlane& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
@@ -100,11 +134,18 @@ Launches LaunchingOps(const XSpace& space, const OpsByThread& threads) {
       line.ForEachEvent([&](const xplane::EventVisitor& call) {
         const std::optional<int64_t> id = call.IntStat(correlation_id);
         if (!id || *id == 0) return;
-        const int64_t start = SaturatingAdd(line_ps, call.OffsetPs());
-        launches[{type, *id}] = threads.Innermost(line.Id(), start);
+        calls.push_back({line.Id(), SaturatingAdd(line_ps, call.OffsetPs()), keys.size()});
+        keys.push_back({type, *id});
       });
     });
   }
+  std::vector<int> op(keys.size(), -1);
+  std::stable_sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.start_ps < b.start_ps;
+  });
+  for (const Call& call : calls) op[call.key] = threads.Innermost(call.thread, call.start_ps);
+  Launches launches;
+  for (size_t k = 0; k < keys.size(); ++k) launches[std::move(keys[k])] = op[k];
   return launches;
 }
 
@@ -202,7 +243,7 @@ std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::Eve
 
 DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops) {
   DeviceEvents result;
-  const OpsByThread threads(space, ops);
+  OpsByThread threads(space, ops);
   const Launches launches = LaunchingOps(space, threads);
   OpsByName names(ops);
   for (int p = 0; p < space.planes_size(); ++p) {

@@ -49,32 +49,42 @@ inline tensorflow::profiler::XSpace NestedMarkers(int n) {
   return space;
 }
 
-// `n` runtime calls on one thread inside one long operator, none of them
-// matched by a device event, plus `n` kernels whose correlation ids no
-// call has.
+// `n` runtime calls, none of them matched by a device event (`n` kernels
+// carry correlation ids no call has), in the worst places for finding the
+// op that encloses a call: thread 1 has an op around `n` nested markers,
+// half the calls inside the innermost; thread 2 has `n` nested ops that
+// end before its calls, inside the outermost op.
 inline tensorflow::profiler::XSpace UnmatchedRuntimeCalls(int n) {
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
-  auto* main = host.AddLine(1, "main", 0);
-  const int64_t span = int64_t{n} * 2000 + 1000;
-  auto* op = host.AddEvent(main, host.EventMetadataId("aten::mm"), 0, span);
-  host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
-  for (int i = 0; i < n; ++i) {  // Markers inside the op, each around a call.
-    host.AddEvent(main, host.EventMetadataId("marker"), int64_t{i} * 2000 + 500, 1000);
+  const int64_t span = int64_t{n} * 4000;
+  auto op = [&](tensorflow::profiler::XLine* line, int64_t start, int64_t duration) {
+    auto* e = host.AddEvent(line, host.EventMetadataId("aten::mm"), start, duration);
+    host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
+  };
+  auto* markers = host.AddLine(1, "markers", 0);
+  op(markers, 0, span);
+  for (int i = 1; i <= n; ++i) {
+    host.AddEvent(markers, host.EventMetadataId("marker"), i, span - 2 * i);
   }
+  auto* ops = host.AddLine(2, "ops", 0);
+  op(ops, 0, span);
+  for (int i = 1; i <= n; ++i) op(ops, i, 2 * (int64_t{n} - i) + 2);
   xplane::XPlaneBuilder runtime(xplane::FindOrAddPlane(&space, "/host:CPU-GPU-runtime"));
-  auto* calls = runtime.AddLine(1, "main", 0);
   const int64_t launch = runtime.EventMetadataId("cudaLaunchKernel");
-  for (int i = 0; i < n; ++i) {
-    auto* e = runtime.AddEvent(calls, launch, int64_t{i} * 2000 + 600, 500);
-    runtime.AddStat(e, xplane::kCorrelationIdStat, int64_t{i + 1});
+  for (int64_t tid : {1, 2}) {
+    auto* calls = runtime.AddLine(tid, "calls", 0);
+    for (int i = 0; i < n / 2; ++i) {
+      auto* e = runtime.AddEvent(calls, launch, 2 * int64_t{n} + 10 + i * 10, 5);
+      runtime.AddStat(e, xplane::kCorrelationIdStat, tid * n + i + 1);
+    }
   }
   xplane::XPlaneBuilder gpu(xplane::FindOrAddPlane(&space, "/device:GPU:0"));
   auto* stream = gpu.AddLine(7, "Stream #7", 0);
   const int64_t kernel = gpu.EventMetadataId("kernel");
   for (int i = 0; i < n; ++i) {
-    auto* e = gpu.AddEvent(stream, kernel, int64_t{i} * 2000 + 700, 500);
-    gpu.AddStat(e, xplane::kCorrelationIdStat, int64_t{n + i + 1});
+    auto* e = gpu.AddEvent(stream, kernel, 2 * int64_t{n} + i * 10, 5);
+    gpu.AddStat(e, xplane::kCorrelationIdStat, int64_t{3} * n + i + 1);
     gpu.AddStat(e, xplane::kDeviceEventKindStat, std::string_view("kernel"));
   }
   return space;
