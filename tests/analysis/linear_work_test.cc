@@ -1,6 +1,7 @@
 // Readers that stay linear: crafted captures in the worst shapes
 // (worst_shapes.h: deep nesting, one thread with every event, every
-// runtime call unmatched, many distinct stat keys) go through the summary
+// runtime call unmatched, an allocation in each of many steps, many
+// distinct stat keys) go through the summary
 // analysis and both trace writers, and the work they cause is counted
 // (xplane::WorkCount: events visited, stats compared, intervals merged,
 // stack entries walked) against a bound of O(n log n). A quadratic path
@@ -120,6 +121,24 @@ TEST_CASE("runtime calls, none matched, under deep markers and ended ops: linear
   INFO("summary work " << work);
   CHECK(work <= Bound(n));
   CHECK(summary.device.unattributed == static_cast<int64_t>(n));
+}
+
+TEST_CASE("an allocation in each of many steps: the memory report stays O(n log n)") {
+  const int n = 100000 / kScale;
+  const auto space = testing::MemoryPerStep(n);
+  analysis::Summary summary;
+  const uint64_t work = SummaryWork(space, &summary);
+  INFO("work " << work << " for " << n << " steps and allocations");
+  CHECK(work <= Bound(n));
+  REQUIRE(summary.memory.allocators.size() == 1);
+  const analysis::AllocatorMemory& memory = summary.memory.allocators.front();
+  REQUIRE(memory.steps.size() == static_cast<size_t>(n));
+  // Each step grows by its block, ending at its peak; the block's op
+  // holds blocks from every step.
+  CHECK(memory.steps.back().growth_bytes == 64);
+  CHECK(memory.steps.back().peak_bytes == 64 * int64_t{n});
+  REQUIRE(memory.by_op.size() == 1);
+  CHECK(memory.by_op.front().steps_holding == n);
 }
 
 TEST_CASE("an event with many distinct stat keys: the writers stay linear in them") {

@@ -90,6 +90,26 @@ inline tensorflow::profiler::XSpace UnmatchedRuntimeCalls(int n) {
   return space;
 }
 
+// `n` steps one after another on one thread, each holding one allocation
+// of a block never freed: the memory report's per-step and per-allocation
+// lookups.
+inline tensorflow::profiler::XSpace MemoryPerStep(int n) {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  const int64_t step = host.EventMetadataId("train");
+  const int64_t alloc = host.EventMetadataId(xplane::kMemoryAllocationEvent);
+  for (int i = 0; i < n; ++i) {
+    auto* e = host.AddEvent(line, step, int64_t{i} * 1000, 1000);
+    host.AddStat(e, xplane::kRootLevelStat, int64_t{1});
+    auto* m = host.AddEvent(line, alloc, int64_t{i} * 1000 + 500, 0);
+    host.AddStat(m, xplane::kAllocatorNameStat, std::string_view("cpu"));
+    host.AddStat(m, xplane::kAddressStat, int64_t{i + 1});
+    host.AddStat(m, xplane::kAllocationBytesStat, int64_t{64});
+  }
+  return space;
+}
+
 // One marker with `n` stats of distinct keys, its metadata holding `n`
 // more (half of them the same keys).
 inline tensorflow::profiler::XSpace ManyStatKeys(int n) {

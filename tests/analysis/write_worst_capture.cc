@@ -1,7 +1,7 @@
 // Writes a crafted capture as an .xplane.pb:
 //   write_worst_capture SHAPE N FILE
 // SHAPE is one of tests/analysis/worst_shapes.h (nested_steps,
-// nested_markers, runtime_calls, stat_keys) of N events, or "escapes": a
+// nested_markers, runtime_calls, memory_steps, stat_keys) of N events, or "escapes": a
 // small capture whose host, plane, thread, event and stat names, stat
 // values and warnings hold terminal escape sequences (N is ignored).
 #include <cstdio>
@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
     space = neuronprof::testing::NestedMarkers(n);
   } else if (shape == "runtime_calls") {
     space = neuronprof::testing::UnmatchedRuntimeCalls(n);
+  } else if (shape == "memory_steps") {
+    space = neuronprof::testing::MemoryPerStep(n);
   } else if (shape == "stat_keys") {
     space = neuronprof::testing::ManyStatKeys(n);
   } else if (shape == "escapes") {
