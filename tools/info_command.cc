@@ -33,7 +33,8 @@ std::string FormatInfo(const tensorflow::profiler::XSpace& space) {
     fmt::format_to(to, "plane {}: {} lines, {} events\n", Safe(plane.Name()), plane.NumLines(),
                    plane.NumEvents());
     plane.ForEachLine([&](const xplane::LineVisitor& line) {
-      fmt::format_to(to, "  line {} {}: {} events\n", line.Id(), Safe(line.Name()), line.NumEvents());
+      fmt::format_to(to, "  line {} {}: {} events\n", line.Id(), Safe(line.Name()),
+                     line.NumEvents());
     });
   }
   for (const auto& warning : space.warnings()) fmt::format_to(to, "warning: {}\n", Safe(warning));

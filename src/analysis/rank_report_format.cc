@@ -145,7 +145,9 @@ std::string FormatRankReportText(const RankReport& report, int top) {
   fmt::format_to(to, "Distributed job: {} of world size {}{}\n",
                  report.ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", report.ranks.size()),
                  report.world_size,
-                 report.backend.empty() ? "" : fmt::format(", backend {}", TerminalText(report.backend)));
+                 report.backend.empty()
+                     ? ""
+                     : fmt::format(", backend {}", TerminalText(report.backend)));
   AppendMissing(report, out);
   fmt::format_to(to, "Every rank captured for {} ms together\n\n",
                  Ms(SaturatingMul(

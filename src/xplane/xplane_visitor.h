@@ -175,7 +175,9 @@ void EventVisitor::ForEachStat(F&& f) const {
   if (own <= kFewStats) {
     for (const auto& stat : metadata_->stats()) {
       bool overridden = false;
-      for (const auto& mine : event_->stats()) overridden |= mine.metadata_id() == stat.metadata_id();
+      for (const auto& mine : event_->stats()) {
+        overridden |= mine.metadata_id() == stat.metadata_id();
+      }
       if (!overridden) f(StatVisitor(*plane_, stat));
     }
     return;

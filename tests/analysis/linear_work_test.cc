@@ -27,13 +27,13 @@
 namespace neuronprof {
 namespace {
 
-// Sanitizer builds run 10x slower: smaller captures still tell n log n
+// Sanitizer builds run 10-20x slower: smaller captures still tell n log n
 // from n^2 by orders of magnitude.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kScale = 10;
+constexpr int kScale = 20;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int kScale = 10;
+constexpr int kScale = 20;
 #else
 constexpr int kScale = 1;
 #endif
