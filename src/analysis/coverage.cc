@@ -46,7 +46,7 @@ Coverage::Coverage(const std::vector<Interval>& intervals, int categories)
   for (int c = 0; c < categories_; ++c) before_[c].reserve(starts_.size() + 1);
   for (size_t k = 0; k < starts_.size(); ++k) {
     for (int c = 0; c < categories_; ++c) {
-      const uint64_t own = category_[k] == c ? Span(starts_[k], ends_[k]) : 0;
+      const uint64_t own = category_[k] == c ? TimeBetween(starts_[k], ends_[k]) : 0;
       before_[c].push_back(before_[c].back() + own);
     }
   }
@@ -67,8 +67,12 @@ std::vector<int64_t> Coverage::Covered(int64_t begin, int64_t end) const {
   for (int c = 0; c < categories_; ++c) {
     uint64_t time = before_[c][last] - before_[c][first];
     // The first and last segments may stick out of the window.
-    if (category_[first] == c && starts_[first] < begin) time -= Span(starts_[first], begin);
-    if (category_[last - 1] == c && ends_[last - 1] > end) time -= Span(end, ends_[last - 1]);
+    if (category_[first] == c && starts_[first] < begin) {
+      time -= TimeBetween(starts_[first], begin);
+    }
+    if (category_[last - 1] == c && ends_[last - 1] > end) {
+      time -= TimeBetween(end, ends_[last - 1]);
+    }
     covered[c] = ClampSpan(time);
   }
   return covered;
@@ -82,14 +86,14 @@ uint64_t Coverage::BusySpan(int64_t begin, int64_t end) const {
   if (first == last) return 0;
   uint64_t time = 0;
   for (int c = 0; c < categories_; ++c) time += before_[c][last] - before_[c][first];
-  if (starts_[first] < begin) time -= Span(starts_[first], begin);
-  if (ends_[last - 1] > end) time -= Span(end, ends_[last - 1]);
+  if (starts_[first] < begin) time -= TimeBetween(starts_[first], begin);
+  if (ends_[last - 1] > end) time -= TimeBetween(end, ends_[last - 1]);
   return time;
 }
 
 uint64_t Coverage::Free(int64_t begin, int64_t end) const {
   if (begin >= end) return 0;
-  return Span(begin, end) - BusySpan(begin, end);
+  return TimeBetween(begin, end) - BusySpan(begin, end);
 }
 
 }  // namespace analysis

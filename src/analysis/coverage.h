@@ -47,7 +47,7 @@ class Coverage {
 };
 
 // The time between two instants a <= b, exact over the whole int64 range.
-inline uint64_t Span(int64_t a, int64_t b) {
+inline uint64_t TimeBetween(int64_t a, int64_t b) {
   return static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
 }
 // A span clamped into int64.

@@ -17,11 +17,14 @@
 #include "fmt/format.h"
 
 #include "src/analysis/operator_events.h"
+#include "src/analysis/rank_data.h"
+#include "src/analysis/rank_report.h"
 #include "src/analysis/summary_report.h"
 #include "src/export/byte_sink.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/kineto_trace.h"
 #include "src/xplane/work_count.h"
+#include "tests/analysis/rank_space.h"
 #include "tests/analysis/worst_shapes.h"
 
 namespace neuronprof {
@@ -139,6 +142,29 @@ TEST_CASE("an allocation in each of many steps: the memory report stays O(n log 
   CHECK(memory.steps.back().peak_bytes == 64 * int64_t{n});
   REQUIRE(memory.by_op.size() == 1);
   CHECK(memory.by_op.front().steps_holding == n);
+}
+
+TEST_CASE("steps nested on every rank: the multi-rank report stays O(n log n)") {
+  const int n = 20000 / kScale;  // steps per rank, each with 5 ops and a collective
+  std::vector<analysis::RankData> ranks;
+  int64_t events = 0;
+  for (int r = 0; r < 2; ++r) {
+    testing::RankSpaceOptions options;
+    options.rank = r;
+    options.world_size = 2;
+    options.steps = n;
+    options.straggler = 1;
+    auto space = testing::MakeRankSpace(options);
+    testing::AddNestedSteps(&space, n, n * testing::kRankStepUs * 1000000);
+    events += xplane::NumEvents(space);
+    ranks.push_back(analysis::ReadRankData(space, "rank" + std::to_string(r)));
+  }
+  absl::StatusOr<analysis::RankReport> report;
+  const uint64_t work = Work([&] { report = analysis::BuildRankReport(std::move(ranks)); });
+  INFO("work " << work << " for " << events << " events");
+  CHECK(work <= Bound(events));
+  REQUIRE(report.ok());
+  CHECK(report->steps.size() == static_cast<size_t>(4 * n));
 }
 
 TEST_CASE("an event with many distinct stat keys: the writers stay linear in them") {

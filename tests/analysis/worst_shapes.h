@@ -31,6 +31,18 @@ inline tensorflow::profiler::XSpace NestedSteps(int n) {
   return space;
 }
 
+// Adds `n` steps on a line of their own to `space`'s host plane, each
+// nested in the one before, the outermost `span_ps` long from the start.
+inline void AddNestedSteps(tensorflow::profiler::XSpace* space, int n, int64_t span_ps) {
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(999, "nested steps", 0);
+  const int64_t step = host.EventMetadataId("outer");
+  for (int i = 0; i < n; ++i) {
+    auto* e = host.AddEvent(line, step, i, span_ps - 2 * int64_t{i});
+    host.AddStat(e, xplane::kRootLevelStat, int64_t{1});
+  }
+}
+
 // `n` markers of distinct names, each nested in the one before, each
 // holding an operator (so every level is a distinct scope).
 inline tensorflow::profiler::XSpace NestedMarkers(int n) {
