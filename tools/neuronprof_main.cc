@@ -40,6 +40,7 @@ using neuronprof::tools::Fail;
 using neuronprof::tools::kExitOk;
 using neuronprof::tools::kExitUsage;
 using neuronprof::tools::OneLine;
+using neuronprof::tools::Print;
 
 constexpr char kVersion[] = "neuronprof 0.1.0";
 
@@ -98,7 +99,7 @@ void AddInfoCommand(CLI::App& cli, std::function<int()>& run) {
     run = [file] {
       auto space = neuronprof::exporter::ReadXSpaceFile(*file);
       if (!space.ok()) return Fail(space.status().message());
-      fmt::print("{}\n{}", *file, neuronprof::tools::FormatInfo(*space));
+      Print("{}\n{}", *file, neuronprof::tools::FormatInfo(*space));
       return kExitOk;
     };
   });
@@ -129,7 +130,7 @@ int RunConvert(ConvertArgs args) {
   if (!s.ok()) {
     return Fail(s.message());
   }
-  fmt::print("wrote {}\n", args.output);
+  Print("wrote {}\n", args.output);
   return kExitOk;
 }
 
@@ -276,37 +277,37 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
   for (const neuronprof::HostCaptureResult& host : hosts) {
     if (host.status.ok()) {
       ++ok;
-      fmt::print("OK {} events={} attempts={} file={}\n", host.address, host.events,
+      Print("OK {} events={} attempts={} file={}\n", host.address, host.events,
                  host.attempts, host.files.empty() ? "" : host.files[0]);
       if (host.clock_offset_measured) {
         // Host minus this machine's clock, already taken out of its files.
-        fmt::print("  clock_offset: {:+.3f} ms +- {:.3f} ms (aligned to this client's clock)\n",
+        Print("  clock_offset: {:+.3f} ms +- {:.3f} ms (aligned to this client's clock)\n",
                    host.clock_offset_ns / 1e6, host.clock_offset_uncertainty_ns / 1e6);
       } else {
-        fmt::print("  clock_offset: unmeasured (the server does not answer neuronprof's "
+        Print("  clock_offset: unmeasured (the server does not answer neuronprof's "
                    "clock probe; its times are on its own clock)\n");
       }
       for (const std::string& file : host.files) {
-        if (absl::EndsWith(file, ".pt.trace.json.gz")) fmt::print("  kineto: {}\n", file);
+        if (absl::EndsWith(file, ".pt.trace.json.gz")) Print("  kineto: {}\n", file);
       }
       for (const std::string& warning : host.warnings) {
-        fmt::print("  warning: {}\n", OneLine(warning));
+        Print("  warning: {}\n", OneLine(warning));
       }
       for (size_t i = 0; i < host.empty_reasons.size(); ++i) {
-        fmt::print("  attempt {} was empty: {}\n", i + 1, OneLine(host.empty_reasons[i]));
+        Print("  attempt {} was empty: {}\n", i + 1, OneLine(host.empty_reasons[i]));
       }
     } else {
-      fmt::print("FAILED {} attempts={} error={}\n", host.address, host.attempts,
+      Print("FAILED {} attempts={} error={}\n", host.address, host.attempts,
                  OneLine(std::string(host.status.message())));
     }
   }
-  fmt::print("captured {} of {} host{}\n", ok, host_count, host_count == 1 ? "" : "s");
+  Print("captured {} of {} host{}\n", ok, host_count, host_count == 1 ? "" : "s");
   if (!result.ok()) {
     std::fflush(stdout);
     return Fail(OneLine(std::string(result.status().message())));
   }
-  fmt::print("run_dir: {}\n", result->run_dir);
-  fmt::print("open with: xprof --logdir {0}   (or: tensorboard --logdir {0})\n", options.logdir);
+  Print("run_dir: {}\n", result->run_dir);
+  Print("open with: xprof --logdir {0}   (or: tensorboard --logdir {0})\n", options.logdir);
   return result->all_ok() ? kExitOk : neuronprof::tools::kExitFailure;
 }
 
@@ -396,14 +397,14 @@ int main(int argc, char** argv) {
   neuronprof::tools::AddSummaryCommand(cli, run);
   cli.add_subcommand("version", "print the version")->callback([&run] {
     run = [] {
-      fmt::print("{}\n", kVersion);
+      Print("{}\n", kVersion);
       return kExitOk;
     };
   });
   // `neuronprof help`: the same text as --help.
   cli.add_subcommand("help", "")->group("")->callback([&run, &cli] {
     run = [&cli] {
-      fmt::print("{}", cli.get_formatter()->make_help(&cli, cli.get_name(),
+      Print("{}", cli.get_formatter()->make_help(&cli, cli.get_name(),
                                                       CLI::AppFormatMode::Normal));
       return kExitOk;
     };

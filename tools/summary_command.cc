@@ -157,7 +157,7 @@ struct SummaryArgs {
 // Writes `text` to `path`, or to stdout for "-". Empty status when done.
 absl::Status WriteCsv(const std::string& path, const std::string& text) {
   if (path == "-") {
-    fmt::print("{}", text);
+    fmt::print("{}", text);  // Data, not text for a terminal: exact bytes.
     return absl::OkStatus();
   }
   return exporter::WriteFileAtomically(path, text);
@@ -208,11 +208,11 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
     }
   }
   if (args.csv == "-" || args.collectives_csv == "-") return kExitOk;
-  fmt::print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
-  fmt::print("\nOne rank's full report: --host {} (a file's name without {}).\n",
+  Print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
+  Print("\nOne rank's full report: --host {} (a file's name without {}).\n",
              HostOf(input.files.front()), exporter::kXPlaneSuffix);
   for (const std::string& path : {args.csv, args.collectives_csv}) {
-    if (!path.empty()) fmt::print("\nwrote {}\n", path);
+    if (!path.empty()) Print("\nwrote {}\n", path);
   }
   return kExitOk;
 }
@@ -295,8 +295,8 @@ int RunSummary(const SummaryArgs& args) {
   if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-" || args.json == "-") {
     return kExitOk;
   }
-  fmt::print("{}\n\n", file->string());
-  if (!selected_text.empty()) fmt::print("Selection: {}\n\n", selected_text);
+  Print("{}\n\n", file->string());
+  if (!selected_text.empty()) Print("Selection: {}\n\n", selected_text);
   // The only file of a run whose job had several ranks: the others are gone.
   const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
   if (args.host.empty() && !input->run.empty() && identity.distributed()) {
@@ -305,17 +305,17 @@ int RunSummary(const SummaryArgs& args) {
       if (r != identity.rank) missing.push_back(r);
     }
     const bool one = missing.size() == 1;
-    fmt::print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
+    Print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
                "(a rank that died or was not captured)\n\n",
                identity.rank, identity.world_size, one ? "" : "s", fmt::join(missing, ", "),
                one ? "has" : "have");
   }
-  fmt::print("{}", analysis::FormatSummaryText(summary, args.top));
+  Print("{}", analysis::FormatSummaryText(summary, args.top));
   for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv, args.json}) {
-    if (!path.empty()) fmt::print("\nwrote {}\n", path);
+    if (!path.empty()) Print("\nwrote {}\n", path);
   }
   if (!args.csv_dir.empty()) {
-    fmt::print("\nwrote {} tables to {}/ (<table>.csv)\n",
+    Print("\nwrote {} tables to {}/ (<table>.csv)\n",
                analysis::SummaryTableNames().size(), args.csv_dir);
   }
   return kExitOk;

@@ -85,6 +85,7 @@ class SpansByThread {
     if (it == threads_.end()) return -1;
     int i = LastStartingBy(it->second, spans_, time_ps);
     while (i >= 0 && SaturatingAdd(spans_[i].start_ps, spans_[i].duration_ps) < time_ps) {
+      xplane::CountWork();
       i = spans_[i].parent;
     }
     return i;

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "src/analysis/terminal_text.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {
@@ -104,12 +105,12 @@ void AppendUtilisation(const Utilisation& utilisation, const OpTable& table,
   for (const DeviceUtilisation& device : utilisation.devices) {
     const DevicePeak& peak = PeakAt(peaks, device.plane);
     if (!peak.known) {
-      fmt::format_to(to, "  no peak known for {}{}\n", peak.device,
+      fmt::format_to(to, "  no peak known for {}{}\n", TerminalText(peak.device),
                      device.plane < 0 ? " (give --cpu_peak_gflops)" : "");
       continue;
     }
     fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs{}, {} peak {}FLOP/s, {}B/s; {})\n",
-                   peak.device, 100 * device.mfu, Si(static_cast<double>(device.flops)),
+                   TerminalText(peak.device), 100 * device.mfu, Si(static_cast<double>(device.flops)),
                    device.reported ? " reported by the runtime" : "",
                    DTypeName(device.dtype == DType::kNone ? DType::kFloat : device.dtype),
                    Si(peak.FlopsFor(device.dtype)),
@@ -140,7 +141,8 @@ void AppendRecommendations(const std::vector<Recommendation>& recommendations,
   auto to = std::back_inserter(out);
   fmt::format_to(to, "\nRecommendations:{}\n", recommendations.empty() ? " none" : "");
   for (const Recommendation& r : recommendations) {
-    fmt::format_to(to, "  [{}] {}\n      evidence: {}\n", r.id, r.advice, r.evidence);
+    fmt::format_to(to, "  [{}] {}\n      evidence: {}\n", r.id, TerminalText(r.advice),
+                   TerminalText(r.evidence));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string>
 
+#include "src/analysis/terminal_text.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {
@@ -86,7 +87,9 @@ void AppendTails(const std::vector<TailReport>& tails, size_t top, fmt::memory_b
                  "\nTail: the slowest 1 % of each step and async span name against its "
                  "median band\n");
   const size_t shown = std::min(top, tails.size());
-  for (size_t i = 0; i < shown; ++i) fmt::format_to(to, "  {}\n", TailSentence(tails[i]));
+  for (size_t i = 0; i < shown; ++i) {
+    fmt::format_to(to, "  {}\n", TerminalText(TailSentence(tails[i])));  // Names inside.
+  }
   if (shown < tails.size()) fmt::format_to(to, "  ... {} more names\n", tails.size() - shown);
   fmt::format_to(to,
                  "  Median band: the instances ranked 40-60 % by duration. Parts: the step's "

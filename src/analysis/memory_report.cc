@@ -1,6 +1,7 @@
 #include "src/analysis/memory_report.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
+#include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -107,16 +109,55 @@ std::string OperatorStackAt(const OperatorEvents& ops, const MemoryEvent& event)
   return text;
 }
 
-// The step whose window holds `time_ps`, or -1.
-int StepAt(const std::vector<StepBreakdown>& steps, int64_t time_ps) {
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].start_ps <= time_ps &&
-        time_ps <= SaturatingAdd(steps[i].start_ps, steps[i].duration_ps)) {
-      return static_cast<int>(i);
+// The first step (in start order) whose window holds an instant, or -1:
+// with the steps sorted by start, those starting by the instant are a
+// prefix, and the first of them ending at or after it is where the running
+// maximum of their ends first reaches it. O(log steps) per instant.
+class StepFinder {
+ public:
+  explicit StepFinder(const std::vector<StepBreakdown>& steps) {
+    int64_t latest = std::numeric_limits<int64_t>::min();
+    for (const StepBreakdown& step : steps) {
+      starts_.push_back(step.start_ps);
+      latest = std::max(latest, SaturatingAdd(step.start_ps, step.duration_ps));
+      latest_end_.push_back(latest);
     }
   }
-  return -1;
-}
+  int At(int64_t time_ps) const {
+    xplane::CountWork();
+    const size_t started = std::upper_bound(starts_.begin(), starts_.end(), time_ps) -
+                           starts_.begin();
+    const size_t first = std::lower_bound(latest_end_.begin(), latest_end_.end(), time_ps) -
+                         latest_end_.begin();
+    return first < started ? static_cast<int>(first) : -1;
+  }
+
+ private:
+  std::vector<int64_t> starts_, latest_end_;
+};
+
+// The largest of values[first, last) in O(log n) (a bottom-up segment tree).
+class RangeMax {
+ public:
+  explicit RangeMax(const std::vector<int64_t>& values)
+      : size_(values.size()), tree_(2 * values.size()) {
+    std::copy(values.begin(), values.end(), tree_.begin() + size_);
+    for (size_t i = size_; i-- > 1;) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  int64_t Max(size_t first, size_t last, int64_t floor) const {
+    int64_t best = floor;
+    for (first += size_, last += size_; first < last; first /= 2, last /= 2) {
+      xplane::CountWork();
+      if (first & 1) best = std::max(best, tree_[first++]);
+      if (last & 1) best = std::max(best, tree_[--last]);
+    }
+    return best;
+  }
+
+ private:
+  size_t size_;
+  std::vector<int64_t> tree_;
+};
 
 void Flag(AllocatorMemory* memory, const std::string& what) {
   if (memory->anomalies++ == 0) memory->first_anomaly = what;
@@ -136,6 +177,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
   std::vector<int64_t> allocated_after(events.size());
   int64_t allocated = 0;  // Our running total where the allocator gives none.
   const MemoryEvent* peak = nullptr;
+  const StepFinder step_at(steps);
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& event = events[i];
     if (!event.anomaly.empty()) Flag(&memory, event.anomaly + " (" + event.op + ")");
@@ -154,7 +196,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
       OpMemory& row = by_op[event.op];
       ++row.allocations;
       row.allocated_bytes = SaturatingAdd(row.allocated_bytes, event.bytes);
-      live[event.address] = {event.op, event.bytes, StepAt(steps, event.time_ps)};
+      live[event.address] = {event.op, event.bytes, step_at.At(event.time_ps)};
       allocated = SaturatingAdd(allocated, event.bytes);
     }
     if (event.allocated) allocated = *event.allocated;
@@ -202,20 +244,29 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
                      if (a.net_bytes() != b.net_bytes()) return a.net_bytes() > b.net_bytes();
                      return a.allocated_bytes > b.allocated_bytes;
                    });
+  // Events are in time order: each step's are a range, found by binary
+  // search, its peak a range maximum (steps can nest or overlap: a scan of
+  // each step's events is quadratic).
+  const RangeMax peak_in(allocated_after);
+  auto before = [&](int64_t time_ps) {  // events before `time_ps`
+    return static_cast<size_t>(
+        std::partition_point(events.begin(), events.end(),
+                             [&](const MemoryEvent& e) { return e.time_ps < time_ps; }) -
+        events.begin());
+  };
   for (const StepBreakdown& step : steps) {
     const int64_t end = SaturatingAdd(step.start_ps, step.duration_ps);
     StepMemory row;
     row.step = step.name;
     // Allocated when the step starts: after the last event before it.
-    size_t i = 0;
-    int64_t at_start = memory.start_bytes;
-    while (i < events.size() && events[i].time_ps < step.start_ps) at_start = allocated_after[i++];
-    row.peak_bytes = at_start;
-    int64_t at_end = at_start;
-    for (; i < events.size() && events[i].time_ps <= end; ++i) {
-      at_end = allocated_after[i];
-      row.peak_bytes = std::max(row.peak_bytes, at_end);
-    }
+    const size_t first = before(step.start_ps);
+    const int64_t at_start = first > 0 ? allocated_after[first - 1] : memory.start_bytes;
+    const size_t last = std::max(first, static_cast<size_t>(
+        std::partition_point(events.begin() + first, events.end(),
+                             [&](const MemoryEvent& e) { return e.time_ps <= end; }) -
+        events.begin()));
+    const int64_t at_end = last > first ? allocated_after[last - 1] : at_start;
+    row.peak_bytes = peak_in.Max(first, last, at_start);
     row.growth_bytes = at_end - at_start;
     memory.steps.push_back(row);
   }

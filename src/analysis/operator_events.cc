@@ -47,10 +47,13 @@ struct CachedCost {
 struct Open {
   int64_t end_ps;
   int op_index;        // -1 for markers
+  int enclosing_op;    // the innermost op open here (this one, or below), -1 if none
   // Scope and layer path of whatever nests in this event, built and
-  // interned once when it opens rather than per nested op.
+  // interned once when it opens rather than per nested op; "full" once a
+  // path reached kMaxScopeBytes and ended in "...", so deeper markers share it.
   std::string_view scope;
   std::string_view layer;
+  bool scope_full = false, layer_full = false;
 };
 
 // "a/b" + '/' + "c" -> "a/b/c"; "" + '/' + "c" -> "c".
@@ -59,6 +62,16 @@ std::string JoinPath(std::string_view path, char separator, std::string_view par
   if (!joined.empty()) joined.push_back(separator);
   joined.append(part.data(), part.size());
   return joined;
+}
+
+// `joined`, the path `path` extended by one marker, or `path` + "..." when
+// that is longer than kMaxScopeBytes: a path's length, and with it the
+// memory of every distinct path, stays bounded however deep markers nest.
+std::string_view BoundedPath(OperatorEventsStore& store, std::string_view path, char separator,
+                             std::string joined, bool* full) {
+  if (joined.size() <= kMaxScopeBytes) return store.Intern(joined);
+  *full = true;
+  return store.Intern(JoinPath(path, separator, "..."));
 }
 
 // The layer path of a "layer:<name>" marker inside `path`: joined with ':',
@@ -140,16 +153,20 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (xplane::IsMemoryEventName(event.Name())) continue;  // Instants, not scopes.
         if (!event.Stat(ids.framework)) {
           const bool step = event.IntStat(ids.root).value_or(0) != 0;
-          Open open{end, -1, {}, {}};
-          if (!stack.empty()) {
-            open.scope = stack.back().scope;
-            open.layer = stack.back().layer;
-          }
+          Open open{end, -1, -1, {}, {}};
+          if (!stack.empty()) open = stack.back();
+          open.end_ps = end;
+          open.op_index = -1;
           if (!step) {  // Steps are not scopes.
             const std::string_view marker = event.Name();
-            open.scope = store.Intern(JoinPath(open.scope, '/', marker));
-            if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix) {
-              open.layer = store.Intern(LayerPath(open.layer, marker.substr(kLayerPrefixSize)));
+            if (!open.scope_full) {
+              open.scope = BoundedPath(store, open.scope, '/', JoinPath(open.scope, '/', marker),
+                                       &open.scope_full);
+            }
+            if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix && !open.layer_full) {
+              open.layer = BoundedPath(store, open.layer, ':',
+                                       LayerPath(open.layer, marker.substr(kLayerPrefixSize)),
+                                       &open.layer_full);
             }
           }
           stack.push_back(std::move(open));
@@ -170,12 +187,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         const std::optional<int64_t> seq = event.IntStat(ids.seq);
         op.has_seq = seq.has_value();
         op.seq = seq.value_or(op.seq);
-        for (auto open = stack.rbegin(); open != stack.rend(); ++open) {
-          if (open->op_index >= 0) {
-            op.parent = open->op_index;  // the innermost enclosing op wins
-            break;
-          }
-        }
+        if (!stack.empty()) op.parent = stack.back().enclosing_op;  // the innermost wins
         if (!stack.empty()) {
           op.scope = stack.back().scope;
           op.layer = stack.back().layer;
@@ -226,11 +238,10 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
           ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
         }
         // Ops pass their enclosing scope on unchanged.
-        Open open{end, static_cast<int>(ops.size()), {}, {}};
-        if (!stack.empty()) {
-          open.scope = stack[stack.size() - 1].scope;
-          open.layer = stack[stack.size() - 1].layer;
-        }
+        Open open{end, -1, -1, {}, {}};
+        if (!stack.empty()) open = stack.back();
+        open.end_ps = end;
+        open.op_index = open.enclosing_op = static_cast<int>(ops.size());
         stack.push_back(std::move(open));
         ops.push_back(std::move(op));
       }
@@ -291,12 +302,14 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
       forward_layer.emplace(op.seq, op.layer);
     }
   }
-  for (OperatorEvent& op : ops) {
-    if (op.direction != "bprop" || !op.layer.empty()) continue;
-    int j = static_cast<int>(&op - ops.data());
-    while (j >= 0 && !ops[j].has_seq) j = ops[j].parent;
-    if (j < 0) continue;
-    auto it = forward_layer.find(ops[j].seq);
+  // The op itself or its innermost enclosing op with a seq (parents come
+  // first), found once per op rather than by walking up from each.
+  std::vector<int> with_seq(ops.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OperatorEvent& op = ops[i];
+    with_seq[i] = op.has_seq ? static_cast<int>(i) : op.parent >= 0 ? with_seq[op.parent] : -1;
+    if (op.direction != "bprop" || !op.layer.empty() || with_seq[i] < 0) continue;
+    auto it = forward_layer.find(ops[with_seq[i]].seq);
     if (it != forward_layer.end()) op.layer = it->second;
   }
   return result;

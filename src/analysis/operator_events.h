@@ -32,6 +32,11 @@ enum class CostSource {
 };
 std::string_view CostSourceName(CostSource source);  // "own", "in_children", "unknown"
 
+// Scope and layer paths end in "..." past this many bytes (deeper markers
+// share the cut path): a path is built per marker, and paths as long as the
+// nesting is deep would take memory quadratic in the depth.
+inline constexpr size_t kMaxScopeBytes = 1024;
+
 // The text fields are views: `name` into the XSpace's event metadata (valid
 // while the XSpace lives; annotation adds stats but never event metadata),
 // the others, and `formula`, into OperatorEvents::store.
@@ -43,7 +48,7 @@ struct OperatorEvent {
   int64_t seq = 0;
   int64_t start_ps = 0, duration_ps = 0;
   int64_t self_ps = 0;                  // minus the directly nested operators
-  std::string_view scope;               // enclosing markers, '/'-joined
+  std::string_view scope;               // enclosing markers, '/'-joined (kMaxScopeBytes)
   std::string_view layer;               // enclosing "layer:" markers, ':'-joined
   const OpCost* formula = nullptr;       // never null in CollectOperatorEvents' ops
   CostSource source = CostSource::kUnknown;

@@ -138,17 +138,6 @@ SpanUnion IntersectSpans(const SpanUnion& a, const SpanUnion& b) {
   return out;
 }
 
-int64_t CoveredPs(const SpanUnion& spans, int64_t begin, int64_t end) {
-  auto it = std::upper_bound(spans.begin(), spans.end(), begin,
-                             [](int64_t t, const Span& s) { return t < s.end_ps; });
-  int64_t covered = 0;
-  for (; it != spans.end() && it->start_ps < end; ++it) {
-    covered = SaturatingAdd(
-        covered, SaturatingSub(std::min(it->end_ps, end), std::max(it->start_ps, begin)));
-  }
-  return covered;
-}
-
 RankData ReadRankData(const tensorflow::profiler::XSpace& space, std::string file) {
   RankData rank;
   rank.file = std::move(file);

@@ -60,8 +60,7 @@ RankData ReadRankData(const tensorflow::profiler::XSpace& space, std::string fil
 SpanUnion MergeSpans(std::vector<Span> spans);
 // Where both unions hold.
 SpanUnion IntersectSpans(const SpanUnion& a, const SpanUnion& b);
-// Time of `spans` inside [begin, end).
-int64_t CoveredPs(const SpanUnion& spans, int64_t begin, int64_t end);
+// (The time of a union inside a window: coverage.h, O(log n) per window.)
 
 }  // namespace analysis
 }  // namespace neuronprof

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "src/analysis/collective_matching.h"
+#include "src/analysis/coverage.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/collective_bandwidth.h"
 
@@ -247,7 +248,16 @@ absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
 
   for (size_t r = 0; r < ranks.size(); ++r) {
     const RankData& rank = ranks[r];
-    const SpanUnion overlap = IntersectSpans(rank.compute, rank.comm);
+    // Each step's share of the unions in O(log n): steps can nest, and a
+    // scan of each step's window is quadratic then.
+    auto coverage = [](const SpanUnion& spans) {
+      std::vector<Interval> intervals;
+      intervals.reserve(spans.size());
+      for (const Span& s : spans) intervals.push_back({s.start_ps, s.end_ps, 0});
+      return Coverage(intervals, 1);
+    };
+    const Coverage compute = coverage(rank.compute), comm = coverage(rank.comm),
+                   overlap = coverage(IntersectSpans(rank.compute, rank.comm));
     RankTotals& totals = report.ranks[r];
     for (size_t s = 0; s < rank.steps.size(); ++s) {
       const RankStep& step = rank.steps[s];
@@ -257,9 +267,9 @@ absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
       row.name = step.name;
       row.start_ps = step.start_ps;
       row.duration_ps = SaturatingSub(step.end_ps, step.start_ps);
-      row.compute_ps = CoveredPs(rank.compute, step.start_ps, step.end_ps);
-      row.comm_ps = CoveredPs(rank.comm, step.start_ps, step.end_ps);
-      row.overlap_ps = CoveredPs(overlap, step.start_ps, step.end_ps);
+      row.compute_ps = compute.Busy(step.start_ps, step.end_ps);
+      row.comm_ps = comm.Busy(step.start_ps, step.end_ps);
+      row.overlap_ps = overlap.Busy(step.start_ps, step.end_ps);
       row.idle_ps = SaturatingSub(
           row.duration_ps, SaturatingSub(SaturatingAdd(row.compute_ps, row.comm_ps),
                                          row.overlap_ps));

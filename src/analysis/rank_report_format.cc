@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "src/analysis/rank_report.h"
 #include "src/analysis/saturating.h"
+#include "src/analysis/terminal_text.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {
@@ -144,7 +145,9 @@ std::string FormatRankReportText(const RankReport& report, int top) {
   fmt::format_to(to, "Distributed job: {} of world size {}{}\n",
                  report.ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", report.ranks.size()),
                  report.world_size,
-                 report.backend.empty() ? "" : fmt::format(", backend {}", report.backend));
+                 report.backend.empty()
+                     ? ""
+                     : fmt::format(", backend {}", TerminalText(report.backend)));
   AppendMissing(report, out);
   fmt::format_to(to, "Every rank captured for {} ms together\n\n",
                  Ms(SaturatingMul(

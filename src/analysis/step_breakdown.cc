@@ -1,13 +1,14 @@
 #include "src/analysis/step_breakdown.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdlib>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "src/analysis/coverage.h"
 #include "src/analysis/device_attribution.h"
 #include "src/analysis/saturating.h"
 #include "src/xplane/names.h"
+#include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -17,38 +18,50 @@ namespace {
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 
-struct Interval {
-  int64_t start, end;
-  int category;  // higher wins where intervals overlap
-};
+// The markers that follow a step in its line's nesting order (so start at
+// or after it): their union as a stack of disjoint segments, earliest on
+// top, filled from the line's last event backwards so that each step reads
+// it once the events after it are in. Each segment carries the time no
+// operator covers, summed from the bottom: a step's marker time is a
+// difference of two sums, not a scan of its window.
+class FollowingMarkers {
+ public:
+  explicit FollowingMarkers(const Coverage& ops) : ops_(ops) {}
 
-// Time in [begin, end) covered by each category, each instant given to the
-// highest category active there.
-template <size_t N>
-std::array<int64_t, N> Sweep(const std::vector<Interval>& intervals, int64_t begin, int64_t end) {
-  std::vector<std::pair<int64_t, int>> edges;  // (time, +-(category + 1))
-  for (const Interval& in : intervals) {
-    const int64_t s = std::max(in.start, begin), e = std::min(in.end, end);
-    if (s >= e) continue;
-    edges.push_back({s, in.category + 1});
-    edges.push_back({e, -(in.category + 1)});
-  }
-  std::sort(edges.begin(), edges.end());
-  std::array<int64_t, N> covered{};
-  std::array<int, N> active{};
-  int64_t at = begin;
-  for (const auto& [time, delta] : edges) {
-    for (int c = static_cast<int>(N) - 1; c >= 0; --c) {
-      if (active[c] > 0) {
-        covered[c] = SaturatingAdd(covered[c], SaturatingSub(time, at));
-        break;
-      }
+  void Add(int64_t start, int64_t end) {
+    if (start >= end) return;
+    while (!stack_.empty() && stack_.back().start <= end) {
+      xplane::CountWork();
+      end = std::max(end, stack_.back().end);
+      stack_.pop_back();
     }
-    at = time;
-    active[std::abs(delta) - 1] += delta > 0 ? 1 : -1;
+    const uint64_t below = stack_.empty() ? 0 : stack_.back().free_sum;
+    stack_.push_back({start, end, below + ops_.Free(start, end)});
   }
-  return covered;
-}
+
+  // Marker time in [begin, end) that no operator covers; every marker in
+  // the stack starts at or after `begin`.
+  int64_t FreeTime(int64_t begin, int64_t end) const {
+    if (begin >= end) return 0;
+    xplane::CountWork();
+    // Starts fall from bottom to top: those before `end` are the top ones.
+    auto first = std::partition_point(stack_.begin(), stack_.end(),
+                                      [&](const Segment& s) { return s.start >= end; });
+    if (first == stack_.end()) return 0;
+    const uint64_t below = first == stack_.begin() ? 0 : (first - 1)->free_sum;
+    uint64_t time = stack_.back().free_sum - below;
+    if (first->end > end) time -= ops_.Free(end, first->end);
+    return ClampSpan(time);
+  }
+
+ private:
+  struct Segment {
+    int64_t start, end;
+    uint64_t free_sum;  // operator-free time of this segment and those below
+  };
+  const Coverage& ops_;
+  std::vector<Segment> stack_;
+};
 
 enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
 
@@ -79,9 +92,12 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     });
   }
   std::vector<Interval> device_all;
+  std::map<std::string, Coverage> device_kinds;
   for (const auto& [kind, intervals] : device_by_kind) {
     device_all.insert(device_all.end(), intervals.begin(), intervals.end());
+    device_kinds.emplace(kind, Coverage(intervals, 1));
   }
+  const Coverage device(device_all, 1);
 
   std::vector<StepBreakdown> steps;
   for (int p = 0; p < space.planes_size(); ++p) {
@@ -90,68 +106,56 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     const StepStatIds ids(plane);
     // Operators of this plane by category.
     std::vector<Interval> op_intervals;
-    int64_t longest_op = 0;
     for (const OperatorEvent& op : ops.ops) {
       if (op.plane != p) continue;
       const int category = op.direction == "bprop"   ? kBackward
                            : op.direction == "fprop" ? kForward
                                                      : kOtherOp;
       op_intervals.push_back({op.start_ps, SaturatingAdd(op.start_ps, op.duration_ps), category});
-      longest_op = std::max(longest_op, op.duration_ps);
     }
-    std::sort(op_intervals.begin(), op_intervals.end(),
-              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    const Coverage op_time(op_intervals, kCategories);
     for (int l = 0; l < plane.NumLines(); ++l) {
       const xplane::LineVisitor line = plane.Line(l);
       const int64_t line_ps = LineStartPs(line.TimestampNs());
       const std::vector<int> order = SortedEventIndices(line.raw());
-      for (size_t i = 0; i < order.size(); ++i) {
-        const xplane::EventVisitor step_event = line.Event(order[i]);
-        if (!IsStepEvent(step_event, ids)) continue;
-        StepBreakdown step;
-        const std::string name(step_event.Name());
-        const std::optional<int64_t> step_num = step_event.IntStat(ids.step_num);
-        step.name = step_num ? absl::StrCat(name, " ", *step_num) : name;
-        step.thread = line.Id();
-        step.start_ps = SaturatingAdd(line_ps, step_event.OffsetPs());
-        step.duration_ps = step_event.DurationPs();
-        const int64_t end = SaturatingAdd(step.start_ps, step.duration_ps);
-        // Markers nested in the step on its own line (the sorted order puts
-        // them right after it).
-        // Only ops that can overlap the window (starts are sorted).
-        auto first = std::lower_bound(
-            op_intervals.begin(), op_intervals.end(), SaturatingSub(step.start_ps, longest_op),
-            [](const Interval& a, int64_t t) { return a.start < t; });
-        std::vector<Interval> intervals;
-        for (auto it = first; it != op_intervals.end() && it->start < end; ++it) {
-          intervals.push_back(*it);
-        }
-        for (size_t j = i + 1; j < order.size(); ++j) {
-          const xplane::EventVisitor inner = line.Event(order[j]);
-          const int64_t s = SaturatingAdd(line_ps, inner.OffsetPs());
-          if (s >= end) break;
-          if (inner.Stat(ids.framework)) continue;
-          intervals.push_back({s, SaturatingAdd(s, inner.DurationPs()), kMarker});
-        }
-        const auto covered = Sweep<kCategories>(intervals, step.start_ps, end);
-        step.backward_ps = covered[kBackward];
-        step.forward_ps = covered[kForward];
-        step.other_ops_ps = covered[kOtherOp];
-        step.markers_ps = covered[kMarker];
-        step.idle_ps = step.duration_ps;
-        for (int64_t busy : {step.backward_ps, step.forward_ps, step.other_ops_ps,
-                             step.markers_ps}) {
-          step.idle_ps = SaturatingSub(step.idle_ps, busy);
-        }
-        step.has_device = has_device;
-        if (has_device) {
-          step.device_busy_ps = Sweep<1>(device_all, step.start_ps, end)[0];
-          for (const auto& [kind, list] : device_by_kind) {
-            step.device_kind_ps[kind] = Sweep<1>(list, step.start_ps, end)[0];
+      // Markers nested in a step on its own line follow it in this order.
+      FollowingMarkers markers(op_time);
+      std::vector<StepBreakdown> line_steps;
+      for (size_t i = order.size(); i-- > 0;) {
+        const xplane::EventVisitor event = line.Event(order[i]);
+        const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
+        const int64_t end = SaturatingAdd(start, event.DurationPs());
+        if (IsStepEvent(event, ids)) {
+          StepBreakdown step;
+          const std::string name(event.Name());
+          const std::optional<int64_t> step_num = event.IntStat(ids.step_num);
+          step.name = step_num ? absl::StrCat(name, " ", *step_num) : name;
+          step.thread = line.Id();
+          step.start_ps = start;
+          step.duration_ps = event.DurationPs();
+          const std::vector<int64_t> covered = op_time.Covered(start, end);
+          step.backward_ps = covered[kBackward];
+          step.forward_ps = covered[kForward];
+          step.other_ops_ps = covered[kOtherOp];
+          step.markers_ps = markers.FreeTime(start, end);
+          step.idle_ps = step.duration_ps;
+          for (int64_t busy : {step.backward_ps, step.forward_ps, step.other_ops_ps,
+                               step.markers_ps}) {
+            step.idle_ps = SaturatingSub(step.idle_ps, busy);
           }
+          step.has_device = has_device;
+          if (has_device) {
+            step.device_busy_ps = device.Busy(start, end);
+            for (const auto& [kind, time] : device_kinds) {
+              step.device_kind_ps[kind] = time.Busy(start, end);
+            }
+          }
+          line_steps.push_back(std::move(step));
         }
-        steps.push_back(std::move(step));
+        if (!event.Stat(ids.framework)) markers.Add(start, end);
       }
+      steps.insert(steps.end(), std::make_move_iterator(line_steps.rbegin()),
+                   std::make_move_iterator(line_steps.rend()));
     }
   }
   std::stable_sort(steps.begin(), steps.end(), [](const StepBreakdown& a, const StepBreakdown& b) {

@@ -13,6 +13,7 @@
 #include "src/analysis/flow_tails.h"
 #include "src/analysis/marker_report.h"
 #include "src/analysis/saturating.h"
+#include "src/analysis/terminal_text.h"
 #include "src/analysis/text_table.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
@@ -45,7 +46,7 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
     fmt::format_to(to,
                    "  warning: {} operator events had malformed input stats (costed as "
                    "unknown); first: {}\n",
-                   table.malformed_inputs, table.first_input_error);
+                   table.malformed_inputs, TerminalText(table.first_input_error));
   }
   if (table.rows.empty()) {
     fmt::format_to(to, "  (no operator events: capture with profile_type = kOperator)\n");
@@ -203,7 +204,7 @@ void AppendLeakVerdict(const AllocatorMemory& memory, fmt::memory_buffer& out) {
   }
   fmt::format_to(std::back_inserter(out),
                  "  LEAK? {} grew in every step ({} per step on average, {} over {} steps)",
-                 memory.allocator,
+                 TerminalText(memory.allocator),
                  SignedBytes(growth / static_cast<int64_t>(memory.steps.size())),
                  SignedBytes(growth), memory.steps.size());
   // The suspect: the op holding blocks from the most steps, then the most bytes.
@@ -217,7 +218,8 @@ void AppendLeakVerdict(const AllocatorMemory& memory, fmt::memory_buffer& out) {
   }
   if (suspect != nullptr) {
     fmt::format_to(std::back_inserter(out),
-                   "; {} holds blocks it allocated in {} of {} steps ({})", suspect->op,
+                   "; {} holds blocks it allocated in {} of {} steps ({})",
+                   TerminalText(suspect->op),
                    suspect->steps_holding, memory.steps.size(), Bytes(suspect->net_bytes()));
   }
   fmt::format_to(std::back_inserter(out), "\n");
@@ -226,18 +228,18 @@ void AppendLeakVerdict(const AllocatorMemory& memory, fmt::memory_buffer& out) {
 void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& out) {
   auto to = std::back_inserter(out);
   for (const AllocatorMemory& memory : report.allocators) {
-    fmt::format_to(to, "\nMemory of {}: peak {} allocated", memory.allocator,
+    fmt::format_to(to, "\nMemory of {}: peak {} allocated", TerminalText(memory.allocator),
                    Bytes(memory.peak_allocated_bytes));
     if (memory.peak_reserved_bytes > 0) {
       fmt::format_to(to, " ({} reserved at most)", Bytes(memory.peak_reserved_bytes));
     }
-    fmt::format_to(to, " at {} ms, in {}\n", Ms(memory.peak_time_ps), memory.peak_op);
+    fmt::format_to(to, " at {} ms, in {}\n", Ms(memory.peak_time_ps), TerminalText(memory.peak_op));
     fmt::format_to(to, "  {} allocations, {} frees; {} before the first, {} after the last ({})\n",
                    memory.allocations, memory.frees, Bytes(memory.start_bytes),
                    Bytes(memory.end_bytes), SignedBytes(memory.end_bytes - memory.start_bytes));
     if (memory.anomalies > 0) {
       fmt::format_to(to, "  warning: {} ill-formed memory reports; first: {}\n",
-                     memory.anomalies, memory.first_anomaly);
+                     memory.anomalies, TerminalText(memory.first_anomaly));
     }
     AppendLeakVerdict(memory, out);
     TextTable ops({"Allocating op", "Allocs", "Allocated", "Freed", "Still held", "Calls"},

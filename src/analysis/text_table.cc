@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "absl/strings/str_replace.h"
+#include "src/analysis/terminal_text.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -28,7 +29,7 @@ std::string Shorten(const std::string& text, size_t width) {
 }
 
 std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   return fmt::format("\"{}\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}));
 }
 
@@ -45,6 +46,11 @@ std::string Bytes(int64_t bytes) {
     ++unit;
   }
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+void TextTable::Add(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = TerminalText(cell);
+  rows_.push_back(std::move(row));
 }
 
 void TextTable::RenderTo(fmt::memory_buffer& out) const {

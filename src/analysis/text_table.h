@@ -20,7 +20,7 @@ std::string Si(double value);
 // "1.50 MiB", "512 B".
 std::string Bytes(int64_t bytes);
 std::string Shorten(const std::string& text, size_t width);  // "abc..." past width
-std::string CsvField(const std::string& text);     // quoted when it holds , " or a newline
+std::string CsvField(const std::string& text);     // quoted when it holds , " CR or LF
 std::string Percent(int64_t part, int64_t whole);  // "12.5%", "-" when whole <= 0
 
 // Left-aligned text columns, right-aligned numbers. Columns are as wide as
@@ -32,7 +32,9 @@ class TextTable {
       : right_(std::move(right)) {
     rows_.push_back(std::move(header));
   }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Cells hold names from the capture: their control characters are
+  // escaped (terminal_text.h), so a cell stays one cell on one line.
+  void Add(std::vector<std::string> row);
   void RenderTo(fmt::memory_buffer& out) const;
 
  private:

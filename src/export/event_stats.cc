@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "src/xplane/work_count.h"
+
 namespace neuronprof {
 namespace exporter {
 
@@ -26,7 +28,14 @@ void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
 }
 
 bool JsonArgs::Seen(std::string_view key) {
-  if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return true;
+  if (keys_.size() < kIndexAt) {
+    xplane::CountWork(keys_.size());
+    if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return true;
+  } else {
+    if (index_.empty()) index_.insert(keys_.begin(), keys_.end());
+    xplane::CountWork();
+    if (!index_.insert(key).second) return true;
+  }
   out_->Raw(keys_.empty() ? ",\"args\":{" : ",");
   keys_.push_back(key);
   return false;

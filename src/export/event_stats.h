@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "src/export/json_text.h"
@@ -44,7 +45,11 @@ class JsonArgs {
   bool Seen(std::string_view key);
 
   json::Writer* out_;
-  absl::InlinedVector<std::string_view, 8> keys_;  // Written so far.
+  // Written so far: a few, searched in order; past kIndexAt, also hashed,
+  // so that an event with many stats is not quadratic in them.
+  static constexpr size_t kIndexAt = 16;
+  absl::InlinedVector<std::string_view, 8> keys_;
+  absl::flat_hash_set<std::string_view> index_;
 };
 
 }  // namespace exporter

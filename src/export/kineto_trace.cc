@@ -23,6 +23,7 @@
 #include "src/xplane/json_reader.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
+#include "src/xplane/work_count.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -566,7 +567,11 @@ class KinetoWriter {
 
   // For calls on thread `tid` (start, end), the External id of the innermost
   // operator that encloses each one, else of the innermost marker or step;
-  // 0 when nothing does. One sweep over the thread's spans, sorted by start.
+  // 0 when nothing does. One sweep over the thread's spans, sorted by start:
+  // "innermost" is the span that started last among those ending at or
+  // after the call's end, so a span that started earlier and ends no later
+  // than one after it can never be the answer again. What stays, per kind,
+  // is a stack of falling ends, searched in O(log n) per call.
   std::vector<int64_t> EnclosingExternalIds(
       int64_t tid, const std::vector<std::pair<int64_t, int64_t>>& calls) const {
     std::vector<int64_t> ids(calls.size(), 0);
@@ -577,26 +582,30 @@ class KinetoWriter {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return calls[a].first < calls[b].first; });
-    std::vector<const HostSpan*> open;  // Nested spans, innermost last.
+    std::vector<const HostSpan*> operators, others;  // Ends fall bottom to top.
+    auto push = [](std::vector<const HostSpan*>& open, const HostSpan* span) {
+      while (!open.empty() && open.back()->end_ns <= span->end_ns) {
+        xplane::CountWork();
+        open.pop_back();
+      }
+      open.push_back(span);
+    };
+    // The last span in `open` that ends at or after `end`, else nullptr.
+    auto enclosing = [](const std::vector<const HostSpan*>& open, int64_t end) {
+      xplane::CountWork();
+      auto after = std::partition_point(open.begin(), open.end(),
+                                        [&](const HostSpan* s) { return s->end_ns >= end; });
+      return after == open.begin() ? nullptr : *(after - 1);
+    };
     size_t next = 0;
     for (size_t index : order) {
       const auto [start, end] = calls[index];
       for (; next < spans.size() && spans[next].start_ns <= start; ++next) {
-        while (!open.empty() && open.back()->end_ns < spans[next].start_ns) open.pop_back();
-        open.push_back(&spans[next]);
+        push(spans[next].kind == HostKind::kOperator ? operators : others, &spans[next]);
       }
-      while (!open.empty() && open.back()->end_ns < start) open.pop_back();
-      const HostSpan* marker = nullptr;
-      for (auto it = open.rbegin(); it != open.rend(); ++it) {
-        if ((*it)->end_ns < end) continue;  // Ends inside the call.
-        if ((*it)->kind == HostKind::kOperator) {
-          ids[index] = (*it)->external_id;
-          marker = nullptr;
-          break;
-        }
-        if (marker == nullptr) marker = *it;
-      }
-      if (ids[index] == 0 && marker != nullptr) ids[index] = marker->external_id;
+      const HostSpan* span = enclosing(operators, end);
+      if (span == nullptr) span = enclosing(others, end);
+      if (span != nullptr) ids[index] = span->external_id;
     }
     return ids;
   }

@@ -26,7 +26,9 @@ std::string_view StatVisitor::TextValue(std::string* scratch) const {
 
 EventVisitor::EventVisitor(const PlaneVisitor& plane, const XLine& line, const XEvent& event)
     : plane_(&plane), line_(&line), event_(&event),
-      metadata_(plane.EventMetadata(event.metadata_id())) {}
+      metadata_(plane.EventMetadata(event.metadata_id())) {
+  CountWork();
+}
 
 std::string_view EventVisitor::Name() const {
   return metadata_ == nullptr ? std::string_view() : std::string_view(metadata_->name());

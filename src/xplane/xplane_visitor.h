@@ -19,9 +19,11 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "proto/xplane.pb.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/stat_lookup.h"
+#include "src/xplane/work_count.h"
 
 namespace neuronprof {
 namespace xplane {
@@ -80,6 +82,7 @@ class EventVisitor {
   // does not override. f(const StatVisitor&).
   template <typename F>
   void ForEachStat(F&& f) const;
+  static constexpr int kFewStats = 8;  // ForEachStat compares these pairwise
 
   const tensorflow::profiler::XEvent& raw() const { return *event_; }
   const tensorflow::profiler::XLine& line() const { return *line_; }
@@ -168,16 +171,25 @@ int64_t NumEvents(const tensorflow::profiler::XSpace& space);
 template <typename F>
 void EventVisitor::ForEachStat(F&& f) const {
   for (const auto& stat : event_->stats()) f(StatVisitor(*plane_, stat));
-  if (metadata_ == nullptr) return;
-  for (const auto& stat : metadata_->stats()) {
-    bool overridden = false;
-    for (const auto& own : event_->stats()) {
-      if (own.metadata_id() == stat.metadata_id()) {
-        overridden = true;
-        break;
+  if (metadata_ == nullptr || metadata_->stats().empty()) return;
+  const int own = event_->stats_size();
+  CountWork(own + metadata_->stats_size());
+  if (own <= kFewStats) {
+    for (const auto& stat : metadata_->stats()) {
+      bool overridden = false;
+      for (const auto& mine : event_->stats()) {
+        overridden |= mine.metadata_id() == stat.metadata_id();
       }
+      if (!overridden) f(StatVisitor(*plane_, stat));
     }
-    if (!overridden) f(StatVisitor(*plane_, stat));
+    return;
+  }
+  // Many stats of its own (a crafted event): a set, not a search per stat.
+  absl::flat_hash_set<int64_t> ids;
+  ids.reserve(own);
+  for (const auto& mine : event_->stats()) ids.insert(mine.metadata_id());
+  for (const auto& stat : metadata_->stats()) {
+    if (!ids.contains(stat.metadata_id())) f(StatVisitor(*plane_, stat));
   }
 }
 
