@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -145,7 +145,8 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
       ++memory.frees;
       auto it = live.find(event.address);
       if (it != live.end()) {
-        by_op[it->second.op].freed_bytes += it->second.bytes;
+        OpMemory& row = by_op[it->second.op];
+        row.freed_bytes = SaturatingAdd(row.freed_bytes, it->second.bytes);
         live.erase(it);
       }
       allocated = SaturatingSub(allocated, event.bytes);
@@ -159,7 +160,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     }
     if (event.allocated) allocated = *event.allocated;
     if (allocated < 0) {
-      Flag(&memory, absl::StrCat(-allocated, " bytes freed beyond what was allocated"));
+      Flag(&memory, absl::StrCat(SaturatingNeg(allocated), " bytes freed beyond what was allocated"));
       allocated = 0;
     }
     allocated_after[i] = allocated;
@@ -173,7 +174,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     // Before the first event: its total less its own change.
     const MemoryEvent& first = events.front();
     const int64_t change = !first.anomaly.empty() || first.sample ? 0
-                           : first.free                            ? -first.bytes
+                           : first.free                            ? SaturatingNeg(first.bytes)
                                                                    : first.bytes;
     memory.start_bytes = std::max<int64_t>(SaturatingSub(allocated_after.front(), change), 0);
     memory.end_bytes = allocated_after.back();
@@ -216,7 +217,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
       at_end = allocated_after[i];
       row.peak_bytes = std::max(row.peak_bytes, at_end);
     }
-    row.growth_bytes = at_end - at_start;
+    row.growth_bytes = SaturatingSub(at_end, at_start);
     memory.steps.push_back(row);
   }
   return memory;

@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "src/analysis/collective_matching.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/collective_bandwidth.h"
 
 namespace neuronprof {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "src/analysis/rank_report.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {

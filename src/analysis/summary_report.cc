@@ -11,7 +11,7 @@
 #include "fmt/format.h"
 #include "src/analysis/device_report.h"
 #include "src/analysis/marker_report.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/text_table.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"

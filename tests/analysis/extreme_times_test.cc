@@ -8,7 +8,7 @@
 
 #include "src/analysis/op_table.h"
 #include "src/analysis/operator_events.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/summary_report.h"
 #include "tests/analysis/operator_space.h"
