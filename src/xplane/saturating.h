@@ -9,8 +9,11 @@
 #ifndef NEURONPROF_SRC_XPLANE_SATURATING_H_
 #define NEURONPROF_SRC_XPLANE_SATURATING_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace neuronprof {
 
@@ -66,6 +69,20 @@ class Checked {
   int64_t value_;
   bool ok_ = true;
 };
+
+// `ms` milliseconds after `now`, or time_point::max() (never) when that is
+// past what the clock can count (~292 years): a chrono conversion of a huge
+// count overflows into the past.
+inline std::chrono::steady_clock::time_point SaturatingTimeAfter(
+    std::chrono::steady_clock::time_point now, int64_t ms) {
+  using Clock = std::chrono::steady_clock;
+  static_assert(std::is_same<Clock::rep, int64_t>::value, "int64 ticks");
+  const int64_t ticks_per_ms =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(1)).count();
+  const int64_t ticks = SaturatingAdd(now.time_since_epoch().count(),
+                                      SaturatingMul(std::max<int64_t>(ms, 0), ticks_per_ms));
+  return Clock::time_point(Clock::duration(ticks));
+}
 
 // An XLine's timestamp_ns as picoseconds, clamped.
 inline int64_t LineStartPs(int64_t timestamp_ns) { return SaturatingMul(timestamp_ns, 1000); }
