@@ -120,9 +120,9 @@ std::string_view PlainName(const internal::EventRecord& record) {
   if (record.args_offset != 0) {
     return std::string_view(record.name, record.args_offset - 1);
   }
-  // Literal names: stop at a NUL in case the array was longer than its text.
-  return std::string_view(record.name,
-                          strnlen(record.name, record.name_length));
+  // Every byte: a string_view name is taken whole, NUL bytes included, as
+  // with arguments (char arrays were cut at their first NUL when recorded).
+  return std::string_view(record.name, record.name_length);
 }
 
 void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* out) {
