@@ -300,14 +300,12 @@ int RunSummary(const SummaryArgs& args) {
   // The only file of a run whose job had several ranks: the others are gone.
   const xplane::JobIdentity identity = xplane::ReadJobIdentity(space);
   if (args.host.empty() && !input->run.empty() && identity.distributed()) {
-    std::vector<int> missing;
-    for (int r = 0; r < identity.world_size; ++r) {
-      if (r != identity.rank) missing.push_back(r);
-    }
-    const bool one = missing.size() == 1;
+    // Ranges: the file's world size is a claim, not data to allocate for.
+    const auto missing = analysis::MissingRanks(identity.world_size, {identity.rank});
+    const bool one = analysis::RankCount(missing) == 1;
     Print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
                "(a rank that died or was not captured)\n\n",
-               identity.rank, identity.world_size, one ? "" : "s", fmt::join(missing, ", "),
+               identity.rank, identity.world_size, one ? "" : "s", analysis::FormatRanks(missing),
                one ? "has" : "have");
   }
   Print("{}", analysis::FormatSummaryText(summary, args.top));

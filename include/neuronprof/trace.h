@@ -160,7 +160,10 @@ struct MacroName {
 // buffer when the marker begins, so the caller may rewrite or free it
 // straight away. Only a StaticName (and NEURONPROF_SCOPE with a literal,
 // which makes one) is stored by pointer. A marker with arguments is always
-// copied, name included.
+// copied, name included. A std::string or string_view name is taken whole,
+// NUL bytes included, with or without arguments (as argument keys and
+// values are); a char array (a literal or a buffer) ends at its first NUL,
+// as a C string does. An empty name is recorded as an empty name.
 //
 // A marker whose name and arguments, encoded, exceed one 64 KiB buffer block
 // is not recorded; the capture counts it on its own and warns that a marker

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "src/analysis/operator_annotator.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {

@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/analysis/operator_events.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"

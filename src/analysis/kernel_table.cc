@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/ascii.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <utility>
 
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"

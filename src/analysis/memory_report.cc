@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
@@ -187,7 +187,8 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
       ++memory.frees;
       auto it = live.find(event.address);
       if (it != live.end()) {
-        by_op[it->second.op].freed_bytes += it->second.bytes;
+        OpMemory& row = by_op[it->second.op];
+        row.freed_bytes = SaturatingAdd(row.freed_bytes, it->second.bytes);
         live.erase(it);
       }
       allocated = SaturatingSub(allocated, event.bytes);
@@ -201,7 +202,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     }
     if (event.allocated) allocated = *event.allocated;
     if (allocated < 0) {
-      Flag(&memory, absl::StrCat(-allocated, " bytes freed beyond what was allocated"));
+      Flag(&memory, absl::StrCat(SaturatingNeg(allocated), " bytes freed beyond what was allocated"));
       allocated = 0;
     }
     allocated_after[i] = allocated;
@@ -215,7 +216,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     // Before the first event: its total less its own change.
     const MemoryEvent& first = events.front();
     const int64_t change = !first.anomaly.empty() || first.sample ? 0
-                           : first.free                            ? -first.bytes
+                           : first.free                            ? SaturatingNeg(first.bytes)
                                                                    : first.bytes;
     memory.start_bytes = std::max<int64_t>(SaturatingSub(allocated_after.front(), change), 0);
     memory.end_bytes = allocated_after.back();
@@ -267,7 +268,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
         events.begin()));
     const int64_t at_end = last > first ? allocated_after[last - 1] : at_start;
     row.peak_bytes = peak_in.Max(first, last, at_start);
-    row.growth_bytes = at_end - at_start;
+    row.growth_bytes = SaturatingSub(at_end, at_start);
     memory.steps.push_back(row);
   }
   return memory;

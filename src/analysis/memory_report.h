@@ -15,6 +15,7 @@
 #include "proto/xplane.pb.h"
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -25,7 +26,7 @@ struct OpMemory {
   int64_t allocations = 0;         // blocks allocated
   int64_t allocated_bytes = 0;
   int64_t freed_bytes = 0;         // of those blocks, freed inside the window
-  int64_t net_bytes() const { return allocated_bytes - freed_bytes; }  // still held
+  int64_t net_bytes() const { return SaturatingSub(allocated_bytes, freed_bytes); }  // still held
   int64_t calls = 0;               // operator events of that name
   // Steps in which it allocated blocks still held at the end: a leak holds
   // blocks from every step, a cache or the last step's results from few.

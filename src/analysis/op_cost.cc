@@ -1,15 +1,14 @@
 #include "src/analysis/op_cost.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
-#include <initializer_list>
 #include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -55,11 +54,14 @@ std::string DTypes(const Inputs& in) {
   return absl::StrJoin(names, "/");
 }
 
-OpCost Known(int64_t flops, int64_t bytes, std::string params) {
+// Every formula is Checked: operands come from a file, and a cost that
+// overflowed int64 is unknown rather than wrong.
+OpCost Known(Checked flops, Checked bytes, std::string params) {
+  if (!flops.ok() || !bytes.ok()) return {};
   OpCost c;
   c.known = true;
-  c.flops = flops;
-  c.bytes = bytes;
+  c.flops = flops.value();
+  c.bytes = bytes.value();
   c.params = std::move(params);
   return c;
 }
@@ -79,32 +81,28 @@ bool Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
   return true;
 }
 
-int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t n = 1;
+Checked Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  Checked n = 1;
   for (size_t i = begin; i < end && i < dims.size(); ++i) n *= dims[i];
   return n;
 }
 
 // ---- GEMMs: 2·M·N·K FLOPs, elem·(M·N + M·K + N·K) bytes (PyProf's formula
 // with the element size applied to every term).
-// True when the product of `factors` stays well inside int64 (operands
-// are bounded by the parser, but products of several can still be huge).
-bool Fits(std::initializer_list<int64_t> factors) {
-  double product = 1;
-  for (int64_t f : factors) product *= static_cast<double>(f);
-  return product < 4e18;
-}
-
-OpCost Gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const OpInput& a) {
-  if (!Fits({2, batch, m, n, k}) || !Fits({8, batch, m, n}) || !Fits({8, batch, m, k}) ||
-      !Fits({8, batch, n, k})) {
-    return {};
-  }
+// Operands are bounded by the parser, but products of several, or a
+// huge dimension beside an empty one, can still overflow: Known() then
+// leaves the cost unknown.
+OpCost Gemm(Checked batch_product, int64_t m, int64_t n, int64_t k, const OpInput& a) {
+  if (!batch_product.ok()) return {};
+  const int64_t batch = batch_product.value();
   const int64_t elem = DTypeBytes(a.dtype);
   std::string params = absl::StrCat("M=", m, ",N=", n, ",K=", k);
   if (batch != 1) params = absl::StrCat("B=", batch, ",", params);
-  OpCost cost = Known(2 * batch * m * n * k, elem * batch * (m * n + m * k + n * k),
+  const Checked b = batch;
+  // The batch first: an empty batch costs nothing, whatever M, N and K say.
+  OpCost cost = Known(2 * b * m * n * k, elem * (b * m * n + b * m * k + b * n * k),
                       absl::StrCat(params, ",", DTypeName(a.dtype)));
+  if (!cost.known) return cost;
   cost.matrix_dims = {{'M', m}, {'N', n}, {'K', k}};
   cost.matrix_dtype = a.dtype;
   return cost;
@@ -144,7 +142,9 @@ OpCost Linear(const Inputs& in) {
   const OpInput* x = TensorAt(in, 0);
   const OpInput* w = TensorAt(in, 1);
   if (!x || !w || x->dims.empty() || w->dims.size() != 2) return {};
-  return Gemm(1, Product(x->dims, 0, x->dims.size() - 1), w->dims[0], x->dims.back(), *x);
+  const Checked m = Product(x->dims, 0, x->dims.size() - 1);
+  if (!m.ok()) return {};
+  return Gemm(1, m.value(), w->dims[0], x->dims.back(), *x);
 }
 
 // ---- Convolutions. Argument positions per op (stride, padding, dilation,
@@ -216,42 +216,41 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   }
   const int64_t n = x->dims[0], c = x->dims[1];
   // weight: [K, C/g, R...], transposed: [C, K/g, R...].
-  const int64_t k = transposed ? w->dims[1] * groups : w->dims[0];
+  const Checked checked_k = transposed ? Checked(w->dims[1]) * groups : Checked(w->dims[0]);
+  if (!checked_k.ok()) return {};
+  const int64_t k = checked_k.value();
   std::vector<int64_t> out_spatial(rank);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t h = x->dims[2 + i], r = w->dims[2 + i];
-    constexpr int64_t kMaxArg = int64_t{1} << 31;  // keeps the arithmetic exact
-    if (stride[i] < 1 || stride[i] > kMaxArg || std::abs(padding[i]) > kMaxArg ||
-        dilation[i] < 0 || dilation[i] > kMaxArg || std::abs(output_padding[i]) > kMaxArg) {
+    constexpr int64_t kMaxArg = int64_t{1} << 31;  // no real model has more
+    auto within = [](int64_t v, int64_t low) { return low <= v && v <= kMaxArg; };
+    if (!within(stride[i], 1) || !within(padding[i], -kMaxArg) || !within(dilation[i], 0) ||
+        !within(output_padding[i], -kMaxArg)) {
       return {};
     }
+    Checked out = 0;
     if (transposed) {
-      out_spatial[i] = (h - 1) * stride[i] - 2 * padding[i] + dilation[i] * (r - 1) +
-                       output_padding[i] + 1;
+      out = (Checked(h) - 1) * stride[i] - Checked(2) * padding[i] +
+            Checked(dilation[i]) * (r - 1) + output_padding[i] + 1;
     } else if (same) {
-      out_spatial[i] = h;
+      out = h;
     } else {
-      out_spatial[i] = (h + 2 * padding[i] - dilation[i] * (r - 1) - 1) / stride[i] + 1;
+      const Checked span = Checked(h) + Checked(2) * padding[i] - Checked(dilation[i]) * (r - 1) - 1;
+      out = span.ok() ? Checked(span.value() / stride[i]) + 1 : span;
     }
+    if (!out.ok()) return {};
+    out_spatial[i] = out.value();
     if (out_spatial[i] < 0) return {};
   }
-  const int64_t in_spatial = Product(x->dims, 2, x->dims.size());
-  const int64_t kernel = Product(w->dims, 2, w->dims.size());
-  double out_points = 1;
-  for (int64_t p : out_spatial) out_points *= static_cast<double>(p);
-  if (out_points > 1e15) return {};
-  const int64_t out_sp = Product(out_spatial, 0, rank);
+  const Checked in_spatial = Product(x->dims, 2, x->dims.size());
+  const Checked kernel = Product(w->dims, 2, w->dims.size());
+  const Checked out_sp = Product(out_spatial, 0, rank);
   // Each output (transposed: each input) point is a dot product over
   // (C/g)·R·S inputs.
-  if (!Fits({2, n, in_spatial, c, std::max<int64_t>(k / groups, 1), kernel}) ||
-      !Fits({2, n, k, std::max<int64_t>(out_sp, 1), std::max<int64_t>(c / groups, 1), kernel}) ||
-      !Fits({8, n, k, out_sp})) {
-    return {};
-  }
-  const int64_t flops = transposed ? 2 * n * in_spatial * c * (k / groups) * kernel
-                                   : 2 * n * k * out_sp * (c / groups) * kernel;
+  const Checked flops = transposed ? 2 * in_spatial * n * c * (k / groups) * kernel
+                                   : 2 * out_sp * n * k * (c / groups) * kernel;
   const int64_t elem = DTypeBytes(x->dtype);
-  const int64_t bytes = elem * (n * c * in_spatial + w->Elements() + n * k * out_sp);
+  const Checked bytes = elem * (in_spatial * n * c + w->Elements() + out_sp * n * k);
   static const char* const kIn[3][3] = {{"H"}, {"H", "W"}, {"D", "H", "W"}};
   static const char* const kOut[3][3] = {{"P"}, {"P", "Q"}, {"Z", "P", "Q"}};
   static const char* const kKernel[3][3] = {{"R"}, {"R", "S"}, {"T", "R", "S"}};
@@ -336,7 +335,7 @@ const std::map<std::string, PerElement, std::less<>>& UnaryOps() {
 OpCost Unary(const PerElement& per, const Inputs& in) {
   const OpInput* x = Tensor(in, 0);
   if (!x) return {};
-  const int64_t n = x->Elements();
+  const Checked n = x->Elements();
   return Known(per.flops * n, per.bytes * n * DTypeBytes(x->dtype), GenericParams(in));
 }
 
@@ -365,7 +364,7 @@ const std::map<std::string, ElementwiseKind, std::less<>>& ElementwiseOps() {
 OpCost Elementwise(const ElementwiseKind& kind, const Inputs& in) {
   std::vector<int64_t> shape;
   const OpInput* first = nullptr;
-  int64_t in_bytes = 0;
+  Checked in_bytes = 0;
   for (const OpInput& x : in) {
     if (!x.is_tensor) continue;
     if (!first) {
@@ -377,10 +376,7 @@ OpCost Elementwise(const ElementwiseKind& kind, const Inputs& in) {
     in_bytes += x.Bytes();
   }
   if (!first) return {};
-  double out_elements = 1;
-  for (int64_t d : shape) out_elements *= static_cast<double>(d);
-  if (out_elements > 1e17) return {};  // a broadcast far beyond any real tensor
-  const int64_t out = Product(shape, 0, shape.size());
+  const Checked out = Product(shape, 0, shape.size());
   const int64_t out_elem = kind.bool_output ? 1 : DTypeBytes(first->dtype);
   return Known(kind.flops_per_element * out, in_bytes + out * out_elem,
                absl::StrCat("T=", Dims(shape), ",", DTypes(in)));
@@ -390,7 +386,8 @@ OpCost Elementwise(const ElementwiseKind& kind, const Inputs& in) {
 OpCost Reduction(std::string_view op, const Inputs& in) {
   const OpInput* x = Tensor(in, 0);
   if (!x) return {};
-  const int64_t n = x->Elements(), elem = DTypeBytes(x->dtype);
+  const Checked n = x->Elements();
+  const int64_t elem = DTypeBytes(x->dtype);
   if (op == "sum") return Known(n, n * elem, GenericParams(in));
   if (op == "mean") return Known(n + 1, n * elem + elem, GenericParams(in));
   return Known(2 * n + 1, n * elem, GenericParams(in));  // norm
@@ -403,8 +400,9 @@ OpCost NllLoss(const Inputs& in, bool backward) {
   const OpInput* x = TensorAt(in, backward ? 1 : 0);
   const OpInput* target = TensorAt(in, backward ? 2 : 1);
   if (!x || !target) return {};
-  const int64_t t = target->Elements(), elem = DTypeBytes(x->dtype);
-  int64_t bytes = target->Bytes() + t * elem;
+  const Checked t = target->Elements();
+  const int64_t elem = DTypeBytes(x->dtype);
+  Checked bytes = target->Bytes() + t * elem;
   if (const OpInput* w = TensorAt(in, backward ? 3 : 2)) bytes += t * DTypeBytes(w->dtype);
   bytes += backward ? x->Bytes() : elem;
   return Known(t, bytes, GenericParams(in));
@@ -416,7 +414,8 @@ OpCost CrossEntropy(const Inputs& in) {
   const OpInput* x = TensorAt(in, 0);
   const OpInput* target = TensorAt(in, 1);
   if (!x || !target) return {};
-  const int64_t n = x->Elements(), t = target->Elements(), elem = DTypeBytes(x->dtype);
+  const Checked n = x->Elements(), t = target->Elements();
+  const int64_t elem = DTypeBytes(x->dtype);
   return Known(21 * n + t, 3 * n * elem + target->Bytes() + t * elem + elem,
                GenericParams(in));
 }
@@ -428,7 +427,7 @@ OpCost Embedding(const Inputs& in) {
   const OpInput* w = TensorAt(in, 0);
   const OpInput* idx = TensorAt(in, 1);
   if (!w || !idx || w->dims.size() != 2) return {};
-  const int64_t rows = idx->Elements() * w->dims[1] * DTypeBytes(w->dtype);
+  const Checked rows = Checked(idx->Elements()) * w->dims[1] * DTypeBytes(w->dtype);
   return Known(0, idx->Bytes() + 2 * rows,
                absl::StrCat("V=", w->dims[0], ",D=", w->dims[1], ",I=", Dims(idx->dims), ",",
                             DTypes(in)));
@@ -438,7 +437,7 @@ OpCost EmbeddingBackward(const Inputs& in) {
   const OpInput* grad = TensorAt(in, 0);
   const OpInput* idx = TensorAt(in, 1);
   if (!grad || !idx || grad->dims.empty()) return {};
-  return Known(0, 3 * idx->Elements() * grad->dims.back() * DTypeBytes(grad->dtype),
+  return Known(0, 3 * Checked(idx->Elements()) * grad->dims.back() * DTypeBytes(grad->dtype),
                GenericParams(in));
 }
 
@@ -452,7 +451,8 @@ OpCost IndexSelect(const Inputs& in) {
   if (!ParseIntList(in[1].value, &d) || d.size() != 1) return {};
   int64_t dim = d[0] < 0 ? d[0] + static_cast<int64_t>(x->dims.size()) : d[0];
   if (dim < 0 || dim >= static_cast<int64_t>(x->dims.size())) return {};
-  const int64_t out = x->dims[dim] == 0 ? 0 : x->Elements() / x->dims[dim] * idx->Elements();
+  const Checked out =
+      x->dims[dim] == 0 ? 0 : Checked(x->Elements() / x->dims[dim]) * idx->Elements();
   return Known(0, idx->Bytes() + 2 * out * DTypeBytes(x->dtype), GenericParams(in));
 }
 
@@ -461,7 +461,7 @@ OpCost Copy(const Inputs& in) {
   const OpInput* dst = TensorAt(in, 0);
   const OpInput* src = TensorAt(in, 1);
   if (!dst || !src) return {};
-  return Known(0, dst->Bytes() + src->Bytes(), GenericParams(in));
+  return Known(0, Checked(dst->Bytes()) + src->Bytes(), GenericParams(in));
 }
 
 // Views, metadata and allocations: no FLOPs, no data moved.

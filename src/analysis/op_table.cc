@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

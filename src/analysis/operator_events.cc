@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 

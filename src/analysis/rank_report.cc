@@ -11,7 +11,7 @@
 #include "fmt/format.h"
 #include "src/analysis/collective_matching.h"
 #include "src/analysis/coverage.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/collective_bandwidth.h"
 
 namespace neuronprof {
@@ -208,6 +208,38 @@ void AddCollectives(const std::vector<RankData>& ranks, int world_size, RankRepo
 
 }  // namespace
 
+std::vector<RankRange> MissingRanks(int world_size, const std::vector<int>& present) {
+  std::vector<RankRange> missing;
+  int next = 0;  // the lowest rank not yet placed
+  for (int rank : present) {
+    if (rank < next || rank >= world_size) continue;
+    if (rank > next) missing.push_back({next, rank - 1});
+    next = rank + 1;
+  }
+  if (next < world_size) missing.push_back({next, world_size - 1});
+  return missing;
+}
+
+int64_t RankCount(const std::vector<RankRange>& ranges) {
+  int64_t count = 0;
+  for (const RankRange& range : ranges) count += int64_t{range.last} - range.first + 1;
+  return count;
+}
+
+std::string FormatRanks(const std::vector<RankRange>& ranges) {
+  std::string text;
+  for (const RankRange& range : ranges) {
+    if (!text.empty()) text += ", ";
+    if (range.last - range.first >= 2) {
+      text += fmt::format("{}-{}", range.first, range.last);
+    } else {
+      text += std::to_string(range.first);
+      if (range.last != range.first) text += fmt::format(", {}", range.last);
+    }
+  }
+  return text;
+}
+
 absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
   if (ranks.empty()) return absl::InvalidArgumentError("no rank to summarize");
   std::stable_sort(ranks.begin(), ranks.end(), [](const RankData& a, const RankData& b) {
@@ -228,14 +260,9 @@ absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
   for (RankData& rank : ranks) {
     Rebase(SaturatingMul(SaturatingSub(rank.start_ns, base_ns), 1000), &rank);
   }
-  size_t next = 0;
-  for (int r = 0; r < report.world_size; ++r) {
-    if (next < ranks.size() && ranks[next].identity.rank == r) {
-      ++next;
-    } else {
-      report.missing.push_back(r);
-    }
-  }
+  std::vector<int> present;
+  for (const RankData& rank : ranks) present.push_back(rank.identity.rank);
+  report.missing = MissingRanks(report.world_size, present);
   for (const RankData& rank : ranks) {
     RankTotals totals;
     totals.rank = rank.identity.rank;

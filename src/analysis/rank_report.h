@@ -47,10 +47,20 @@ struct CollectiveRow {
   double algbw_gbps = 0, busbw_gbps = 0;  // over total_ps; 0 without bytes
 };
 
+// Ranks first..last, both included.
+struct RankRange {
+  int first = 0, last = 0;
+  bool operator==(const RankRange& other) const {
+    return first == other.first && last == other.last;
+  }
+};
+
 struct RankReport {
   int world_size = 0;
   std::string backend;
-  std::vector<int> missing;       // ranks of the world without a file
+  // Ranks of the world without a file, as ranges: a file may claim any world
+  // size, and memory follows the files present, not that claim.
+  std::vector<RankRange> missing;
   int64_t window_start_ns = 0, window_stop_ns = 0;  // where every capture ran
   std::vector<RankTotals> ranks;  // by rank
   std::vector<RankStepRow> steps;  // by step number, then rank
@@ -60,6 +70,13 @@ struct RankReport {
   int64_t total_wait_ps = 0;
   int straggler = -1;     // the rank that caused the most waiting; -1: none
 };
+
+// The ranks of 0..world_size-1 that are not in `present` (sorted), in
+// at most present.size() + 1 ranges.
+std::vector<RankRange> MissingRanks(int world_size, const std::vector<int>& present);
+int64_t RankCount(const std::vector<RankRange>& ranges);
+// "0, 1, 3, 5-2147483646": ranges of three or more ranks as first-last.
+std::string FormatRanks(const std::vector<RankRange>& ranges);
 
 // InvalidArgument, naming the files or ranks, when the ranks are not of one
 // job (different world sizes, one rank twice, a capture without a window)

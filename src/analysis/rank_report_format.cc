@@ -6,8 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "src/analysis/rank_report.h"
-#include "src/analysis/saturating.h"
 #include "src/analysis/terminal_text.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {
@@ -24,12 +24,13 @@ void AppendMissing(const RankReport& report, fmt::memory_buffer& out) {
   if (report.missing.empty()) return;
   std::vector<int> present;
   for (const RankTotals& r : report.ranks) present.push_back(r.rank);
+  const bool one = RankCount(report.missing) == 1;
   fmt::format_to(std::back_inserter(out),
                  "MISSING: {} {} of world size {} {} no file in this run (a rank that died "
                  "or was not captured); the figures below are over rank{} {} only, and a "
                  "missing rank's late arrivals are not seen\n",
-                 report.missing.size() == 1 ? "rank" : "ranks", absl::StrJoin(report.missing, ", "),
-                 report.world_size, report.missing.size() == 1 ? "has" : "have",
+                 one ? "rank" : "ranks", FormatRanks(report.missing),
+                 report.world_size, one ? "has" : "have",
                  present.size() == 1 ? "" : "s", absl::StrJoin(present, ", "));
 }
 

@@ -6,7 +6,7 @@
 
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/text_table.h"
 
 namespace neuronprof {

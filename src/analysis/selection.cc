@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "src/analysis/operator_events.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/xplane_visitor.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 

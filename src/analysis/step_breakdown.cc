@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/analysis/coverage.h"
 #include "src/analysis/device_attribution.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/names.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"

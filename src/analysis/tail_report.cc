@@ -7,7 +7,7 @@
 
 #include "fmt/format.h"
 #include "src/analysis/distribution.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -14,6 +14,7 @@
 #include "src/api/step_schedule.h"
 #include "src/export/logdir.h"
 #include "src/session/capture_session.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 
@@ -103,8 +104,8 @@ class WindowProfiler : public Profiler::Impl {
     }
     session_ = std::move(*session);
     capturing_ = true;
-    deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::milliseconds(options_.ms_duration);
+    // Saturating: a window past what the clock counts lasts until Stop().
+    deadline_ = SaturatingTimeAfter(std::chrono::steady_clock::now(), options_.ms_duration);
     timer_ = std::thread([this] { RunTimer(); });
   }
 
@@ -153,7 +154,11 @@ class WindowProfiler : public Profiler::Impl {
  private:
   void RunTimer() {
     std::unique_lock<std::mutex> lock(mutex_);
-    wake_.wait_until(lock, deadline_, [this] { return stop_requested_; });
+    if (deadline_ == std::chrono::steady_clock::time_point::max()) {
+      wake_.wait(lock, [this] { return stop_requested_; });
+    } else {
+      wake_.wait_until(lock, deadline_, [this] { return stop_requested_; });
+    }
     lock.unlock();
     auto captured = session_->Stop();
     absl::StatusOr<ProfileResult> result =

@@ -123,9 +123,9 @@ std::string_view PlainName(const internal::EventRecord& record) {
   if (const uint32_t args_offset = ArgsOffset(record)) {
     return std::string_view(record.name, args_offset - 1);
   }
-  // Literal names: stop at a NUL in case the array was longer than its text.
-  return std::string_view(record.name,
-                          strnlen(record.name, record.name_length));
+  // Every byte: a string_view name is taken whole, NUL bytes included, as
+  // with arguments (char arrays were cut at their first NUL when recorded).
+  return std::string_view(record.name, record.name_length);
 }
 
 std::string_view FirstArgKey(const internal::EventRecord& record) {

@@ -23,6 +23,7 @@
 #include "src/xplane/json_reader.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -154,7 +155,7 @@ class KinetoWriter {
     out_.Micros(start_ns);
     out_.Raw(",\"dur\":");
     out_.Micros(duration_ns);
-    max_end_ns_ = std::max(max_end_ns_, start_ns + duration_ns);
+    max_end_ns_ = std::max(max_end_ns_, SaturatingAdd(start_ns, duration_ns));
   }
   void Metadata(const char* kind, int64_t pid, const std::string* tid,
                 std::string_view name) {
@@ -389,7 +390,7 @@ class KinetoWriter {
         stats.StrStatNamed(xplane::kAllocatorNameStat).value_or(""));
     int64_t bytes = stats.IntStatNamed(xplane::kAllocationBytesStat)
                         .value_or(stats.IntStatNamed(xplane::kRequestedBytesStat).value_or(0));
-    if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = -bytes;
+    if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
     BeginEvent("i", nullptr, "[memory]");
     PidTid(host_pid_, tid);

@@ -8,6 +8,7 @@
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -21,17 +22,19 @@ std::atomic<bool> g_window_open{false};
 int64_t DiscardLineBefore(int64_t shift_ns, tensorflow::profiler::XLine* line) {
   // Lines that began before the new start open at 0, their events' offsets
   // shortened by the difference (negative offsets: before the new start).
-  const int64_t timestamp_ns = std::max<int64_t>(0, line->timestamp_ns() - shift_ns);
-  const int64_t offset_shift_ps = (line->timestamp_ns() - shift_ns - timestamp_ns) * 1000;
+  // Saturating: a device plug-in's times can be anything.
+  const int64_t shifted_ns = SaturatingSub(line->timestamp_ns(), shift_ns);
+  const int64_t timestamp_ns = std::max<int64_t>(0, shifted_ns);
+  const int64_t offset_shift_ps = SaturatingMul(shifted_ns - timestamp_ns, 1000);
   auto* events = line->mutable_events();
   int kept = 0;
   int64_t end_ps = 0;
   for (int i = 0; i < events->size(); ++i) {
     tensorflow::profiler::XEvent* event = events->Mutable(i);
-    const int64_t offset_ps = event->offset_ps() + offset_shift_ps;
+    const int64_t offset_ps = SaturatingAdd(event->offset_ps(), offset_shift_ps);
     if (offset_ps < 0) continue;
     event->set_offset_ps(offset_ps);
-    end_ps = std::max(end_ps, offset_ps + event->duration_ps());
+    end_ps = std::max(end_ps, SaturatingAdd(offset_ps, event->duration_ps()));
     if (kept != i) events->SwapElements(kept, i);
     ++kept;
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -29,10 +30,10 @@ void ShiftTimeStat(XPlane* plane, std::string_view name, int64_t offset_ns) {
   if (stat == nullptr) return;
   // TSL and neuronprof write uint64; int64 from other writers is kept so.
   if (stat->value_case() == XStat::kUint64Value && stat->uint64_value() != 0) {
-    stat->set_uint64_value(static_cast<uint64_t>(static_cast<int64_t>(stat->uint64_value()) -
-                                                 offset_ns));
+    stat->set_uint64_value(static_cast<uint64_t>(
+        SaturatingSub(static_cast<int64_t>(stat->uint64_value()), offset_ns)));
   } else if (stat->value_case() == XStat::kInt64Value && stat->int64_value() != 0) {
-    stat->set_int64_value(stat->int64_value() - offset_ns);
+    stat->set_int64_value(SaturatingSub(stat->int64_value(), offset_ns));
   }
 }
 
@@ -65,7 +66,7 @@ void AlignSpaceClock(const std::optional<ClockOffset>& offset, XSpace* space) {
   for (XPlane& plane : *space->mutable_planes()) {
     for (XLine& line : *plane.mutable_lines()) {
       if (line.timestamp_ns() >= kEpochLineTimeNs) {
-        line.set_timestamp_ns(line.timestamp_ns() - offset->offset_ns);
+        line.set_timestamp_ns(SaturatingSub(line.timestamp_ns(), offset->offset_ns));
       }
     }
   }

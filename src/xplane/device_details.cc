@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace xplane {
@@ -64,10 +65,8 @@ KernelLaunch ParseKernelDetails(std::string_view details) {
   }
   if (!launch.shared_memory && (static_shared || dynamic_shared)) {
     // A sum past int64 (a crafted stat) is unreadable, not wrapped.
-    int64_t sum = 0;
-    if (!__builtin_add_overflow(static_shared.value_or(0), dynamic_shared.value_or(0), &sum)) {
-      launch.shared_memory = sum;
-    }
+    const Checked sum = Checked(static_shared.value_or(0)) + dynamic_shared.value_or(0);
+    if (sum.ok()) launch.shared_memory = sum.value();
   }
   return launch;
 }

@@ -1,6 +1,7 @@
 #include "src/xplane/event_time.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace xplane {
@@ -9,12 +10,11 @@ std::optional<EventTime> CheckedEventTime(const tensorflow::profiler::XLine& lin
                                           const tensorflow::profiler::XEvent& event) {
   EventTime time;
   time.duration_ns = event.duration_ps() / 1000;
-  int64_t end = 0;
-  if (time.duration_ns < 0 ||
-      __builtin_add_overflow(line.timestamp_ns(), event.offset_ps() / 1000, &time.start_ns) ||
-      __builtin_add_overflow(time.start_ns, time.duration_ns, &end)) {
+  const Checked start = Checked(line.timestamp_ns()) + event.offset_ps() / 1000;
+  if (time.duration_ns < 0 || !start.ok() || !(start + time.duration_ns).ok()) {
     return std::nullopt;
   }
+  time.start_ns = start.value();
   return time;
 }
 

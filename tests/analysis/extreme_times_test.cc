@@ -4,11 +4,12 @@
 // how many events it clamped.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <limits>
 
 #include "src/analysis/op_table.h"
 #include "src/analysis/operator_events.h"
-#include "src/analysis/saturating.h"
+#include "src/xplane/saturating.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/summary_report.h"
 #include "tests/analysis/operator_space.h"
@@ -36,6 +37,28 @@ TEST_CASE("saturating arithmetic clamps at the int64 ends") {
   CHECK_FALSE(EventTimesFit(kMax, 0, 0));
   CHECK_FALSE(EventTimesFit(0, kMax, 1));
   CHECK_FALSE(EventTimesFit(0, kMin, -1));
+}
+
+TEST_CASE("Checked formulas say when any step overflowed; negation saturates") {
+  CHECK((Checked(3) * 4 + 5).value() == 17);
+  CHECK((Checked(3) * 4 + 5).ok());
+  CHECK_FALSE((Checked(int64_t{1} << 62) * 4 * 0).ok());  // Not cured by a later 0.
+  CHECK_FALSE((0 * Checked(int64_t{1} << 62) + kMax + 1).ok());
+  CHECK((0 * Checked(int64_t{1} << 62) * (int64_t{1} << 62)).ok());
+  CHECK_FALSE((Checked(kMin) - 1).ok());
+  CHECK(SaturatingNeg(kMin) == kMax);
+  CHECK(SaturatingNeg(kMax) == kMin + 1);
+}
+
+TEST_CASE("a deadline past what steady_clock counts is never, not the past") {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  CHECK(SaturatingTimeAfter(now, 1500) == now + std::chrono::milliseconds(1500));
+  // issue 27: now + milliseconds(INT64_MAX - 1) overflowed into the past, and
+  // a Profiler's window closed at once with no events.
+  CHECK(SaturatingTimeAfter(now, kMax - 1) == Clock::time_point::max());
+  CHECK(SaturatingTimeAfter(now, kMax / 1000000) == Clock::time_point::max());
+  CHECK(SaturatingTimeAfter(now, 0) == now);
 }
 
 // Every line's start, or every event's offset or duration, at an extreme.

@@ -1,6 +1,7 @@
 // The memory report on constructed captures: the peak, who made it, memory
 // by operator, the per-step growth that shows a leak, and ill-formed
 // reports flagged rather than turned into negative totals.
+#include <limits>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -45,7 +46,7 @@ void AddMemory(XSpace* space, const MemorySpec& spec) {
   host.AddStat(event, xplane::kAddressStat, spec.address);
   host.AddStat(event, xplane::kRequestedBytesStat, spec.bytes);
   host.AddStat(event, xplane::kAllocationBytesStat, spec.bytes);
-  if (spec.total >= 0) host.AddStat(event, xplane::kBytesAllocatedStat, spec.total);
+  if (spec.total != -1) host.AddStat(event, xplane::kBytesAllocatedStat, spec.total);
   if (spec.op != nullptr) host.AddStat(event, xplane::kTfOpStat, std::string_view(spec.op));
   if (spec.anomaly != nullptr) {
     host.AddStat(event, xplane::kMemoryAnomalyStat, std::string_view(spec.anomaly));
@@ -143,6 +144,32 @@ TEST_CASE("memory report: ill-formed reports are flagged, totals never negative"
   CHECK(npu.peak_allocated_bytes == 300);
   CHECK(npu.allocations == 1);  // The failed allocation holds nothing.
   CHECK(npu.end_bytes == 300);
+}
+
+TEST_CASE("memory report: byte counts at the int64 ends saturate, never overflow") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  XSpace space = testing::MakeOperatorSpace(1, false);
+  // issue 27: one op frees 10 and then INT64_MAX bytes (10 + INT64_MAX
+  // freed), and a crafted total of INT64_MIN was negated for its warning.
+  AddMemory(&space, {10, false, 10, 0x1, "aten::empty", -1, "cpu", nullptr});
+  AddMemory(&space, {11, true, 10, 0x1, nullptr, -1, "cpu", nullptr});
+  AddMemory(&space, {12, false, kMax, 0x2, "aten::empty", -1, "cpu", nullptr});
+  AddMemory(&space, {13, true, kMax, 0x2, nullptr, -1, "cpu", nullptr});
+  AddMemory(&space, {14, false, 1, 0x3, "aten::empty", kMin, "cpu", nullptr});
+  // A first event that frees INT64_MIN bytes (its change was negated).
+  AddMemory(&space, {10, true, kMin, 0x4, nullptr, -1, "npu:0", nullptr});
+  const MemoryReport report = Report(space);
+  REQUIRE(report.allocators.size() == 2);
+  const AllocatorMemory& cpu = report.allocators[0];
+  REQUIRE(cpu.by_op.size() == 1);
+  CHECK(cpu.by_op[0].freed_bytes == kMax);
+  CHECK(cpu.by_op[0].allocated_bytes == kMax);
+  CHECK(cpu.first_anomaly == "9223372036854775807 bytes freed beyond what was allocated");
+  CHECK(cpu.end_bytes == 0);
+  const AllocatorMemory& npu = report.allocators[1];
+  CHECK(npu.start_bytes >= 0);
+  CHECK(npu.end_bytes >= 0);
 }
 
 TEST_CASE("memory annotation derives device, allocation and peak stats, once") {

@@ -241,8 +241,8 @@ TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {
   CHECK(std::string(huge.status().message()).find("larger than 2^40 elements") !=
         std::string::npos);
   // Each operand is legal, the product is not representable: unknown.
-  CHECK_FALSE(Cost("aten::mm", "[[1000000000,1],[1,1000000000]]", "Float,Float").known);
-  CHECK_FALSE(Cost("aten::add", "[[1000000000,1],[1,1000000000]]", "Float,Float").known);
+  CHECK_FALSE(Cost("aten::mm", "[[4000000000,1],[1,4000000000]]", "Float,Float").known);
+  CHECK_FALSE(Cost("aten::add", "[[4000000000,1],[1,4000000000]]", "Float,Float").known);
   CHECK_FALSE(Cost("aten::conv2d", "[[1,1,8,8],[1,1,3,3],[],[],[],[],[]]", "Float,Float,,,,,",
                    R"(["","","None","[1, 1]","[9000000000000, 0]","[1, 1]","1"])")
                   .known);
@@ -252,6 +252,25 @@ TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {
                    "Float,Float,,,,,,,",
                    R"(["","","None","[1, 1]","[0, 0]","[1, 1]","true","[0, 0]",)"
                    R"("4611686018427387904"])")
+                  .known);
+  // issue 27: an empty batch beside dimensions of 2^31 (a libtorch bmm can
+  // record one): M·N + M·K overflowed int64 (UB). Nothing to compute.
+  const OpCost empty = Cost("aten::bmm", "[[0,2147483648,2147483648],[0,2147483648,2147483648]]",
+                            "Float,Float");
+  CHECK(empty.known);
+  CHECK(empty.flops == 0);
+  CHECK(empty.bytes == 0);
+  // Huge dimensions beside an empty one elsewhere: unknown, not wrapped.
+  CHECK_FALSE(Cost("aten::matmul", "[[1099511627776,0],[0,4611686018427387904]]", "Float,Float")
+                  .known);
+  CHECK_FALSE(Cost("aten::embedding", "[[0,4611686018427387904],[1099511627776]]", "Float,Long")
+                  .known);
+  CHECK_FALSE(Cost("aten::index_select", "[[1099511627776,1],[],[1099511627776]]", "Float,,Long",
+                   R"(["","1",""])")
+                  .known);
+  // A padding of INT64_MIN: no std::abs of it (UB), just out of range.
+  CHECK_FALSE(Cost("aten::conv2d", "[[1,1,8,8],[1,1,3,3],[],[],[],[],[]]", "Float,Float,,,,,",
+                   R"(["","","None","[1, 1]","[-9223372036854775808, 0]","[1, 1]","1"])")
                   .known);
 }
 

@@ -170,10 +170,29 @@ TEST_CASE("a collective only some ranks recorded is counted, not in the waiting"
                              "gone) is in the collectives table, not in the waiting figures"));
 }
 
+TEST_CASE("missing ranks are ranges: memory follows the files, not a claimed world size") {
+  using analysis::RankRange;
+  CHECK(analysis::MissingRanks(4, {0, 1, 2, 3}).empty());
+  CHECK(analysis::MissingRanks(8, {2, 3, 7}) == std::vector<RankRange>{{0, 1}, {4, 6}});
+  CHECK(analysis::FormatRanks(analysis::MissingRanks(8, {2, 3, 7})) == "0, 1, 4-6");
+  CHECK(analysis::RankCount(analysis::MissingRanks(8, {2, 3, 7})) == 5);
+  // issue 27: files claiming world size 2^31-1 made the report list (and
+  // allocate) every missing rank: 8 GiB of ints before any output.
+  RankSpaceOptions options;
+  options.world_size = 2147483647;
+  auto report = analysis::BuildRankReport(Ranks({0, 5}, options));
+  REQUIRE(report.ok());
+  CHECK(report->missing == std::vector<RankRange>{{1, 4}, {6, 2147483646}});
+  CHECK(analysis::RankCount(report->missing) == 2147483645);
+  CHECK_THAT(analysis::FormatRankReportText(*report, 20),
+             Catch::Contains("MISSING: ranks 1-4, 6-2147483646 of world size 2147483647 have no "
+                             "file in this run"));
+}
+
 TEST_CASE("a missing rank is named and the others are still reported") {
   auto report = analysis::BuildRankReport(Ranks({0, 1, 3}));
   REQUIRE(report.ok());
-  CHECK(report->missing == std::vector<int>{2});
+  CHECK(report->missing == std::vector<analysis::RankRange>{{2, 2}});
   CHECK(report->ranks.size() == 3);
   CHECK(report->straggler == 3);
   CHECK(report->ranks[2].caused_ps == 600 * kUs);  // ranks 0 and 1 waited

@@ -67,6 +67,12 @@ run 0 "one rank of four" summary "$WORK/alone" &&
   has "one rank's report" "$WORK/out" "$WORK/alone/node_rank2.xplane.pb" &&
   has "the others named" "$WORK/out" "MISSING: this run holds only rank 2 of world size 4: ranks 0, 1, 3 have no file"
 
+# A file may claim any world size: its missing ranks are one range, not
+# 2^31 numbers in memory and on the terminal (issue 27).
+write claims --ranks 0 --world_size 2147483647
+run 0 "one rank of 2^31-1" summary "$WORK/claims" &&
+  has "the others as a range" "$WORK/out" "MISSING: this run holds only rank 0 of world size 2147483647: ranks 1-2147483646 have no file"
+
 # Not one job's ranks: exit 1, a message naming the files or ranks.
 write sizes --world_size_of 2:8
 run 1 "world sizes" summary "$WORK/sizes" &&

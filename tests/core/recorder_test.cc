@@ -378,6 +378,29 @@ TEST_CASE("a marker that fills a whole block is still recorded") {
   CHECK(capture.too_large == 0);
 }
 
+TEST_CASE("a string_view name keeps its NUL bytes with or without arguments") {
+  // issue 27: a plain marker was cut at the NUL, one with arguments kept it.
+  const std::string name("a\0b", 3);
+  const char buffer[8] = "c\0d";  // A char array is a C string: "c".
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  { ScopedTrace plain(name); }
+  { ScopedTrace with_args(name, {{"k", 1}}); }
+  { ScopedTrace array(buffer); }
+  { ScopedTrace array_with_args(buffer, {{"k", 1}}); }
+  RecordedCapture capture = Stop();
+  CHECK(Names(capture) == std::vector<std::string>{name, name, "c", "c"});
+}
+
+TEST_CASE("an empty name (a null string_view) is recorded, never copied from null") {
+  // issue 27: memcpy(nullptr, 0) on the plain path is UB (UBSan reports it).
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  { ScopedTrace warm_up("first"); }  // The thread's arena exists: the inline path.
+  { ScopedTrace empty{std::string_view()}; }
+  { ScopedTrace empty_with_args(std::string_view(), {{"k", 1}}); }
+  RecordedCapture capture = Stop();
+  CHECK(Names(capture) == std::vector<std::string>{"first", "", ""});
+}
+
 TEST_CASE("arguments keep every byte of their keys and values, and exact numbers") {
   // Separator-like and control bytes, NUL included: nothing is replaced.
   const std::string key("k\x1e\x1f\0y", 5);

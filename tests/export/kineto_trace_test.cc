@@ -696,6 +696,17 @@ TEST_CASE("kineto trace: memory events are torch.profiler's [memory] instants") 
   CHECK(Trace::Arg(*trace.Named("aten::empty")[0], "External id") == 1);
 }
 
+TEST_CASE("kineto trace: a free of INT64_MIN bytes is written as INT64_MAX, not negated (UB)") {
+  // issue 27: torch's frees are negative Bytes; -INT64_MIN overflowed.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(testing::kMemoryTid, "MainThread", 1'000);
+  testing::AddMemoryEvent(host, main, {xplane::kMemoryDeallocationEvent, 10, "cpu", "CPU", -1,
+                                       0x1000, testing::kMinI64, 0, -1});
+  const Trace trace(space);
+  CHECK(trace.json().find("\"Bytes\":9223372036854775807") != std::string::npos);
+}
+
 TEST_CASE("kineto args: c10::DeviceType of a memory event") {
   using exporter::kineto::TorchDeviceType;
   CHECK(TorchDeviceType("CPU", "cpu") == 0);

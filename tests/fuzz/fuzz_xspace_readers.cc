@@ -1,16 +1,20 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
 // `summary`'s analysis (text, every table as CSV, the JSON document, marker
-// statistics per thread group, step and time selections). Only parse errors
-// may stop it, and every JSON output must be strict JSON (json_reader::IsStrictJson): a non-strict
+// statistics per thread group, step and time selections) and its multi-rank
+// report (the file as one rank of its job); then a live capture's
+// post-processing (AnnotateOperatorEvents, AnnotateMemoryEvents) and both
+// writers again on the annotated space. Only parse errors may stop it, and
+// every JSON output must be strict JSON (json_reader::IsStrictJson): a non-strict
 // one aborts, so libFuzzer keeps the input.
 //
 // Byte mutations rarely keep a protobuf's nested lengths intact while
 // changing a time, so each parsed space is read a second time with some of
 // its times, durations and integer stats (chosen by a hash of the input)
-// set to int64 extremes: crafted files hold exactly those.
+// set to int64 extremes (and operator shapes to huge or empty ones):
+// crafted files hold exactly those.
 //
-// NEURONPROF_FUZZ_SKIP=chrome,kineto,summary,info leaves readers out, to
+// NEURONPROF_FUZZ_SKIP=chrome,kineto,summary,ranks,annotate,info leaves readers out, to
 // look past a known finding in one of them while its fix is pending.
 #include <cstddef>
 #include <cstdint>
@@ -19,10 +23,16 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "src/analysis/memory_annotator.h"
+#include "src/analysis/operator_annotator.h"
+#include "src/analysis/rank_data.h"
+#include "src/analysis/rank_report.h"
 #include "src/analysis/selection.h"
 #include "src/analysis/summary_report.h"
 #include "src/analysis/summary_tables.h"
+#include "src/xplane/names.h"
 #include "src/export/chrome_trace.h"
 #include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
@@ -55,16 +65,20 @@ void RequireStrictJson(const XSpace& space, Writer write, const char* writer) {
   std::abort();
 }
 
-void ReadAll(const XSpace& space) {
-  if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
+void WriteBoth(const XSpace& space) {
   if (!Skipped("chrome")) {
     RequireStrictJson(space, neuronprof::exporter::WriteChromeTrace, "WriteChromeTrace");
   }
   if (!Skipped("kineto")) {
     RequireStrictJson(space, neuronprof::exporter::WriteKinetoTrace, "WriteKinetoTrace");
   }
+}
+
+void ReadAll(const XSpace& space) {
+  namespace analysis = neuronprof::analysis;
+  if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
+  WriteBoth(space);
   if (!Skipped("summary")) {
-    namespace analysis = neuronprof::analysis;
     const auto summary = analysis::Summarize(space, {}, analysis::GroupBy::kThreadGroup);
     analysis::FormatSummaryText(summary, 0);
     const auto tables = analysis::SummaryTables(summary);
@@ -83,6 +97,22 @@ void ReadAll(const XSpace& space) {
       if (selected.ok()) analysis::FormatSummaryText(analysis::Summarize(selected->space), 0);
     }
   }
+  if (!Skipped("ranks")) {
+    std::vector<analysis::RankData> ranks;
+    ranks.push_back(analysis::ReadRankData(space, "fuzz_rank0.xplane.pb"));
+    if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
+      analysis::FormatRankReportText(*report, 0);
+      analysis::FormatRankStepsCsv(*report);
+      analysis::FormatCollectivesCsv(*report);
+    }
+  }
+  if (!Skipped("annotate")) {
+    // What a live capture's session does before writing.
+    XSpace annotated = space;
+    analysis::AnnotateOperatorEvents(&annotated);
+    analysis::AnnotateMemoryEvents(&annotated);
+    WriteBoth(annotated);
+  }
 }
 
 uint64_t Fnv1a(const uint8_t* data, size_t size) {
@@ -95,7 +125,13 @@ uint64_t Fnv1a(const uint8_t* data, size_t size) {
 void ApplyExtremes(uint64_t bits, XSpace* space) {
   static constexpr int64_t kValues[] = {
       std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -1,
-      std::numeric_limits<int64_t>::max() / 1000, std::numeric_limits<int64_t>::min() / 1000};
+      std::numeric_limits<int64_t>::max() / 1000, std::numeric_limits<int64_t>::min() / 1000,
+      std::numeric_limits<int>::max()};
+  // Operator shapes: huge dimensions beside empty ones, and at the parser's bound.
+  static constexpr const char* kDims[] = {
+      "[[0,2147483648,2147483648],[0,2147483648,2147483648]]",
+      "[[1099511627776,0],[0,4611686018427387904],[9223372036854775807]]",
+      "[[1048576,1048576],[1048576,1048576],[1048576]]", "[[0,1,9223372036854775807,1,1]]"};
   auto next = [&bits]() {
     bits ^= bits << 13;
     bits ^= bits >> 7;
@@ -107,6 +143,13 @@ void ApplyExtremes(uint64_t bits, XSpace* space) {
     if (r % 4 == 0) set(kValues[(r >> 8) % std::size(kValues)]);
   };
   for (auto& plane : *space->mutable_planes()) {
+    int64_t dims_id = -1;
+    for (const auto& [id, metadata] : plane.stat_metadata()) {
+      if (metadata.name() == neuronprof::xplane::kOpInputDimsStat) dims_id = id;
+    }
+    for (auto& stat : *plane.mutable_stats()) {  // world size, rank, window
+      if (stat.has_int64_value()) maybe([&](int64_t v) { stat.set_int64_value(v); });
+    }
     for (auto& line : *plane.mutable_lines()) {
       maybe([&](int64_t v) { line.set_timestamp_ns(v); });
       maybe([&](int64_t v) { line.set_duration_ps(v); });
@@ -114,6 +157,10 @@ void ApplyExtremes(uint64_t bits, XSpace* space) {
         maybe([&](int64_t v) { event.set_offset_ps(v); });
         maybe([&](int64_t v) { event.set_duration_ps(v); });
         for (auto& stat : *event.mutable_stats()) {
+          if (stat.metadata_id() == dims_id && stat.has_str_value()) {
+            const uint64_t r = next();
+            if (r % 2 == 0) stat.set_str_value(kDims[(r >> 8) % std::size(kDims)]);
+          }
           if (stat.has_int64_value()) maybe([&](int64_t v) { stat.set_int64_value(v); });
           if (stat.has_uint64_value()) {
             maybe([&](int64_t v) { stat.set_uint64_value(static_cast<uint64_t>(v)); });

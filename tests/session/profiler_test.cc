@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -262,6 +263,20 @@ TEST_CASE("the window ends by itself after ms_duration; later markers are left o
   REQUIRE(host->lines_size() == 1);
   REQUIRE(host->lines(0).events_size() == 1);
   CHECK(EventName(*host, host->lines(0).events(0)) == "inside");
+}
+
+TEST_CASE("an ms_duration past what the clock counts lasts until Stop()") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.max_ms_duration = std::numeric_limits<int64_t>::max();
+  options.ms_duration = options.max_ms_duration - 1;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  { ScopedTrace inside("inside"); }
+  CHECK(profiler.capturing());
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->events == 1);
 }
 
 TEST_CASE("a collector that fails to start rolls back the ones started before it") {

@@ -1,4 +1,6 @@
 // Putting a host's XSpace on the capture client's clock.
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include "src/xplane/clock_offset.h"
@@ -51,6 +53,20 @@ TEST_CASE("a measured offset moves the profile times and epoch lines, not relati
   CHECK(ReadClockOffset(space)->offset_ns == -5);
   CHECK(FindPlane(space, kTaskEnvironmentPlaneName)->stats_size() ==
         2 + 3 + 3);  // times, rank/local_rank/world_size, clock stats
+}
+
+TEST_CASE("a server's times at the int64 ends saturate when shifted, never overflow") {
+  // A remote server's XSpace (a response: untrusted) with a line and a
+  // stop time at INT64_MAX, on a clock behind the client's.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  XSpace space;
+  SetProfileTimes(&space, kStart, kMax);
+  XPlaneBuilder host(FindOrAddPlane(&space, kHostPlaneName));
+  XLine* last = host.AddLine(1, "last", kMax);
+  AlignSpaceClock(ClockOffset{-1000, 10}, &space);
+  CHECK(last->timestamp_ns() == kMax);
+  CHECK(ProfileStopEpochNs(space) == kMax);
+  CHECK(ProfileStartEpochNs(space) == kStart + 1000);
 }
 
 TEST_CASE("an unmeasured offset leaves every time as it was and says so") {

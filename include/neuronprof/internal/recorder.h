@@ -170,7 +170,8 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name,
       name.size() < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
     if (!EnterWriteSection(slot, state)) return nullptr;
     char* copy = slot->arena_cursor;
-    std::memcpy(copy, name.data(), name.size());
+    // An empty string_view may hold a null pointer: no memcpy from it (UB).
+    if (!name.empty()) std::memcpy(copy, name.data(), name.size());
     slot->arena_cursor = copy + name.size();
     LeaveWriteSection(slot);
     *out_length = static_cast<uint32_t>(name.size());

@@ -1,0 +1,94 @@
+// Writes the crafted .xplane.pb inputs of fuzz_xspace_readers:
+//   write_xspace_inputs TESTS_FUZZ_DIR
+// corpus/xspace/: seeds for paths no example capture reaches (memory
+// events and a pool line, one rank of a DDP job with collectives);
+// findings/xspace/: issue 27's reproducers, replayed as regression inputs.
+// The committed files were made with it (see tests/fuzz/README.md).
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "src/export/atomic_file.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/analysis/rank_space.h"
+#include "tests/export/memory_space.h"
+
+namespace {
+
+using neuronprof::testing::AddMemoryEvent;
+using tensorflow::profiler::XSpace;
+namespace xplane = neuronprof::xplane;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+bool Write(const std::string& path, const XSpace& space) {
+  std::string bytes;
+  if (!space.SerializeToString(&bytes)) return false;
+  auto s = neuronprof::exporter::WriteFileAtomically(path, bytes);
+  if (!s.ok()) std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+  return s.ok();
+}
+
+// An aten::bmm with an empty batch and dimensions of 2^31, unannotated: its
+// cost overflowed in summary and in a live capture's AnnotateOperatorEvents.
+XSpace BmmEmptyBatch() {
+  XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(1, "main", 1000);
+  xplane::XEvent* op = host.AddEvent(main, host.EventMetadataId("aten::bmm"), 0, 5000000);
+  host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
+  host.AddStat(op, xplane::kOpInputDimsStat,
+               std::string_view("[[0,2147483648,2147483648],[0,2147483648,2147483648]]"));
+  host.AddStat(op, xplane::kOpInputTypesStat, std::string_view("float,float"));
+  host.AddStat(op, xplane::kOpInputValuesStat, std::string_view("[\"\",\"\"]"));
+  return space;
+}
+
+// Frees of 10 and INT64_MAX bytes by one op, a total of INT64_MIN and a
+// free of INT64_MIN bytes: the memory report and the Kineto writer
+// overflowed on them.
+XSpace MemoryEdges() {
+  XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(7, "main", 1000);
+  AddMemoryEvent(host, main, {xplane::kMemoryAllocationEvent, 10, "cpu", "CPU", -1, 1, 10, 10, -1});
+  AddMemoryEvent(host, main, {xplane::kMemoryDeallocationEvent, 11, "cpu", "CPU", -1, 1, 10, 0, -1});
+  AddMemoryEvent(host, main,
+                 {xplane::kMemoryAllocationEvent, 12, "cpu", "CPU", -1, 2, kMax, kMax, -1});
+  AddMemoryEvent(host, main,
+                 {xplane::kMemoryDeallocationEvent, 13, "cpu", "CPU", -1, 2, kMax, kMin, -1});
+  AddMemoryEvent(host, main,
+                 {xplane::kMemoryDeallocationEvent, 14, "cpu", "CPU", -1, 3, kMin, 0, -1});
+  return space;
+}
+
+// One rank whose Task Environment claims world size 2^31-1: summary
+// allocated every missing rank (19 GB).
+XSpace ClaimedWorldSize() {
+  neuronprof::testing::RankSpaceOptions options;
+  options.world_size = std::numeric_limits<int>::max();
+  options.steps = 1;
+  options.straggler = 0;
+  return neuronprof::testing::MakeRankSpace(options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s TESTS_FUZZ_DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  neuronprof::testing::RankSpaceOptions ddp;
+  ddp.steps = 2;
+  const bool ok =
+      Write(dir + "/corpus/xspace/memory_events.xplane.pb", neuronprof::testing::MemorySpace()) &&
+      Write(dir + "/corpus/xspace/ddp_rank.xplane.pb", neuronprof::testing::MakeRankSpace(ddp)) &&
+      Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
+      Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
+      Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());
+  return ok ? 0 : 1;
+}
