@@ -77,18 +77,45 @@ class SpansByThread {
   const NestedSpan& span(int i) const { return spans_[i]; }
   int size() const { return static_cast<int>(spans_.size()); }
 
-  // The innermost span on `thread` running at `time_ps`, else -1. The span
+  // For each (thread, time) query, the innermost span on that thread
+  // running at that time, else -1; answers in the queries' order. The span
   // starting last before the instant either holds it or is nested in the
-  // one that does: its enclosing spans are its parents.
-  int Innermost(int64_t thread, int64_t time_ps) const {
-    auto it = threads_.find(thread);
-    if (it == threads_.end()) return -1;
-    int i = LastStartingBy(it->second, spans_, time_ps);
-    while (i >= 0 && SaturatingAdd(spans_[i].start_ps, spans_[i].duration_ps) < time_ps) {
-      xplane::CountWork();
-      i = spans_[i].parent;
+  // one that does: its enclosing spans are its parents, whose ends never
+  // fall going up. Queries are answered per thread in time order, so a span
+  // that ended before one query has ended before all later ones and the
+  // walk skips it for good (path compression, as in union-find: amortized
+  // near O(1) per query instead of O(depth)).
+  std::vector<int> Innermost(const std::vector<std::pair<int64_t, int64_t>>& queries) const {
+    std::vector<int> order(queries.size());
+    for (size_t q = 0; q < order.size(); ++q) order[q] = static_cast<int>(q);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return queries[a] < queries[b]; });
+    std::vector<int> alive(spans_.size());  // alive[i] == i: not known to have ended
+    for (size_t i = 0; i < alive.size(); ++i) alive[i] = static_cast<int>(i);
+    std::vector<int> answers(queries.size(), -1);
+    for (const int q : order) {
+      const auto [thread, time_ps] = queries[q];
+      auto it = threads_.find(thread);
+      if (it == threads_.end()) continue;
+      const int first = LastStartingBy(it->second, spans_, time_ps);
+      int found = first;
+      while (found >= 0) {
+        xplane::CountWork();
+        if (alive[found] != found) {
+          found = alive[found];
+        } else if (SaturatingAdd(spans_[found].start_ps, spans_[found].duration_ps) < time_ps) {
+          found = spans_[found].parent;
+        } else {
+          break;
+        }
+      }
+      for (int i = first; i >= 0 && i != found;) {  // every span passed has ended
+        const int up = alive[i] != i ? alive[i] : spans_[i].parent;
+        alive[i] = found;
+        i = up;
+      }
+      answers[q] = found;
     }
-    return i;
+    return answers;
   }
 
  private:
@@ -143,7 +170,8 @@ using Launches = absl::flat_hash_map<CorrelationKey, Launch>;
 
 // Every runtime call with a correlation id on a host plane -> its op.
 Launches LaunchingOps(const XSpace& space, const SpansByThread& threads) {
-  Launches launches;
+  std::vector<CorrelationKey> keys;
+  std::vector<std::pair<int64_t, int64_t>> calls, starts;  // (thread, middle / start)
   for (const XPlane& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
@@ -157,9 +185,17 @@ Launches LaunchingOps(const XSpace& space, const SpansByThread& threads) {
         if (!id || *id == 0) return;
         const int64_t start = SaturatingAdd(line_ps, call.OffsetPs());
         const int64_t middle = SaturatingAdd(start, std::max<int64_t>(call.DurationPs(), 0) / 2);
-        launches[{type, *id}] = {threads.Innermost(line.Id(), start), line.Id(), middle};
+        keys.push_back({type, *id});
+        calls.push_back({line.Id(), middle});
+        starts.push_back({line.Id(), start});
       });
     });
+  }
+  // Applied in file order: a repeated id keeps its last call.
+  const std::vector<int> op = threads.Innermost(starts);
+  Launches launches;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    launches[std::move(keys[k])] = {op[k], calls[k].first, calls[k].second};
   }
   return launches;
 }
@@ -268,6 +304,29 @@ std::string DeviceEventKind(const xplane::PlaneVisitor& plane, const xplane::Eve
   return "other";
 }
 
+// Each device event to the innermost user marker around its launch.
+void AttributeToMarkers(const SpansByThread& markers, DeviceEvents& result) {
+  std::vector<std::pair<int64_t, int64_t>> launches;  // (thread, time)
+  std::vector<size_t> launched;                       // their events
+  for (size_t e = 0; e < result.events.size(); ++e) {
+    const DeviceOpEvent& device = result.events[e];
+    if (device.launch_ps < 0) continue;
+    launches.push_back({device.launch_thread, device.launch_ps});
+    launched.push_back(e);
+  }
+  const std::vector<int> marker = markers.Innermost(launches);
+  for (size_t l = 0; l < launched.size(); ++l) {
+    if (marker[l] < 0) continue;
+    DeviceOpEvent& device = result.events[launched[l]];
+    device.marker = markers.span(marker[l]).host_span;
+    device.marker_name = markers.span(marker[l]).name;
+  }
+  for (const DeviceOpEvent& device : result.events) {
+    if (device.marker >= 0) ++result.to_marker;
+    if (device.marker < 0 && device.op < 0) ++result.to_neither;
+  }
+}
+
 DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops,
                                  const HostSpans* spans) {
   DeviceEvents result;
@@ -291,25 +350,17 @@ DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops,
       line.ForEachEvent([&](const xplane::EventVisitor& event) {
         DeviceOpEvent device = ReadDeviceEvent(plane, ids, event, p, line_ps);
         Attribute(space, ops, event, ids, type, launches, names, device);
-        if (device.launch_ps >= 0) {
-          const int marker = markers->Innermost(device.launch_thread, device.launch_ps);
-          if (marker >= 0) {
-            device.marker = markers->span(marker).host_span;
-            device.marker_name = markers->span(marker).name;
-          }
-        }
         switch (device.attribution) {
           case Attribution::kCorrelation: ++result.by_correlation; break;
           case Attribution::kFrameworkOp: ++result.by_framework_op; break;
           case Attribution::kNone: ++result.unattributed; break;
         }
-        if (device.marker >= 0) ++result.to_marker;
-        if (device.marker < 0 && device.op < 0) ++result.to_neither;
         if (device.flops > 0) result.reported_flops = SaturatingAdd(result.reported_flops, device.flops);
         result.events.push_back(std::move(device));
       });
     });
   }
+  if (markers) AttributeToMarkers(*markers, result);
   return result;
 }
 
