@@ -184,6 +184,7 @@ TEST_CASE("SummarizeMarkers gives each marker the device work it launched") {
           }).ok());
   testing::TempDir dir;
   ProfilerOptions options;
+  options.port = 0;  // no capture server: this test reads the local result
   options.logdir = dir.path();
   options.write_chrome_trace = false;
   options.write_pytorch_trace = false;

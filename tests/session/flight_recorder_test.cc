@@ -301,13 +301,14 @@ TEST_CASE("a signal storm during a dump makes one more dump, not one per signal"
   std::mutex mutex;
   std::condition_variable changed;
   int dumps = 0;
+  int failed_dumps = 0;  // Catch's checks are not thread-safe: counted here
   bool release = false;
   FlightRecorderOptions options = Options(dir);
   options.dump_signal = SIGUSR1;
   options.on_signal_dump = [&](const absl::StatusOr<ProfileResult>& result) {
-    CHECK(result.ok());
     std::unique_lock<std::mutex> lock(mutex);
     ++dumps;
+    if (!result.ok()) ++failed_dumps;
     changed.notify_all();
     // The first dump holds the signal thread until the storm is over.
     changed.wait(lock, [&] { return release; });
@@ -330,6 +331,7 @@ TEST_CASE("a signal storm during a dump makes one more dump, not one per signal"
     }
   }  // The recorder ends its signal thread: no dump is left pending.
   CHECK(dumps == 2);
+  CHECK(failed_dumps == 0);
   signal(SIGUSR1, SIG_DFL);
 }
 
