@@ -71,28 +71,14 @@ absl::flat_hash_set<uint64_t> LinkedCorrelationIds(const XSpace& space) {
   return linked;
 }
 
-// A flow event ("s" on the call, "f" on the device event) bound to the
-// slice that encloses `ts_ns` on that thread.
-void WriteFlowEvent(json::Writer& out, bool start, uint64_t id, int64_t pid, int64_t tid,
-                    int64_t ts_ns) {
+// One end of a flow ("s" at its start, "f" bound to the enclosing slice at
+// its end) named `name` in category `cat`, on thread (pid, tid) at `ts_ns`.
+void WriteFlow(json::Writer& out, bool start, std::string_view name, std::string_view cat,
+               uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns) {
   out.Raw(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
-  out.Raw(",\"name\":\"launch\",\"cat\":\"device_launch\",\"id\":");
-  out.Int(id);
-  out.Raw(",\"pid\":");
-  out.Int(pid);
-  out.Raw(",\"tid\":");
-  out.Int(tid);
-  out.Raw(",\"ts\":");
-  out.Micros(ts_ns);
-  out.Raw("},\n");
-}
-
-// A producer -> consumer flow ("s" on the producer, "f" on the consumer),
-// one id per linked pair, "cat" = the context type's name.
-void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_view cat,
-                      int64_t pid, int64_t tid, int64_t ts_ns) {
-  out.Raw(start ? "{\"ph\":\"s\"" : "{\"ph\":\"f\",\"bp\":\"e\"");
-  out.Raw(",\"name\":\"flow\",\"cat\":");
+  out.Raw(",\"name\":");
+  out.String(name);
+  out.Raw(",\"cat\":");
   out.String(cat);
   out.Raw(",\"id\":");
   out.Int(id);
@@ -103,6 +89,19 @@ void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_vi
   out.Raw(",\"ts\":");
   out.Micros(ts_ns);
   out.Raw("},\n");
+}
+
+// A launch -> device event flow ("s" on the call, "f" on the device event).
+void WriteFlowEvent(json::Writer& out, bool start, uint64_t id, int64_t pid, int64_t tid,
+                    int64_t ts_ns) {
+  WriteFlow(out, start, "launch", "device_launch", id, pid, tid, ts_ns);
+}
+
+// A producer -> consumer flow ("s" on the producer, "f" on the consumer),
+// one id per linked pair, "cat" = the context type's name.
+void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_view cat,
+                      int64_t pid, int64_t tid, int64_t ts_ns) {
+  WriteFlow(out, start, "flow", cat, id, pid, tid, ts_ns);
 }
 
 // One end of a producer -> consumer flow on an event.
