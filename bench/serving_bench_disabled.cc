@@ -17,6 +17,7 @@ double Consumer(int n) { return ConsumerLoop(n); }
 double Counter(int n) { return CounterLoop(n); }
 double Async(int n) { return AsyncLoop(n); }
 double Instant(int n) { return InstantLoop(n); }
+double ArgIntText(int n) { return ArgIntTextLoop(n); }
 
 }  // namespace compiled_out
 }  // namespace serving_bench

@@ -86,7 +86,9 @@ class ContextMarker {
     if (num_args == 0 && num_link == 0) {
       name_ = CopyPlainName(state, name, &name_length_);
     } else if (num_args == 0) {
-      name_ = CopyNameWithReserved(state, name, link, num_link, &name_length_, &args_offset_);
+      name_ = CopyNameWithTypedArgs(state, name, &name_length_, &args_offset_,
+                                    NumberArg{link[0].key, 'i', link[0].bits},
+                                    NumberArg{link[1].key, 'u', link[1].bits});
     } else {
       name_ = CopyNameWithReservedAndArgs(state, name, link, num_link, args, num_args,
                                           &name_length_, &args_offset_);

@@ -14,6 +14,7 @@
 
 #include "neuronprof/export.h"
 #endif
+#include "neuronprof/internal/typed_args.h"
 
 namespace neuronprof {
 class TraceArg;
@@ -205,19 +206,9 @@ struct ReservedArg {
   std::string_view text = {};
 };
 
-// The argument encoding's primitives (the one writer of the format, with
-// core::EncodeMarker, which uses them): a kind byte, then texts as a uint32
-// length and the bytes, numbers as their 8 bytes.
-inline char* PutEncodedText(char* out, std::string_view text) {
-  const auto length = static_cast<uint32_t>(text.size());
-  std::memcpy(out, &length, sizeof(length));
-  std::memcpy(out + sizeof(length), text.data(), text.size());
-  return out + sizeof(length) + text.size();
-}
-inline char* PutEncodedNumber(char* out, uint64_t bits) {
-  std::memcpy(out, &bits, sizeof(bits));
-  return out + sizeof(bits);
-}
+// The argument encoding's writers: core::EncodeMarker, the reserved
+// arguments below and the typed ones (internal/typed_args.h) share
+// PutEncodedText and PutEncodedNumber.
 inline size_t EncodedSize(const ReservedArg& arg) {
   return 1 + sizeof(uint32_t) + arg.key.size() +
          (arg.kind == 's' ? sizeof(uint32_t) + arg.text.size() : sizeof(uint64_t));
@@ -260,6 +251,46 @@ inline const char* CopyNameWithReserved(uint32_t state, std::string_view name,
                                      out_length, out_args_offset);
 }
 
+inline ReservedArg ToReservedArg(const NumberArg& arg) { return {arg.key, arg.kind, arg.bits}; }
+inline ReservedArg ToReservedArg(const TextArg& arg) { return {arg.key, 's', 0, arg.text}; }
+
+// `name` and the typed `args` (one or more, internal/typed_args.h) into the
+// thread's arena: the types are known at compile time, so the size is a sum
+// and each value is one store or one copy, with no branch on its type. When
+// the current arena block has no room, the out-of-line path (a new block,
+// or a drop or a too-large marker, counted). Results as CopyNameWithArgs.
+template <typename... A>
+inline const char* CopyNameWithTypedArgs(uint32_t state, std::string_view name,
+                                         uint32_t* out_length, uint32_t* out_args_offset,
+                                         const A&... args) {
+  static_assert(sizeof...(A) > 0, "at least one argument");
+  const size_t size = name.size() + (size_t{0} + ... + EncodedSize(args));
+  ThreadSlot* slot = t_slot;
+  // Strictly less: a null arena (no block yet) never takes this path.
+  if (slot != nullptr && slot->generation == GenerationOf(state) &&
+      size < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
+    if (!EnterWriteSection(slot, state)) return nullptr;
+    char* copy = slot->arena_cursor;
+    if (!name.empty()) std::memcpy(copy, name.data(), name.size());
+    char* out = copy + name.size();
+    ((out = PutTypedArg(out, args)), ...);
+    slot->arena_cursor = out;
+    LeaveWriteSection(slot);
+    *out_length = static_cast<uint32_t>(size);
+    *out_args_offset = static_cast<uint32_t>(name.size() + 1);
+    return copy;
+  }
+  const ReservedArg all[] = {ToReservedArg(args)...};
+  return CopyNameWithReservedAndArgs(state, name, all, sizeof...(A), nullptr, 0, out_length,
+                                     out_args_offset);
+}
+
+// StepTrace's entry points (src/core/step_watch.cc). A token of 0 means
+// "not watched"; otherwise it names the watch install and the tag.
+NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);
+NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num,
+                                   uint64_t start_ticks, uint64_t end_ticks);
+
 // Context ids: the thread's ordinal in the high 24 bits, a count below.
 NEURONPROF_API extern __thread uint64_t t_next_context_id
     __attribute__((tls_model("initial-exec")));
@@ -289,9 +320,9 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
 // A counter sample: name + the value (kind 'i', 'u' or 'd'). The clock is
 // read after the copy, as for every marker (the ring's name check).
 inline void RecordCounter(uint32_t state, std::string_view name, char kind, uint64_t bits) {
-  const ReservedArg value{kCounterValueKey, kind, bits};
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithReserved(state, name, &value, 1, &length, &args_offset);
+  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
+                                           NumberArg{kCounterValueKey, kind, bits});
   if (copy == nullptr) return;
   const uint64_t now = NowTicks();
   RecordEvent(state, copy, length, args_offset, now, now);
@@ -304,7 +335,8 @@ inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg*
   uint32_t length = 0, args_offset = 0;
   const char* copy =
       num_args == 0
-          ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
+          ? CopyNameWithTypedArgs(state, name, &length, &args_offset,
+                                  NumberArg{kInstantKey, 'i', 0})
           : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args, &length,
                                         &args_offset);
   if (copy == nullptr) return;
@@ -316,9 +348,10 @@ inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg*
 // + id, copied now (hence kNameCopiedAtEnd), end tick read after the copy.
 inline void RecordAsync(uint32_t state, std::string_view track, std::string_view name,
                         uint64_t id, uint64_t start_ticks) {
-  const ReservedArg span[2] = {{kAsyncTrackKey, 's', 0, track}, {kAsyncIdKey, 'u', id}};
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithReserved(state, name, span, 2, &length, &args_offset);
+  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
+                                           TextArg{kAsyncTrackKey, track},
+                                           NumberArg{kAsyncIdKey, 'u', id});
   if (copy == nullptr) return;
   RecordEvent(state, copy, length, args_offset | kNameCopiedAtEnd, start_ticks, NowTicks());
 }
