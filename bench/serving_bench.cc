@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
       {"TraceInstant (no args)", [=] { return Recorded(InstantLoop, n); }, 0},
 #ifdef NEURONPROF_BENCH_TRACY
       {"Tracy ZoneScopedN", [=] { return tracy_peer::Zone(n); }, 0},
-      {"Tracy ZoneScopedN + ZoneValue", [=] { return tracy_peer::ZoneValue(n); }, 0},
-      {"Tracy + ZoneValue + ZoneText", [=] { return tracy_peer::ZoneValueText(n); }, 0},
+      {"Tracy ZoneScopedN + ZoneValue", [=] { return tracy_peer::ZoneWithValue(n); }, 0},
+      {"Tracy + ZoneValue + ZoneText", [=] { return tracy_peer::ZoneWithValueText(n); }, 0},
 #endif
       {"disabled NEURONPROF_SCOPE", [=] { return ScopeLoop(n); }, 0},
       {"disabled ScopedTrace(\"copied\")", [=] { return CopiedScopeLoop(n); }, 0},

@@ -45,7 +45,9 @@ inline double CopiedScopeLoop(int n) {
 }
 // Arguments (issue 24): typed (neuronprof::Arg) and the initializer list.
 inline double ArgIntLoop(int n) {
-  return PerIteration(n, [](int i) { neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i)); });
+  return PerIteration(n, [](int i) {
+    neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i));
+  });
 }
 inline double ArgIntTextLoop(int n) {
   return PerIteration(n, [](int i) {
@@ -53,7 +55,9 @@ inline double ArgIntTextLoop(int n) {
   });
 }
 inline double InitListIntTextLoop(int n) {
-  return PerIteration(n, [](int i) { neuronprof::ScopedTrace t("zone", {{"batch", i}, {"tag", "x"}}); });
+  return PerIteration(n, [](int i) {
+    neuronprof::ScopedTrace t("zone", {{"batch", i}, {"tag", "x"}});
+  });
 }
 inline double StepLoop(int n) {
   return PerIteration(n, [](int i) { neuronprof::StepTrace step("train", i); });

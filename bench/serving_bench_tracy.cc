@@ -13,13 +13,13 @@ namespace tracy_peer {
 double Zone(int n) {
   return PerIteration(n, [](int) { ZoneScopedN("zone"); });
 }
-double ZoneValue(int n) {
+double ZoneWithValue(int n) {
   return PerIteration(n, [](int i) {
     ZoneScopedN("zone");
     ZoneValue(static_cast<uint64_t>(i));
   });
 }
-double ZoneValueText(int n) {
+double ZoneWithValueText(int n) {
   return PerIteration(n, [](int i) {
     ZoneScopedN("zone");
     ZoneValue(static_cast<uint64_t>(i));

@@ -7,8 +7,8 @@
 namespace serving_bench {
 namespace tracy_peer {
 double Zone(int n);           // ZoneScopedN("zone")
-double ZoneValue(int n);      // ... + ZoneValue(i)
-double ZoneValueText(int n);  // ... + ZoneValue(i) + ZoneText("x", 1)
+double ZoneWithValue(int n);      // ... + ZoneValue(i)
+double ZoneWithValueText(int n);  // ... + ZoneValue(i) + ZoneText("x", 1)
 }  // namespace tracy_peer
 }  // namespace serving_bench
 

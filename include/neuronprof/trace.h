@@ -251,17 +251,17 @@ class ScopedTrace {
   // Typed arguments (see Arg): the cheapest marker with arguments. The
   // name is copied as by the forms above; the level is kTraceCritical.
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(std::string_view name, const A&... args) {
+  [[gnu::always_inline]] ScopedTrace(std::string_view name, const A&... args) {
     if (Admit(kTraceCritical)) CopyTyped(name, args...);
   }
   template <size_t N, typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(const char (&name)[N], const A&... args) {
+  [[gnu::always_inline]] ScopedTrace(const char (&name)[N], const A&... args) {
     if (Admit(kTraceCritical)) {
       CopyTyped(std::string_view(name, internal::BoundedLength(name, N)), args...);
     }
   }
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(StaticName name, const A&... args) {
+  [[gnu::always_inline]] ScopedTrace(StaticName name, const A&... args) {
     if (Admit(kTraceCritical)) CopyTyped(std::string_view(name.data(), name.size()), args...);
   }
 
@@ -336,7 +336,7 @@ class ScopedTrace {
 
   // Name plus typed arguments, stored in place (CopyNameWithTypedArgs).
   template <typename... A>
-  void CopyTyped(std::string_view name, const A&... args) {
+  [[gnu::always_inline]] void CopyTyped(std::string_view name, const A&... args) {
     name_ = internal::CopyNameWithTypedArgs(state_, name, &name_length_, &args_offset_,
                                             args...);
     if (name_ == nullptr) {

@@ -75,29 +75,41 @@ class ContextMarker {
   ContextMarker() = default;
 
   // `producer`: _pt/_p, else _ct/_c. `id` 0 (a consumer's unknown
-  // context): a plain marker. `level` admitted by the caller.
-  void Begin(uint32_t state, std::string_view name, bool producer, ContextType type,
-             uint64_t id, const TraceArg* args, size_t num_args) {
+  // context): a plain marker. `level` admitted by the caller. Inlined, so
+  // that `producer` and the keys are constants to the typed copy; user
+  // arguments take the out-of-line BeginWithArgs.
+  [[gnu::always_inline]] void Begin(uint32_t state, std::string_view name, bool producer,
+                                    ContextType type, uint64_t id, const TraceArg* args,
+                                    size_t num_args) {
     state_ = state;
-    const ReservedArg link[2] = {
-        {producer ? kProducerTypeKey : kConsumerTypeKey, 'i', static_cast<uint64_t>(type)},
-        {producer ? kProducerIdKey : kConsumerIdKey, 'u', id}};
-    const size_t num_link = id == 0 ? 0 : 2;
-    if (num_args == 0 && num_link == 0) {
+    if (num_args != 0) {
+      name_ = BeginWithArgs(name, producer, type, id, args, num_args);
+    } else if (id == 0) {
       name_ = CopyPlainName(state, name, &name_length_);
-    } else if (num_args == 0) {
+    } else if (producer) {
       name_ = CopyNameWithTypedArgs(state, name, &name_length_, &args_offset_,
-                                    NumberArg{link[0].key, 'i', link[0].bits},
-                                    NumberArg{link[1].key, 'u', link[1].bits});
+                                    NumberArg{kProducerTypeKey, 'i', static_cast<uint64_t>(type)},
+                                    NumberArg{kProducerIdKey, 'u', id});
     } else {
-      name_ = CopyNameWithReservedAndArgs(state, name, link, num_link, args, num_args,
-                                          &name_length_, &args_offset_);
+      name_ = CopyNameWithTypedArgs(state, name, &name_length_, &args_offset_,
+                                    NumberArg{kConsumerTypeKey, 'i', static_cast<uint64_t>(type)},
+                                    NumberArg{kConsumerIdKey, 'u', id});
     }
     if (name_ == nullptr) {
       state_ = 0;  // Capture ended, buffer full or marker too large (counted).
       return;
     }
     start_ticks_ = NowTicks();
+  }
+
+  [[gnu::noinline]] const char* BeginWithArgs(std::string_view name, bool producer,
+                                              ContextType type, uint64_t id,
+                                              const TraceArg* args, size_t num_args) {
+    const ReservedArg link[2] = {
+        {producer ? kProducerTypeKey : kConsumerTypeKey, 'i', static_cast<uint64_t>(type)},
+        {producer ? kProducerIdKey : kConsumerIdKey, 'u', id}};
+    return CopyNameWithReservedAndArgs(state_, name, link, id == 0 ? 0 : 2, args, num_args,
+                                       &name_length_, &args_offset_);
   }
 
   uint32_t state_ = 0;
@@ -145,8 +157,9 @@ class TraceProducer : public internal::ContextMarker {
   uint64_t context_id() const { return context_id_; }
 
  private:
-  void Start(std::string_view name, ContextType type, uint64_t context_id,
-             const TraceArg* args, size_t num_args, uint32_t level) {
+  [[gnu::always_inline]] void Start(std::string_view name, ContextType type,
+                                    uint64_t context_id, const TraceArg* args,
+                                    size_t num_args, uint32_t level) {
     const uint32_t state = internal::AdmitLevel(level);
     if (state == 0) {
       context_id_ = context_id;

@@ -40,7 +40,8 @@ void EveryMarker(int step) {
   NEURONPROF_SCOPE("scope_counted", {{"n", Counted(step)}});
   // Typed arguments (neuronprof::Arg).
   neuronprof::StepTrace typed_step("train", step, neuronprof::Arg("batch", 32));
-  neuronprof::ScopedTrace typed(runtime_name, neuronprof::Arg("k", 1), neuronprof::Arg("s", "v"));
+  neuronprof::ScopedTrace typed_args(runtime_name, neuronprof::Arg("k", 1),
+                                    neuronprof::Arg("s", "v"));
   neuronprof::ScopedTrace typed_literal("literal", neuronprof::Arg("d", 0.5));
   neuronprof::ScopedTrace typed_static(kStatic, neuronprof::Arg("b", true));
   NEURONPROF_SCOPE("scope_typed", neuronprof::Arg("n", Counted(step)));

@@ -41,13 +41,30 @@ template <typename... A>
 using EnableIfTypedArgs = typename std::enable_if<
     (sizeof...(A) > 0) && (IsTypedArg<A>::value && ...), int>::type;
 
+// Names, keys and most texts are a few bytes long: two overlapping fixed
+// copies instead of a call into the library's memcpy when the size is only
+// known at run time (a constant size folds to one path). Never reads
+// `text` when `size` is 0 (an empty string_view may hold a null pointer).
+inline void CopyBytes(char* out, const char* text, size_t size) {
+  if (size >= 8 && size <= 16) {
+    std::memcpy(out, text, 8);
+    std::memcpy(out + size - 8, text + size - 8, 8);
+  } else if (size >= 4 && size < 8) {
+    std::memcpy(out, text, 4);
+    std::memcpy(out + size - 4, text + size - 4, 4);
+  } else if (size < 4) {
+    for (size_t i = 0; i < size; ++i) out[i] = text[i];
+  } else {
+    std::memcpy(out, text, size);
+  }
+}
+
 // The format's primitives: a text is its uint32 length and its bytes, a
 // number its 8 bytes (src/core/event_args.h).
 inline char* PutEncodedText(char* out, std::string_view text) {
   const auto length = static_cast<uint32_t>(text.size());
   std::memcpy(out, &length, sizeof(length));
-  // An empty string_view may hold a null pointer: no memcpy from it (UB).
-  if (!text.empty()) std::memcpy(out + sizeof(length), text.data(), text.size());
+  CopyBytes(out + sizeof(length), text.data(), text.size());
   return out + sizeof(length) + text.size();
 }
 inline char* PutEncodedNumber(char* out, uint64_t bits) {
