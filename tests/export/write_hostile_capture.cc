@@ -7,7 +7,8 @@
 // text=TEXT, nan=NaN, inf=inf, minus_inf=-inf, KEY=7, and inside it a
 // marker "inner"; writes every output file (xplane, Chrome trace, Kineto
 // trace) under LOGDIR and prints each path. The arguments are given as an
-// initializer list (`list`, the default) or as typed neuronprof::Arg()s.
+// initializer list (`list`, the default) or as typed neuronprof::Arg()s
+// (after a marker "first").
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
     const double inf = std::numeric_limits<double>::infinity();
     std::optional<neuronprof::ScopedTrace> marker;
     if (typed) {
+      // A marker first, so that the typed one takes the inline path (a
+      // thread's first marker claims its buffer out of line).
+      { neuronprof::ScopedTrace first("first"); }
       marker.emplace(name, neuronprof::Arg("text", text), neuronprof::Arg("nan", nan),
                      neuronprof::Arg("inf", inf), neuronprof::Arg("minus_inf", -inf),
                      neuronprof::Arg(key, 7));
