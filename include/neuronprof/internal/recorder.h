@@ -329,27 +329,24 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
 }
 
 // A counter sample: name + the value (kind 'i', 'u' or 'd'). The clock is
-// read after the copy, as for every marker (the ring's name check). These
-// three are always inlined, so that the name's length is a constant.
-[[gnu::always_inline]] inline void RecordCounter(uint32_t state, std::string_view name, char kind,
-                                                uint64_t bits) {
+// read after the copy, as for every marker (the ring's name check).
+inline void RecordCounter(uint32_t state, std::string_view name, char kind, uint64_t bits) {
+  const ReservedArg value{kCounterValueKey, kind, bits};
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
-                                           NumberArg{kCounterValueKey, kind, bits});
+  const char* copy = CopyNameWithReserved(state, name, &value, 1, &length, &args_offset);
   if (copy == nullptr) return;
   const uint64_t now = NowTicks();
   RecordEvent(state, copy, length, args_offset, now, now);
 }
 
 // An instant: name + the instant key, then `args`.
-[[gnu::always_inline]] inline void RecordInstant(uint32_t state, std::string_view name,
-                                                const TraceArg* args, size_t num_args) {
+inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg* args,
+                          size_t num_args) {
   const ReservedArg instant{kInstantKey, 'i', 0};
   uint32_t length = 0, args_offset = 0;
   const char* copy =
       num_args == 0
-          ? CopyNameWithTypedArgs(state, name, &length, &args_offset,
-                                  NumberArg{kInstantKey, 'i', 0})
+          ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
           : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args, &length,
                                         &args_offset);
   if (copy == nullptr) return;
@@ -359,13 +356,11 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
 
 // An async span's record, written by the thread that ends it: name + track
 // + id, copied now (hence kNameCopiedAtEnd), end tick read after the copy.
-[[gnu::always_inline]] inline void RecordAsync(uint32_t state, std::string_view track,
-                                              std::string_view name, uint64_t id,
-                                              uint64_t start_ticks) {
+inline void RecordAsync(uint32_t state, std::string_view track, std::string_view name,
+                        uint64_t id, uint64_t start_ticks) {
+  const ReservedArg span[2] = {{kAsyncTrackKey, 's', 0, track}, {kAsyncIdKey, 'u', id}};
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
-                                           TextArg{kAsyncTrackKey, track},
-                                           NumberArg{kAsyncIdKey, 'u', id});
+  const char* copy = CopyNameWithReserved(state, name, span, 2, &length, &args_offset);
   if (copy == nullptr) return;
   RecordEvent(state, copy, length, args_offset | kNameCopiedAtEnd, start_ticks, NowTicks());
 }
