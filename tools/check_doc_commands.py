@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the shell blocks of README.md and docs/**/*.md, as a reader would.
+"""Runs the shell blocks of README.md, docs/**/*.md and examples/**/README.md.
 
 Every fenced code block must say what it holds (```sh, ```text, ```cpp ...),
 so no command hides in an untagged block. Blocks tagged `sh` or `bash` are
@@ -15,7 +15,8 @@ A failing command is reported as file:line, the command and the last lines
 it printed; background jobs a file started are stopped when its blocks end.
 
 Usage: check_doc_commands.py [--root DIR] [--build DIR] [--timeout S] [FILE ...]
-  FILE: markdown files relative to --root (default: README.md, docs/**/*.md)
+  FILE: markdown files relative to --root (default: README.md, docs/**/*.md,
+        examples/**/README.md)
 Exit status: 0 every block ran, 1 a command failed or a block is untagged.
 Python 3 standard library only.
 """
@@ -173,9 +174,9 @@ def main():
     root = os.path.abspath(args.root)
     build = os.path.abspath(args.build or os.path.join(root, "build"))
     readme = ["README.md"] if os.path.exists(os.path.join(root, "README.md")) else []
-    files = args.files or (readme + sorted(
-        os.path.relpath(p, root)
-        for p in glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True)))
+    pages = [p for pattern in (("docs", "**", "*.md"), ("examples", "**", "README.md"))
+             for p in glob.glob(os.path.join(root, *pattern), recursive=True)]
+    files = args.files or (readme + sorted(os.path.relpath(p, root) for p in pages))
     failures = []
     for path in files:
         failures += run_file(root, build, path, args.timeout)
