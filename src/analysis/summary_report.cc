@@ -318,6 +318,10 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
       }
     });
   }
+  summary.capture_warnings.assign(space.warnings().begin(), space.warnings().end());
+  for (const std::string& error : space.errors()) {
+    summary.capture_warnings.push_back("error: " + error);
+  }
   const HostSpans spans = CollectHostSpans(space);
   summary.device = CollectDeviceEvents(space, ops, &spans);
   summary.table = BuildOpTable(ops, &summary.device);
@@ -340,6 +344,10 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
 std::string FormatSummaryText(const Summary& summary, int top) {
   const size_t limit = top <= 0 ? SIZE_MAX : static_cast<size_t>(top);
   fmt::memory_buffer out;
+  for (const std::string& warning : summary.capture_warnings) {
+    fmt::format_to(std::back_inserter(out), "warning: {}\n", TerminalText(warning));
+  }
+  if (!summary.capture_warnings.empty()) fmt::format_to(std::back_inserter(out), "\n");
   if (summary.clamped_events > 0) {
     fmt::format_to(std::back_inserter(out),
                    "warning: {} events have times beyond the int64 picosecond range (a corrupt "

@@ -389,6 +389,8 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
     watch_token_ = internal::MatchWatchedStep(name);
     step_num_ = step_num;
     trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
+  } else {
+    internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.
   }
 }
 
