@@ -35,6 +35,9 @@ namespace fs = std::filesystem;
 
 using Input = CaptureInput;
 
+// A note on stderr: something asked for that this capture cannot give.
+void Note(const std::string& text) { fmt::print(stderr, "neuronprof: note: {}\n", text); }
+
 // A CSV destination: a path, or "-" for stdout; never empty.
 CLI::Validator PathOrStdout() {
   return CLI::Validator(
@@ -174,8 +177,8 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
     for (const analysis::ReportTable& table : tables) {
       if (table.name != args.table) continue;
       if (table.rows.empty()) {
-        fmt::print(stderr, "neuronprof: note: the {} table is empty; tables: {} (--table NAME)\n",
-                   table.name, fmt::join(analysis::SummaryTableNames(), ", "));
+        Note(fmt::format("the {} table is empty; tables: {} (--table NAME)", table.name,
+                         fmt::join(analysis::SummaryTableNames(), ", ")));
       }
       if (auto s = WriteCsv(args.csv, analysis::FormatCsv(table), args.force); !s.ok()) {
         return Fail(s.message());
@@ -235,14 +238,31 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
   if (int rc = WriteTables(args, file->string(), selected_text, summary); rc != kExitOk) {
     return rc;
   }
+  // A table the capture cannot have is not written as a bare header: a
+  // note says why, and no file appears.
+  std::vector<std::string> written = {args.csv, args.json};
   if (!args.memory_csv.empty()) {
-    if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory), args.force); !s.ok()) {
+    if (summary.memory.empty()) {
+      Note("--memory_csv: nothing written: the capture has no allocation events (libtorch's "
+           "allocator or a device plug-in's memory reports)");
+    } else if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory),
+                                 args.force);
+               !s.ok()) {
       return Fail(s.message());
+    } else {
+      written.push_back(args.memory_csv);
     }
   }
   if (!args.kernel_csv.empty()) {
-    if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels), args.force); !s.ok()) {
+    if (summary.device.planes.empty()) {
+      Note("--kernel_csv: nothing written: the capture has no device planes (no kernels or "
+           "copies: a device plug-in or CUPTI records them, device_tracer_level >= 1)");
+    } else if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels),
+                                 args.force);
+               !s.ok()) {
       return Fail(s.message());
+    } else {
+      written.push_back(args.kernel_csv);
     }
   }
   // A table on stdout is the whole output, so it can be piped.
@@ -263,7 +283,7 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
                one ? "has" : "have");
   }
   Print("{}", analysis::FormatSummaryText(summary, args.top));
-  for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv, args.json}) {
+  for (const std::string& path : written) {
     if (!path.empty()) Print("\nwrote {}\n", path);
   }
   if (!args.csv_dir.empty()) {

@@ -15,7 +15,7 @@ cli_test_begin grammar
 # the Kineto run folder the PyTorch plugin lists.
 RUN=$WORK/logs/plugins/profile/run1
 mkdir -p "$RUN" "$WORK/logs/run1"
-"$WRITER" "$RUN" host --steps 2 >/dev/null || { echo "FAIL: writer"; exit 1; }
+"$WRITER" "$RUN" host --steps 2 --gpu >/dev/null || { echo "FAIL: writer"; exit 1; }
 "$CLI" convert "$RUN/host.xplane.pb" >/dev/null || fail "convert to the run's Chrome trace"
 "$CLI" convert "$RUN/host.xplane.pb" -o "$WORK/logs/run1/host.pt.trace.json.gz" >/dev/null ||
   fail "convert to a Kineto trace"
@@ -49,7 +49,7 @@ run 1 "convert without -o keeps the run's trace" convert "$RUN/host.xplane.pb" &
   fail "the run's trace was replaced"
 run 0 "convert --force replaces" convert "$RUN/host.xplane.pb" --force
 echo keep >"$WORK/taken.csv"
-for option in --csv --kernel_csv --memory_csv --json; do
+for option in --csv --kernel_csv --json; do
   run 1 "summary $option onto an existing file" summary "$RUN" $option "$WORK/taken.csv" &&
     has "summary $option names --force" "$WORK/err" "taken.csv' exists: add --force"
 done
