@@ -5,7 +5,7 @@
 //   neuronprof info <input>                planes, lines, events, warnings
 //   neuronprof convert <input> [--out FILE] [--format chrome|kineto] [--force]
 //                                           Chrome or Kineto trace (.json or .json.gz)
-//   neuronprof capture --service_addr HOST:PORT[-PORT][,...] [--logdir DIR] --duration_ms N
+//   neuronprof capture --service_addr HOST:PORT[-PORT][,...] [--logdir DIR] [--duration_ms N]
 //                                           remote capture from ProfilerService servers
 //   neuronprof summary <logdir|run|file>   operator table, time share, steps
 //   neuronprof version
@@ -376,9 +376,10 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
                       "where the run folder goes (as ProfilerOptions::logdir)")
       ->type_name("DIR")
       ->capture_default_str();
-  command->add_option("--duration_ms", options.duration_ms, "the capture window")
+  command->add_option("--duration_ms", options.duration_ms,
+                      "the capture window (as CaptureOptions::duration_ms)")
       ->type_name("N")
-      ->required()
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, neuronprof::kMaxCaptureDurationMs));
   command->add_option("--num_tracing_attempts", options.num_tracing_attempts,
                       "tries per host while a capture comes back empty")

@@ -33,7 +33,6 @@ expect_usage "unknown flag, = form" "unknown option '--bogus'" capture --bogus=1
 expect_usage "positional argument" "unexpected argument 'x'" capture x
 expect_usage "missing --service_addr" "--service_addr is required" \
   capture "${L[@]}" --duration_ms 100
-expect_usage "missing --duration_ms" "--duration_ms is required" capture "${A[@]}"
 expect_usage "flag without value" "--duration_ms needs a value" capture "${A[@]}" --duration_ms
 # Every numeric option: a value that is not a number, and one out of range.
 expect_usage "non-numeric duration" "--duration_ms: Value abc not in range 1 to 3600000" \
@@ -106,13 +105,14 @@ else
   fail "progress stages '$stages'; stderr: $(cat "$WORK/err")"
 fi
 
-# Without --logdir: ./logs, as ProfilerOptions::logdir.
+# Without --logdir or --duration_ms: ./logs and 2000 ms, as CaptureOptions.
 mkdir "$WORK/cwd"
 rc=0
-(cd "$WORK/cwd" && "$CLI" capture --service_addr "127.0.0.1:$port" --duration_ms 100 \
+(cd "$WORK/cwd" && "$CLI" capture --service_addr "127.0.0.1:$port" \
   --run_name default_logdir >"$WORK/out" 2>"$WORK/err") || rc=$?
-if [[ $rc -eq 0 ]] && [[ -s $WORK/cwd/logs/plugins/profile/default_logdir/127.0.0.1.xplane.pb ]]; then
-  pass "capture's --logdir defaults to ./logs"
+if [[ $rc -eq 0 ]] && [[ -s $WORK/cwd/logs/plugins/profile/default_logdir/127.0.0.1.xplane.pb ]] &&
+   grep -q "capturing 1 host for 2000 ms" "$WORK/err"; then
+  pass "capture's --logdir defaults to ./logs, --duration_ms to 2000 (the library's)"
 else
   fail "capture without --logdir: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
