@@ -13,7 +13,6 @@
 #include "src/api/run_writer.h"
 #include "src/api/scheduled_profiler.h"
 #include "src/api/step_schedule.h"
-#include "src/core/step_watch.h"
 #include "src/export/logdir.h"
 #include "src/session/capture_session.h"
 #include "src/xplane/saturating.h"
@@ -136,7 +135,7 @@ class WindowProfiler : public Profiler::Impl {
     std::lock_guard<std::mutex> lock(mutex_);
     if (counting_late_steps_) {
       counting_late_steps_ = false;
-      const int64_t steps = std::max(core::StopCountingUnrecordedSteps(), late_profiler_steps_);
+      const int64_t steps = std::max(session::StopCountingUnrecordedSteps(), late_profiler_steps_);
       if (steps > 0 && result_->ok()) {
         ReplaceWindowWarning(&(*result_)->warnings, steps);
         result = *result_;
@@ -189,7 +188,7 @@ class WindowProfiler : public Profiler::Impl {
     auto captured = session_->Stop();
     if (cut) {
       if (captured.ok()) xplane::AddWarning(&captured->space, WindowWarning());
-      core::StartCountingUnrecordedSteps();
+      session::StartCountingUnrecordedSteps();
       lock.lock();
       counting_late_steps_ = true;
       lock.unlock();

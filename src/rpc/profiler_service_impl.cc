@@ -10,13 +10,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
+#include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
@@ -272,6 +277,14 @@ absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& 
   save->relative_dir = below.empty() ? request.session_id()
                                      : absl::StrCat(below, "/", request.session_id());
   save->file_name = absl::StrCat(host, exporter::kXPlaneSuffix);
+  save->host = host;
+  // TensorBoard's Capture Profile asks for <logdir>/plugins/profile: the
+  // Kineto trace goes to <logdir>/<session_id>, as a Profiler's does.
+  constexpr absl::string_view kProfileDirs = "plugins/profile";
+  if (below == kProfileDirs || absl::EndsWith(below, absl::StrCat("/", kProfileDirs))) {
+    const std::string logdir = below.substr(0, below.size() - kProfileDirs.size());
+    save->kineto_relative_dir = absl::StrCat(logdir, request.session_id());
+  }
   // An existing profile is refused now, before a window is spent on it;
   // the save itself refuses one atomically too (it may appear meanwhile).
   auto dir = exporter::OpenDirectoryBelow(save->root.get(), save->root_path,
@@ -301,6 +314,48 @@ absl::Status Save(const SaveTarget& save, std::string_view data) {
   }
   if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
   return status;
+}
+
+// `write`'s bytes, gzipped, as `name` in `relative_dir` below the held root
+// (made when missing; never over an existing file).
+absl::Status SaveGzipped(const SaveTarget& save, const std::string& relative_dir,
+                         const std::string& name,
+                         const std::function<absl::Status(exporter::ByteSink*)>& write) {
+  // A host name that just fits <host>.xplane.pb may not fit the longer
+  // trace names: the .xplane.pb is what xprof reads, the traces are extra.
+  if (name.size() > NAME_MAX) return absl::OkStatus();
+  exporter::StringSink text;
+  exporter::GzipSink gzip(&text);
+  absl::Status status = write(&gzip);
+  if (status.ok()) status = gzip.Finish();
+  if (!status.ok()) return status;
+  std::vector<std::string> created;
+  auto dir = exporter::OpenDirectoryBelow(save.root.get(), save.root_path, relative_dir, &created);
+  status = dir.status();
+  if (dir.ok()) {
+    status = exporter::WriteFileAtomicallyAt(
+        dir->get(), absl::StrCat(save.root_path, "/", relative_dir), name, text.text());
+  }
+  if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
+  return status;
+}
+
+// The files a local capture has besides the .xplane.pb: the Chrome trace
+// next to it and, for a logdir's plugins/profile, the Kineto trace.
+absl::Status SaveTraces(const SaveTarget& save, const tensorflow::profiler::XSpace& space) {
+  absl::Status status = SaveGzipped(
+      save, save.relative_dir, absl::StrCat(save.host, exporter::kChromeTraceSuffix),
+      [&](exporter::ByteSink* sink) { return exporter::WriteChromeTrace(space, sink); });
+  if (status.ok() && !save.kineto_relative_dir.empty()) {
+    status = SaveGzipped(
+        save, save.kineto_relative_dir, absl::StrCat(save.host, exporter::kPyTorchTraceSuffix),
+        [&](exporter::ByteSink* sink) { return exporter::WriteKinetoTrace(space, sink); });
+  }
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("the profile was saved as '", save.root_path, "/",
+                                   save.relative_dir, "/", save.file_name,
+                                   "', but not its traces: ", status.message()));
 }
 
 }  // namespace
@@ -507,7 +562,9 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
   if (!captured.space.SerializeToString(&data)) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the XSpace");
   }
-  return ToGrpcStatus(Save(save, data));
+  absl::Status saved = Save(save, data);
+  if (saved.ok()) saved = SaveTraces(save, captured.space);
+  return ToGrpcStatus(saved);
 }
 
 ProfilerServiceImpl::WaitEnd ProfilerServiceImpl::WaitUntil(

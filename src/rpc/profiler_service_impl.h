@@ -69,6 +69,11 @@ struct SaveTarget {
   std::string root_path;    // Its resolved path, for messages.
   std::string relative_dir; // <repository_root below root>/<session_id>.
   std::string file_name;    // <host>.xplane.pb
+  std::string host;
+  // The Kineto run folder below root, as a Profiler writes it: for a
+  // repository_root <logdir>/plugins/profile, <logdir>/<session_id> (empty
+  // when the repository_root is not below root in that shape).
+  std::string kineto_relative_dir;
 };
 
 // Resolves `path` (relative to the working directory) without requiring it

@@ -72,9 +72,12 @@ def test_capture_profile_button_captures_the_running_app(demo):
   run = os.path.basename(os.path.dirname(found[host]))
   assert run == runs[0]
   assert re.fullmatch(r"\d{4}(_\d\d){5}", run), run
-  # Nothing but the profile itself in the logdir.
-  assert ct.all_files(logdir) == [
-      os.path.join("plugins", "profile", run, host + ".xplane.pb")]
+  # The profile and the traces a local capture has: the Chrome trace beside
+  # it, the Kineto trace in the PyTorch plugin's run folder; nothing else.
+  assert sorted(ct.all_files(logdir)) == sorted([
+      os.path.join("plugins", "profile", run, host + ".xplane.pb"),
+      os.path.join("plugins", "profile", run, host + ".trace.json.gz"),
+      os.path.join(run, host + ".pt.trace.json.gz")])
 
   # ~1 s at 10 ms per step: the demo's markers, nested, in the trace viewer.
   complete = ct.check_demo_markers(found[host], min_steps=20)

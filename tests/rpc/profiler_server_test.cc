@@ -532,6 +532,10 @@ TEST_CASE("ProfilerOptions::port serves remote captures after the window") {
   ProfileResponse response;
   REQUIRE(stub->Profile(&context, request, &response).ok());
   CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.xplane.pb"));
+  // The same files as a local capture: the Chrome trace beside it, the
+  // Kineto trace in the PyTorch plugin's run folder.
+  CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.trace.json.gz"));
+  CHECK(Exists(dir.path() + "/remote/testhost.pt.trace.json.gz"));
 }
 
 TEST_CASE("ProfilerOptions::port held by another program: captured, with a warning") {
@@ -692,6 +696,7 @@ TEST_CASE("names past the file system's NAME_MAX are refused before the window o
   grpc::Status status = server.Profile(request, &response);
   CHECK(status.ok());
   CHECK(Exists(root + "/run/" + host + ".xplane.pb"));
+  CHECK_FALSE(Exists(root + "/run/" + host + ".trace.json.gz"));  // Past NAME_MAX: left out.
 }
 
 TEST_CASE("a request that cannot be parsed is INVALID_ARGUMENT naming the fields") {
@@ -953,7 +958,8 @@ TEST_CASE("a remote save never replaces an existing profile: refused before the 
   other.set_host_name("otherhost");
   CHECK(server.Profile(other, &response).ok());
   CHECK(testing::ListDir(root + "/run") ==
-        std::vector<std::string>{"otherhost.xplane.pb", "testhost.xplane.pb"});
+        std::vector<std::string>{"otherhost.trace.json.gz", "otherhost.xplane.pb",
+                                 "testhost.xplane.pb"});
 }
 
 TEST_CASE("a profile that appears during the window is not replaced by the save") {
