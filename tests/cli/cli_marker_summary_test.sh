@@ -82,6 +82,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["format"] == "neuronprof.summary/1", doc["format"]
 assert doc["selection"] is None
+assert doc["warnings"] == [], doc["warnings"]  # what the capture lost: nothing here
 tables = doc["tables"]
 assert list(tables) == ["operators", "time_share", "steps", "step_stats", "tails", "markers",
                         "async_spans", "counters", "instants", "memory", "kernels",
