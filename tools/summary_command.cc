@@ -116,6 +116,7 @@ int RunHosts(const SummaryArgs& args, const Input& input) {
 // today's "pick one" message when they are not.
 int RunRanks(const SummaryArgs& args, const Input& input) {
   std::vector<analysis::RankData> ranks;
+  std::vector<std::string> warnings;  // What each rank's capture lost.
   bool distributed = false;
   const analysis::Selection selection = args.selection();
   for (const fs::path& file : input.files) {
@@ -128,6 +129,9 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
             fmt::format("{}: {}", file.string(), std::string(selected.status().message())));
       }
       *read = std::move(selected->space);
+    }
+    for (const std::string& warning : read->warnings()) {
+      warnings.push_back(fmt::format("{}: {}", file.filename().string(), warning));
     }
     ranks.push_back(analysis::ReadRankData(*read, file.filename().string()));
     distributed = distributed || ranks.back().identity.distributed();
@@ -158,7 +162,10 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
     }
   }
   if (args.csv == "-" || args.collectives_csv == "-") return kExitOk;
-  Print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
+  Print("{}\n\n", input.run.string());
+  for (const std::string& warning : warnings) Print("warning: {}\n", OneLine(warning));
+  if (!warnings.empty()) Print("\n");
+  Print("{}", analysis::FormatRankReportText(*report, args.top));
   Print("\nOne rank's full report: --host {} (a file's name without {}).\n",
              HostOf(input.files.front()), exporter::kXPlaneSuffix);
   for (const std::string& path : {args.csv, args.collectives_csv}) {
