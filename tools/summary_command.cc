@@ -113,7 +113,7 @@ int RunHosts(const SummaryArgs& args, const Input& input) {
 }
 
 // The multi-rank report of a run whose hosts are the ranks of one job;
-// today's "pick one" message when they are not.
+// one section per host when they are not.
 int RunRanks(const SummaryArgs& args, const Input& input) {
   std::vector<analysis::RankData> ranks;
   std::vector<std::string> warnings;  // What each rank's capture lost.
@@ -392,7 +392,8 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
   command->footer(
       "A run folder whose files are the ranks of one distributed job (<host>_rank<R>, world "
       "size > 1) gets the multi-rank report: per rank and step compute, communication, "
-      "overlap and idle time, the straggler the others waited for, and the collectives.\n"
+      "overlap and idle time, the straggler the others waited for, and the collectives; "
+      "a run of hosts that are not ranks gets one section per host.\n"
       "Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty; ranks of "
       "different world sizes, one rank twice, captures that do not overlap in time), "
       "2 usage error.");
