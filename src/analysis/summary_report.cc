@@ -118,13 +118,19 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   auto to = std::back_inserter(out);
   fmt::format_to(to, "\nSteps: {}\n", steps.size());
   const bool device = steps.front().has_device;
-  // Operator columns only when some step holds operator time: a capture
-  // without operators would show them as 0.0 % throughout.
-  const bool ops = std::any_of(steps.begin(), steps.end(), [](const StepBreakdown& s) {
-    return s.forward_ps > 0 || s.backward_ps > 0 || s.other_ops_ps > 0;
-  });
+  // An operator column only when some step has time in it: an inference
+  // run has no Backward, a capture without operators none of the three.
+  auto any = [&](int64_t StepBreakdown::*field) {
+    return std::any_of(steps.begin(), steps.end(),
+                       [&](const StepBreakdown& s) { return s.*field > 0; });
+  };
+  const bool forward = any(&StepBreakdown::forward_ps);
+  const bool backward = any(&StepBreakdown::backward_ps);
+  const bool other_ops = any(&StepBreakdown::other_ops_ps);
   std::vector<std::string> header = {"Step", "Time(ms)"};
-  if (ops) header.insert(header.end(), {"Forward", "Backward", "Other ops"});
+  if (forward) header.push_back("Forward");
+  if (backward) header.push_back("Backward");
+  if (other_ops) header.push_back("Other ops");
   header.insert(header.end(), {"Markers", "Idle"});
   std::vector<std::string> kinds;
   if (device) {
@@ -140,11 +146,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   sum.name = "all steps";
   auto add = [&](const StepBreakdown& s) {
     std::vector<std::string> row = {s.name, Ms(s.duration_ps)};
-    if (ops) {
-      row.insert(row.end(), {Percent(s.forward_ps, s.duration_ps),
-                             Percent(s.backward_ps, s.duration_ps),
-                             Percent(s.other_ops_ps, s.duration_ps)});
-    }
+    if (forward) row.push_back(Percent(s.forward_ps, s.duration_ps));
+    if (backward) row.push_back(Percent(s.backward_ps, s.duration_ps));
+    if (other_ops) row.push_back(Percent(s.other_ops_ps, s.duration_ps));
     row.insert(row.end(),
                {Percent(s.markers_ps, s.duration_ps), Percent(s.idle_ps, s.duration_ps)});
     if (device) {
@@ -190,8 +194,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                    "every step\n",
                    shown.size(), steps.size());
   }
-  fmt::format_to(to, "  % of step time; each instant counted once: {}markers only > idle{}\n",
-                 ops ? "backward > forward > other ops (no direction) > " : "",
+  fmt::format_to(to, "  % of step time; each instant counted once: {}{}{}markers only > idle{}\n",
+                 backward ? "backward > " : "", forward ? "forward > " : "",
+                 other_ops ? "other ops (no direction) > " : "",
                  device ? "; device columns: any device event in the step's window; Launched: "
                           "device time of the work launched inside the step, on its thread"
                         : "");
