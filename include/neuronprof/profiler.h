@@ -122,7 +122,11 @@ struct ProfilerOptions {
   ProfileType profile_type = ProfileType::kTrace;
   // Capture window in milliseconds, 1 .. max_ms_duration. The window also
   // ends at Stop() or destruction. Not used with a schedule (steps, not
-  // time, end its phases), but still checked.
+  // time, end its phases), but still checked. A window that ends by itself
+  // while the program runs on (no WaitForCompletion()) says so in the run's
+  // warnings, and Stop()'s result counts the StepTraces and Step() calls
+  // begun after it ("ms_duration=50 ended the window at 50 ms; 16 more
+  // steps ran after it: raise ProfilerOptions::ms_duration").
   int64_t ms_duration = 60000;
   int64_t max_ms_duration = 3600 * 1000;
   // TensorBoard logdir; profiles go under <logdir>/plugins/profile/<run>/.

@@ -45,9 +45,19 @@ NEURONPROF_API absl::Status InstallStepWatch(StepWatch* watch);
 // later are not reported to anyone.
 NEURONPROF_API void RemoveStepWatch(StepWatch* watch);
 
+// Counting the StepTraces begun while nothing records them: a Profiler
+// whose window ended by itself (ms_duration) counts the steps the program
+// ran after it, so that its result can say what the window missed. One
+// count per process; Start resets it, Stop returns it and ends counting.
+NEURONPROF_API void StartCountingUnrecordedSteps();
+NEURONPROF_API int64_t StopCountingUnrecordedSteps();
+
 }  // namespace core
 
 namespace internal {
+// A StepTrace that was not recorded: counted while counting is on (one
+// relaxed load otherwise).
+NEURONPROF_API void NoteUnrecordedStep();
 // StepTrace's entry points (include/neuronprof/trace.h). A token of 0 means
 // "not watched"; otherwise it names the watch install and the tag.
 NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);

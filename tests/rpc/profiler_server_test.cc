@@ -577,6 +577,10 @@ TEST_CASE("ProfilerOptions::port serves remote captures after the window") {
   ProfileResponse response;
   REQUIRE(stub->Profile(&context, request, &response).ok());
   CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.xplane.pb"));
+  // The same files as a local capture: the Chrome trace beside it, the
+  // Kineto trace in the PyTorch plugin's run folder.
+  CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.trace.json.gz"));
+  CHECK(Exists(dir.path() + "/remote/testhost.pt.trace.json.gz"));
 }
 
 TEST_CASE("ProfilerOptions::port held by another program: captured, with a warning") {
