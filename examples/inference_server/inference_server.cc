@@ -4,9 +4,11 @@
 // (plain C++, optionally "on" a fake accelerator reporting through the
 // device plug-in API) and answering every request of its batch. A load
 // generator sends a fixed number of requests with Poisson arrivals at a
-// chosen rate and measures each one's latency.
+// chosen rate (or keeps C requests in flight: a closed loop, the server
+// at saturation) and measures each one's latency.
 //
-//   inference_server [--logdir DIR] [--requests N] [--rate R] [--workers W]
+//   inference_server [--logdir DIR] [--requests N] [--rate R | --concurrency C]
+//                    [--workers W]
 //                    [--max_batch B] [--batch_timeout_us T] [--accelerator]
 //                    [--recorder profiler|flight|none] [--seed S]
 //
@@ -51,6 +53,7 @@ struct Flags {
   std::string logdir = "logs";
   int64_t requests = 400;
   double rate = 2000;  // requests per second
+  int concurrency = 0;  // > 0: a closed loop, that many requests in flight
   int workers = 2;
   int max_batch = 8;
   int batch_timeout_us = 2000;
@@ -63,7 +66,7 @@ struct Flags {
 int Usage(const char* error) {
   std::fprintf(stderr,
                "inference_server: %s\nusage: inference_server [--logdir DIR] [--requests N] "
-               "[--rate R] [--workers W] [--max_batch B] [--batch_timeout_us T] "
+               "[--rate R | --concurrency C] [--workers W] [--max_batch B] [--batch_timeout_us T] "
                "[--accelerator] [--accelerator_peak_gflops G] "
                "[--recorder profiler|flight|none] [--seed S]\n",
                error);
@@ -83,6 +86,7 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
     if (flag == "--logdir") flags.logdir = value;
     else if (flag == "--requests") flags.requests = std::atoll(value);
     else if (flag == "--rate") flags.rate = std::atof(value);
+    else if (flag == "--concurrency") flags.concurrency = std::atoi(value);
     else if (flag == "--workers") flags.workers = std::atoi(value);
     else if (flag == "--max_batch") flags.max_batch = std::atoi(value);
     else if (flag == "--batch_timeout_us") flags.batch_timeout_us = std::atoi(value);
@@ -93,7 +97,7 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
   }
   const bool recorder_ok =
       flags.recorder == "profiler" || flags.recorder == "flight" || flags.recorder == "none";
-  if (flags.requests <= 0 || !(flags.rate > 0) || flags.workers <= 0 || flags.max_batch <= 0 ||
+  if (flags.requests <= 0 || !(flags.rate > 0) || flags.concurrency < 0 || flags.workers <= 0 || flags.max_batch <= 0 ||
       flags.batch_timeout_us < 0 || !(flags.accelerator_peak_gflops > 0) || !recorder_ok) {
     return std::nullopt;
   }
@@ -238,7 +242,7 @@ int Main(const Flags& flags) {
   }
   Recording recording(flags);
   Server server(flags, fds[1], accelerator.get());
-  const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed);
+  const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
   server.Join();
   close(fds[0]);
   close(fds[1]);
@@ -246,9 +250,12 @@ int Main(const Flags& flags) {
 
   std::vector<double> sorted = load.latency_ms;
   std::sort(sorted.begin(), sorted.end());
+  const std::string load_kind =
+      flags.concurrency > 0 ? "closed loop, " + std::to_string(flags.concurrency) + " in flight"
+                            : "at " + std::to_string(std::lround(flags.rate)) + "/s";
   std::printf(
-      "inference_server: %lld requests at %.0f/s, %d workers, max batch %d, timeout %d us%s\n",
-      static_cast<long long>(flags.requests), flags.rate, flags.workers, flags.max_batch,
+      "inference_server: %lld requests %s, %d workers, max batch %d, timeout %d us%s\n",
+      static_cast<long long>(flags.requests), load_kind.c_str(), flags.workers, flags.max_batch,
       flags.batch_timeout_us, flags.accelerator ? ", on the fake NPU" : "");
   std::printf("served %lld requests in %.3f s: %.0f requests/s, %lld batches (mean %.1f)\n",
               static_cast<long long>(load.answered), load.seconds,
