@@ -16,8 +16,9 @@
 // folder ("capture: DIR"): a Profiler (or a FlightRecorder, dumped at the
 // end) records the whole run. In it: "accept" markers (with the request
 // id) on the acceptor thread, a StepTrace "batch" per batch on the worker
-// threads with "assemble", "forward" (fc1..fc3) and a "respond" marker per
-// request, and the workers' "wait_for_batch". With --accelerator and the
+// threads with "assemble" (consuming every request of the batch: the
+// arrows from their accepts), "forward" (fc1..fc3) and a "respond" marker
+// per request, and the workers' "wait_for_batch". With --accelerator and the
 // Profiler (a flight recorder keeps host events only), the NPU's kernels
 // and copies, attributed by `neuronprof summary` to the layer markers that
 // launched them, with their FLOPs in the MFU.
@@ -162,10 +163,12 @@ class Server {
       neuronprof::StepTrace step("batch", number);
       std::vector<float> input;
       {
-        NEURONPROF_SCOPE("assemble");
+        std::vector<uint64_t> ids;
+        ids.reserve(batch.size());
+        for (const Request& request : batch) ids.push_back(request.trace.context_id);
+        Assembling assembling(std::move(ids));
         input.reserve(batch.size() * MlpModel::kInputs);
         for (const Request& request : batch) {
-          Dequeued dequeued(request.id, request.trace);
           input.insert(input.end(), request.input.begin(), request.input.end());
         }
       }

@@ -19,6 +19,8 @@ namespace {
 
 int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.duration_ps); }
 
+constexpr size_t kMaxLinkedPerContext = 64;
+
 // Markers linked to each context id, leaving out those nested in a marker
 // linked to the same id.
 absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpans& spans) {
@@ -32,6 +34,9 @@ absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpan
     }
     if (!nested) out[span.context].push_back(static_cast<int32_t>(i));
   }
+  for (const SpanLink& link : spans.links) {  // a batch consumer's ids
+    if (spans.spans[link.span].context != link.context) out[link.context].push_back(link.span);
+  }
   return out;
 }
 
@@ -43,6 +48,7 @@ std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space
   for (size_t i = 0; i < spans.spans.size(); ++i) {
     if (spans.spans[i].context != 0) index[spans.spans[i].event] = static_cast<int32_t>(i);
   }
+  for (const SpanLink& link : spans.links) index[link.event] = link.span;
   std::vector<FlowWait> waits;
   absl::flat_hash_set<int32_t> seen;  // producers with their first consumer found
   for (const auto& raw : space.planes()) {
@@ -109,10 +115,33 @@ std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
   return reports;
 }
 
+std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans) {
+  const auto linked = LinkedMarkers(spans);
+  std::vector<FlowWait> out;
+  auto add = [&](int32_t anchor, uint64_t context) {
+    const auto it = linked.find(context);
+    if (it == linked.end()) return;
+    // A reused id links everything to everything: its first markers only.
+    const size_t n = std::min<size_t>(it->second.size(), kMaxLinkedPerContext);
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t m = it->second[k];
+      const HostSpan& marker = spans.spans[m];
+      if (marker.thread == spans.spans[anchor].thread) continue;
+      out.push_back({anchor, m, marker.start_ps, EndPs(marker), std::string(marker.name)});
+    }
+  };
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const HostSpan& span = spans.spans[i];
+    if (span.context != 0 && span.kind != SpanKind::kAsync) add(static_cast<int32_t>(i), span.context);
+  }
+  for (const SpanLink& link : spans.links) add(link.span, link.context);
+  return out;
+}
+
 std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
                                    const HostSpans& spans) {
   const std::vector<FlowWait> waits = CollectFlowWaits(space, spans);
-  std::vector<TailReport> reports = BuildStepTails(spans, waits);
+  std::vector<TailReport> reports = BuildStepTails(spans, waits, CollectLinkedMarkers(spans));
   std::vector<TailReport> async = BuildAsyncTails(spans, waits);
   reports.insert(reports.end(), std::make_move_iterator(async.begin()),
                  std::make_move_iterator(async.end()));

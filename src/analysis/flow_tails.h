@@ -34,6 +34,11 @@ namespace analysis {
 std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space,
                                        const HostSpans& spans);
 
+// For each marker (or batch consumer's link) with a context, the markers
+// of other threads linked to that context (FlowWait as BuildStepTails'
+// `linked` takes them).
+std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans);
+
 // One report per (track, name) of async span, kind "async", named
 // "<track>/<name>" (the name alone when it is the track's), by name.
 std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,

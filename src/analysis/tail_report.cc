@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "fmt/format.h"
 #include "src/analysis/distribution.h"
@@ -124,7 +125,8 @@ void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int
 
 }  // namespace
 
-std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits) {
+std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits,
+                                       const std::vector<FlowWait>& linked) {
   std::map<std::string_view, std::vector<TailInstance>> by_name;
   std::vector<int> instance_of(spans.spans.size(), -1);  // a step's index in its list
   std::map<int32_t, std::vector<int32_t>> children;      // of each step with waits to place
@@ -135,19 +137,32 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
       const int64_t end = std::min(EndPs(span), EndPs(step));
       by_name[step.name][instance_of[span.parent]].parts.emplace_back(
           span.name, SaturatingSub(end, span.start_ps));
-      if (!waits.empty()) children[span.parent].push_back(static_cast<int32_t>(i));
+      if (!waits.empty() || !linked.empty()) {
+        children[span.parent].push_back(static_cast<int32_t>(i));
+      }
     }
     if (span.kind != SpanKind::kStep) continue;
     auto& list = by_name[span.name];
     instance_of[i] = static_cast<int>(list.size());
     list.push_back({span.duration_ps, {{kSelfPart, span.self_ps}}});
   }
+  // The step around a marker, itself included; -1: none.
+  auto step_of = [&](int32_t i) {
+    while (i >= 0 && spans.spans[i].kind != SpanKind::kStep) i = spans.spans[i].parent;
+    return i;
+  };
   for (const FlowWait& wait : waits) {
-    int32_t step = spans.spans[wait.producer].parent;  // the producer's enclosing step
-    while (step >= 0 && spans.spans[step].kind != SpanKind::kStep) step = spans.spans[step].parent;
+    const int32_t step = step_of(spans.spans[wait.producer].parent);
     if (step < 0) continue;
     const HostSpan& s = spans.spans[step];
     AddWait(spans, s, children[step], wait, by_name[s.name][instance_of[step]]);
+  }
+  std::set<std::pair<int32_t, int32_t>> counted;  // (step, linked marker): once each
+  for (const FlowWait& link : linked) {
+    const int32_t step = step_of(link.producer);
+    if (step < 0 || !counted.insert({step, link.consumer}).second) continue;
+    const HostSpan& s = spans.spans[step];
+    AddWait(spans, s, children[step], link, by_name[s.name][instance_of[step]]);
   }
   std::vector<TailReport> reports;
   for (auto& [name, instances] : by_name) {

@@ -91,6 +91,48 @@ TEST_CASE("a producer waits for its first consumer; producers of one batch each 
                    {"wait send->recv", 200}});
 }
 
+TEST_CASE("a batch consumer's links join its marker to each request: waits, parts, no instants") {
+  // TraceBatchConsumer: "assemble" with one link instant per request's id.
+  tensorflow::profiler::XSpace space;
+  auto* plane = xplane::FindOrAddPlane(&space, xplane::kHostPlaneName);
+  xplane::XPlaneBuilder host(plane);
+  auto* client = host.AddLine(1, "client", 0);
+  auto* worker = host.AddLine(2, "worker", 0);
+  auto* track = host.AddLine(xplane::kAsyncLineIdBase, "requests", 0);
+  const int64_t link = host.EventMetadataId("assemble#link");
+  (*plane->mutable_event_metadata())[link].set_name("assemble");
+  auto* instant = (*plane->mutable_event_metadata())[link].add_stats();
+  instant->set_metadata_id(host.StatMetadataId(xplane::kInstantStat));
+  instant->set_int64_value(1);
+  for (uint64_t id : {1, 2}) {
+    const int64_t at = 100 * static_cast<int64_t>(id);
+    auto* enqueue = host.AddEvent(client, host.EventMetadataId("enqueue"), at * kUs, 50 * kUs);
+    host.AddStat(enqueue, xplane::kProducerTypeStat, int64_t{0});
+    host.AddStat(enqueue, xplane::kProducerIdStat, id);
+    auto* span = host.AddEvent(track, host.EventMetadataId("request"), at * kUs, (900 - at) * kUs);
+    host.AddStat(span, xplane::kAsyncIdStat, id);
+  }
+  host.AddEvent(worker, host.EventMetadataId("assemble"), 500 * kUs, 300 * kUs);
+  for (uint64_t id : {1, 2}) {
+    auto* event = host.AddEvent(worker, link, 501 * kUs, 0);
+    host.AddStat(event, xplane::kConsumerTypeStat, int64_t{0});
+    host.AddStat(event, xplane::kConsumerIdStat, id);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  REQUIRE(spans.links.size() == 2);
+  const auto waits = analysis::CollectFlowWaits(space, spans);
+  std::vector<std::pair<std::string, int64_t>> got;
+  for (const auto& wait : waits) got.emplace_back(wait.part, (wait.end_ps - wait.start_ps) / kUs);
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::pair<std::string, int64_t>>{{"wait enqueue->assemble", 250},
+                                                             {"wait enqueue->assemble", 350}});
+  // One report for the two requests.
+  const auto tails = analysis::BuildAsyncTails(spans, waits);
+  REQUIRE(tails.size() == 1);
+  // The links are arrows, not instants of the user's.
+  CHECK(analysis::BuildServingEvents(space).instants.empty());
+}
+
 TEST_CASE("an async span's parts are the markers linked to its id on other threads") {
   // The slow requests spend the delay in infer, on a worker thread.
   const auto space = testing::MakeFlowSpace(200, {7, 123}, 30000, /*delay_in_infer=*/true);
@@ -104,10 +146,14 @@ TEST_CASE("an async span's parts are the markers linked to its id on other threa
   // Typical request: enqueue 100 + wait 1000 + infer 2000..2040 + self 250.
   CHECK(async->typical_mean_ps > 3350.0 * kUs);
   CHECK(async->typical_mean_ps < 3391.0 * kUs);
-  // The step on the client thread sees the worker's infer as its own time.
+  // The step on the client thread: its enqueue's consumer on the worker is
+  // a part of it (a linked marker of another thread), taken from (self).
   const analysis::TailReport* step = FindTail(tails, "step", "request");
   REQUIRE(step != nullptr);
-  CHECK(step->lines[0].part == "(self)");
+  REQUIRE(step->has_tail);
+  CHECK(step->lines[0].part == "infer");
+  CHECK(step->lines[0].excess_ps == Approx(30000.0 * kUs).margin(50.0 * kUs));
+  CHECK(ExcessOf(*step, "(self)") == 0);
 }
 
 TEST_CASE("without an injected delay no wait is blamed") {
