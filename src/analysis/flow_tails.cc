@@ -70,9 +70,29 @@ std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space
   return waits;
 }
 
+std::vector<FlowWait> CollectDeviceWork(const DeviceEvents& device) {
+  std::vector<FlowWait> out;
+  for (const DeviceOpEvent& event : device.events) {
+    if (event.marker < 0) continue;
+    out.push_back({event.marker, -1, event.start_ps,
+                   SaturatingAdd(event.start_ps, event.duration_ps), std::string()});
+  }
+  return out;
+}
+
 std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
-                                        const std::vector<FlowWait>& waits) {
+                                        const std::vector<FlowWait>& waits,
+                                        const std::vector<FlowWait>& device) {
   const auto linked = LinkedMarkers(spans);
+  // Device work by the linked marker it was launched in (or nested in).
+  absl::flat_hash_set<int32_t> is_linked;
+  for (const auto& [context, markers] : linked) is_linked.insert(markers.begin(), markers.end());
+  absl::flat_hash_map<int32_t, std::vector<const FlowWait*>> device_of;
+  for (const FlowWait& work : device) {
+    int32_t m = work.producer;
+    while (m >= 0 && !is_linked.contains(m)) m = spans.spans[m].parent;
+    if (m >= 0) device_of[m].push_back(&work);
+  }
   absl::flat_hash_map<uint64_t, std::vector<const FlowWait*>> waits_of;
   for (const FlowWait& wait : waits) {
     const uint64_t context = spans.spans[wait.producer].context;
@@ -93,6 +113,13 @@ std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
         for (const int32_t m : it->second) {
           const HostSpan& marker = spans.spans[m];
           add(marker.name, Overlap(marker.start_ps, EndPs(marker), lo, hi));
+          const auto work = device_of.find(m);
+          if (work == device_of.end()) continue;
+          for (const FlowWait* w : work->second) {  // outside the marker, inside the span
+            add(marker.name, Overlap(w->start_ps, w->end_ps, lo, hi) -
+                                 Overlap(w->start_ps, w->end_ps, std::max(lo, marker.start_ps),
+                                         std::min(hi, EndPs(marker))));
+          }
         }
       }
       if (const auto it = waits_of.find(span.context); it != waits_of.end()) {
@@ -139,10 +166,12 @@ std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans) {
 }
 
 std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
-                                   const HostSpans& spans) {
+                                   const HostSpans& spans, const DeviceEvents* device) {
   const std::vector<FlowWait> waits = CollectFlowWaits(space, spans);
-  std::vector<TailReport> reports = BuildStepTails(spans, waits, CollectLinkedMarkers(spans));
-  std::vector<TailReport> async = BuildAsyncTails(spans, waits);
+  const std::vector<FlowWait> work = device ? CollectDeviceWork(*device) : std::vector<FlowWait>();
+  std::vector<TailReport> reports =
+      BuildStepTails(spans, waits, CollectLinkedMarkers(spans), work);
+  std::vector<TailReport> async = BuildAsyncTails(spans, waits, work);
   reports.insert(reports.end(), std::make_move_iterator(async.begin()),
                  std::make_move_iterator(async.end()));
   return reports;

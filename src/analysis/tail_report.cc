@@ -108,8 +108,10 @@ int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.d
 
 // A wait's time inside `step` and outside its direct `children`, moved
 // from the instance's "(self)" (parts[0]) to a part of its own.
+// `part` must outlive the instance (a view into the XSpace or `waits`).
 void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int32_t>& children,
-             const FlowWait& wait, TailInstance& instance) {
+             const FlowWait& wait, TailInstance& instance, std::string_view part = {}) {
+  if (part.empty()) part = wait.part;
   const int64_t lo = std::max(wait.start_ps, step.start_ps);
   const int64_t hi = std::min(wait.end_ps, EndPs(step));
   int64_t uncovered = std::max<int64_t>(0, SaturatingSub(hi, lo));
@@ -120,13 +122,14 @@ void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int
   uncovered = std::min(std::max<int64_t>(0, uncovered), self);
   if (uncovered == 0) return;
   self -= uncovered;
-  instance.parts.emplace_back(wait.part, uncovered);
+  instance.parts.emplace_back(part, uncovered);
 }
 
 }  // namespace
 
 std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits,
-                                       const std::vector<FlowWait>& linked) {
+                                       const std::vector<FlowWait>& linked,
+                                       const std::vector<FlowWait>& device) {
   std::map<std::string_view, std::vector<TailInstance>> by_name;
   std::vector<int> instance_of(spans.spans.size(), -1);  // a step's index in its list
   std::map<int32_t, std::vector<int32_t>> children;      // of each step with waits to place
@@ -137,7 +140,7 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
       const int64_t end = std::min(EndPs(span), EndPs(step));
       by_name[step.name][instance_of[span.parent]].parts.emplace_back(
           span.name, SaturatingSub(end, span.start_ps));
-      if (!waits.empty() || !linked.empty()) {
+      if (!waits.empty() || !linked.empty() || !device.empty()) {
         children[span.parent].push_back(static_cast<int32_t>(i));
       }
     }
@@ -163,6 +166,18 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
     if (step < 0 || !counted.insert({step, link.consumer}).second) continue;
     const HostSpan& s = spans.spans[step];
     AddWait(spans, s, children[step], link, by_name[s.name][instance_of[step]]);
+  }
+  for (const FlowWait& work : device) {
+    int32_t child = work.producer;  // the step's direct child that holds the marker
+    while (child >= 0 && spans.spans[child].parent >= 0 &&
+           spans.spans[spans.spans[child].parent].kind != SpanKind::kStep) {
+      child = spans.spans[child].parent;
+    }
+    if (child < 0 || spans.spans[child].parent < 0) continue;  // in no step, or the step itself
+    const int32_t step = spans.spans[child].parent;
+    const HostSpan& s = spans.spans[step];
+    AddWait(spans, s, children[step], work, by_name[s.name][instance_of[step]],
+            spans.spans[child].name);
   }
   std::vector<TailReport> reports;
   for (auto& [name, instances] : by_name) {

@@ -133,6 +133,39 @@ TEST_CASE("a batch consumer's links join its marker to each request: waits, part
   CHECK(analysis::BuildServingEvents(space).instants.empty());
 }
 
+TEST_CASE("device work launched in a marker counts in that marker's part of the step") {
+  // 100 "batch" steps: "launch" (10 us on the host) starts device work of
+  // 1 ms (31 ms for batch 7) that the step waits for in its own time.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* worker = host.AddLine(1, "worker", 0);
+  for (int i = 0; i < 100; ++i) {
+    const int64_t t = int64_t{i} * 50000, device_us = i == 7 ? 31000 : 1000;
+    auto* step = host.AddEvent(worker, host.EventMetadataId("batch"), t * kUs,
+                               (20 + device_us) * kUs);
+    host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+    host.AddStat(step, xplane::kStepNumStat, int64_t{i});
+    host.AddEvent(worker, host.EventMetadataId("launch"), (t + 5) * kUs, 10 * kUs);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  std::vector<analysis::FlowWait> device;
+  for (int32_t i = 0; i < static_cast<int32_t>(spans.spans.size()); ++i) {
+    const auto& span = spans.spans[i];
+    if (span.name != "launch") continue;
+    const int64_t step_end = spans.spans[span.parent].start_ps + spans.spans[span.parent].duration_ps;
+    device.push_back({i, -1, span.start_ps + span.duration_ps, step_end, ""});
+  }
+  const auto without = analysis::BuildStepTails(spans);
+  REQUIRE(without.size() == 1);
+  CHECK(without[0].lines[0].part == "(self)");
+  const auto tails = analysis::BuildStepTails(spans, {}, {}, device);
+  REQUIRE(tails.size() == 1);
+  REQUIRE(tails[0].has_tail);
+  CHECK(tails[0].lines[0].part == "launch");
+  CHECK(tails[0].lines[0].excess_ps == Approx(30000.0 * kUs));
+  CHECK(ExcessOf(tails[0], "(self)") == 0);
+}
+
 TEST_CASE("an async span's parts are the markers linked to its id on other threads") {
   // The slow requests spend the delay in infer, on a worker thread.
   const auto space = testing::MakeFlowSpace(200, {7, 123}, 30000, /*delay_in_infer=*/true);
