@@ -21,7 +21,8 @@
 // per request, and the workers' "wait_for_batch". With --accelerator and the
 // Profiler (a flight recorder keeps host events only), the NPU's kernels
 // and copies, attributed by `neuronprof summary` to the layer markers that
-// launched them, with their FLOPs in the MFU.
+// launched them, with their FLOPs in the MFU (a flight recorder's dump has
+// no device planes: docs/ARCHITECTURE.md, "Flight recorder: ring mode").
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
