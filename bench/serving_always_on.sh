@@ -11,7 +11,8 @@
 # adds. The two variants run in turn, ROUNDS times, the order swapped each
 # round (A B, B A, ...); printed: each run, then the medians of throughput
 # and p99 and their ratios flight / none (goal: throughput >= 0.99, p99
-# <= 1.02). The flight recorder's dump runs after the load is measured.
+# <= 1.02), and the CPU time per request of each. The flight recorder's
+# dump runs after the load is measured (its CPU time is counted).
 #
 #   bench/serving_always_on.sh [SERVER] [ROUNDS] [REQUESTS] [CONCURRENCY] [-- SERVER_ARGS...]
 #   bench/serving_always_on.sh build/examples/inference_server 11 10000 64
@@ -27,11 +28,14 @@ EXTRA=("$@")
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 
-declare -A THROUGHPUT P99
-run() {  # VARIANT ROUND
+declare -A THROUGHPUT P99 CPU
+run() {  # VARIANT
   local out
-  out=$("$SERVER" --recorder "$1" --logdir "$LOGS/$1" --requests "$REQUESTS" \
-        --concurrency "$CONCURRENCY" "${EXTRA[@]}")
+  out=$(/usr/bin/time -f "%U %S" -o "$LOGS/cpu" "$SERVER" --recorder "$1" --logdir "$LOGS/$1" \
+        --requests "$REQUESTS" --concurrency "$CONCURRENCY" "${EXTRA[@]}")
+  # The process's CPU time per request (client, server and the dump): less
+  # sensitive than wall time to other programs on a shared machine.
+  CPU[$1]+="$(awk -v n="$REQUESTS" '{printf "%.2f", ($1 + $2) * 1e6 / n}' "$LOGS/cpu") "
   THROUGHPUT[$1]+="$(sed -n 's/.*s: \([0-9.]*\) requests\/s.*/\1/p' <<<"$out") "
   P99[$1]+="$(sed -n 's/.* p99 \([0-9.]*\) ms.*/\1/p' <<<"$out") "
   rm -rf "$LOGS/$1"
@@ -47,10 +51,13 @@ done
 for v in none flight; do
   echo "$v: requests/s ${THROUGHPUT[$v]}"
   echo "$v: p99 ms ${P99[$v]}"
+  echo "$v: CPU us per request ${CPU[$v]}"
 done
+CN=$(median <<<"${CPU[none]}"); CF=$(median <<<"${CPU[flight]}")
 TN=$(median <<<"${THROUGHPUT[none]}"); TF=$(median <<<"${THROUGHPUT[flight]}")
 PN=$(median <<<"${P99[none]}"); PF=$(median <<<"${P99[flight]}")
-awk -v tn="$TN" -v tf="$TF" -v pn="$PN" -v pf="$PF" 'BEGIN {
+awk -v tn="$TN" -v tf="$TF" -v pn="$PN" -v pf="$PF" -v cn="$CN" -v cf="$CF" 'BEGIN {
   printf "median requests/s: none %.0f, flight %.0f, flight/none %.4f (goal >= 0.99)\n", tn, tf, tf / tn
   printf "median p99: none %.3f ms, flight %.3f ms, flight/none %.4f (goal <= 1.02)\n", pn, pf, pf / pn
+  printf "median CPU per request: none %.1f us, flight %.1f us, flight/none %.4f\n", cn, cf, cf / cn
 }'
