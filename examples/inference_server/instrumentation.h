@@ -22,7 +22,7 @@ struct RequestTrace {
   // The context of the acceptor's TraceProducer, consumed on the worker
   // when its batch is assembled and when it is answered: xprof and
   // Perfetto draw the request's path across the threads, and the summary
-  // measures its queue wait (accept -> dequeue).
+  // measures its queue wait (accept -> assemble).
   uint64_t context_id = 0;
   // The request's life on the "requests" track, begun on the acceptor and
   // ended on the worker; its id is the context's, so the summary's tail of

@@ -166,6 +166,42 @@ TEST_CASE("device work launched in a marker counts in that marker's part of the 
   CHECK(ExcessOf(tails[0], "(self)") == 0);
 }
 
+TEST_CASE("device work of a linked marker counts in its part of the async span") {
+  // 100 requests (async spans of 2 ms, id i + 1); a worker's "launch"
+  // (10 us) consumes each id. Request 7 lasts 5 ms: its launch's device
+  // work runs until 100 us before the span ends.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* worker = host.AddLine(1, "worker", 0);
+  auto* track = host.AddLine(xplane::kAsyncLineIdBase, "requests", 0);
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t id = static_cast<uint64_t>(i) + 1;
+    const int64_t t = int64_t{i} * 10000, us = i == 7 ? 5000 : 2000;
+    auto* span = host.AddEvent(track, host.EventMetadataId("request"), t * kUs, us * kUs);
+    host.AddStat(span, xplane::kAsyncIdStat, id);
+    auto* launch = host.AddEvent(worker, host.EventMetadataId("launch"), (t + 100) * kUs, 10 * kUs);
+    host.AddStat(launch, xplane::kConsumerTypeStat, int64_t{0});
+    host.AddStat(launch, xplane::kConsumerIdStat, id);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  std::vector<analysis::FlowWait> device;
+  for (int32_t i = 0; i < static_cast<int32_t>(spans.spans.size()); ++i) {
+    const auto& span = spans.spans[i];
+    if (span.name == "launch" && span.start_ps == (70000 + 100) * kUs) {
+      device.push_back({i, -1, span.start_ps + span.duration_ps, (70000 + 4900) * kUs, ""});
+    }
+  }
+  REQUIRE(device.size() == 1);
+  const auto without = analysis::BuildAsyncTails(spans, {});
+  REQUIRE(without.size() == 1);
+  CHECK(without[0].lines[0].part == "(self)");
+  const auto tails = analysis::BuildAsyncTails(spans, {}, device);
+  REQUIRE(tails.size() == 1);
+  REQUIRE(tails[0].has_tail);
+  CHECK(tails[0].lines[0].part == "launch");
+  CHECK(tails[0].lines[0].excess_ps == Approx(4790.0 * kUs));
+}
+
 TEST_CASE("an async span's parts are the markers linked to its id on other threads") {
   // The slow requests spend the delay in infer, on a worker thread.
   const auto space = testing::MakeFlowSpace(200, {7, 123}, 30000, /*delay_in_infer=*/true);
