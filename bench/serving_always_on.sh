@@ -11,8 +11,8 @@
 # adds. The two variants run in turn, ROUNDS times, the order swapped each
 # round (A B, B A, ...); printed: each run, then the medians of throughput
 # and p99 and their ratios flight / none (goal: throughput >= 0.99, p99
-# <= 1.02), and the CPU time per request of each. The flight recorder's
-# dump runs after the load is measured (its CPU time is counted).
+# <= 1.02), and the process CPU time per request of each until the last
+# answer. The flight recorder's dump runs after all three are measured.
 #
 #   bench/serving_always_on.sh [SERVER] [ROUNDS] [REQUESTS] [CONCURRENCY] [-- SERVER_ARGS...]
 #   bench/serving_always_on.sh build/examples/inference_server 11 10000 64
@@ -31,11 +31,12 @@ trap 'rm -rf "$LOGS"' EXIT
 declare -A THROUGHPUT P99 CPU
 run() {  # VARIANT
   local out
-  out=$(/usr/bin/time -f "%U %S" -o "$LOGS/cpu" "$SERVER" --recorder "$1" --logdir "$LOGS/$1" \
-        --requests "$REQUESTS" --concurrency "$CONCURRENCY" "${EXTRA[@]}")
-  # The process's CPU time per request (client, server and the dump): less
-  # sensitive than wall time to other programs on a shared machine.
-  CPU[$1]+="$(awk -v n="$REQUESTS" '{printf "%.2f", ($1 + $2) * 1e6 / n}' "$LOGS/cpu") "
+  out=$("$SERVER" --recorder "$1" --logdir "$LOGS/$1" --requests "$REQUESTS" \
+        --concurrency "$CONCURRENCY" "${EXTRA[@]}")
+  # The process's CPU time per request until the last answer (client and
+  # server, not the dump): less sensitive than wall time to other programs
+  # on a shared machine.
+  CPU[$1]+="$(sed -n 's/.*(\([0-9.]*\) us per request).*/\1/p' <<<"$out") "
   THROUGHPUT[$1]+="$(sed -n 's/.*s: \([0-9.]*\) requests\/s.*/\1/p' <<<"$out") "
   P99[$1]+="$(sed -n 's/.* p99 \([0-9.]*\) ms.*/\1/p' <<<"$out") "
   rm -rf "$LOGS/$1"

@@ -24,6 +24,7 @@
 // launched them, with their FLOPs in the MFU (a flight recorder's dump has
 // no device planes: docs/ARCHITECTURE.md, "Flight recorder: ring mode").
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -193,6 +194,14 @@ class Server {
   std::vector<std::thread> threads_;
 };
 
+// User + system CPU time of the whole process so far.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 // The q-quantile of sorted values, nearest rank.
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -248,6 +257,7 @@ int Main(const Flags& flags) {
   Server server(flags, fds[1], accelerator.get());
   const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
   server.Join();
+  const double load_cpu_s = ProcessCpuSeconds();  // Before the capture is written.
   close(fds[0]);
   close(fds[1]);
   const absl::StatusOr<std::string> run = recording.Finish();
@@ -268,6 +278,8 @@ int Main(const Flags& flags) {
               server.batches() > 0 ? static_cast<double>(load.answered) / server.batches() : 0.0);
   std::printf("latency: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", Quantile(sorted, 0.5),
               Quantile(sorted, 0.99), sorted.empty() ? 0.0 : sorted.back());
+  std::printf("process CPU until the last answer: %.3f s (%.1f us per request)\n", load_cpu_s,
+              load_cpu_s * 1e6 / static_cast<double>(flags.requests));
   if (!run.ok()) {
     std::fprintf(stderr, "inference_server: capture failed: %s\n",
                  std::string(run.status().message()).c_str());
