@@ -194,8 +194,8 @@ class TraceConsumer : public internal::ContextMarker {
 
 // A scoped marker that consumes several contexts at once: a batch made of
 // N requests, each with its own producer's id (many to one). Each id
-// becomes a link of its own at the marker's start (a zero-length event
-// named like the marker carrying _ct/_c, on the same thread), so xprof's
+// becomes a link of its own just after the marker's start (a zero-length
+// event named like the marker carrying _ct/_c, nested in it), so xprof's
 // trace viewer and Perfetto draw N arrows into the batch; the summary
 // counts the marker once and links every id to it (queue waits, tails).
 // The ids are read in the constructor only; ids of 0 link nothing. Costs
