@@ -8,7 +8,9 @@
 // before and stopped after the loop, untimed), so every run starts from an
 // empty buffer; drops are reported (there should be none). Disabled: the
 // same loops with no capture running. Compiled out: the loops built with
-// NEURONPROF_DISABLE (bench/serving_bench_disabled.cc).
+// NEURONPROF_DISABLE (bench/serving_bench_disabled.cc). Tracy's
+// equivalents, measured in the same rounds, when the build names a Tracy
+// source tree (cmake -DNEURONPROF_TRACY_DIR=DIR; bench/serving_bench_tracy.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,9 @@
 #include <vector>
 
 #include "bench/serving_bench_loops.h"
+#ifdef NEURONPROF_BENCH_TRACY
+#include "bench/serving_bench_tracy.h"
+#endif
 #include "neuronprof/internal/recorder.h"
 #include "src/core/clock.h"
 #include "src/core/recorder.h"
@@ -81,6 +86,7 @@ int main(int argc, char** argv) {
       {"ScopedTrace(\"copied\")", [=] { return Recorded(CopiedScopeLoop, n); }, {}},
       {"TraceProducer (new id)", [=] { return Recorded(ProducerLoop, n); }, {}},
       {"TraceConsumer", [=] { return Recorded(ConsumerLoop, n); }, {}},
+      {"TraceBatchConsumer (8 ids)", [=] { return Recorded(BatchConsumerLoop, n); }, {}},
       {"TraceCounter (int)", [=] { return Recorded(CounterLoop, n); }, {}},
       {"TraceCounter (double)", [=] { return Recorded(CounterDoubleLoop, n); }, {}},
       {"AsyncTrace begin + End()", [=] { return Recorded(AsyncLoop, n); }, {}},
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
       {"disabled ScopedTrace(\"copied\")", [=] { return CopiedScopeLoop(n); }, {}},
       {"disabled TraceProducer", [=] { return ProducerLoop(n); }, {}},
       {"disabled TraceConsumer", [=] { return ConsumerLoop(n); }, {}},
+      {"disabled TraceBatchConsumer", [=] { return BatchConsumerLoop(n); }, {}},
       {"disabled TraceCounter", [=] { return CounterLoop(n); }, {}},
       {"disabled AsyncTrace", [=] { return AsyncLoop(n); }, {}},
       {"disabled TraceInstant", [=] { return InstantLoop(n); }, {}},
@@ -96,10 +103,19 @@ int main(int argc, char** argv) {
       {"compiled out ScopedTrace", [=] { return compiled_out::CopiedScope(n); }, {}},
       {"compiled out TraceProducer", [=] { return compiled_out::Producer(n); }, {}},
       {"compiled out TraceConsumer", [=] { return compiled_out::Consumer(n); }, {}},
+      {"compiled out TraceBatchConsumer", [=] { return compiled_out::BatchConsumer(n); }, {}},
       {"compiled out TraceCounter", [=] { return compiled_out::Counter(n); }, {}},
       {"compiled out AsyncTrace", [=] { return compiled_out::Async(n); }, {}},
       {"compiled out TraceInstant", [=] { return compiled_out::Instant(n); }, {}},
   };
+#ifdef NEURONPROF_BENCH_TRACY  // -DNEURONPROF_TRACY_DIR=<tracy source tree>
+  namespace tl = tracy_loops;
+  variants.push_back({"Tracy ZoneScopedN", [=] { return tl::Zone(n); }, {}});
+  variants.push_back({"Tracy zone + ZoneValue(id)", [=] { return tl::ZoneWithValue(n); }, {}});
+  variants.push_back({"Tracy TracyPlot (int64)", [=] { return tl::Plot(n); }, {}});
+  variants.push_back({"Tracy TracyPlot (double)", [=] { return tl::PlotDouble(n); }, {}});
+  variants.push_back({"Tracy TracyMessageL", [=] { return tl::Message(n); }, {}});
+#endif
   for (Variant& variant : variants) variant.run();  // Warm up (pages, caches).
   for (int round = 0; round < rounds; ++round) {
     for (Variant& variant : variants) variant.ns.push_back(variant.run());

@@ -339,7 +339,7 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.steps = BuildStepBreakdown(space, ops);
   AddLaunchedDeviceTime(summary.device, summary.steps);
   summary.markers = BuildMarkerStats(spans, group_by, &summary.device);
-  summary.tails = BuildTails(space, spans);
+  summary.tails = BuildTails(space, spans, &summary.device);
   summary.serving = BuildServingEvents(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
