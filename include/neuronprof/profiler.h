@@ -155,8 +155,16 @@ struct ProfilerOptions {
   // Memory for recorded events (32 bytes each) and copied names. When it is
   // full, further events are dropped and counted, never blocking.
   int64_t max_buffer_bytes = int64_t{256} << 20;
-  // Also write <host>.trace.json.gz (Chrome trace event format).
-  bool write_chrome_trace = true;
+  // The files written, by the viewer that reads each. <host>.xplane.pb
+  // (xprof, TensorBoard, `neuronprof summary` and `convert`) always.
+  //
+  // Also write <host>.trace.json.gz (Chrome trace event format, for
+  // Perfetto and chrome://tracing). Unset (the default): written unless the
+  // Kineto trace below is written for a kOperator capture, which Perfetto
+  // and chrome://tracing open as well (it is the same event format), so a
+  // libtorch capture is not written as JSON twice (about a third of
+  // Stop()'s time). `neuronprof convert` writes it from the xplane.pb later.
+  std::optional<bool> write_chrome_trace;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz: the Kineto trace that
   // torch.profiler writes, for the PyTorch Profiler TensorBoard plugin
   // (torch-tb-profiler, which lists <run> as a run) and HTA. Operators,

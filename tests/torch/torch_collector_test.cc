@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <string>
 #include <vector>
@@ -240,6 +241,33 @@ TEST_CASE("remote captures at host_tracer_level 1 keep markers only") {
   const std::vector<Op> ops = RemoteCaptureOps(1);
   CHECK_FALSE(Named(ops, "step").empty());
   CHECK(Named(ops, "aten::mm").empty());
+}
+
+// The file names a kOperator Profiler with default outputs writes
+// (write_chrome_trace as given, unset = the default), without folders.
+std::vector<std::string> DefaultOutputNames(std::optional<bool> write_chrome_trace) {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options = testing::OperatorOptions(dir.path());
+  options.write_chrome_trace = write_chrome_trace;
+  options.host_name = "h";
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  std::vector<std::string> names;
+  for (const std::string& file : result->files) names.push_back(file.substr(file.rfind('/') + 1));
+  return names;
+}
+
+TEST_CASE("a kOperator capture writes the Kineto trace and no second JSON copy of its events") {
+  // Perfetto and chrome://tracing open the .pt.trace.json.gz: by default a
+  // libtorch capture is not written as JSON twice.
+  CHECK(DefaultOutputNames(std::nullopt) ==
+        std::vector<std::string>{"h.xplane.pb", "h.pt.trace.json.gz"});
+  CHECK(DefaultOutputNames(true) ==
+        std::vector<std::string>{"h.xplane.pb", "h.trace.json.gz", "h.pt.trace.json.gz"});
 }
 
 }  // namespace
