@@ -121,8 +121,8 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                  steps.empty() ? " (no StepTrace events)" : "");
   if (steps.empty()) return;
   const bool device = steps.front().has_device;
-  std::vector<std::string> header = {"Step", "Time(ms)", "Forward", "Backward", "Other ops",
-                                     "Markers", "Idle"};
+  std::vector<std::string> header = {"Step",      "Time(ms)",  "Forward", "Loss", "Backward",
+                                     "Optimizer", "Other ops", "Markers", "Idle"};
   std::vector<std::string> kinds;
   if (device) {
     header.push_back("Device busy");
@@ -138,7 +138,8 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   auto add = [&](const StepBreakdown& s) {
     std::vector<std::string> row = {
         s.name, Ms(s.duration_ps), Percent(s.forward_ps, s.duration_ps),
-        Percent(s.backward_ps, s.duration_ps), Percent(s.other_ops_ps, s.duration_ps),
+        Percent(s.loss_ps, s.duration_ps), Percent(s.backward_ps, s.duration_ps),
+        Percent(s.optimizer_ps, s.duration_ps), Percent(s.other_ops_ps, s.duration_ps),
         Percent(s.markers_ps, s.duration_ps), Percent(s.idle_ps, s.duration_ps)};
     if (device) {
       row.push_back(Percent(s.device_busy_ps, s.duration_ps));
@@ -165,7 +166,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   for (const StepBreakdown& s : steps) {
     sum.duration_ps = SaturatingAdd(sum.duration_ps, s.duration_ps);
     sum.forward_ps = SaturatingAdd(sum.forward_ps, s.forward_ps);
+    sum.loss_ps = SaturatingAdd(sum.loss_ps, s.loss_ps);
     sum.backward_ps = SaturatingAdd(sum.backward_ps, s.backward_ps);
+    sum.optimizer_ps = SaturatingAdd(sum.optimizer_ps, s.optimizer_ps);
     sum.other_ops_ps = SaturatingAdd(sum.other_ops_ps, s.other_ops_ps);
     sum.markers_ps = SaturatingAdd(sum.markers_ps, s.markers_ps);
     sum.idle_ps = SaturatingAdd(sum.idle_ps, s.idle_ps);
@@ -184,8 +187,8 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                    shown.size(), steps.size());
   }
   fmt::format_to(to,
-                 "  % of step time; each instant counted once: backward > forward > other ops "
-                 "(no direction) > markers only > idle{}\n",
+                 "  % of step time; each instant counted once: backward > optimizer > loss > "
+                 "forward > other ops (no direction) > markers only > idle{}\n",
                  device ? "; device columns: any device event in the step's window; Launched: "
                           "device time of the work launched inside the step, on its thread"
                         : "");
