@@ -214,8 +214,11 @@ absl::Status AddOperatorCallbacks(bool record_shapes, int world_size) {
   }
   g_record_shapes.store(record_shapes, std::memory_order_relaxed);
   at::RecordFunctionCallback callback(&OnOpStart, &OnOpEnd);
+  // TORCHSCRIPT_FUNCTION: a scripted module's methods ("forward"), which
+  // torch.profiler lists as well (docs/OPERATORS.md).
   callback.needsInputs(record_shapes)
-      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+               at::RecordScope::TORCHSCRIPT_FUNCTION});
   g_handle = at::addGlobalCallback(callback);
   // c10d Work objects (collectives): their own callbacks, so that ordinary
   // operators' callback list is unchanged; inputs give the message sizes.
