@@ -28,22 +28,17 @@
 #include <thread>
 #include <vector>
 
+#include "bench/process_memory.h"
 #include "neuronprof/neuronprof.h"
 
 namespace {
 
+using neuronprof::bench::ResetPeakRss;
+
 // VmHWM (peak RSS since the last reset), in bytes.
 int64_t PeakRssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return 0;
+  return static_cast<int64_t>(neuronprof::bench::ProcStatusMb("VmHWM:") * 1024.0 * 1024.0);
 }
-
-// Starts a new peak at the current RSS (Linux: clear_refs 5).
-void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 int64_t RssBytes() {
   std::ifstream statm("/proc/self/statm");

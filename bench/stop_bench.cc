@@ -27,19 +27,13 @@
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
+#include "bench/process_memory.h"
 #include "examples/libtorch_mlp/mlp_model.h"
 
 namespace {
 
-// A "<key>: N kB" line of /proc/self/status, in MB.
-double ProcStatusMb(const std::string& key) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
-  }
-  return 0;
-}
+using neuronprof::bench::ProcStatusMb;
+using neuronprof::bench::ResetPeakRss;
 
 double ProcessCpuMs() {
   rusage usage;
@@ -110,7 +104,7 @@ int main(int argc, char** argv) {
     optimizer.step();
   }
   const double rss_before = ProcStatusMb("VmRSS:");
-  std::ofstream("/proc/self/clear_refs") << "5";  // The peak from here on.
+  ResetPeakRss();  // The peak from here on.
   const double cpu0 = ProcessCpuMs();
   const auto t0 = std::chrono::steady_clock::now();
   auto result = profiler.Stop();
