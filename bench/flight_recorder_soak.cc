@@ -9,10 +9,13 @@
 // own memory (the copy, the XSpace, the writer's buffers) is transient:
 // samples taken while a dump runs are printed and their peak reported but
 // left out of the verdict; samples after it count (the recorder gives a
-// dump's heap back, so RSS must come back down).
+// dump's heap back, so RSS must come back down). Each dump's transient
+// memory is measured exactly (the peak RSS during the dump, VmHWM reset
+// just before it, minus the RSS before it) and compared with the ring's
+// size; --last_ms 0 dumps the whole ring (default: the last second).
 //
 //   flight_recorder_soak [--seconds N] [--threads N] [--ring_mb N]
-//                        [--dump_every N] [--logdir DIR]
+//                        [--dump_every N] [--last_ms N] [--logdir DIR]
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +28,17 @@
 #include <thread>
 #include <vector>
 
+#include "bench/process_memory.h"
 #include "neuronprof/neuronprof.h"
 
 namespace {
+
+using neuronprof::bench::ResetPeakRss;
+
+// VmHWM (peak RSS since the last reset), in bytes.
+int64_t PeakRssBytes() {
+  return static_cast<int64_t>(neuronprof::bench::ProcStatusMb("VmHWM:") * 1024.0 * 1024.0);
+}
 
 int64_t RssBytes() {
   std::ifstream statm("/proc/self/statm");
@@ -53,7 +64,7 @@ void Record(int thread, const std::atomic<bool>& stop, std::atomic<int64_t>* ste
 }  // namespace
 
 int main(int argc, char** argv) {
-  int seconds = 20, threads = 8, ring_mb = 64, dump_every = 5;
+  int seconds = 20, threads = 8, ring_mb = 64, dump_every = 5, last_ms = 1000;
   std::string logdir = "/tmp/neuronprof_soak_logs";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -61,13 +72,14 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
     else if (flag == "--ring_mb") ring_mb = std::atoi(argv[i + 1]);
     else if (flag == "--dump_every") dump_every = std::atoi(argv[i + 1]);
+    else if (flag == "--last_ms") last_ms = std::atoi(argv[i + 1]);
     else if (flag == "--logdir") logdir = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
     }
   }
-  if (seconds < 4 || threads < 1 || ring_mb < 1 || dump_every < 1) {
+  if (seconds < 4 || threads < 1 || ring_mb < 1 || dump_every < 1 || last_ms < 0) {
     std::fprintf(stderr, "need --seconds >= 4, --threads, --ring_mb, --dump_every >= 1\n");
     return 2;
   }
@@ -90,6 +102,7 @@ int main(int argc, char** argv) {
   // previous one returned, so sampling never waits for them.
   std::atomic<bool> dumping{false};
   std::atomic<int> dumps{0}, failed_dumps{0};
+  int64_t max_transient = 0;  // Read after dumper.join().
   std::thread dumper([&] {
     while (!stop.load()) {
       const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(dump_every);
@@ -98,7 +111,10 @@ int main(int argc, char** argv) {
       }
       if (stop.load()) break;
       dumping.store(true);
-      auto dump = recorder.Dump("soak", /*last_ms=*/1000);
+      const int64_t before = RssBytes();
+      ResetPeakRss();
+      auto dump = recorder.Dump("soak", last_ms);
+      max_transient = std::max(max_transient, PeakRssBytes() - before);
       dump.ok() ? ++dumps : ++failed_dumps;
       dumping.store(false);
     }
@@ -138,6 +154,10 @@ int main(int argc, char** argv) {
   std::printf("rss after t=%ds (%zu samples): min %.1f MiB, max %.1f MiB, growth %.1f MiB: %s\n",
               seconds / 4, rss.size(), *lo / 1048576.0, *hi / 1048576.0,
               (*hi - *lo) / 1048576.0, flat ? "flat" : "NOT FLAT");
+  std::printf("largest dump transient (peak during a dump - RSS before it): %.1f MiB, "
+              "%s the ring's %d MiB\n",
+              max_transient / 1048576.0,
+              max_transient <= (int64_t{ring_mb} << 20) ? "within" : "OVER", ring_mb);
   std::printf("peak while a dump ran: %.1f MiB (transient)\n", during_dump_peak / 1048576.0);
   return flat ? 0 : 1;
 }

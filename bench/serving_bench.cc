@@ -7,15 +7,15 @@
 // --check 1 (the ctest `serving_bench_ratios`, label perf): only the
 // variants that have a goal, and exit 1 when one's median exceeds three
 // times its goal (a ratio to the floor measured in the same run), so that
-// only a real regression fails, not a loaded machine. Built with
-// -DNEURONPROF_TRACY_DIR=<tracy checkout>, the run adds Tracy's zones
-// (bench/serving_bench_tracy.cc) as the peer.
+// only a real regression fails, not a loaded machine.
 //
 // Recorded: each variant's loop runs inside a capture of its own (started
 // before and stopped after the loop, untimed), so every run starts from an
 // empty buffer; drops are reported (there should be none). Disabled: the
 // same loops with no capture running. Compiled out: the loops built with
-// NEURONPROF_DISABLE (bench/serving_bench_disabled.cc).
+// NEURONPROF_DISABLE (bench/serving_bench_disabled.cc). Tracy's
+// equivalents, measured in the same rounds, when the build names a Tracy
+// source tree (cmake -DNEURONPROF_TRACY_DIR=DIR; bench/serving_bench_tracy.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -98,20 +98,17 @@ int main(int argc, char** argv) {
       {"StepTrace(name, step)", [=] { return Recorded(StepLoop, n); }, 1.5},
       {"TraceProducer (new id)", [=] { return Recorded(ProducerLoop, n); }, 1.5},
       {"TraceConsumer", [=] { return Recorded(ConsumerLoop, n); }, 1.5},
+      {"TraceBatchConsumer (8 ids)", [=] { return Recorded(BatchConsumerLoop, n); }, 0},
       {"TraceCounter (int)", [=] { return Recorded(CounterLoop, n); }, 1},
       {"TraceCounter (double)", [=] { return Recorded(CounterDoubleLoop, n); }, 1},
       {"AsyncTrace begin + End()", [=] { return Recorded(AsyncLoop, n); }, 2},
       {"TraceInstant (no args)", [=] { return Recorded(InstantLoop, n); }, 0},
-#ifdef NEURONPROF_BENCH_TRACY
-      {"Tracy ZoneScopedN", [=] { return tracy_peer::Zone(n); }, 0},
-      {"Tracy ZoneScopedN + ZoneValue", [=] { return tracy_peer::ZoneWithValue(n); }, 0},
-      {"Tracy + ZoneValue + ZoneText", [=] { return tracy_peer::ZoneWithValueText(n); }, 0},
-#endif
       {"disabled NEURONPROF_SCOPE", [=] { return ScopeLoop(n); }, 0},
       {"disabled ScopedTrace(\"copied\")", [=] { return CopiedScopeLoop(n); }, 0},
       {"disabled ScopedTrace + 2 Args", [=] { return ArgIntTextLoop(n); }, 0},
       {"disabled TraceProducer", [=] { return ProducerLoop(n); }, 0},
       {"disabled TraceConsumer", [=] { return ConsumerLoop(n); }, 0},
+      {"disabled TraceBatchConsumer", [=] { return BatchConsumerLoop(n); }, 0},
       {"disabled TraceCounter", [=] { return CounterLoop(n); }, 0},
       {"disabled AsyncTrace", [=] { return AsyncLoop(n); }, 0},
       {"disabled TraceInstant", [=] { return InstantLoop(n); }, 0},
@@ -120,10 +117,20 @@ int main(int argc, char** argv) {
       {"compiled out ScopedTrace + 2 Args", [=] { return compiled_out::ArgIntText(n); }, 0},
       {"compiled out TraceProducer", [=] { return compiled_out::Producer(n); }, 0},
       {"compiled out TraceConsumer", [=] { return compiled_out::Consumer(n); }, 0},
+      {"compiled out TraceBatchConsumer", [=] { return compiled_out::BatchConsumer(n); }, 0},
       {"compiled out TraceCounter", [=] { return compiled_out::Counter(n); }, 0},
       {"compiled out AsyncTrace", [=] { return compiled_out::Async(n); }, 0},
       {"compiled out TraceInstant", [=] { return compiled_out::Instant(n); }, 0},
   };
+#ifdef NEURONPROF_BENCH_TRACY  // -DNEURONPROF_TRACY_DIR=<tracy source tree>
+  namespace tl = tracy_loops;
+  variants.push_back({"Tracy ZoneScopedN", [=] { return tl::Zone(n); }, 0});
+  variants.push_back({"Tracy zone + ZoneValue(id)", [=] { return tl::ZoneWithValue(n); }, 0});
+  variants.push_back({"Tracy zone + ZoneValue + ZoneText", [=] { return tl::ZoneWithText(n); }, 0});
+  variants.push_back({"Tracy TracyPlot (int64)", [=] { return tl::Plot(n); }, 0});
+  variants.push_back({"Tracy TracyPlot (double)", [=] { return tl::PlotDouble(n); }, 0});
+  variants.push_back({"Tracy TracyMessageL", [=] { return tl::Message(n); }, 0});
+#endif
   if (check != 0) {
     std::vector<Variant> kept(variants.begin(), variants.begin() + 2);
     for (size_t i = 2; i < variants.size(); ++i) {

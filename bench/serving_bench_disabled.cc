@@ -14,6 +14,7 @@ double Scope(int n) { return ScopeLoop(n); }
 double CopiedScope(int n) { return CopiedScopeLoop(n); }
 double Producer(int n) { return ProducerLoop(n); }
 double Consumer(int n) { return ConsumerLoop(n); }
+double BatchConsumer(int n) { return BatchConsumerLoop(n); }
 double Counter(int n) { return CounterLoop(n); }
 double Async(int n) { return AsyncLoop(n); }
 double Instant(int n) { return InstantLoop(n); }

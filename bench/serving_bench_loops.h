@@ -72,6 +72,15 @@ inline double ConsumerLoop(int n) {
                                        static_cast<uint64_t>(i) + 1);
   });
 }
+// One batch of 8 requests' ids consumed by one marker (a link per id).
+inline double BatchConsumerLoop(int n) {
+  return PerIteration(n, [](int i) {
+    const uint64_t base = static_cast<uint64_t>(i) * 8 + 1;
+    const uint64_t ids[8] = {base, base + 1, base + 2, base + 3,
+                             base + 4, base + 5, base + 6, base + 7};
+    neuronprof::TraceBatchConsumer consumer("assemble", neuronprof::ContextType::kGeneric, ids, 8);
+  });
+}
 inline double CounterLoop(int n) {
   return PerIteration(n, [](int i) { neuronprof::TraceCounter("queue_depth", i); });
 }
@@ -96,6 +105,7 @@ double Scope(int n);
 double CopiedScope(int n);
 double Producer(int n);
 double Consumer(int n);
+double BatchConsumer(int n);
 double Counter(int n);
 double Async(int n);
 double Instant(int n);

@@ -1,31 +1,39 @@
-// Tracy's zones for bench/serving_bench.cc (see serving_bench_tracy.h).
-// Tracy runs in its default mode (TRACY_ENABLE, not on demand): with no
-// viewer connected it still queues every zone, as a capture records.
+// The Tracy loops of bench/serving_bench_tracy.h, built with TRACY_ENABLE.
 #include "bench/serving_bench_tracy.h"
 
-#include <tracy/Tracy.hpp>
+#include <cstdint>
 
 #include "bench/serving_bench_loops.h"
+#include "tracy/Tracy.hpp"
 
 namespace serving_bench {
-namespace tracy_peer {
+namespace tracy_loops {
 
 double Zone(int n) {
-  return PerIteration(n, [](int) { ZoneScopedN("zone"); });
+  return PerIteration(n, [](int) { ZoneScopedN("literal_marker"); });
 }
 double ZoneWithValue(int n) {
   return PerIteration(n, [](int i) {
-    ZoneScopedN("zone");
-    ZoneValue(static_cast<uint64_t>(i));
+    ZoneScopedN("dequeue");
+    ZoneValue(static_cast<uint64_t>(i) + 1);
   });
 }
-double ZoneWithValueText(int n) {
+double ZoneWithText(int n) {
   return PerIteration(n, [](int i) {
     ZoneScopedN("zone");
     ZoneValue(static_cast<uint64_t>(i));
     ZoneText("x", 1);
   });
 }
+double Plot(int n) {
+  return PerIteration(n, [](int i) { TracyPlot("queue_depth", static_cast<int64_t>(i)); });
+}
+double PlotDouble(int n) {
+  return PerIteration(n, [](int i) { TracyPlot("load", i * 0.5); });
+}
+double Message(int n) {
+  return PerIteration(n, [](int) { TracyMessageL("cache_miss"); });
+}
 
-}  // namespace tracy_peer
+}  // namespace tracy_loops
 }  // namespace serving_bench

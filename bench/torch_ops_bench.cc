@@ -24,6 +24,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench/process_memory.h"
 #include "neuronprof/trace.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/collectors/collector.h"
@@ -151,20 +152,8 @@ double ThreadCpuMs() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-// A "<key>: N kB" line of /proc/self/status, in MB (VmRSS: resident now;
-// VmHWM: the peak since the last ResetPeakRss()).
-double ProcStatusMb(const std::string& key) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
-  }
-  return 0;
-}
-
-// Starts a new peak at the current RSS (Linux: clear_refs 5), so the peak
-// counted is the stage's own.
-void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+using neuronprof::bench::ProcStatusMb;
+using neuronprof::bench::ResetPeakRss;
 
 // About 1M ops in one capture, then collect (host plane + operator
 // annotation: scope, tf_op, FLOPs, bytes) and write xplane.pb +

@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   libabsl-dev libfmt-dev catch2 libbenchmark-dev
   libcli11-dev   # the neuronprof CLI's argument parser (header-only)
   libtorch-dev   # neuronprof::torch, examples/libtorch_mlp
+  python3-torch  # torch.profiler on the same libtorch: tests/interop/test_torch_profiler_agreement.py
   libgloo-dev    # c10d's ProcessGroupGloo.hpp: the collectives test
   faketime       # libfaketime: a capture server whose clock is skewed (capture_client_test)
   clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, scripts/test.sh)

@@ -1,9 +1,11 @@
 // The neuronprof command line: `neuronprof --help` and
 // `neuronprof <command> --help` list the commands and their options.
-//   neuronprof info <file.xplane.pb>       planes, lines, events, warnings
-//   neuronprof convert <file.xplane.pb> [--out FILE] [--format chrome|kineto]
+// Every command that reads takes a logdir, a run folder or a file
+// (tools/capture_input.h); none writes over a file without --force.
+//   neuronprof info <input>                planes, lines, events, warnings
+//   neuronprof convert <input> [--out FILE] [--format chrome|kineto] [--force]
 //                                           Chrome or Kineto trace (.json or .json.gz)
-//   neuronprof capture --service_addr HOST:PORT[-PORT][,...] --logdir DIR --duration_ms N
+//   neuronprof capture --service_addr HOST:PORT[-PORT][,...] [--logdir DIR] [--duration_ms N]
 //                                           remote capture from ProfilerService servers
 //   neuronprof summary <logdir|run|file>   operator table, time share, steps
 //   neuronprof version
@@ -30,6 +32,7 @@
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
 #include "src/rpc/service_address.h"
+#include "tools/capture_input.h"
 #include "tools/cli_output.h"
 #include "tools/info_command.h"
 #include "tools/summary_command.h"
@@ -87,19 +90,39 @@ std::string UsageMessage(const CLI::App& command, const CLI::ParseError& error) 
   return error.what();
 }
 
+// The captures an input names (capture_input.h), with the note of how a
+// trace or a Kineto folder was mapped on stderr.
+absl::StatusOr<neuronprof::tools::CaptureInput> Resolve(const std::string& input) {
+  auto resolved = neuronprof::tools::ResolveCaptureInput(input);
+  if (resolved.ok() && !resolved->note.empty()) {
+    fmt::print(stderr, "neuronprof: {}\n", OneLine(resolved->note));
+  }
+  return resolved;
+}
+
+constexpr char kInputHelp[] =
+    "a logdir (its newest run), a run folder (<logdir>/plugins/profile/<run>, or the PyTorch "
+    "plugin's <logdir>/<run>) or a file (.xplane.pb, or the .trace.json.gz / "
+    ".pt.trace.json.gz written beside it)";
+
 void AddInfoCommand(CLI::App& cli, std::function<int()>& run) {
   auto file = std::make_shared<std::string>();
   CLI::App* command =
       cli.add_subcommand("info", "summary of a capture: hosts, planes, lines, events, warnings");
-  command->add_option("file", *file, "a capture (.xplane.pb file)")
-      ->type_name("FILE.xplane.pb")
-      ->required();
+  command->add_option("input", *file, kInputHelp)->type_name("LOGDIR|RUN_DIR|FILE")->required();
   command->footer("Exit status: 0 ok, 1 bad input (unreadable, corrupt or empty), 2 usage error.");
   command->callback([file, &run] {
     run = [file] {
-      auto space = neuronprof::exporter::ReadXSpaceFile(*file);
-      if (!space.ok()) return Fail(space.status().message());
-      Print("{}\n{}", *file, neuronprof::tools::FormatInfo(*space));
+      auto input = Resolve(*file);
+      if (!input.ok()) return Fail(input.status().message());
+      bool first = true;
+      for (const auto& path : input->files) {
+        auto space = neuronprof::exporter::ReadXSpaceFile(path.string());
+        if (!space.ok()) return Fail(space.status().message());
+        Print("{}{}\n{}", first ? "" : "\n", path.string(),
+              neuronprof::tools::FormatInfo(*space));
+        first = false;
+      }
       return kExitOk;
     };
   });
@@ -107,9 +130,11 @@ void AddInfoCommand(CLI::App& cli, std::function<int()>& run) {
 
 struct ConvertArgs {
   std::string input, output, format;
+  bool force = false;
 };
 
-int RunConvert(ConvertArgs args) {
+// One capture file to its trace.
+int ConvertFile(const std::string& input, ConvertArgs args) {
   // Without --format, an OUT named *.pt.trace.json[.gz] asks for Kineto.
   if (args.format.empty()) {
     args.format = absl::EndsWith(args.output, ".pt.trace.json") ||
@@ -119,10 +144,15 @@ int RunConvert(ConvertArgs args) {
   }
   const bool kineto = args.format == "kineto";
   if (args.output.empty()) {
-    args.output = std::string(absl::StripSuffix(args.input, ".xplane.pb")) +
+    args.output = std::string(absl::StripSuffix(input, ".xplane.pb")) +
                   (kineto ? ".pt.trace.json.gz" : ".trace.json.gz");
   }
-  auto space = neuronprof::exporter::ReadXSpaceFile(args.input);
+  // A capture's run already holds <host>.trace.json.gz: never replaced
+  // unasked.
+  if (auto s = neuronprof::tools::CheckOverwrite(args.output, args.force); !s.ok()) {
+    return Fail(s.message());
+  }
+  auto space = neuronprof::exporter::ReadXSpaceFile(input);
   if (!space.ok()) return Fail(space.status().message());
   // Streamed to the file; gzipped when OUT ends in .gz.
   const absl::Status s = kineto ? neuronprof::exporter::WriteKinetoTraceFile(*space, args.output)
@@ -134,18 +164,34 @@ int RunConvert(ConvertArgs args) {
   return kExitOk;
 }
 
+int RunConvert(const ConvertArgs& args) {
+  auto input = Resolve(args.input);
+  if (!input.ok()) return Fail(input.status().message());
+  if (input->files.size() > 1 && !args.output.empty()) {
+    return Fail(fmt::format("run '{}' holds {} hosts and --out names one file: give one "
+                            "host's .xplane.pb, or leave out --out to convert each",
+                            input->run.string(), input->files.size()));
+  }
+  for (const auto& file : input->files) {
+    if (int rc = ConvertFile(file.string(), args); rc != kExitOk) return rc;
+  }
+  return kExitOk;
+}
+
 void AddConvertCommand(CLI::App& cli, std::function<int()>& run) {
   auto args = std::make_shared<ConvertArgs>();
   CLI::App* command = cli.add_subcommand(
       "convert",
       "write a Chrome/Perfetto trace, or with --format kineto the PyTorch profiler's trace "
       "(TensorBoard plugin, HTA)");
-  command->add_option("file", args->input, "a capture (.xplane.pb file)")
-      ->type_name("FILE.xplane.pb")
+  command->add_option("input", args->input, kInputHelp)
+      ->type_name("LOGDIR|RUN_DIR|FILE")
       ->required();
+  command->add_flag("--force", args->force, "replace OUT when it exists (else: an error)");
   command->add_option("-o,--out", args->output,
                       "the trace; ending in .gz: gzipped (default: FILE.trace.json.gz, with "
-                      "kineto FILE.pt.trace.json.gz)")
+                      "kineto FILE.pt.trace.json.gz, per host of a run; never over an existing "
+                      "file without --force)")
       ->type_name("OUT");
   command->add_option("--format", args->format,
                       "default: kineto for an OUT named *.pt.trace.json[.gz], else chrome")
@@ -165,11 +211,9 @@ class ProgressPrinter {
     if (progress.finished) {
       const neuronprof::HostCaptureResult& host = *progress.finished;
       EndLine();
+      // A failure's cause is printed once, in the results (FAILED ...).
       if (host.status.ok()) {
         fmt::print(stderr, "neuronprof: {} finished: {} events\n", host.address, host.events);
-      } else {
-        fmt::print(stderr, "neuronprof: {} failed: {}\n", host.address,
-                   OneLine(std::string(host.status.message())));
       }
       return;
     }
@@ -303,6 +347,9 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
   }
   Print("captured {} of {} host{}\n", ok, host_count, host_count == 1 ? "" : "s");
   if (!result.ok()) {
+    // Every host's failure is on its FAILED line; only a failure before any
+    // host (the logdir, the run folder) has its own line.
+    if (!hosts.empty()) return neuronprof::tools::kExitFailure;
     std::fflush(stdout);
     return Fail(OneLine(std::string(result.status().message())));
   }
@@ -325,12 +372,14 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
                       "ProfilerOptions::port + local_rank), at most 1024")
       ->type_name("HOST:PORT[-PORT][,HOST:PORT...]")
       ->required();
-  command->add_option("--logdir", options.logdir, "where the run folder goes")
+  command->add_option("--logdir", options.logdir,
+                      "where the run folder goes (as ProfilerOptions::logdir)")
       ->type_name("DIR")
-      ->required();
-  command->add_option("--duration_ms", options.duration_ms, "the capture window")
+      ->capture_default_str();
+  command->add_option("--duration_ms", options.duration_ms,
+                      "the capture window (as CaptureOptions::duration_ms)")
       ->type_name("N")
-      ->required()
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, neuronprof::kMaxCaptureDurationMs));
   command->add_option("--num_tracing_attempts", options.num_tracing_attempts,
                       "tries per host while a capture comes back empty")

@@ -23,6 +23,7 @@
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 #include "src/xplane/job_identity.h"
+#include "tools/capture_input.h"
 #include "tools/cli_output.h"
 #include "tools/summary_json.h"
 
@@ -32,89 +33,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The <host>.xplane.pb files directly in `dir`, sorted.
-std::vector<fs::path> XPlaneFiles(const fs::path& dir) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) &&
-        absl::EndsWith(entry.path().filename().string(), exporter::kXPlaneSuffix)) {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using Input = CaptureInput;
 
-std::string HostOf(const fs::path& file) {
-  const std::string name = file.filename().string();
-  return name.substr(0, name.size() - std::string(exporter::kXPlaneSuffix).size());
-}
-
-// What summary reads: one file, or every host file of a run.
-struct Input {
-  fs::path run;                 // the run folder (empty for a file given as such)
-  std::vector<fs::path> files;  // one, or a run's several hosts (sorted)
-};
-
-// A file as given; a run folder's host file (or all of them); a logdir's
-// newest run (by modification time, then name).
-absl::StatusOr<Input> ResolveInput(const std::string& input, const std::string& host) {
-  std::error_code ec;
-  const fs::path path(input);
-  if (!fs::exists(path, ec)) return absl::NotFoundError(fmt::format("'{}' does not exist", input));
-  if (!fs::is_directory(path, ec)) {
-    if (!host.empty()) {
-      return absl::InvalidArgumentError("--host applies to a logdir or run folder, not a file");
-    }
-    return Input{{}, {path}};
-  }
-  fs::path run = path;
-  std::vector<fs::path> files = XPlaneFiles(run);
-  const fs::path profile_root = path / "plugins" / "profile";
-  if (files.empty() && fs::is_directory(profile_root, ec)) {
-    fs::file_time_type newest{};
-    bool found = false;
-    for (const auto& entry : fs::directory_iterator(profile_root, ec)) {
-      if (!entry.is_directory(ec) || XPlaneFiles(entry.path()).empty()) continue;
-      const auto time = fs::last_write_time(entry.path(), ec);
-      if (!found || time > newest || (time == newest && entry.path() > run)) {
-        newest = time;
-        run = entry.path();
-        found = true;
-      }
-    }
-    if (!found) {
-      return absl::NotFoundError(fmt::format("logdir '{}' has no run with a {} file under {}",
-                                             input, exporter::kXPlaneSuffix,
-                                             profile_root.string()));
-    }
-    files = XPlaneFiles(run);
-  }
-  if (files.empty()) {
-    return absl::NotFoundError(fmt::format(
-        "no {} file in '{}' (give a file, a run folder or a logdir)", exporter::kXPlaneSuffix,
-        input));
-  }
-  std::vector<std::string> hosts;
-  for (const fs::path& f : files) hosts.push_back(HostOf(f));
-  if (!host.empty()) {
-    for (const fs::path& f : files) {
-      if (HostOf(f) == host) return Input{run, {f}};
-    }
-    return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})",
-                                           run.string(), host, fmt::join(hosts, ", ")));
-  }
-  return Input{run, files};
-}
-
-// A run of several hosts that are not the ranks of one job.
-std::string PickHostMessage(const Input& input) {
-  std::vector<std::string> hosts;
-  for (const fs::path& f : input.files) hosts.push_back(HostOf(f));
-  return fmt::format("run '{}' has {} hosts ({}): pick one with --host NAME",
-                     input.run.string(), input.files.size(), fmt::join(hosts, ", "));
-}
+// A note on stderr: something asked for that this capture cannot give.
+void Note(const std::string& text) { fmt::print(stderr, "neuronprof: note: {}\n", text); }
 
 // A CSV destination: a path, or "-" for stdout; never empty.
 CLI::Validator PathOrStdout() {
@@ -137,7 +59,7 @@ CLI::Validator RangeOf(Parse parse, const char* name) {
 struct SummaryArgs {
   std::string input, csv, memory_csv, kernel_csv, collectives_csv, host;
   std::string table = "operators", csv_dir, json, steps, window_ms;
-  bool by_thread = false, by_thread_group = false;
+  bool by_thread = false, by_thread_group = false, force = false;
   int top = 20;
   analysis::PeakOptions peaks;
 
@@ -154,19 +76,47 @@ struct SummaryArgs {
   }
 };
 
-// Writes `text` to `path`, or to stdout for "-". Empty status when done.
-absl::Status WriteCsv(const std::string& path, const std::string& text) {
+// Writes `text` to `path` (never over an existing file without --force),
+// or to stdout for "-". Empty status when done.
+absl::Status WriteCsv(const std::string& path, const std::string& text, bool force) {
   if (path == "-") {
     fmt::print("{}", text);  // Data, not text for a terminal: exact bytes.
     return absl::OkStatus();
   }
+  if (auto s = CheckOverwrite(path, force); !s.ok()) return s;
   return exporter::WriteFileAtomically(path, text);
 }
 
+int RunOneHost(const SummaryArgs& args, const Input& input);
+
+// A run of several hosts that are not the ranks of one job: one section
+// per host, each the host's full report.
+int RunHosts(const SummaryArgs& args, const Input& input) {
+  if (!args.csv.empty() || !args.memory_csv.empty() || !args.kernel_csv.empty() ||
+      !args.csv_dir.empty() || !args.json.empty()) {
+    return Fail(fmt::format("run '{}' holds {} hosts: --csv, --memory_csv, --kernel_csv, "
+                            "--csv_dir and --json write one host's tables (add --host NAME)",
+                            input.run.string(), input.files.size()));
+  }
+  std::vector<std::string> hosts;
+  for (const fs::path& f : input.files) hosts.push_back(HostOf(f));
+  Print("{}: {} hosts ({}), one section each (--host NAME for one)\n", input.run.string(),
+        hosts.size(), fmt::join(hosts, ", "));
+  for (size_t i = 0; i < input.files.size(); ++i) {
+    Print("\n=== host {} ({} of {}) ===\n", hosts[i], i + 1, hosts.size());
+    std::fflush(stdout);
+    if (int rc = RunOneHost(args, Input{input.run, {input.files[i]}, ""}); rc != kExitOk) {
+      return rc;
+    }
+  }
+  return kExitOk;
+}
+
 // The multi-rank report of a run whose hosts are the ranks of one job;
-// today's "pick one" message when they are not.
+// one section per host when they are not.
 int RunRanks(const SummaryArgs& args, const Input& input) {
   std::vector<analysis::RankData> ranks;
+  std::vector<std::string> warnings;  // What each rank's capture lost.
   bool distributed = false;
   const analysis::Selection selection = args.selection();
   for (const fs::path& file : input.files) {
@@ -180,10 +130,13 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
       }
       *read = std::move(selected->space);
     }
+    for (const std::string& warning : read->warnings()) {
+      warnings.push_back(fmt::format("{}: {}", file.filename().string(), warning));
+    }
     ranks.push_back(analysis::ReadRankData(*read, file.filename().string()));
     distributed = distributed || ranks.back().identity.distributed();
   }
-  if (!distributed) return Fail(PickHostMessage(input));
+  if (!distributed) return RunHosts(args, input);
   if (!args.memory_csv.empty() || !args.kernel_csv.empty() || !args.csv_dir.empty() ||
       !args.json.empty() || args.table != "operators" || args.by_thread ||
       args.by_thread_group) {
@@ -197,18 +150,22 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
     return Fail(fmt::format("run '{}': {}", input.run.string(), std::string(report.status().message())));
   }
   if (!args.csv.empty()) {
-    if (auto s = WriteCsv(args.csv, analysis::FormatRankStepsCsv(*report)); !s.ok()) {
+    if (auto s = WriteCsv(args.csv, analysis::FormatRankStepsCsv(*report), args.force); !s.ok()) {
       return Fail(s.message());
     }
   }
   if (!args.collectives_csv.empty()) {
-    if (auto s = WriteCsv(args.collectives_csv, analysis::FormatCollectivesCsv(*report));
+    if (auto s = WriteCsv(args.collectives_csv, analysis::FormatCollectivesCsv(*report),
+                         args.force);
         !s.ok()) {
       return Fail(s.message());
     }
   }
   if (args.csv == "-" || args.collectives_csv == "-") return kExitOk;
-  Print("{}\n\n{}", input.run.string(), analysis::FormatRankReportText(*report, args.top));
+  Print("{}\n\n", input.run.string());
+  for (const std::string& warning : warnings) Print("warning: {}\n", OneLine(warning));
+  if (!warnings.empty()) Print("\n");
+  Print("{}", analysis::FormatRankReportText(*report, args.top));
   Print("\nOne rank's full report: --host {} (a file's name without {}).\n",
              HostOf(input.files.front()), exporter::kXPlaneSuffix);
   for (const std::string& path : {args.csv, args.collectives_csv}) {
@@ -227,10 +184,10 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
     for (const analysis::ReportTable& table : tables) {
       if (table.name != args.table) continue;
       if (table.rows.empty()) {
-        fmt::print(stderr, "neuronprof: note: the {} table is empty; tables: {} (--table NAME)\n",
-                   table.name, fmt::join(analysis::SummaryTableNames(), ", "));
+        Note(fmt::format("the {} table is empty; tables: {} (--table NAME)", table.name,
+                         fmt::join(analysis::SummaryTableNames(), ", ")));
       }
-      if (auto s = WriteCsv(args.csv, analysis::FormatCsv(table)); !s.ok()) {
+      if (auto s = WriteCsv(args.csv, analysis::FormatCsv(table), args.force); !s.ok()) {
         return Fail(s.message());
       }
     }
@@ -241,13 +198,13 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
     if (ec) return Fail(fmt::format("cannot create '{}': {}", args.csv_dir, ec.message()));
     for (const analysis::ReportTable& table : tables) {
       const std::string path = (fs::path(args.csv_dir) / (table.name + ".csv")).string();
-      if (auto s = exporter::WriteFileAtomically(path, analysis::FormatCsv(table)); !s.ok()) {
+      if (auto s = WriteCsv(path, analysis::FormatCsv(table), args.force); !s.ok()) {
         return Fail(s.message());
       }
     }
   }
   if (!args.json.empty()) {
-    if (auto s = WriteCsv(args.json, SummaryJson(input, selection, summary, tables)); !s.ok()) {
+    if (auto s = WriteCsv(args.json, SummaryJson(input, selection, summary, tables), args.force); !s.ok()) {
       return Fail(s.message());
     }
   }
@@ -255,12 +212,19 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
 }
 
 int RunSummary(const SummaryArgs& args) {
-  auto input = ResolveInput(args.input, args.host);
+  auto input = ResolveCaptureInput(args.input, args.host);
   if (!input.ok()) return Fail(input.status().message());
+  if (!input->note.empty()) fmt::print(stderr, "neuronprof: {}\n", OneLine(input->note));
   if (input->files.size() > 1) return RunRanks(args, *input);
   if (!args.collectives_csv.empty()) {
     return Fail("--collectives_csv applies to a run of several ranks");
   }
+  return RunOneHost(args, *input);
+}
+
+// The report of one file (input->files holds one).
+int RunOneHost(const SummaryArgs& args, const Input& input_value) {
+  const Input* input = &input_value;
   const fs::path* file = &input->files.front();
   auto read = exporter::ReadXSpaceFile(file->string());
   if (!read.ok()) return Fail(read.status().message());
@@ -281,14 +245,31 @@ int RunSummary(const SummaryArgs& args) {
   if (int rc = WriteTables(args, file->string(), selected_text, summary); rc != kExitOk) {
     return rc;
   }
+  // A table the capture cannot have is not written as a bare header: a
+  // note says why, and no file appears.
+  std::vector<std::string> written = {args.csv, args.json};
   if (!args.memory_csv.empty()) {
-    if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory)); !s.ok()) {
+    if (summary.memory.empty()) {
+      Note("--memory_csv: nothing written: the capture has no allocation events (libtorch's "
+           "allocator or a device plug-in's memory reports)");
+    } else if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory),
+                                 args.force);
+               !s.ok()) {
       return Fail(s.message());
+    } else {
+      written.push_back(args.memory_csv);
     }
   }
   if (!args.kernel_csv.empty()) {
-    if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels)); !s.ok()) {
+    if (summary.device.planes.empty()) {
+      Note("--kernel_csv: nothing written: the capture has no device planes (no kernels or "
+           "copies: a device plug-in or CUPTI records them, device_tracer_level >= 1)");
+    } else if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels),
+                                 args.force);
+               !s.ok()) {
       return Fail(s.message());
+    } else {
+      written.push_back(args.kernel_csv);
     }
   }
   // A table on stdout is the whole output, so it can be piped.
@@ -309,7 +290,7 @@ int RunSummary(const SummaryArgs& args) {
                one ? "has" : "have");
   }
   Print("{}", analysis::FormatSummaryText(summary, args.top));
-  for (const std::string& path : {args.csv, args.memory_csv, args.kernel_csv, args.json}) {
+  for (const std::string& path : written) {
     if (!path.empty()) Print("\nwrote {}\n", path);
   }
   if (!args.csv_dir.empty()) {
@@ -333,8 +314,10 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       "recommendations of a capture; for a run of a distributed job's ranks, compute, "
       "communication and waiting per rank and step, the straggler and the collectives");
   command->add_option("input", args->input,
-                      "a logdir, run folder or .xplane.pb file (a logdir: its newest run)")
-      ->type_name("LOGDIR|RUN_DIR|FILE.xplane.pb")
+                      "a logdir (its newest run), a run folder (<logdir>/plugins/profile/<run>, or the "
+                      "PyTorch plugin's <logdir>/<run>) or a file (.xplane.pb, or the "
+                      ".trace.json.gz / .pt.trace.json.gz written beside it)")
+      ->type_name("LOGDIR|RUN_DIR|FILE")
       ->required();
   command->add_option("--top", args->top, "rows and steps shown (0: all)")
       ->type_name("N")
@@ -399,13 +382,18 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
                       "the CPU's memory bandwidth in GB/s, for the CPU roofline")
       ->type_name("GB/S")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--force", args->force,
+                    "replace files that --csv, --csv_dir, --json, --memory_csv, --kernel_csv "
+                    "and --collectives_csv name when they exist (else: an error, nothing "
+                    "replaced)");
   command->add_option("--host", args->host,
                       "the host (or rank, <host>_rank<R>) of a run with several")
       ->type_name("NAME");
   command->footer(
       "A run folder whose files are the ranks of one distributed job (<host>_rank<R>, world "
       "size > 1) gets the multi-rank report: per rank and step compute, communication, "
-      "overlap and idle time, the straggler the others waited for, and the collectives.\n"
+      "overlap and idle time, the straggler the others waited for, and the collectives; "
+      "a run of hosts that are not ranks gets one section per host.\n"
       "Exit status: 0 ok, 1 bad input (missing, unreadable, corrupt or empty; ranks of "
       "different world sizes, one rank twice, captures that do not overlap in time), "
       "2 usage error.");

@@ -52,7 +52,13 @@ std::string SummaryJson(const std::string& input, const std::string& selection,
   }
   out.Raw(",\"clamped_events\":");
   out.Int(summary.clamped_events);
-  out.Raw(",\"tails\":[");
+  // What the capture lost (a window that ended early, drops, ...).
+  out.Raw(",\"warnings\":[");
+  for (size_t i = 0; i < summary.capture_warnings.size(); ++i) {
+    if (i > 0) out.Char(',');
+    out.String(summary.capture_warnings[i]);
+  }
+  out.Raw("],\"tails\":[");
   for (size_t i = 0; i < summary.tails.size(); ++i) {
     if (i > 0) out.Char(',');
     out.String(analysis::TailSentence(summary.tails[i]));

@@ -4,9 +4,11 @@
 // (plain C++, optionally "on" a fake accelerator reporting through the
 // device plug-in API) and answering every request of its batch. A load
 // generator sends a fixed number of requests with Poisson arrivals at a
-// chosen rate and measures each one's latency.
+// chosen rate (or keeps C requests in flight: a closed loop, the server
+// at saturation) and measures each one's latency.
 //
-//   inference_server [--logdir DIR] [--requests N] [--rate R] [--workers W]
+//   inference_server [--logdir DIR] [--requests N] [--rate R | --concurrency C]
+//                    [--workers W]
 //                    [--max_batch B] [--batch_timeout_us T] [--accelerator]
 //                    [--recorder profiler|flight|none] [--seed S]
 //
@@ -14,12 +16,15 @@
 // folder ("capture: DIR"): a Profiler (or a FlightRecorder, dumped at the
 // end) records the whole run. In it: "accept" markers (with the request
 // id) on the acceptor thread, a StepTrace "batch" per batch on the worker
-// threads with "assemble", "forward" (fc1..fc3) and a "respond" marker per
-// request, and the workers' "wait_for_batch". With --accelerator and the
+// threads with "assemble" (consuming every request of the batch: the
+// arrows from their accepts), "forward" (fc1..fc3) and a "respond" marker
+// per request, and the workers' "wait_for_batch". With --accelerator and the
 // Profiler (a flight recorder keeps host events only), the NPU's kernels
 // and copies, attributed by `neuronprof summary` to the layer markers that
-// launched them, with their FLOPs in the MFU.
+// launched them, with their FLOPs in the MFU (a flight recorder's dump has
+// no device planes: docs/ARCHITECTURE.md, "Flight recorder: ring mode").
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,6 +56,7 @@ struct Flags {
   std::string logdir = "logs";
   int64_t requests = 400;
   double rate = 2000;  // requests per second
+  int concurrency = 0;  // > 0: a closed loop, that many requests in flight
   int workers = 2;
   int max_batch = 8;
   int batch_timeout_us = 2000;
@@ -63,7 +69,7 @@ struct Flags {
 int Usage(const char* error) {
   std::fprintf(stderr,
                "inference_server: %s\nusage: inference_server [--logdir DIR] [--requests N] "
-               "[--rate R] [--workers W] [--max_batch B] [--batch_timeout_us T] "
+               "[--rate R | --concurrency C] [--workers W] [--max_batch B] [--batch_timeout_us T] "
                "[--accelerator] [--accelerator_peak_gflops G] "
                "[--recorder profiler|flight|none] [--seed S]\n",
                error);
@@ -83,6 +89,7 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
     if (flag == "--logdir") flags.logdir = value;
     else if (flag == "--requests") flags.requests = std::atoll(value);
     else if (flag == "--rate") flags.rate = std::atof(value);
+    else if (flag == "--concurrency") flags.concurrency = std::atoi(value);
     else if (flag == "--workers") flags.workers = std::atoi(value);
     else if (flag == "--max_batch") flags.max_batch = std::atoi(value);
     else if (flag == "--batch_timeout_us") flags.batch_timeout_us = std::atoi(value);
@@ -93,7 +100,7 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
   }
   const bool recorder_ok =
       flags.recorder == "profiler" || flags.recorder == "flight" || flags.recorder == "none";
-  if (flags.requests <= 0 || !(flags.rate > 0) || flags.workers <= 0 || flags.max_batch <= 0 ||
+  if (flags.requests <= 0 || !(flags.rate > 0) || flags.concurrency < 0 || flags.workers <= 0 || flags.max_batch <= 0 ||
       flags.batch_timeout_us < 0 || !(flags.accelerator_peak_gflops > 0) || !recorder_ok) {
     return std::nullopt;
   }
@@ -158,10 +165,12 @@ class Server {
       neuronprof::StepTrace step("batch", number);
       std::vector<float> input;
       {
-        NEURONPROF_SCOPE("assemble");
+        std::vector<uint64_t> ids;
+        ids.reserve(batch.size());
+        for (const Request& request : batch) ids.push_back(request.trace.context_id);
+        Assembling assembling(std::move(ids));
         input.reserve(batch.size() * MlpModel::kInputs);
         for (const Request& request : batch) {
-          Dequeued dequeued(request.id, request.trace);
           input.insert(input.end(), request.input.begin(), request.input.end());
         }
       }
@@ -184,6 +193,14 @@ class Server {
   std::atomic<int64_t> batches_{0};
   std::vector<std::thread> threads_;
 };
+
+// User + system CPU time of the whole process so far.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 // The q-quantile of sorted values, nearest rank.
 double Quantile(const std::vector<double>& sorted, double q) {
@@ -238,17 +255,21 @@ int Main(const Flags& flags) {
   }
   Recording recording(flags);
   Server server(flags, fds[1], accelerator.get());
-  const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed);
+  const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
   server.Join();
+  const double load_cpu_s = ProcessCpuSeconds();  // Before the capture is written.
   close(fds[0]);
   close(fds[1]);
   const absl::StatusOr<std::string> run = recording.Finish();
 
   std::vector<double> sorted = load.latency_ms;
   std::sort(sorted.begin(), sorted.end());
+  const std::string load_kind =
+      flags.concurrency > 0 ? "closed loop, " + std::to_string(flags.concurrency) + " in flight"
+                            : "at " + std::to_string(std::lround(flags.rate)) + "/s";
   std::printf(
-      "inference_server: %lld requests at %.0f/s, %d workers, max batch %d, timeout %d us%s\n",
-      static_cast<long long>(flags.requests), flags.rate, flags.workers, flags.max_batch,
+      "inference_server: %lld requests %s, %d workers, max batch %d, timeout %d us%s\n",
+      static_cast<long long>(flags.requests), load_kind.c_str(), flags.workers, flags.max_batch,
       flags.batch_timeout_us, flags.accelerator ? ", on the fake NPU" : "");
   std::printf("served %lld requests in %.3f s: %.0f requests/s, %lld batches (mean %.1f)\n",
               static_cast<long long>(load.answered), load.seconds,
@@ -257,6 +278,8 @@ int Main(const Flags& flags) {
               server.batches() > 0 ? static_cast<double>(load.answered) / server.batches() : 0.0);
   std::printf("latency: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", Quantile(sorted, 0.5),
               Quantile(sorted, 0.99), sorted.empty() ? 0.0 : sorted.back());
+  std::printf("process CPU until the last answer: %.3f s (%.1f us per request)\n", load_cpu_s,
+              load_cpu_s * 1e6 / static_cast<double>(flags.requests));
   if (!run.ok()) {
     std::fprintf(stderr, "inference_server: capture failed: %s\n",
                  std::string(run.status().message()).c_str());

@@ -3,12 +3,14 @@
 // added here, not across the server.
 //
 // A request: a producer marker on the acceptor, consumers on the worker
-// (flows), an async span for its whole life, a StepTrace per batch, and
+// (flows: the batch's one "assemble" consumes all its requests), an async span for its whole life, a StepTrace per batch, and
 // counters for the queue depth and batch size.
 #ifndef NEURONPROF_EXAMPLES_INFERENCE_SERVER_INSTRUMENTATION_H_
 #define NEURONPROF_EXAMPLES_INFERENCE_SERVER_INSTRUMENTATION_H_
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "neuronprof/neuronprof.h"
 
@@ -18,9 +20,9 @@ namespace inference_server {
 // answers it.
 struct RequestTrace {
   // The context of the acceptor's TraceProducer, consumed on the worker
-  // when the request joins a batch and when it is answered: xprof and
+  // when its batch is assembled and when it is answered: xprof and
   // Perfetto draw the request's path across the threads, and the summary
-  // measures its queue wait (accept -> dequeue).
+  // measures its queue wait (accept -> assemble).
   uint64_t context_id = 0;
   // The request's life on the "requests" track, begun on the acceptor and
   // ended on the worker; its id is the context's, so the summary's tail of
@@ -42,16 +44,17 @@ class Accepted {
   neuronprof::TraceProducer marker_;
 };
 
-// A worker took request `id` into the batch it is assembling. Scoped: one
-// consumer per request of the batch (many requests into one batch).
-class Dequeued {
+// A worker assembles a batch: one marker that consumes every request's
+// context (many to one), so xprof and Perfetto draw an arrow from each
+// request's accept into the batch. `ids`: the batch's context ids.
+class Assembling {
  public:
-  Dequeued(int64_t id, const RequestTrace& trace)
-      : marker_("dequeue", neuronprof::ContextType::kGeneric, trace.context_id,
-                {{"request", id}}) {}
+  explicit Assembling(std::vector<uint64_t> ids)
+      : ids_(std::move(ids)), marker_("assemble", neuronprof::ContextType::kGeneric, ids_) {}
 
  private:
-  neuronprof::TraceConsumer marker_;
+  std::vector<uint64_t> ids_;
+  neuronprof::TraceBatchConsumer marker_;
 };
 
 // A worker answers request `id` of the batch it runs. Scoped; the request's

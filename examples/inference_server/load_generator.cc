@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -36,7 +38,7 @@ bool WriteFull(int fd, const void* data, size_t size) {
   return true;
 }
 
-LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed) {
+LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, int concurrency) {
   using Clock = std::chrono::steady_clock;
   // Send times by id, written by the sender before the request leaves and
   // read by the receiver after its answer arrives.
@@ -45,13 +47,22 @@ LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed) {
   auto since_begin_ns = [&] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
   };
+  // Closed loop: answers received so far, which let the sender go on.
+  std::mutex mutex;
+  std::condition_variable answered;
+  int64_t received = 0;
   std::thread sender([&] {
     std::mt19937 random(seed);
     std::exponential_distribution<double> gap(rate);  // Poisson arrivals
     double arrival_s = 0;
     for (int64_t id = 0; id < requests; ++id) {
-      arrival_s += gap(random);
-      std::this_thread::sleep_until(begin + std::chrono::duration<double>(arrival_s));
+      if (concurrency > 0) {
+        std::unique_lock<std::mutex> lock(mutex);
+        answered.wait(lock, [&] { return id - received < concurrency; });
+      } else {
+        arrival_s += gap(random);
+        std::this_thread::sleep_until(begin + std::chrono::duration<double>(arrival_s));
+      }
       sent[id].store(since_begin_ns());
       const RequestMessage message{id};
       if (!WriteFull(fd, &message, sizeof(message))) break;
@@ -65,8 +76,20 @@ LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed) {
     if (answer.id < 0 || answer.id >= requests) continue;
     result.latency_ms[answer.id] = (since_begin_ns() - sent[answer.id].load()) / 1e6;
     ++result.answered;
+    if (concurrency > 0) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        received = result.answered;
+      }
+      answered.notify_one();
+    }
   }
   result.seconds = since_begin_ns() / 1e9;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    received = requests;  // The server hung up: a waiting sender stops waiting.
+  }
+  answered.notify_one();
   sender.join();
   return result;
 }

@@ -1,6 +1,6 @@
 // The client side: sends `requests` requests with Poisson arrivals (a
-// fixed seed, so the schedule repeats) at `rate` per second over a
-// connection, reads the answers and measures each request's latency from
+// fixed seed, so the schedule repeats) at `rate` per second, or in a
+// closed loop, over a connection, reads the answers and measures each request's latency from
 // its send to its answer.
 #ifndef NEURONPROF_EXAMPLES_INFERENCE_SERVER_LOAD_GENERATOR_H_
 #define NEURONPROF_EXAMPLES_INFERENCE_SERVER_LOAD_GENERATOR_H_
@@ -33,7 +33,11 @@ struct LoadResult {
 // Runs the client on `fd` (its end of the connection) and returns once
 // every request is answered or the server hung up. Closes its writing
 // side after the last request, which tells the server no more will come.
-LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed);
+// `concurrency` > 0: a closed loop instead, `concurrency` requests in
+// flight at all times (a new one as each answer arrives), `rate` unused:
+// the server runs at saturation and its latency is its queue's.
+LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed,
+                        int concurrency = 0);
 
 }  // namespace inference_server
 

@@ -21,6 +21,7 @@
 // Exit: 0 done, 1 a rank failed / setup error, 2 bad arguments, 3 a
 // collective failed (a peer rank died).
 // See examples/libtorch_ddp/README.md for the commands.
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -326,6 +327,17 @@ void InstallStopHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// Names the calling thread "rank<R>-<role>" for the OS (top, gdb) and for
+// neuronprof's thread lines. A rank is re-executed through /proc/self/exe,
+// so without this every thread is named "exe"; threads a library starts
+// (gRPC's, Gloo's) take the name their creator has at that moment, so the
+// caller names itself for the role of the threads it is about to start.
+void NameThread(const RankEnv& env, const char* role) {
+  const std::string name = "rank" + std::to_string(env.rank) + "-" + role;
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());  // The OS limit.
+  neuronprof::SetCurrentThreadName(name);
+}
+
 // The rank's capture server. The rank identity (RANK, LOCAL_RANK,
 // WORLD_SIZE) comes from the environment; the port is the base plus the
 // local rank, as a Profiler's.
@@ -336,10 +348,12 @@ std::unique_ptr<neuronprof::ProfilerServer> StartServer(const Config& config,
     return nullptr;
   }
   neuronprof::ProfilerServerOptions options;
+  NameThread(env, "grpc");  // The server's threads.
   options.port = config.port + env.local_rank;
   options.allowed_root = config.logdir;
   options.backend = "gloo";
   auto server = neuronprof::ProfilerServer::Start(options);
+  NameThread(env, "main");
   if (!server.ok()) {
     std::fprintf(stderr, "libtorch_ddp: rank %d: cannot start the profiler server: %s\n",
                  env.rank, server.status().ToString().c_str());
@@ -356,8 +370,10 @@ void Train(const Config& config, const RankEnv& env) {
   auto gloo_options =
       ::c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(config.timeout_s));
   gloo_options->devices.push_back(::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  NameThread(env, "gloo");  // The store's and Gloo's worker threads.
   auto pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(MakeStore(config, env), env.rank,
                                                           env.world_size, gloo_options);
+  NameThread(env, "main");
   Trainer trainer(config, env, pg);
   trainer.BroadcastParameters();
   std::printf("rank %d: training\n", env.rank);
@@ -388,6 +404,7 @@ int RunRank(const Config& config) {
     return 2;
   }
   InstallStopHandlers();
+  NameThread(env, "main");
   torch::set_num_threads(1);  // N ranks share a few cores.
   torch::manual_seed(env.rank);  // Each rank its own data (and init, then broadcast).
   std::unique_ptr<neuronprof::ProfilerServer> server = StartServer(config, env);

@@ -7,6 +7,7 @@
 //                   (server.h)
 //   marker and step statistics, tails: neuronprof::SummarizeMarkers
 //                   (summary.h)
+//   FLOP/byte formulas of custom ops: neuronprof::RegisterOpCost (op_costs.h)
 // Included on their own: device plug-ins (device.h), and the separately
 // linked CUPTI collector (cupti.h, neuronprof::cupti) and libtorch
 // operators (torch.h, neuronprof::torch).
@@ -15,6 +16,7 @@
 
 #include "neuronprof/capture.h"
 #include "neuronprof/flight_recorder.h"
+#include "neuronprof/op_costs.h"
 #include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
 #include "neuronprof/summary.h"

@@ -122,7 +122,11 @@ struct ProfilerOptions {
   ProfileType profile_type = ProfileType::kTrace;
   // Capture window in milliseconds, 1 .. max_ms_duration. The window also
   // ends at Stop() or destruction. Not used with a schedule (steps, not
-  // time, end its phases), but still checked.
+  // time, end its phases), but still checked. A window that ends by itself
+  // while the program runs on (no WaitForCompletion()) says so in the run's
+  // warnings, and Stop()'s result counts the StepTraces and Step() calls
+  // begun after it ("ms_duration=50 ended the window at 50 ms; 16 more
+  // steps ran after it: raise ProfilerOptions::ms_duration").
   int64_t ms_duration = 60000;
   int64_t max_ms_duration = 3600 * 1000;
   // TensorBoard logdir; profiles go under <logdir>/plugins/profile/<run>/.
@@ -151,8 +155,16 @@ struct ProfilerOptions {
   // Memory for recorded events (32 bytes each) and copied names. When it is
   // full, further events are dropped and counted, never blocking.
   int64_t max_buffer_bytes = int64_t{256} << 20;
-  // Also write <host>.trace.json.gz (Chrome trace event format).
-  bool write_chrome_trace = true;
+  // The files written, by the viewer that reads each. <host>.xplane.pb
+  // (xprof, TensorBoard, `neuronprof summary` and `convert`) always.
+  //
+  // Also write <host>.trace.json.gz (Chrome trace event format, for
+  // Perfetto and chrome://tracing). Unset (the default): written unless the
+  // Kineto trace below is written for a kOperator capture, which Perfetto
+  // and chrome://tracing open as well (it is the same event format), so a
+  // libtorch capture is not written as JSON twice (about a third of
+  // Stop()'s time). `neuronprof convert` writes it from the xplane.pb later.
+  std::optional<bool> write_chrome_trace;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz: the Kineto trace that
   // torch.profiler writes, for the PyTorch Profiler TensorBoard plugin
   // (torch-tb-profiler, which lists <run> as a run) and HTA. Operators,

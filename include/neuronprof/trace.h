@@ -402,7 +402,10 @@ class NEURONPROF_API StepTrace {
   void EndWatched();  // Records the event, then reports it to the watch.
   template <typename... A>
   void Begin(std::string_view name, int64_t step_num, const A&... extra_args) {
-    if (!trace_.Admit(kTraceCritical)) return;
+    if (!trace_.Admit(kTraceCritical)) {
+      internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.
+      return;
+    }
     // Asked before the step's start tick is read: not part of its duration.
     watch_token_ = internal::MatchWatchedStep(name);
     step_num_ = step_num;

@@ -19,6 +19,8 @@ namespace {
 
 int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.duration_ps); }
 
+constexpr size_t kMaxLinkedPerContext = 64;
+
 // Markers linked to each context id, leaving out those nested in a marker
 // linked to the same id.
 absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpans& spans) {
@@ -32,6 +34,9 @@ absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpan
     }
     if (!nested) out[span.context].push_back(static_cast<int32_t>(i));
   }
+  for (const SpanLink& link : spans.links) {  // a batch consumer's ids
+    if (spans.spans[link.span].context != link.context) out[link.context].push_back(link.span);
+  }
   return out;
 }
 
@@ -43,6 +48,7 @@ std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space
   for (size_t i = 0; i < spans.spans.size(); ++i) {
     if (spans.spans[i].context != 0) index[spans.spans[i].event] = static_cast<int32_t>(i);
   }
+  for (const SpanLink& link : spans.links) index[link.event] = link.span;
   std::vector<FlowWait> waits;
   absl::flat_hash_set<int32_t> seen;  // producers with their first consumer found
   for (const auto& raw : space.planes()) {
@@ -64,9 +70,29 @@ std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space
   return waits;
 }
 
+std::vector<FlowWait> CollectDeviceWork(const DeviceEvents& device) {
+  std::vector<FlowWait> out;
+  for (const DeviceOpEvent& event : device.events) {
+    if (event.marker < 0) continue;
+    out.push_back({event.marker, -1, event.start_ps,
+                   SaturatingAdd(event.start_ps, event.duration_ps), std::string()});
+  }
+  return out;
+}
+
 std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
-                                        const std::vector<FlowWait>& waits) {
+                                        const std::vector<FlowWait>& waits,
+                                        const std::vector<FlowWait>& device) {
   const auto linked = LinkedMarkers(spans);
+  // Device work by the linked marker it was launched in (or nested in).
+  absl::flat_hash_set<int32_t> is_linked;
+  for (const auto& [context, markers] : linked) is_linked.insert(markers.begin(), markers.end());
+  absl::flat_hash_map<int32_t, std::vector<const FlowWait*>> device_of;
+  for (const FlowWait& work : device) {
+    int32_t m = work.producer;
+    while (m >= 0 && !is_linked.contains(m)) m = spans.spans[m].parent;
+    if (m >= 0) device_of[m].push_back(&work);
+  }
   absl::flat_hash_map<uint64_t, std::vector<const FlowWait*>> waits_of;
   for (const FlowWait& wait : waits) {
     const uint64_t context = spans.spans[wait.producer].context;
@@ -87,6 +113,13 @@ std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
         for (const int32_t m : it->second) {
           const HostSpan& marker = spans.spans[m];
           add(marker.name, Overlap(marker.start_ps, EndPs(marker), lo, hi));
+          const auto work = device_of.find(m);
+          if (work == device_of.end()) continue;
+          for (const FlowWait* w : work->second) {  // outside the marker, inside the span
+            add(marker.name, Overlap(w->start_ps, w->end_ps, lo, hi) -
+                                 Overlap(w->start_ps, w->end_ps, std::max(lo, marker.start_ps),
+                                         std::min(hi, EndPs(marker))));
+          }
         }
       }
       if (const auto it = waits_of.find(span.context); it != waits_of.end()) {
@@ -109,11 +142,36 @@ std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
   return reports;
 }
 
+std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans) {
+  const auto linked = LinkedMarkers(spans);
+  std::vector<FlowWait> out;
+  auto add = [&](int32_t anchor, uint64_t context) {
+    const auto it = linked.find(context);
+    if (it == linked.end()) return;
+    // A reused id links everything to everything: its first markers only.
+    const size_t n = std::min<size_t>(it->second.size(), kMaxLinkedPerContext);
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t m = it->second[k];
+      const HostSpan& marker = spans.spans[m];
+      if (marker.thread == spans.spans[anchor].thread) continue;
+      out.push_back({anchor, m, marker.start_ps, EndPs(marker), std::string(marker.name)});
+    }
+  };
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const HostSpan& span = spans.spans[i];
+    if (span.context != 0 && span.kind != SpanKind::kAsync) add(static_cast<int32_t>(i), span.context);
+  }
+  for (const SpanLink& link : spans.links) add(link.span, link.context);
+  return out;
+}
+
 std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
-                                   const HostSpans& spans) {
+                                   const HostSpans& spans, const DeviceEvents* device) {
   const std::vector<FlowWait> waits = CollectFlowWaits(space, spans);
-  std::vector<TailReport> reports = BuildStepTails(spans, waits);
-  std::vector<TailReport> async = BuildAsyncTails(spans, waits);
+  const std::vector<FlowWait> work = device ? CollectDeviceWork(*device) : std::vector<FlowWait>();
+  std::vector<TailReport> reports =
+      BuildStepTails(spans, waits, CollectLinkedMarkers(spans), work);
+  std::vector<TailReport> async = BuildAsyncTails(spans, waits, work);
   reports.insert(reports.end(), std::make_move_iterator(async.begin()),
                  std::make_move_iterator(async.end()));
   return reports;

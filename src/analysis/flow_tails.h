@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/device_attribution.h"
 #include "src/analysis/host_spans.h"
 #include "src/analysis/tail_report.h"
 
@@ -34,15 +35,29 @@ namespace analysis {
 std::vector<FlowWait> CollectFlowWaits(const tensorflow::profiler::XSpace& space,
                                        const HostSpans& spans);
 
+// For each marker (or batch consumer's link) with a context, the markers
+// of other threads linked to that context (FlowWait as BuildStepTails'
+// `linked` takes them).
+std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans);
+
+// Device events attributed to a user marker (DeviceOpEvent::marker), as
+// BuildStepTails' `device` takes them.
+std::vector<FlowWait> CollectDeviceWork(const DeviceEvents& device);
+
 // One report per (track, name) of async span, kind "async", named
 // "<track>/<name>" (the name alone when it is the track's), by name.
+// `device`: device work launched in a linked marker (or nested in it)
+// counts in that marker's part for its time inside the span and outside
+// the marker (taken from "(self)").
 std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
-                                        const std::vector<FlowWait>& waits);
+                                        const std::vector<FlowWait>& waits,
+                                        const std::vector<FlowWait>& device = {});
 
-// Steps' and async spans' reports: BuildStepTails with the waits, then
-// BuildAsyncTails.
+// Steps' and async spans' reports: BuildStepTails with the waits, linked
+// markers and device work (`device`: CollectDeviceEvents of the same spans;
+// null: no device time), then BuildAsyncTails.
 std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
-                                   const HostSpans& spans);
+                                   const HostSpans& spans, const DeviceEvents* device = nullptr);
 
 }  // namespace analysis
 }  // namespace neuronprof

@@ -43,6 +43,15 @@ uint64_t ContextOf(const xplane::EventVisitor& event, const SpanStatIds& stats) 
   return 0;
 }
 
+// Leaves in `open` the spans that have not ended at `start_ps`.
+void PopEnded(int64_t start_ps, const HostSpans& out, std::vector<int32_t>& open) {
+  while (!open.empty()) {
+    const HostSpan& top = out.spans[open.back()];
+    if (start_ps < SaturatingAdd(top.start_ps, top.duration_ps)) break;
+    open.pop_back();
+  }
+}
+
 // `runtime`: the line of a runtime plane.
 void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
                  const SpanStatIds& stats, bool runtime, int thread,
@@ -52,7 +61,15 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
   std::string scratch;
   for (int e : SortedEventIndices(line.raw())) {
     const xplane::EventVisitor event = line.Event(e);
-    if (xplane::IsMemoryEventName(event.Name()) || IsInstant(event, stats.instant)) continue;
+    if (xplane::IsMemoryEventName(event.Name())) continue;
+    const int64_t start_ps = SaturatingAdd(line_ps, event.OffsetPs());
+    if (IsInstant(event, stats.instant)) {
+      const uint64_t context = ContextOf(event, stats);
+      if (context == 0) continue;
+      PopEnded(start_ps, out, open);
+      if (!open.empty()) out.links.push_back({context, open.back(), &event.raw()});
+      continue;
+    }
     HostSpan span;
     span.name = event.Name();
     span.kind = xplane::IsAsyncLineId(line.Id())                   ? SpanKind::kAsync
@@ -61,7 +78,7 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
                 : runtime || event.Stat(stats.correlation)         ? SpanKind::kRuntimeCall
                                                                    : SpanKind::kMarker;
     span.thread = thread;
-    span.start_ps = SaturatingAdd(line_ps, event.OffsetPs());
+    span.start_ps = start_ps;
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());
     span.self_ps = span.duration_ps;
     span.context = ContextOf(event, stats);
@@ -70,11 +87,7 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
       const std::string site = ShortSource(stat->TextValue(&scratch));
       span.source = sources.try_emplace(site, static_cast<int>(sources.size())).first->second;
     }
-    while (!open.empty()) {
-      const HostSpan& top = out.spans[open.back()];
-      if (span.start_ps < SaturatingAdd(top.start_ps, top.duration_ps)) break;
-      open.pop_back();
-    }
+    PopEnded(span.start_ps, out, open);
     if (!open.empty()) {
       HostSpan& parent = out.spans[open.back()];
       span.parent = open.back();

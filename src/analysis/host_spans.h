@@ -37,8 +37,17 @@ struct HostSpan {
   const tensorflow::profiler::XEvent* event = nullptr;  // for flow links
 };
 
+// A link of a multi-id consumer (TraceBatchConsumer): an instant carrying
+// a context id, which belongs to the span enclosing it on its line.
+struct SpanLink {
+  uint64_t context = 0;
+  int32_t span = -1;  // index into HostSpans::spans
+  const tensorflow::profiler::XEvent* event = nullptr;
+};
+
 struct HostSpans {
   std::vector<HostSpan> spans;       // per line, parents before children
+  std::vector<SpanLink> links;       // by line, in time order
   std::vector<std::string> threads;  // a line's name, else "thread <id>"
   std::vector<int64_t> thread_ids;   // each thread's line id (the OS thread id)
   std::vector<std::string> sources;  // ShortSource of the source stat
@@ -47,7 +56,8 @@ struct HostSpans {
 // Markers (NEURONPROF_SCOPE, ScopedTrace, TraceProducer/TraceConsumer),
 // steps (StepTrace: IsStepEvent), operators and async spans of every
 // "/host:*" plane; memory events, instants (TraceInstant) and counter
-// samples (the _counters_ line) are not scopes and are left out. Negative
+// samples (the _counters_ line) are not scopes and are left out; an
+// instant with a context id (a TraceBatchConsumer's link) is a SpanLink. Negative
 // durations count as 0. The XSpace must outlive the result.
 HostSpans CollectHostSpans(const tensorflow::profiler::XSpace& space);
 

@@ -94,8 +94,9 @@ void AppendTails(const std::vector<TailReport>& tails, size_t top, fmt::memory_b
   fmt::format_to(to,
                  "  Median band: the instances ranked 40-60 % by duration. Parts: the step's "
                  "direct children by name, an async span's markers linked to its id (any "
-                 "thread), queue waits (wait P->C: producer end to first consumer start) and "
-                 "(self); "
+                 "thread), a step's markers of other threads linked to its own, device time "
+                 "in the part of the marker that launched it, queue waits (wait P->C: "
+                 "producer end to first consumer start) and (self); "
                  "a part is named when it accounts for "
                  ">= {:.0f} % of the excess, and only when the slowest exceed the band by "
                  ">= {:.0f} %\n",

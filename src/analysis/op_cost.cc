@@ -1,5 +1,7 @@
 #include "src/analysis/op_cost.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "src/analysis/custom_op_costs.h"
 #include "src/xplane/saturating.h"
 
 namespace neuronprof {
@@ -540,9 +543,10 @@ std::string GenericParams(const std::vector<OpInput>& inputs) {
   return absl::StrCat("T=", t, ",", DTypes(inputs));
 }
 
-OpCost ComputeOpCost(std::string_view op_name, const std::vector<OpInput>& inputs,
-                     Direction direction) {
-  (void)direction;  // aten ops carry their own shapes (see the header)
+namespace {
+
+// nullopt for an op no built-in formula names.
+std::optional<OpCost> BuiltinOpCost(std::string_view op_name, const std::vector<OpInput>& inputs) {
   if (IsAutogradNodeName(op_name)) {
     OpCost c;
     c.container = true;
@@ -590,6 +594,28 @@ OpCost ComputeOpCost(std::string_view op_name, const std::vector<OpInput>& input
     cost = Known(0, 0, GenericParams(inputs));
   } else if (IsWrapperOp(op)) {
     cost.container = true;
+  } else {
+    return std::nullopt;
+  }
+  return cost;
+}
+
+}  // namespace
+
+bool HasBuiltinOpCost(std::string_view op_name) {
+  return BuiltinOpCost(op_name, {}).has_value();
+}
+
+OpCost ComputeOpCost(std::string_view op_name, const std::vector<OpInput>& inputs,
+                     Direction direction) {
+  (void)direction;  // aten ops carry their own shapes (see the header)
+  std::optional<OpCost> builtin = BuiltinOpCost(op_name, inputs);
+  OpCost cost = builtin ? *std::move(builtin) : OpCost{};
+  if (!builtin && !inputs.empty()) {  // a registered formula needs the shapes
+    auto custom = CustomOpCost(op_name, inputs);
+    if (custom && custom->first >= 0 && custom->second >= 0) {
+      cost = Known(Checked(custom->first), Checked(custom->second), "");
+    }
   }
   if (cost.params.empty()) cost.params = GenericParams(inputs);
   return cost;

@@ -47,6 +47,10 @@ bool IsAutogradNodeName(std::string_view op_name);
 OpCost ComputeOpCost(std::string_view op_name, const std::vector<OpInput>& inputs,
                      Direction direction);
 
+// True when a built-in formula (or container rule) names the op; else
+// ComputeOpCost falls back to a registered one (custom_op_costs.h).
+bool HasBuiltinOpCost(std::string_view op_name);
+
 // "T=(64,784),Float" / "T=[(64,784),(784)],Float": every tensor input.
 std::string GenericParams(const std::vector<OpInput>& inputs);
 

@@ -32,8 +32,10 @@ struct OperatorStatIds {
         seq(plane.StatId(xplane::kOpSequenceStat)),
         dims(plane.StatId(xplane::kOpInputDimsStat)),
         types(plane.StatId(xplane::kOpInputTypesStat)),
-        values(plane.StatId(xplane::kOpInputValuesStat)) {}
-  int64_t framework, root, direction, seq, dims, types, values;
+        values(plane.StatId(xplane::kOpInputValuesStat)),
+        flops(plane.StatId(xplane::kFlopsStat)),
+        bytes(plane.StatId(xplane::kBytesAccessedStat)) {}
+  int64_t framework, root, direction, seq, dims, types, values, flops, bytes;
 };
 
 // A whole capture holds a few hundred distinct (op, direction, inputs)
@@ -133,6 +135,8 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
   std::vector<OperatorEvent>& ops = result.ops;
   OperatorEventsStore& store = *result.store;
   absl::flat_hash_map<std::string, CachedCost> costs;
+  // Costs read from the file (see below), one per (flops, bytes).
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, const OpCost*> written_costs;
   std::string cost_key;
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsHostPlane(space.planes(p))) continue;
@@ -234,6 +238,23 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
           result.first_input_error = std::string(op.name) + ": " + cached->second.error;
         }
         op.formula = cached->second.cost;
+        if (!op.formula->known && !op.formula->container) {
+          // The cost the recording process wrote for an op no formula here
+          // knows: a formula registered there (neuronprof/op_costs.h).
+          const std::optional<int64_t> flops = event.IntStat(ids.flops);
+          const int64_t bytes = event.IntStat(ids.bytes).value_or(-1);
+          if (flops && *flops >= 0 && bytes >= 0) {
+            const OpCost*& written = written_costs[{*flops, bytes}];
+            if (written == nullptr) {
+              OpCost cost = *op.formula;
+              cost.known = true;
+              cost.flops = *flops;
+              cost.bytes = bytes;
+              written = store.Keep(std::move(cost));
+            }
+            op.formula = written;
+          }
+        }
         if (op.parent >= 0) {
           ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
         }

@@ -70,6 +70,9 @@ ServingEvents BuildServingEvents(const tensorflow::profiler::XSpace& space) {
     const xplane::PlaneVisitor plane(raw);
     const int64_t value_id = plane.StatId(xplane::kCounterValueStat);
     const int64_t instant_id = plane.StatId(xplane::kInstantStat);
+    // A TraceBatchConsumer's links are instants with a consumer id: arrows,
+    // not the user's instants.
+    const int64_t link_id = plane.StatId(xplane::kConsumerIdStat);
     plane.ForEachLine([&](const xplane::LineVisitor& line) {
       const bool counter_line = xplane::IsCounterLine(line.Name());
       const int64_t line_ps = LineStartPs(line.TimestampNs());
@@ -84,7 +87,7 @@ ServingEvents BuildServingEvents(const tensorflow::profiler::XSpace& space) {
           return;
         }
         const auto* metadata = event.Metadata();
-        if (metadata == nullptr || instant_id < 0) return;
+        if (metadata == nullptr || instant_id < 0 || event.Stat(link_id)) return;
         for (const auto& stat : metadata->stats()) {
           if (stat.metadata_id() == instant_id) ++instants[std::string(event.Name())];
         }

@@ -63,7 +63,8 @@ class FollowingMarkers {
   std::vector<Segment> stack_;
 };
 
-enum Category { kMarker, kOtherOp, kForward, kBackward, kCategories };
+// Higher wins where ops overlap (an op on one thread during another's).
+enum Category { kMarker, kOtherOp, kForward, kLoss, kOptimizer, kBackward, kCategories };
 
 }  // namespace
 
@@ -108,9 +109,11 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
     std::vector<Interval> op_intervals;
     for (const OperatorEvent& op : ops.ops) {
       if (op.plane != p) continue;
-      const int category = op.direction == "bprop"   ? kBackward
-                           : op.direction == "fprop" ? kForward
-                                                     : kOtherOp;
+      const int category = op.direction == "bprop"       ? kBackward
+                           : op.direction == "optimizer" ? kOptimizer
+                           : op.direction == "loss"      ? kLoss
+                           : op.direction == "fprop"     ? kForward
+                                                         : kOtherOp;
       op_intervals.push_back({op.start_ps, SaturatingAdd(op.start_ps, op.duration_ps), category});
     }
     const Coverage op_time(op_intervals, kCategories);
@@ -136,11 +139,13 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
           const std::vector<int64_t> covered = op_time.Covered(start, end);
           step.backward_ps = covered[kBackward];
           step.forward_ps = covered[kForward];
+          step.loss_ps = covered[kLoss];
+          step.optimizer_ps = covered[kOptimizer];
           step.other_ops_ps = covered[kOtherOp];
           step.markers_ps = markers.FreeTime(start, end);
           step.idle_ps = step.duration_ps;
-          for (int64_t busy : {step.backward_ps, step.forward_ps, step.other_ops_ps,
-                               step.markers_ps}) {
+          for (int64_t busy : {step.backward_ps, step.forward_ps, step.loss_ps,
+                               step.optimizer_ps, step.other_ops_ps, step.markers_ps}) {
             step.idle_ps = SaturatingSub(step.idle_ps, busy);
           }
           step.has_device = has_device;

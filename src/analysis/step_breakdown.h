@@ -18,13 +18,14 @@ namespace analysis {
 
 // Every instant of a step is counted once, in the first category that
 // applies: backward (a bprop op runs on any thread of the step's plane),
-// forward (an fprop op), other ops (an op without a direction), markers (a
-// marker nested in the step, on the step's thread), idle. The five add up
-// to duration_ps.
+// optimizer, loss, forward (an op with that direction: docs/OPERATORS.md),
+// other ops (an op without a direction), markers (a marker nested in the
+// step, on the step's thread), idle. The seven add up to duration_ps.
 struct StepBreakdown {
   std::string name;  // "<event name> <step_num>", as xprof names steps
   int64_t start_ps = 0, duration_ps = 0;
-  int64_t backward_ps = 0, forward_ps = 0, other_ops_ps = 0, markers_ps = 0, idle_ps = 0;
+  int64_t backward_ps = 0, forward_ps = 0, loss_ps = 0, optimizer_ps = 0, other_ops_ps = 0,
+          markers_ps = 0, idle_ps = 0;
   // "/device:*" planes: time any device event runs inside the window, and
   // the same per kind (device_event_kind stat, else "other").
   bool has_device = false;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "src/analysis/device_report.h"
 #include "src/analysis/flow_tails.h"
 #include "src/analysis/marker_report.h"
@@ -31,6 +32,7 @@ std::string CostCell(const OpTableRow& row, int64_t value) {
 }
 
 void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
+  if (table.rows.empty()) return;  // Named in the "Not in this capture" line.
   auto to = std::back_inserter(out);
   fmt::format_to(to,
                  "Operators: {} calls, {} distinct (layer, direction, op, params); FLOPs {}, "
@@ -47,10 +49,6 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
                    "  warning: {} operator events had malformed input stats (costed as "
                    "unknown); first: {}\n",
                    table.malformed_inputs, TerminalText(table.first_input_error));
-  }
-  if (table.rows.empty()) {
-    fmt::format_to(to, "  (no operator events: capture with profile_type = kOperator)\n");
-    return;
   }
   std::vector<std::string> header = {"Layer", "Direction", "Op", "Params", "Calls",
                                      "Total(us)", "Self(us)", "FLOPs", "Bytes", "FLOP/s"};
@@ -116,13 +114,28 @@ void AppendShares(const OpTable& table, size_t top, fmt::memory_buffer& out) {
 }
 
 void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memory_buffer& out) {
+  if (steps.empty()) return;  // Named in the "Not in this capture" line.
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nSteps: {}{}\n", steps.size(),
-                 steps.empty() ? " (no StepTrace events)" : "");
-  if (steps.empty()) return;
+  fmt::format_to(to, "\nSteps: {}\n", steps.size());
   const bool device = steps.front().has_device;
-  std::vector<std::string> header = {"Step", "Time(ms)", "Forward", "Backward", "Other ops",
-                                     "Markers", "Idle"};
+  // An operator column only when some step has time in it: an inference
+  // run has no Backward, a capture without operators none of them.
+  auto any = [&](int64_t StepBreakdown::*field) {
+    return std::any_of(steps.begin(), steps.end(),
+                       [&](const StepBreakdown& s) { return s.*field > 0; });
+  };
+  const bool forward = any(&StepBreakdown::forward_ps);
+  const bool loss = any(&StepBreakdown::loss_ps);
+  const bool backward = any(&StepBreakdown::backward_ps);
+  const bool optimizer = any(&StepBreakdown::optimizer_ps);
+  const bool other_ops = any(&StepBreakdown::other_ops_ps);
+  std::vector<std::string> header = {"Step", "Time(ms)"};
+  if (forward) header.push_back("Forward");
+  if (loss) header.push_back("Loss");
+  if (backward) header.push_back("Backward");
+  if (optimizer) header.push_back("Optimizer");
+  if (other_ops) header.push_back("Other ops");
+  header.insert(header.end(), {"Markers", "Idle"});
   std::vector<std::string> kinds;
   if (device) {
     header.push_back("Device busy");
@@ -136,10 +149,14 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   StepBreakdown sum;
   sum.name = "all steps";
   auto add = [&](const StepBreakdown& s) {
-    std::vector<std::string> row = {
-        s.name, Ms(s.duration_ps), Percent(s.forward_ps, s.duration_ps),
-        Percent(s.backward_ps, s.duration_ps), Percent(s.other_ops_ps, s.duration_ps),
-        Percent(s.markers_ps, s.duration_ps), Percent(s.idle_ps, s.duration_ps)};
+    std::vector<std::string> row = {s.name, Ms(s.duration_ps)};
+    if (forward) row.push_back(Percent(s.forward_ps, s.duration_ps));
+    if (loss) row.push_back(Percent(s.loss_ps, s.duration_ps));
+    if (backward) row.push_back(Percent(s.backward_ps, s.duration_ps));
+    if (optimizer) row.push_back(Percent(s.optimizer_ps, s.duration_ps));
+    if (other_ops) row.push_back(Percent(s.other_ops_ps, s.duration_ps));
+    row.insert(row.end(),
+               {Percent(s.markers_ps, s.duration_ps), Percent(s.idle_ps, s.duration_ps)});
     if (device) {
       row.push_back(Percent(s.device_busy_ps, s.duration_ps));
       for (const std::string& kind : kinds) {
@@ -165,7 +182,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   for (const StepBreakdown& s : steps) {
     sum.duration_ps = SaturatingAdd(sum.duration_ps, s.duration_ps);
     sum.forward_ps = SaturatingAdd(sum.forward_ps, s.forward_ps);
+    sum.loss_ps = SaturatingAdd(sum.loss_ps, s.loss_ps);
     sum.backward_ps = SaturatingAdd(sum.backward_ps, s.backward_ps);
+    sum.optimizer_ps = SaturatingAdd(sum.optimizer_ps, s.optimizer_ps);
     sum.other_ops_ps = SaturatingAdd(sum.other_ops_ps, s.other_ops_ps);
     sum.markers_ps = SaturatingAdd(sum.markers_ps, s.markers_ps);
     sum.idle_ps = SaturatingAdd(sum.idle_ps, s.idle_ps);
@@ -183,9 +202,10 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                    "every step\n",
                    shown.size(), steps.size());
   }
-  fmt::format_to(to,
-                 "  % of step time; each instant counted once: backward > forward > other ops "
-                 "(no direction) > markers only > idle{}\n",
+  fmt::format_to(to, "  % of step time; each instant counted once: {}{}{}{}{}markers only > idle{}\n",
+                 backward ? "backward > " : "", optimizer ? "optimizer > " : "",
+                 loss ? "loss > " : "", forward ? "forward > " : "",
+                 other_ops ? "other ops (no direction) > " : "",
                  device ? "; device columns: any device event in the step's window; Launched: "
                           "device time of the work launched inside the step, on its thread"
                         : "");
@@ -318,13 +338,17 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
       }
     });
   }
+  summary.capture_warnings.assign(space.warnings().begin(), space.warnings().end());
+  for (const std::string& error : space.errors()) {
+    summary.capture_warnings.push_back("error: " + error);
+  }
   const HostSpans spans = CollectHostSpans(space);
   summary.device = CollectDeviceEvents(space, ops, &spans);
   summary.table = BuildOpTable(ops, &summary.device);
   summary.steps = BuildStepBreakdown(space, ops);
   AddLaunchedDeviceTime(summary.device, summary.steps);
   summary.markers = BuildMarkerStats(spans, group_by, &summary.device);
-  summary.tails = BuildTails(space, spans);
+  summary.tails = BuildTails(space, spans, &summary.device);
   summary.serving = BuildServingEvents(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
@@ -337,15 +361,47 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   return summary;
 }
 
+// The tables this capture cannot have, each with why and what records it:
+// one line instead of empty sections.
+void AppendAbsentTables(const Summary& summary, fmt::memory_buffer& out) {
+  std::vector<std::string> absent;
+  if (summary.table.rows.empty()) {
+    absent.push_back(
+        "operator table (no operator events: capture with ProfilerOptions::profile_type = "
+        "ProfileType::kOperator and neuronprof::EnableTorchOperators())");
+  }
+  if (summary.steps.empty()) {
+    absent.push_back("step breakdown (no StepTrace events: mark each step with "
+                     "neuronprof::StepTrace)");
+  }
+  if (summary.memory.empty()) {
+    absent.push_back("memory (no allocation events: libtorch's allocator or a device "
+                     "plug-in's memory reports)");
+  }
+  if (summary.device.planes.empty()) {
+    absent.push_back("kernels (no device planes: a device plug-in or CUPTI, "
+                     "device_tracer_level >= 1)");
+  }
+  if (absent.empty()) return;
+  // Sections after the op table open with their own blank line.
+  fmt::format_to(std::back_inserter(out), "Not in this capture: {}\n{}", fmt::join(absent, "; "),
+                 summary.table.rows.empty() ? "" : "\n");
+}
+
 std::string FormatSummaryText(const Summary& summary, int top) {
   const size_t limit = top <= 0 ? SIZE_MAX : static_cast<size_t>(top);
   fmt::memory_buffer out;
+  for (const std::string& warning : summary.capture_warnings) {
+    fmt::format_to(std::back_inserter(out), "warning: {}\n", TerminalText(warning));
+  }
+  if (!summary.capture_warnings.empty()) fmt::format_to(std::back_inserter(out), "\n");
   if (summary.clamped_events > 0) {
     fmt::format_to(std::back_inserter(out),
                    "warning: {} events have times beyond the int64 picosecond range (a corrupt "
                    "or crafted file); their times were clamped\n",
                    summary.clamped_events);
   }
+  AppendAbsentTables(summary, out);
   AppendOpTable(summary.table, limit, out);
   AppendShares(summary.table, limit, out);
   AppendSteps(summary.steps, limit, out);

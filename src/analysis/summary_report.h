@@ -43,6 +43,9 @@ struct Summary {
   // Events whose start or end in picoseconds lies outside int64 (only a
   // corrupt or crafted file has them): their times were clamped.
   int64_t clamped_events = 0;
+  // The capture's own warnings and errors (XSpace warnings/errors): what it
+  // lost (a window that ended early, dropped events, markers too large).
+  std::vector<std::string> capture_warnings;
 };
 
 // `peaks` gives the CPU's peak (no probing: the user knows the machine);

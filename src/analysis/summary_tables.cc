@@ -20,8 +20,8 @@ ReportTable TimeShareTable(const OpTable& table) {
 // One row per step; device kinds as device_<kind>_us columns.
 ReportTable StepsTable(const std::vector<StepBreakdown>& steps) {
   ReportTable out{"steps",
-                  {"step", "start_us", "duration_us", "forward_us", "backward_us",
-                   "other_ops_us", "markers_us", "idle_us", "device_busy_us"},
+                  {"step", "start_us", "duration_us", "forward_us", "loss_us", "backward_us",
+                   "optimizer_us", "other_ops_us", "markers_us", "idle_us", "device_busy_us"},
                   {}};
   std::vector<std::string> kinds;
   if (!steps.empty()) {
@@ -33,7 +33,8 @@ ReportTable StepsTable(const std::vector<StepBreakdown>& steps) {
   for (const StepBreakdown& s : steps) {
     std::vector<Cell> row = {Cell::Text(s.name),           Cell::Micros(s.start_ps),
                              Cell::Micros(s.duration_ps),  Cell::Micros(s.forward_ps),
-                             Cell::Micros(s.backward_ps),  Cell::Micros(s.other_ops_ps),
+                             Cell::Micros(s.loss_ps),      Cell::Micros(s.backward_ps),
+                             Cell::Micros(s.optimizer_ps), Cell::Micros(s.other_ops_ps),
                              Cell::Micros(s.markers_ps),   Cell::Micros(s.idle_ps),
                              s.has_device ? Cell::Micros(s.device_busy_ps) : Cell::Empty()};
     for (const std::string& kind : kinds) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "fmt/format.h"
 #include "src/analysis/distribution.h"
@@ -107,8 +108,10 @@ int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.d
 
 // A wait's time inside `step` and outside its direct `children`, moved
 // from the instance's "(self)" (parts[0]) to a part of its own.
+// `part` must outlive the instance (a view into the XSpace or `waits`).
 void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int32_t>& children,
-             const FlowWait& wait, TailInstance& instance) {
+             const FlowWait& wait, TailInstance& instance, std::string_view part = {}) {
+  if (part.empty()) part = wait.part;
   const int64_t lo = std::max(wait.start_ps, step.start_ps);
   const int64_t hi = std::min(wait.end_ps, EndPs(step));
   int64_t uncovered = std::max<int64_t>(0, SaturatingSub(hi, lo));
@@ -119,12 +122,14 @@ void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int
   uncovered = std::min(std::max<int64_t>(0, uncovered), self);
   if (uncovered == 0) return;
   self -= uncovered;
-  instance.parts.emplace_back(wait.part, uncovered);
+  instance.parts.emplace_back(part, uncovered);
 }
 
 }  // namespace
 
-std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits) {
+std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector<FlowWait>& waits,
+                                       const std::vector<FlowWait>& linked,
+                                       const std::vector<FlowWait>& device) {
   std::map<std::string_view, std::vector<TailInstance>> by_name;
   std::vector<int> instance_of(spans.spans.size(), -1);  // a step's index in its list
   std::map<int32_t, std::vector<int32_t>> children;      // of each step with waits to place
@@ -135,19 +140,44 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
       const int64_t end = std::min(EndPs(span), EndPs(step));
       by_name[step.name][instance_of[span.parent]].parts.emplace_back(
           span.name, SaturatingSub(end, span.start_ps));
-      if (!waits.empty()) children[span.parent].push_back(static_cast<int32_t>(i));
+      if (!waits.empty() || !linked.empty() || !device.empty()) {
+        children[span.parent].push_back(static_cast<int32_t>(i));
+      }
     }
     if (span.kind != SpanKind::kStep) continue;
     auto& list = by_name[span.name];
     instance_of[i] = static_cast<int>(list.size());
     list.push_back({span.duration_ps, {{kSelfPart, span.self_ps}}});
   }
+  // The step around a marker, itself included; -1: none.
+  auto step_of = [&](int32_t i) {
+    while (i >= 0 && spans.spans[i].kind != SpanKind::kStep) i = spans.spans[i].parent;
+    return i;
+  };
   for (const FlowWait& wait : waits) {
-    int32_t step = spans.spans[wait.producer].parent;  // the producer's enclosing step
-    while (step >= 0 && spans.spans[step].kind != SpanKind::kStep) step = spans.spans[step].parent;
+    const int32_t step = step_of(spans.spans[wait.producer].parent);
     if (step < 0) continue;
     const HostSpan& s = spans.spans[step];
     AddWait(spans, s, children[step], wait, by_name[s.name][instance_of[step]]);
+  }
+  std::set<std::pair<int32_t, int32_t>> counted;  // (step, linked marker): once each
+  for (const FlowWait& link : linked) {
+    const int32_t step = step_of(link.producer);
+    if (step < 0 || !counted.insert({step, link.consumer}).second) continue;
+    const HostSpan& s = spans.spans[step];
+    AddWait(spans, s, children[step], link, by_name[s.name][instance_of[step]]);
+  }
+  for (const FlowWait& work : device) {
+    int32_t child = work.producer;  // the step's direct child that holds the marker
+    while (child >= 0 && spans.spans[child].parent >= 0 &&
+           spans.spans[spans.spans[child].parent].kind != SpanKind::kStep) {
+      child = spans.spans[child].parent;
+    }
+    if (child < 0 || spans.spans[child].parent < 0) continue;  // in no step, or the step itself
+    const int32_t step = spans.spans[child].parent;
+    const HostSpan& s = spans.spans[step];
+    AddWait(spans, s, children[step], work, by_name[s.name][instance_of[step]],
+            spans.spans[child].name);
   }
   std::vector<TailReport> reports;
   for (auto& [name, instances] : by_name) {

@@ -74,10 +74,22 @@ struct FlowWait {
 };
 
 // One report per step name (steps' direct children by name, the waits of
-// the producers nested in the step, and "(self)"), by name. `waits` must
-// outlive nothing: the reports copy the names.
+// the producers nested in the step, the markers of other threads linked
+// to the step's markers, and "(self)"), by name. A wait or a linked marker
+// counts for its time inside the step and outside the step's direct
+// children (taken from "(self)"). `linked`: as FlowWait, `producer` the
+// marker in the step, `consumer` the other thread's marker linked to it
+// (produced or consumed context), `part` its name. The reports copy the
+// names.
+// `device`: device work, as FlowWait with `producer` the user marker that
+// launched it and [start_ps, end_ps) its time on the device; it counts in
+// the part of the step's direct child that holds the marker, for its time
+// inside the step and outside the step's direct children (the host did not
+// wait for it in a child: taken from "(self)").
 std::vector<TailReport> BuildStepTails(const HostSpans& spans,
-                                       const std::vector<FlowWait>& waits = {});
+                                       const std::vector<FlowWait>& waits = {},
+                                       const std::vector<FlowWait>& linked = {},
+                                       const std::vector<FlowWait>& device = {});
 
 // The part of [start, end) inside [lo, hi): 0 when they do not meet.
 int64_t Overlap(int64_t start, int64_t end, int64_t lo, int64_t hi);

@@ -2,6 +2,7 @@
 // logdir (WindowProfiler); step schedules are in scheduled_profiler.
 #include "neuronprof/profiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "src/export/logdir.h"
 #include "src/session/capture_session.h"
 #include "src/xplane/saturating.h"
+#include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
 
@@ -129,10 +131,24 @@ class WindowProfiler : public Profiler::Impl {
       stop_requested_ = true;
     }
     wake_.notify_all();
-    return Wait();
+    absl::StatusOr<ProfileResult> result = Wait();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (counting_late_steps_) {
+      counting_late_steps_ = false;
+      const int64_t steps = std::max(session::StopCountingUnrecordedSteps(), late_profiler_steps_);
+      if (steps > 0 && result_->ok()) {
+        ReplaceWindowWarning(&(*result_)->warnings, steps);
+        result = *result_;
+      }
+    }
+    return result;
   }
 
   absl::StatusOr<ProfileResult> Wait() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      awaited_ = true;  // WaitForCompletion: the program waits for the window.
+    }
     {
       std::lock_guard<std::mutex> lock(join_mutex_);
       if (timer_.joinable()) timer_.join();
@@ -142,8 +158,13 @@ class WindowProfiler : public Profiler::Impl {
     return *result_;
   }
 
-  // torch's prof.step() without a schedule: nothing to do.
-  absl::Status Step() override { return absl::OkStatus(); }
+  // torch's prof.step() without a schedule: nothing to record, but a step
+  // after the window ended is one the window missed.
+  absl::Status Step() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (counting_late_steps_) ++late_profiler_steps_;
+    return absl::OkStatus();
+  }
 
   std::vector<absl::StatusOr<ProfileResult>> Results() const override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -159,8 +180,19 @@ class WindowProfiler : public Profiler::Impl {
     } else {
       wake_.wait_until(lock, deadline_, [this] { return stop_requested_; });
     }
+    // The window ended by itself while the program ran on (neither Stop()
+    // nor WaitForCompletion() asked for its end): say so in the files, and
+    // count the steps that follow until Stop().
+    const bool cut = !stop_requested_ && !awaited_;
     lock.unlock();
     auto captured = session_->Stop();
+    if (cut) {
+      if (captured.ok()) xplane::AddWarning(&captured->space, WindowWarning());
+      session::StartCountingUnrecordedSteps();
+      lock.lock();
+      counting_late_steps_ = true;
+      lock.unlock();
+    }
     absl::StatusOr<ProfileResult> result =
         captured.ok() ? files_.Write(std::move(*captured), options_.run_name)
                       : captured.status();
@@ -168,6 +200,29 @@ class WindowProfiler : public Profiler::Impl {
     lock.lock();
     capturing_ = false;
     result_ = std::move(result);
+  }
+
+  std::string WindowWarning() const {
+    return absl::StrCat("ms_duration=", options_.ms_duration, " ended the window at ",
+                        options_.ms_duration,
+                        " ms while the program ran on (before Profiler::Stop()): what it did "
+                        "after is not recorded; raise ProfilerOptions::ms_duration");
+  }
+
+  // The window's warning in a result, made precise once Stop() knows how
+  // many steps ran after it.
+  void ReplaceWindowWarning(std::vector<std::string>* warnings, int64_t steps) const {
+    const std::string precise = absl::StrCat(
+        "ms_duration=", options_.ms_duration, " ended the window at ", options_.ms_duration,
+        " ms; ", steps, " more step", steps == 1 ? "" : "s",
+        " ran after it: raise ProfilerOptions::ms_duration");
+    for (std::string& warning : *warnings) {
+      if (warning == WindowWarning()) {
+        warning = precise;
+        return;
+      }
+    }
+    warnings->push_back(precise);
   }
 
   const ProfilerOptions options_;
@@ -180,6 +235,9 @@ class WindowProfiler : public Profiler::Impl {
   std::unique_ptr<session::CaptureSession> session_;
   bool capturing_ = false;
   bool stop_requested_ = false;
+  bool awaited_ = false;              // WaitForCompletion() was called.
+  bool counting_late_steps_ = false;  // The window ended by itself; not yet stopped.
+  int64_t late_profiler_steps_ = 0;   // Step() calls since then.
   std::chrono::steady_clock::time_point deadline_;
   std::optional<absl::StatusOr<ProfileResult>> result_;
   std::thread timer_;

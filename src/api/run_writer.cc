@@ -30,6 +30,11 @@ collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options,
   return capture;
 }
 
+bool WritesChromeTrace(const ProfilerOptions& options) {
+  if (options.write_chrome_trace.has_value()) return *options.write_chrome_trace;
+  return !(options.write_pytorch_trace && options.profile_type == ProfileType::kOperator);
+}
+
 absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options) {
   xplane::JobIdentityOptions job;
   job.rank = options.rank;
@@ -114,7 +119,7 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
   absl::Status fallback_status = fallback.status();
   if (fallback.ok()) {
     exporter::ExportOptions export_options;
-    export_options.chrome_trace = options_.write_chrome_trace;
+    export_options.chrome_trace = WritesChromeTrace(options_);
     if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
     fallback_status =
         exporter::WriteProfileFiles(captured.space, *fallback, host, export_options)
@@ -196,7 +201,7 @@ absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
     return s;
   }
   exporter::ExportOptions export_options;
-  export_options.chrome_trace = options_.write_chrome_trace;
+  export_options.chrome_trace = WritesChromeTrace(options_);
   export_options.xplane_staging_dir = working;
   export_options.keep_staged_xplane = !options_.delete_working;
   // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a

@@ -45,6 +45,10 @@ int ServerPort(const ProfilerOptions& options, const xplane::JobIdentity& identi
 absl::Status EnsureCaptureServer(const ProfilerOptions& options,
                                  const xplane::JobIdentity& identity);
 
+// Whether a run of `options` gets <host>.trace.json.gz: as set, else unless
+// a kOperator capture gets its Kineto trace (ProfilerOptions says why).
+bool WritesChromeTrace(const ProfilerOptions& options);
+
 // Writes captures into options.logdir; thread-safe (const).
 class RunWriter {
  public:

@@ -84,7 +84,7 @@ absl::StatusOr<MarkerSummary> SummarizeMarkers(const ProfileResult& result,
   summary.markers = Rows(stats.markers);
   summary.steps = Rows(stats.steps);
   summary.async_spans = Rows(stats.async_spans);
-  for (const analysis::TailReport& report : analysis::BuildTails(*space, spans)) {
+  for (const analysis::TailReport& report : analysis::BuildTails(*space, spans, &device)) {
     summary.tails.push_back(Tail(report));
   }
   const analysis::ServingEvents serving = analysis::BuildServingEvents(*space);

@@ -99,6 +99,9 @@ class EventPool {
     return num_blocks_ * internal::EventBlock::kBytes;
   }
   uint64_t used_bytes() const;
+  // Ring mode: whether blocks have been claimed more often than there are
+  // blocks, so that older records were overwritten.
+  bool recycled() const { return next_block_.load(std::memory_order_relaxed) > num_blocks_; }
   // Whether `address` lies in this pool's reservation.
   bool Contains(const void* address) const {
     const char* p = static_cast<const char*>(address);

@@ -387,6 +387,8 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
     step_num_ = step_num;
     const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
     trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
+  } else {
+    internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.
   }
 }
 
@@ -605,6 +607,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
   capture.clock = TickConverter(g_start_sample, now);
   capture.stop_epoch_ns = now.realtime_ns;
   capture.buffer_bytes = pool.capacity_bytes();
+  capture.ring_overwrote = pool.recycled();
   uint64_t cutoff_ticks = 0;
   if (last_ms > 0) {
     const double window_ticks = static_cast<double>(last_ms) * 1e6 / capture.clock.ns_per_tick();

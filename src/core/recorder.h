@@ -113,6 +113,9 @@ struct NEURONPROF_API RecordedCapture {
   // Events left out of a snapshot because their name's block had been
   // recycled (the ring's cut went between the record and its name).
   uint64_t clipped = 0;
+  // A flight recorder's ring had overwritten older events: the snapshot
+  // starts where the ring's oldest retained block does, not earlier.
+  bool ring_overwrote = false;
 };
 
 // Enables markers up to `host_tracer_level` (1..3; 0 records nothing but

@@ -74,9 +74,31 @@ void RemoveStepWatch(StepWatch* watch) {
   while (g_calls.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
+namespace {
+std::atomic<bool> g_counting_unrecorded{false};
+std::atomic<int64_t> g_unrecorded_steps{0};
+}  // namespace
+
+void StartCountingUnrecordedSteps() {
+  g_unrecorded_steps.store(0, std::memory_order_relaxed);
+  g_counting_unrecorded.store(true, std::memory_order_release);
+}
+
+int64_t StopCountingUnrecordedSteps() {
+  g_counting_unrecorded.store(false, std::memory_order_release);
+  return g_unrecorded_steps.exchange(0, std::memory_order_acq_rel);
+}
+
 }  // namespace core
 
 namespace internal {
+
+void NoteUnrecordedStep() {
+  if (core::g_counting_unrecorded.load(std::memory_order_relaxed)) {
+    core::g_unrecorded_steps.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 
 uint32_t MatchWatchedStep(std::string_view name) {
   // The flag: one relaxed load when nothing is watched.

@@ -45,11 +45,18 @@ NEURONPROF_API absl::Status InstallStepWatch(StepWatch* watch);
 // later are not reported to anyone.
 NEURONPROF_API void RemoveStepWatch(StepWatch* watch);
 
+// Counting the StepTraces begun while nothing records them: a Profiler
+// whose window ended by itself (ms_duration) counts the steps the program
+// ran after it, so that its result can say what the window missed. One
+// count per process; Start resets it, Stop returns it and ends counting.
+NEURONPROF_API void StartCountingUnrecordedSteps();
+NEURONPROF_API int64_t StopCountingUnrecordedSteps();
+
 }  // namespace core
 
-// StepTrace's entry points, internal::MatchWatchedStep and
-// internal::EndWatchedStep, are declared in neuronprof/internal/recorder.h
-// (StepTrace's constructor is inline).
+// StepTrace's entry points (internal::MatchWatchedStep, EndWatchedStep,
+// NoteUnrecordedStep) are declared in neuronprof/internal/recorder.h: its
+// constructor is inline.
 }  // namespace neuronprof
 
 #endif  // NEURONPROF_SRC_CORE_STEP_WATCH_H_

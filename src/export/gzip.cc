@@ -246,18 +246,37 @@ absl::StatusOr<std::string> GzipDecompress(std::string_view data) {
   return out;
 }
 
+namespace {
+
+// `write`'s bytes into `file` (gzipped when `name` ends in ".gz"), then
+// committed; on error the temporary file goes with `file`.
+absl::Status StreamInto(AtomicFile& file, const std::string& name,
+                        const std::function<absl::Status(ByteSink*)>& write) {
+  if (absl::EndsWith(name, ".gz")) {
+    GzipSink gzip(&file);
+    if (absl::Status s = write(&gzip); !s.ok()) return s;
+    if (absl::Status s = gzip.Finish(); !s.ok()) return s;
+  } else if (absl::Status s = write(&file); !s.ok()) {
+    return s;
+  }
+  return file.Commit();
+}
+
+}  // namespace
+
 absl::Status WriteFileStreamed(const std::string& path,
                                const std::function<absl::Status(ByteSink*)>& write) {
   auto file = AtomicFile::Open(path);
   if (!file.ok()) return file.status();
-  if (absl::EndsWith(path, ".gz")) {
-    GzipSink gzip(&*file);
-    if (absl::Status s = write(&gzip); !s.ok()) return s;
-    if (absl::Status s = gzip.Finish(); !s.ok()) return s;
-  } else if (absl::Status s = write(&*file); !s.ok()) {
-    return s;
-  }
-  return file->Commit();
+  return StreamInto(*file, path, write);
+}
+
+absl::Status WriteFileStreamedAt(int dir, const std::string& dir_path, const std::string& name,
+                                 AtomicFile::Existing existing,
+                                 const std::function<absl::Status(ByteSink*)>& write) {
+  auto file = AtomicFile::OpenAt(dir, dir_path, name, existing);
+  if (!file.ok()) return file.status();
+  return StreamInto(*file, name, write);
 }
 
 }  // namespace exporter

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/export/atomic_file.h"
 #include "src/export/byte_sink.h"
 
 namespace neuronprof {
@@ -85,6 +86,13 @@ absl::StatusOr<std::string> GzipDecompress(std::string_view data);
 // Nothing is left under `path` when `write` or the file fails.
 absl::Status WriteFileStreamed(const std::string& path,
                                const std::function<absl::Status(ByteSink*)>& write);
+// The same for `name` (a plain file name) inside the open directory `dir`
+// (AtomicFile::OpenAt: it never leaves that directory); with
+// Existing::kRefuse an existing `name` is kept and the write fails with
+// AlreadyExists naming it. `dir_path` is only for messages.
+absl::Status WriteFileStreamedAt(int dir, const std::string& dir_path, const std::string& name,
+                                 AtomicFile::Existing existing,
+                                 const std::function<absl::Status(ByteSink*)>& write);
 
 }  // namespace exporter
 }  // namespace neuronprof

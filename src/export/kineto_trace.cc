@@ -644,7 +644,10 @@ class KinetoWriter {
           args.Int("External id", external_id);
           if (auto correlation = stats.IntStatNamed(xplane::kCorrelationIdStat)) {
             args.Int("correlation", *correlation);
-            if (*correlation != 0) correlation_external_[*correlation] = external_id;
+            if (*correlation != 0) {
+              correlation_external_[*correlation] = external_id;
+              launches_[*correlation] = {line.Id(), start};
+            }
           }
           args.PassThrough(stats, {xplane::kCorrelationIdStat});
           args.Close();
@@ -729,6 +732,34 @@ class KinetoWriter {
                              xplane::kDeviceEventKindStat});
     args.Close();
     out_.Char('}');
+    if (correlation) WriteLaunchFlow(*correlation, device, tid, start);
+  }
+
+  // Kineto's launch -> device work arrow: an "ac2g" flow with the
+  // correlation id as its id, from the runtime call to the device event.
+  void WriteLaunchFlow(int64_t correlation, int64_t device, const std::string& tid,
+                       int64_t start_ns) {
+    auto launch = launches_.find(correlation);
+    if (launch == launches_.end()) return;
+    for (const char* ph : {"s", "f"}) {
+      BeginEvent(ph, "ac2g", "ac2g");
+      out_.Raw(",\"id\":");
+      out_.Int(correlation);
+      if (ph[0] == 's') {
+        PidTid(host_pid_, launch->second.first);
+        out_.Raw(",\"ts\":");
+        out_.Micros(launch->second.second);
+      } else {
+        out_.Raw(",\"pid\":");
+        out_.Int(device);
+        out_.Raw(",\"tid\":");
+        out_.Raw(tid);
+        out_.Raw(",\"ts\":");
+        out_.Micros(start_ns);
+        out_.Raw(",\"bp\":\"e\"");
+      }
+      out_.Char('}');
+    }
   }
 
   void WriteKernelArgs(JsonArgs* args, const EventVisitor& stats, int64_t device) {
@@ -846,6 +877,8 @@ class KinetoWriter {
   absl::flat_hash_map<int64_t, std::vector<HostSpan>> host_spans_;
   absl::flat_hash_set<int64_t> named_threads_;
   absl::flat_hash_map<int64_t, int64_t> correlation_external_;
+  // Runtime launches by correlation id: (thread, start ns).
+  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> launches_;
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
   std::map<FlowKey, const HostSpan*> forward_ops_;
   std::map<FlowKey, const HostSpan*> backward_ops_;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
@@ -116,13 +117,35 @@ absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run) {
 
 namespace {
 
+// Hands protobuf's output to a ByteSink piece by piece, so no whole copy
+// of the serialized XSpace is held (tens of MB for a large capture).
+class SinkOutput : public google::protobuf::io::CopyingOutputStream {
+ public:
+  explicit SinkOutput(ByteSink* sink) : sink_(sink) {}
+  bool Write(const void* buffer, int size) override {
+    status_ = sink_->Append({static_cast<const char*>(buffer), static_cast<size_t>(size)});
+    return status_.ok();
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  ByteSink* const sink_;
+  absl::Status status_;
+};
+
 absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space,
                          const std::string& path) {
-  std::string serialized;
-  if (!space.SerializeToString(&serialized)) {
-    return absl::InternalError("cannot serialize the XSpace");
+  auto file = AtomicFile::Open(path);
+  if (!file.ok()) return file.status();
+  SinkOutput output(&*file);
+  bool serialized;
+  {
+    google::protobuf::io::CopyingOutputStreamAdaptor stream(&output, 1 << 20);
+    serialized = space.SerializeToZeroCopyStream(&stream) && stream.Flush();
   }
-  return WriteFileAtomically(path, serialized);
+  if (!output.status().ok()) return output.status();
+  if (!serialized) return absl::InternalError("cannot serialize the XSpace");
+  return file->Commit();
 }
 
 // Puts the serialized file `from` at `to` without serializing again: a
@@ -161,26 +184,34 @@ absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const std::string& host, const ExportOptions& options) {
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
   std::vector<std::string> paths = {xplane_path};
-  if (!options.chrome_trace) {
-    if (absl::Status s = WriteXPlaneInto(space, xplane_path, host, options); !s.ok()) return s;
-  } else {
-    // Both writers only read the XSpace; the xplane one runs beside the
-    // slower JSON + gzip one (a third of the export time of a large capture).
-    const std::string trace_path = absl::StrCat(dir, "/", host, kChromeTraceSuffix);
-    std::future<absl::Status> xplane =
-        std::async(std::launch::async,
-                   [&] { return WriteXPlaneInto(space, xplane_path, host, options); });
-    absl::Status trace = WriteChromeTraceFile(space, trace_path);
-    if (absl::Status s = xplane.get(); !s.ok()) return s;
-    if (!trace.ok()) return trace;
-    paths.push_back(trace_path);
+  // The writers only read the XSpace: the JSON + gzip ones (most of the
+  // export time of a large capture) run beside each other and the xplane
+  // one, each on its own thread, so Stop() waits for the slowest only.
+  std::vector<std::future<absl::Status>> writers;
+  if (options.chrome_trace) {
+    paths.push_back(absl::StrCat(dir, "/", host, kChromeTraceSuffix));
+    writers.push_back(std::async(std::launch::async, [&space, path = paths.back()] {
+      return WriteChromeTraceFile(space, path);
+    }));
   }
   if (!options.pytorch_trace_dir.empty()) {
-    const std::string path =
-        absl::StrCat(options.pytorch_trace_dir, "/", host, kPyTorchTraceSuffix);
-    if (absl::Status s = MakeDirectories(options.pytorch_trace_dir); !s.ok()) return s;
-    if (absl::Status s = WriteKinetoTraceFile(space, path); !s.ok()) return s;
-    paths.push_back(path);
+    paths.push_back(absl::StrCat(options.pytorch_trace_dir, "/", host, kPyTorchTraceSuffix));
+    absl::Status made = MakeDirectories(options.pytorch_trace_dir);
+    writers.push_back(std::async(std::launch::async, [&space, made, path = paths.back()] {
+      return made.ok() ? WriteKinetoTraceFile(space, path) : made;
+    }));
+  }
+  absl::Status status = WriteXPlaneInto(space, xplane_path, host, options);
+  std::vector<const std::string*> written;
+  for (size_t i = 0; i < writers.size(); ++i) {
+    absl::Status done = writers[i].get();  // Every thread ends before we return.
+    if (done.ok()) written.push_back(&paths[i + 1]);
+    if (status.ok()) status = std::move(done);
+  }
+  if (!status.ok()) {
+    // As when one writer ran after the other: no part of a failed export stays.
+    for (const std::string* path : written) unlink(path->c_str());
+    return status;
   }
   if (!options.xplane_staging_dir.empty() && options.keep_staged_xplane) {
     paths.push_back(absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix));

@@ -25,6 +25,8 @@ rpc::ServiceOptions ToServiceOptions(const ProfilerServerOptions& options,
   service.max_duration_ms = options.max_duration_ms;
   service.max_buffer_bytes = static_cast<uint64_t>(options.max_buffer_bytes);
   service.response_timeout_ms = options.response_timeout_ms;
+  service.write_chrome_trace = options.write_chrome_trace;
+  service.write_pytorch_trace = options.write_pytorch_trace;
   return service;
 }
 

@@ -10,13 +10,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
+#include "src/export/chrome_trace.h"
+#include "src/export/gzip.h"
+#include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
@@ -207,17 +212,22 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   // names the file "localhost_9012", and so do we.
   std::string request_host = request.host_name();
   std::replace(request_host.begin(), request_host.end(), ':', '_');
+  // The longest name this request makes the server write (a client that
+  // takes the XSpace names its files itself).
+  const char* suffix = exporter::kXPlaneSuffix;
+  if (!request.emit_xspace() && options_.write_pytorch_trace) {
+    suffix = exporter::kPyTorchTraceSuffix;
+  } else if (!request.emit_xspace() && options_.write_chrome_trace) {
+    suffix = exporter::kChromeTraceSuffix;
+  }
   if (!request_host.empty()) {
-    if (auto s = exporter::CheckPlainName(request_host, "host_name",
-                                           exporter::kXPlaneSuffix);
-        !s.ok()) {
+    if (auto s = exporter::CheckPlainName(request_host, "host_name", suffix); !s.ok()) {
       return s;
     }
   }
   const std::string override_host = OverrideHostname(opts);
   if (!override_host.empty()) {
-    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname",
-                                           exporter::kXPlaneSuffix);
+    if (auto s = exporter::CheckPlainName(override_host, "opts.override_hostname", suffix);
         !s.ok()) {
       return s;
     }
@@ -272,6 +282,16 @@ absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& 
   save->relative_dir = below.empty() ? request.session_id()
                                      : absl::StrCat(below, "/", request.session_id());
   save->file_name = absl::StrCat(host, exporter::kXPlaneSuffix);
+  save->host = host;
+  // TensorBoard's and xprof's dialogs ask for <logdir>/plugins/profile;
+  // the PyTorch plugin and HTA read <logdir>/<run>/.
+  const std::string profile_dir = "plugins/profile";
+  if (below == profile_dir) {
+    save->kineto_dir = request.session_id();
+  } else if (absl::EndsWith(below, "/" + profile_dir)) {
+    save->kineto_dir = absl::StrCat(below.substr(0, below.size() - profile_dir.size()),
+                                    request.session_id());
+  }
   // An existing profile is refused now, before a window is spent on it;
   // the save itself refuses one atomically too (it may appear meanwhile).
   auto dir = exporter::OpenDirectoryBelow(save->root.get(), save->root_path,
@@ -301,6 +321,48 @@ absl::Status Save(const SaveTarget& save, std::string_view data) {
   }
   if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
   return status;
+}
+
+// `name` in `relative` below the held root (made as needed, never through a
+// link), streamed by `write`; an existing file is never replaced.
+absl::Status SaveTrace(const SaveTarget& save, const std::string& relative,
+                       const std::string& name,
+                       const std::function<absl::Status(exporter::ByteSink*)>& write) {
+  std::vector<std::string> created;
+  auto dir = exporter::OpenDirectoryBelow(save.root.get(), save.root_path, relative, &created);
+  absl::Status status = dir.status();
+  if (dir.ok()) {
+    status = exporter::WriteFileStreamedAt(dir->get(), absl::StrCat(save.root_path, "/", relative),
+                                           name, exporter::AtomicFile::Existing::kRefuse, write);
+  }
+  if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
+  return status;
+}
+
+// The traces a Profiler writes beside its xplane.pb, once that is saved: a
+// failure here loses no capture, and its message says the xplane.pb is kept.
+absl::Status SaveTraces(const ServiceOptions& options, const SaveTarget& save,
+                        const tensorflow::profiler::XSpace& space) {
+  absl::Status status;
+  if (options.write_chrome_trace) {
+    status.Update(SaveTrace(save, save.relative_dir,
+                            absl::StrCat(save.host, exporter::kChromeTraceSuffix),
+                            [&](exporter::ByteSink* sink) {
+                              return exporter::WriteChromeTrace(space, sink);
+                            }));
+  }
+  if (options.write_pytorch_trace && !save.kineto_dir.empty()) {
+    status.Update(SaveTrace(save, save.kineto_dir,
+                            absl::StrCat(save.host, exporter::kPyTorchTraceSuffix),
+                            [&](exporter::ByteSink* sink) {
+                              return exporter::WriteKinetoTrace(space, sink);
+                            }));
+  }
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("saved '", save.root_path, "/", save.relative_dir, "/",
+                                   save.file_name, "', but not all of its traces: ",
+                                   status.message()));
 }
 
 }  // namespace
@@ -507,7 +569,8 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
   if (!captured.space.SerializeToString(&data)) {
     return grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the XSpace");
   }
-  return ToGrpcStatus(Save(save, data));
+  if (absl::Status s = Save(save, data); !s.ok()) return ToGrpcStatus(s);
+  return ToGrpcStatus(SaveTraces(options_, save, captured.space));
 }
 
 ProfilerServiceImpl::WaitEnd ProfilerServiceImpl::WaitUntil(

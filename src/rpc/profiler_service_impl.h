@@ -60,6 +60,11 @@ struct ServiceOptions {
   int64_t response_timeout_ms = 60 * 1000;
   // The job's rank, stored in every capture's Task Environment plane.
   xplane::JobIdentity identity;
+  // Profiles the server saves also get <host>.trace.json.gz beside the
+  // xplane.pb, and <logdir>/<session>/<host>.pt.trace.json.gz when the
+  // repository_root is <logdir>/plugins/profile (what a Profiler writes).
+  bool write_chrome_trace = true;
+  bool write_pytorch_trace = true;
 };
 
 // Where a Profile without emit_xspace saves: <relative_dir>/<file_name>
@@ -69,6 +74,10 @@ struct SaveTarget {
   std::string root_path;    // Its resolved path, for messages.
   std::string relative_dir; // <repository_root below root>/<session_id>.
   std::string file_name;    // <host>.xplane.pb
+  std::string host;         // The file names' stem.
+  // <logdir below root>/<session_id> for the Kineto trace when the
+  // repository_root is <logdir>/plugins/profile, else empty.
+  std::string kineto_dir;
 };
 
 // Resolves `path` (relative to the working directory) without requiring it

@@ -7,6 +7,7 @@
 #include "src/analysis/operator_annotator.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
+#include "src/core/step_watch.h"
 #include "src/xplane/names.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
@@ -189,6 +190,9 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop() {
   DiscardBefore(discard_before_ns_, &result);
   return result;
 }
+
+void StartCountingUnrecordedSteps() { core::StartCountingUnrecordedSteps(); }
+int64_t StopCountingUnrecordedSteps() { return core::StopCountingUnrecordedSteps(); }
 
 }  // namespace session
 }  // namespace neuronprof

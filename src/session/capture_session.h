@@ -70,6 +70,11 @@ class CaptureSession {
   bool stopped_ = false;
 };
 
+// The StepTraces begun while nothing records them, counted from Start to
+// Stop (core/step_watch): a Profiler's steps after its window ended.
+void StartCountingUnrecordedSteps();
+int64_t StopCountingUnrecordedSteps();
+
 }  // namespace session
 }  // namespace neuronprof
 

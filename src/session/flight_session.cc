@@ -74,6 +74,19 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                     " host events at the flight recorder's cut were "
                                     "left out: their names had been overwritten"));
   }
+  // The ring kept less than the dump asks for: say how much, and what keeps
+  // more (last_ms 0 asks for everything since the recorder started).
+  const int64_t kept_ms = (result.stop_epoch_ns - result.start_epoch_ns) / 1000000;
+  if (snapshot->ring_overwrote && (last_ms == 0 || kept_ms < last_ms)) {
+    xplane::AddWarning(
+        &result.space,
+        absl::StrCat("neuronprof: the flight recorder's ring (", snapshot->buffer_bytes,
+                     " bytes) had overwritten older events: this dump holds the last ",
+                     kept_ms, " ms",
+                     last_ms > 0 ? absl::StrCat(" of the ", last_ms, " ms asked for")
+                                 : std::string(" the ring retained"),
+                     "; raise FlightRecorderOptions::ring_bytes to keep more"));
+  }
   if (!note.empty()) xplane::AddWarning(&result.space, note);
   return result;
 }

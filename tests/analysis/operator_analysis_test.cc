@@ -271,14 +271,17 @@ TEST_CASE("the step breakdown adds up to the step time") {
   REQUIRE(steps.size() == 2);
   for (const StepBreakdown& s : steps) {
     CHECK(s.duration_ps == 1000 * kUs);
-    // fprop ops: linear 100 + relu 30 + foo 50 + add_ 40.
-    CHECK(s.forward_ps == 220 * kUs);
+    // fprop ops: linear 100 + relu 30 + foo 50; the SGD update add_ 40.
+    CHECK(s.forward_ps == 180 * kUs);
+    CHECK(s.optimizer_ps == 40 * kUs);
+    CHECK(s.loss_ps == 0);
     CHECK(s.backward_ps == 290 * kUs);   // AddmmBackward0
     CHECK(s.other_ops_ps == 10 * kUs);   // zero_ has no direction
     // MLP 390 - 180 in ops, loss_backward 400 - 290, optimizer_step 100 - 50.
     CHECK(s.markers_ps == 370 * kUs);
     CHECK(s.idle_ps == 110 * kUs);
-    CHECK(s.forward_ps + s.backward_ps + s.other_ops_ps + s.markers_ps + s.idle_ps ==
+    CHECK(s.forward_ps + s.optimizer_ps + s.backward_ps + s.other_ops_ps + s.markers_ps +
+              s.idle_ps ==
           s.duration_ps);
     CHECK(s.has_device);
     CHECK(s.device_busy_ps == 80 * kUs);

@@ -41,7 +41,7 @@ inline constexpr OpSpec kStepOps[] = {
     {"AddmmBackward0", 410, 700, "bprop", 10, "[[64,128]]", "Float", R"([""])"},
     {"aten::mm", 420, 500, "bprop", -1, "[[64,128],[128,784]]", "Float,Float", R"(["",""])"},
     {"aten::mm", 500, 600, "bprop", -1, "[[128,64],[64,784]]", "Float,Float", R"(["",""])"},
-    {"aten::add_", 810, 850, "fprop", -1, "[[128,784],[128,784],[]]", "Float,Float,Scalar",
+    {"aten::add_", 810, 850, "optimizer", -1, "[[128,784],[128,784],[]]", "Float,Float,Scalar",
      R"(["","","-0.01"])"},
     {"aten::zero_", 860, 870, nullptr, -1, "[[128,784]]", "Float", R"([""])"},
 };

@@ -91,6 +91,117 @@ TEST_CASE("a producer waits for its first consumer; producers of one batch each 
                    {"wait send->recv", 200}});
 }
 
+TEST_CASE("a batch consumer's links join its marker to each request: waits, parts, no instants") {
+  // TraceBatchConsumer: "assemble" with one link instant per request's id.
+  tensorflow::profiler::XSpace space;
+  auto* plane = xplane::FindOrAddPlane(&space, xplane::kHostPlaneName);
+  xplane::XPlaneBuilder host(plane);
+  auto* client = host.AddLine(1, "client", 0);
+  auto* worker = host.AddLine(2, "worker", 0);
+  auto* track = host.AddLine(xplane::kAsyncLineIdBase, "requests", 0);
+  const int64_t link = host.EventMetadataId("assemble#link");
+  (*plane->mutable_event_metadata())[link].set_name("assemble");
+  auto* instant = (*plane->mutable_event_metadata())[link].add_stats();
+  instant->set_metadata_id(host.StatMetadataId(xplane::kInstantStat));
+  instant->set_int64_value(1);
+  for (uint64_t id : {1, 2}) {
+    const int64_t at = 100 * static_cast<int64_t>(id);
+    auto* enqueue = host.AddEvent(client, host.EventMetadataId("enqueue"), at * kUs, 50 * kUs);
+    host.AddStat(enqueue, xplane::kProducerTypeStat, int64_t{0});
+    host.AddStat(enqueue, xplane::kProducerIdStat, id);
+    auto* span = host.AddEvent(track, host.EventMetadataId("request"), at * kUs, (900 - at) * kUs);
+    host.AddStat(span, xplane::kAsyncIdStat, id);
+  }
+  host.AddEvent(worker, host.EventMetadataId("assemble"), 500 * kUs, 300 * kUs);
+  for (uint64_t id : {1, 2}) {
+    auto* event = host.AddEvent(worker, link, 501 * kUs, 0);
+    host.AddStat(event, xplane::kConsumerTypeStat, int64_t{0});
+    host.AddStat(event, xplane::kConsumerIdStat, id);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  REQUIRE(spans.links.size() == 2);
+  const auto waits = analysis::CollectFlowWaits(space, spans);
+  std::vector<std::pair<std::string, int64_t>> got;
+  for (const auto& wait : waits) got.emplace_back(wait.part, (wait.end_ps - wait.start_ps) / kUs);
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::pair<std::string, int64_t>>{{"wait enqueue->assemble", 250},
+                                                             {"wait enqueue->assemble", 350}});
+  // One report for the two requests.
+  const auto tails = analysis::BuildAsyncTails(spans, waits);
+  REQUIRE(tails.size() == 1);
+  // The links are arrows, not instants of the user's.
+  CHECK(analysis::BuildServingEvents(space).instants.empty());
+}
+
+TEST_CASE("device work launched in a marker counts in that marker's part of the step") {
+  // 100 "batch" steps: "launch" (10 us on the host) starts device work of
+  // 1 ms (31 ms for batch 7) that the step waits for in its own time.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* worker = host.AddLine(1, "worker", 0);
+  for (int i = 0; i < 100; ++i) {
+    const int64_t t = int64_t{i} * 50000, device_us = i == 7 ? 31000 : 1000;
+    auto* step = host.AddEvent(worker, host.EventMetadataId("batch"), t * kUs,
+                               (20 + device_us) * kUs);
+    host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+    host.AddStat(step, xplane::kStepNumStat, int64_t{i});
+    host.AddEvent(worker, host.EventMetadataId("launch"), (t + 5) * kUs, 10 * kUs);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  std::vector<analysis::FlowWait> device;
+  for (int32_t i = 0; i < static_cast<int32_t>(spans.spans.size()); ++i) {
+    const auto& span = spans.spans[i];
+    if (span.name != "launch") continue;
+    const int64_t step_end = spans.spans[span.parent].start_ps + spans.spans[span.parent].duration_ps;
+    device.push_back({i, -1, span.start_ps + span.duration_ps, step_end, ""});
+  }
+  const auto without = analysis::BuildStepTails(spans);
+  REQUIRE(without.size() == 1);
+  CHECK(without[0].lines[0].part == "(self)");
+  const auto tails = analysis::BuildStepTails(spans, {}, {}, device);
+  REQUIRE(tails.size() == 1);
+  REQUIRE(tails[0].has_tail);
+  CHECK(tails[0].lines[0].part == "launch");
+  CHECK(tails[0].lines[0].excess_ps == Approx(30000.0 * kUs));
+  CHECK(ExcessOf(tails[0], "(self)") == 0);
+}
+
+TEST_CASE("device work of a linked marker counts in its part of the async span") {
+  // 100 requests (async spans of 2 ms, id i + 1); a worker's "launch"
+  // (10 us) consumes each id. Request 7 lasts 5 ms: its launch's device
+  // work runs until 100 us before the span ends.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* worker = host.AddLine(1, "worker", 0);
+  auto* track = host.AddLine(xplane::kAsyncLineIdBase, "requests", 0);
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t id = static_cast<uint64_t>(i) + 1;
+    const int64_t t = int64_t{i} * 10000, us = i == 7 ? 5000 : 2000;
+    auto* span = host.AddEvent(track, host.EventMetadataId("request"), t * kUs, us * kUs);
+    host.AddStat(span, xplane::kAsyncIdStat, id);
+    auto* launch = host.AddEvent(worker, host.EventMetadataId("launch"), (t + 100) * kUs, 10 * kUs);
+    host.AddStat(launch, xplane::kConsumerTypeStat, int64_t{0});
+    host.AddStat(launch, xplane::kConsumerIdStat, id);
+  }
+  const auto spans = analysis::CollectHostSpans(space);
+  std::vector<analysis::FlowWait> device;
+  for (int32_t i = 0; i < static_cast<int32_t>(spans.spans.size()); ++i) {
+    const auto& span = spans.spans[i];
+    if (span.name == "launch" && span.start_ps == (70000 + 100) * kUs) {
+      device.push_back({i, -1, span.start_ps + span.duration_ps, (70000 + 4900) * kUs, ""});
+    }
+  }
+  REQUIRE(device.size() == 1);
+  const auto without = analysis::BuildAsyncTails(spans, {});
+  REQUIRE(without.size() == 1);
+  CHECK(without[0].lines[0].part == "(self)");
+  const auto tails = analysis::BuildAsyncTails(spans, {}, device);
+  REQUIRE(tails.size() == 1);
+  REQUIRE(tails[0].has_tail);
+  CHECK(tails[0].lines[0].part == "launch");
+  CHECK(tails[0].lines[0].excess_ps == Approx(4790.0 * kUs));
+}
+
 TEST_CASE("an async span's parts are the markers linked to its id on other threads") {
   // The slow requests spend the delay in infer, on a worker thread.
   const auto space = testing::MakeFlowSpace(200, {7, 123}, 30000, /*delay_in_infer=*/true);
@@ -104,10 +215,14 @@ TEST_CASE("an async span's parts are the markers linked to its id on other threa
   // Typical request: enqueue 100 + wait 1000 + infer 2000..2040 + self 250.
   CHECK(async->typical_mean_ps > 3350.0 * kUs);
   CHECK(async->typical_mean_ps < 3391.0 * kUs);
-  // The step on the client thread sees the worker's infer as its own time.
+  // The step on the client thread: its enqueue's consumer on the worker is
+  // a part of it (a linked marker of another thread), taken from (self).
   const analysis::TailReport* step = FindTail(tails, "step", "request");
   REQUIRE(step != nullptr);
-  CHECK(step->lines[0].part == "(self)");
+  REQUIRE(step->has_tail);
+  CHECK(step->lines[0].part == "infer");
+  CHECK(step->lines[0].excess_ps == Approx(30000.0 * kUs).margin(50.0 * kUs));
+  CHECK(ExcessOf(*step, "(self)") == 0);
 }
 
 TEST_CASE("without an injected delay no wait is blamed") {

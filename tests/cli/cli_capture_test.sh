@@ -33,9 +33,6 @@ expect_usage "unknown flag, = form" "unknown option '--bogus'" capture --bogus=1
 expect_usage "positional argument" "unexpected argument 'x'" capture x
 expect_usage "missing --service_addr" "--service_addr is required" \
   capture "${L[@]}" --duration_ms 100
-expect_usage "missing --logdir" "--logdir is required" \
-  capture --service_addr 127.0.0.1:1 --duration_ms 100
-expect_usage "missing --duration_ms" "--duration_ms is required" capture "${A[@]}"
 expect_usage "flag without value" "--duration_ms needs a value" capture "${A[@]}" --duration_ms
 # Every numeric option: a value that is not a number, and one out of range.
 expect_usage "non-numeric duration" "--duration_ms: Value abc not in range 1 to 3600000" \
@@ -108,6 +105,17 @@ else
   fail "progress stages '$stages'; stderr: $(cat "$WORK/err")"
 fi
 
+# Without --logdir or --duration_ms: ./logs and 2000 ms, as CaptureOptions.
+mkdir "$WORK/cwd"
+rc=0
+(cd "$WORK/cwd" && "$CLI" capture --service_addr "127.0.0.1:$port" \
+  --run_name default_logdir >"$WORK/out" 2>"$WORK/err") || rc=$?
+if [[ $rc -eq 0 ]] && [[ -s $WORK/cwd/logs/plugins/profile/default_logdir/127.0.0.1.xplane.pb ]] &&
+   grep -q "capturing 1 host for 2000 ms" "$WORK/err"; then
+  pass "capture's --logdir defaults to ./logs, --duration_ms to 2000 (the library's)"
+else
+  fail "capture without --logdir: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
 # The live server and a refused port: exit 1, the other host's file kept
 # (named host_port: both addresses share the host 127.0.0.1).
 refused=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null || echo 1)
@@ -197,12 +205,16 @@ for r in 0 1; do
   wait "${RANK_PIDS[r]}"
 done
 
-# Only refused hosts: exit 1, FAILED lines, no run folder.
+# Only refused hosts: exit 1, FAILED lines, no run folder; the cause is
+# printed once (not again as progress and as a final error).
 rc=0
 "$CLI" capture --service_addr "127.0.0.1:$refused" --logdir "$WORK/logs" \
   --duration_ms 100 --run_name none >"$WORK/out" 2>"$WORK/err" || rc=$?
+causes=$(cat "$WORK/out" "$WORK/err" | grep -c "cannot connect to 127\.0\.0\.1:$refused")
+[[ $causes -eq 1 ]] && pass "a dead port's error is printed once" ||
+  fail "a dead port's error is printed $causes times: $(cat "$WORK/out" "$WORK/err")"
 if [[ $rc -eq 1 ]] && grep -q "^FAILED 127\.0\.0\.1:$refused " "$WORK/out" &&
-   grep -q "no host was captured" "$WORK/err" && [[ ! -e $WORK/logs/plugins/profile/none ]]; then
+   grep -qx "captured 0 of 1 host" "$WORK/out" && [[ ! -e $WORK/logs/plugins/profile/none ]]; then
   pass "all hosts refused: exit 1, no run folder"
 else
   fail "all hosts refused: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"

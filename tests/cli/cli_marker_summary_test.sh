@@ -25,7 +25,24 @@ if run 0 "text" summary "$SLOW"; then
   has "tail names the delayed child" "$WORK/out" \
     "the slowest 1 % (2) take +30 ms over the median band, spending +30 ms in queue_wait, +4.76 us in 3 other parts"
   has "markers have self and percentiles" "$WORK/out" "Calls Total(ms) Self(ms) Mean(us)  p50(us)  p90(us)  p99(us)   Max(us)"
-  has "no operator noise" "$WORK/out" "(no operator events"
+  # Quiet where there is nothing to say: no empty operator section, no
+  # operator columns of 0.0 %, one line naming what this capture lacks.
+  has "absent tables named once" "$WORK/out" \
+    "Not in this capture: operator table (no operator events: capture with ProfilerOptions::profile_type = ProfileType::kOperator"
+  hasnt "no empty operator section" "$WORK/out" "Operators: 0 calls"
+  hasnt "no Forward/Backward columns of zeros" "$WORK/out" "Forward"
+  has "the step breakdown keeps its columns" "$WORK/out" "Step Time(ms) Markers"
+fi
+# --kernel_csv / --memory_csv of a host-only capture: why, and no file.
+if run 0 "--kernel_csv without device data" summary "$SLOW" --kernel_csv "$WORK/kernels.csv" \
+     --memory_csv "$WORK/memory.csv"; then
+  has "kernel_csv says why" "$WORK/err" \
+    "neuronprof: note: --kernel_csv: nothing written: the capture has no device planes"
+  has "memory_csv says why" "$WORK/err" \
+    "neuronprof: note: --memory_csv: nothing written: the capture has no allocation events"
+  hasnt "no 'wrote' for them" "$WORK/out" "wrote $WORK/kernels.csv"
+  [[ ! -e $WORK/kernels.csv && ! -e $WORK/memory.csv ]] && pass "no empty CSV files" ||
+    fail "empty CSV files written"
 fi
 run 0 "no delay" summary "$CALM" && has "nothing blamed" "$WORK/out" "nothing to blame"
 
@@ -65,6 +82,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["format"] == "neuronprof.summary/1", doc["format"]
 assert doc["selection"] is None
+assert doc["warnings"] == [], doc["warnings"]  # what the capture lost: nothing here
 tables = doc["tables"]
 assert list(tables) == ["operators", "time_share", "steps", "step_stats", "tails", "markers",
                         "async_spans", "counters", "instants", "memory", "kernels",

@@ -16,6 +16,9 @@ if "$CLI" summary "$WORK/logs" >"$WORK/out" 2>"$WORK/err"; then
   has "leaking op named" "$WORK/out" "aten::clamp_min holds blocks it allocated in 4 of 4 steps (256.00 KiB)"
   has "per-step growth" "$WORK/out" "infer 3"
   has "peak in the op stack" "$WORK/out" "in aten::relu > aten::clamp_min"
+  # Inference: a Forward column, no Backward or Other ops column of zeros.
+  has "forward column" "$WORK/out" "Step Time(ms) Forward Markers"
+  hasnt "no Backward column of zeros" "$WORK/out" "Backward"
 else
   fail "summary: $(cat "$WORK/err")"
 fi

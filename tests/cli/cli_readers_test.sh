@@ -50,8 +50,8 @@ for command in info convert summary; do
   refused "$command 3 GiB file" "over the limit of 2147483647 bytes" \
     $command "$WORK/huge.xplane.pb"
 done
-refused "info directory" "is a directory, not a regular file" info "$WORK/folder.xplane.pb"
-refused "convert directory" "is a directory, not a regular file" convert "$WORK/folder.xplane.pb"
+refused "info empty folder" "no .xplane.pb file in" info "$WORK/folder.xplane.pb"
+refused "convert empty folder" "no .xplane.pb file in" convert "$WORK/folder.xplane.pb"
 [[ -e "$WORK/empty.trace.json.gz" ]] && fail "convert wrote output for an empty file" ||
   pass "convert writes nothing for an empty file"
 

@@ -54,7 +54,7 @@ run 1 "corrupt file" summary "$WORK/bad.xplane.pb" && has "corrupt message" "$WO
 mkdir -p "$WORK/emptydir"
 run 1 "folder without captures" summary "$WORK/emptydir" && has "empty folder message" "$WORK/err" "no .xplane.pb file"
 "$WRITER" "$NEW" second --steps 1 >/dev/null
-run 1 "two hosts" summary "$NEW" && has "two hosts message" "$WORK/err" "pick one with --host NAME"
+run 0 "two hosts" summary "$NEW" && has "two hosts: one section each" "$WORK/out" "2 hosts (host, second), one section each"
 run 1 "unknown host" summary "$NEW" --host nobody && has "unknown host message" "$WORK/err" "hosts: host, second"
 run 0 "--host" summary "$NEW" --host second && has "--host picks" "$WORK/out" "$NEW/second.xplane.pb"
 
@@ -65,7 +65,7 @@ usage_error() {
   run 2 "$what" "$@" && has "$what message" "$WORK/err" "$text" &&
     has "$what usage hint" "$WORK/err" "usage: neuronprof"
 }
-usage_error "no input" "summary needs a logdir, run folder or .xplane.pb file" summary
+usage_error "no input" "summary needs a logdir (its newest run), a run folder" summary
 usage_error "bad --top" "--top: Value x not in range 0 to" summary "$NEW" --top x
 usage_error "negative --top" "--top: Value -1 not in range 0 to" summary "$NEW" --top=-1
 usage_error "--top without value" "--top needs a value" summary "$NEW" --top
@@ -75,7 +75,7 @@ usage_error "two inputs" "unexpected argument '$OLD'" summary "$NEW" "$OLD"
 usage_error "convert --format" "--format: foo not in {chrome,kineto}" \
   convert "$NEW/host.xplane.pb" --format foo
 usage_error "convert -o without value" "-o,--out needs a value" convert "$NEW/host.xplane.pb" -o
-usage_error "info without file" "info needs a capture (.xplane.pb file)" info
+usage_error "info without file" "info needs a logdir (its newest run), a run folder" info
 usage_error "info, two files" "unexpected argument" info "$NEW/host.xplane.pb" "$OLD"
 [[ -e $NEW/host.trace.json.gz ]] && fail "a usage error converted" || pass "usage errors write nothing"
 
@@ -86,7 +86,7 @@ run 0 "--help" --help && help_has "--help lists summary" \
 run 0 "help" help && help_has "help lists convert" "convert                     write a Chrome"
 run 0 "summary --help" summary --help && help_has "summary --help" "--top N:NONNEGATIVE=20"
 run 0 "convert --help" convert --help && help_has "convert --help" "-o,--out OUT"
-run 0 "info --help" info --help && help_has "info --help" "Usage: neuronprof info [OPTIONS] file"
+run 0 "info --help" info --help && help_has "info --help" "Usage: neuronprof info [OPTIONS] input"
 run 0 "--version" --version && help_has "--version" "neuronprof 0.1.0"
 run 0 "version" version && help_has "version" "neuronprof 0.1.0"
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "neuronprof/trace.h"
 
@@ -58,6 +59,11 @@ void EveryMarker(int step) {
   neuronprof::TraceConsumer generic("dequeue", producer.context_id());
   neuronprof::TraceConsumer consumer_args("dequeue", neuronprof::ContextType::kGeneric, 7,
                                       {{"k", 1}}, neuronprof::kTraceInfo);
+  const uint64_t batch_ids[] = {producer.context_id(), typed.context_id()};
+  neuronprof::TraceBatchConsumer batch("assemble", neuronprof::ContextType::kGeneric, batch_ids, 2);
+  const std::vector<uint64_t> id_vector(batch_ids, batch_ids + 2);
+  neuronprof::TraceBatchConsumer batch_vector("assemble", neuronprof::ContextType::kBatcher,
+                                              id_vector, neuronprof::kTraceInfo);
   neuronprof::AsyncTrace request("requests", "request");
   neuronprof::AsyncTrace moved = std::move(request);
   neuronprof::AsyncTrace with_id(kStatic, kStatic, 42);

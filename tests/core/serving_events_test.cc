@@ -85,6 +85,50 @@ TEST_CASE("producers and consumers carry TSL's _pt/_p and _ct/_c stats on their 
   CHECK(reply[0].second.IntStatNamed("size") == 3);
 }
 
+TEST_CASE("a batch consumer records its marker and, nested in it, one link per id") {
+  // In a capture and in a flight recorder's ring (whose name check keeps
+  // the links: each reads the clock after its name is copied).
+  for (const bool ring : {false, true}) {
+    INFO("ring " << ring);
+    if (ring) {
+      REQUIRE(core::StartRingRecording(2, 8 * core::kBlockBytes).ok());
+    } else {
+      REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
+    }
+    {
+      const uint64_t ids[] = {11, 0, 12, 13};  // 0 links nothing
+      TraceBatchConsumer batch("assemble", ContextType::kBatcher, ids, 4);
+    }
+    auto capture = ring ? core::SnapshotRing() : core::StopRecording();
+    REQUIRE(capture.ok());
+    if (ring) REQUIRE(core::StopRecording().ok());
+    XSpace space;
+    collectors::CollectStats stats;
+    collectors::AddHostPlane(*capture, &space, &stats);
+    const xplane::PlaneVisitor plane(space.planes(0));
+    const auto events = Events(plane, "assemble");
+    REQUIRE(events.size() == 4);
+    std::vector<int64_t> linked;
+    const xplane::EventVisitor* marker = nullptr;
+    for (const auto& [line, event] : events) {
+      if (!event.StatNamed(xplane::kConsumerIdStat)) {
+        marker = &event;
+        continue;
+      }
+      CHECK(event.DurationPs() == 0);
+      CHECK(event.IntStatNamed(xplane::kConsumerTypeStat) == 10);
+      linked.push_back(*event.IntStatNamed(xplane::kConsumerIdStat));
+    }
+    REQUIRE(marker != nullptr);
+    CHECK(marker->raw().stats_size() == 0);
+    CHECK(linked == std::vector<int64_t>{11, 12, 13});
+    for (const auto& [line, event] : events) {  // nested in the marker
+      CHECK(event.OffsetPs() >= marker->OffsetPs());
+      CHECK(event.OffsetPs() <= marker->OffsetPs() + marker->DurationPs());
+    }
+  }
+}
+
 TEST_CASE("a producer outside a capture records nothing and hands out its given id") {
   TraceProducer outside("enqueue", ContextType::kGeneric, 5);
   CHECK(outside.context_id() == 5);

@@ -39,14 +39,20 @@ respond_threads = {names.get(e["tid"]) for e in respond}
 if accept_threads != {"acceptor"}: problems.append(f"accept on {accept_threads}")
 if not respond_threads or not all(str(t).startswith("worker-") for t in respond_threads):
     problems.append(f"respond on {respond_threads}")
-# Serving events: each request's accept produces a flow its dequeue and
-# respond consume, its life is one async span, the queue depth a counter.
-dequeue = spans("dequeue")
-if ids(dequeue) != list(range(requests)): problems.append(f"{len(dequeue)} dequeue markers")
-flow_starts = [e for e in events if e.get("ph") == "s"]
-flow_ends = [e for e in events if e.get("ph") == "f"]
-if len(flow_starts) < requests or len({e["id"] for e in flow_ends}) < requests:
-    problems.append(f"{len(flow_starts)} flow starts, {len(flow_ends)} flow ends")
+# Serving events: each request's accept produces a flow its batch's one
+# assemble (a TraceBatchConsumer: a link per request) and its respond
+# consume, its life is one async span, the queue depth a counter.
+assemble = spans("assemble")
+links = [e for e in events if e.get("ph") == "i" and e.get("name") == "assemble"]
+if len(assemble) != batches: problems.append(f"{len(assemble)} assemble markers")
+if len(links) != requests: problems.append(f"{len(links)} assemble links")
+at = {(e["tid"], e["ts"]): e["name"] for e in events if e.get("ph") in ("X", "i")}
+ends = {}
+for e in events:
+    if e.get("ph") == "f": ends.setdefault(at.get((e["tid"], e["ts"])), set()).add(e["id"])
+if len(ends.get("assemble", ())) != requests or len(ends.get("respond", ())) != requests:
+    problems.append(f"flows into assemble / respond: {len(ends.get('assemble', ()))} / "
+                    f"{len(ends.get('respond', ()))}")
 lives = [e for e in events if e.get("ph") == "b" and e.get("name") == "request"]
 if len(lives) != requests: problems.append(f"{len(lives)} request async spans")
 if not any(e.get("ph") == "C" and e.get("name") == "queue_depth" for e in events):

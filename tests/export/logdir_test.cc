@@ -263,6 +263,38 @@ TEST_CASE("a staged xplane.pb is moved into the run folder, not written twice") 
   CHECK(space->hostnames(0) == "staged");
 }
 
+TEST_CASE("every file is written, and the xplane.pb holds the XSpace's exact bytes") {
+  TempDir run;
+  tensorflow::profiler::XSpace space = SpaceNamed("all");
+  for (int i = 0; i < 1000; ++i) {
+    space.mutable_planes(0)->add_lines()->set_name("line " + std::to_string(i));
+  }
+  exporter::ExportOptions options;
+  options.pytorch_trace_dir = run.path() + "/pt";
+  auto paths = exporter::WriteProfileFiles(space, run.path(), "h", options);
+  REQUIRE(paths.ok());
+  CHECK(*paths == std::vector<std::string>{run.path() + "/h.xplane.pb",
+                                           run.path() + "/h.trace.json.gz",
+                                           run.path() + "/pt/h.pt.trace.json.gz"});
+  for (const std::string& path : *paths) CHECK(Exists(path));
+  auto bytes = exporter::ReadRegularFile(run.path() + "/h.xplane.pb", 1 << 30, "test");
+  REQUIRE(bytes.ok());
+  CHECK(*bytes == space.SerializeAsString());  // Streamed, not serialized whole.
+}
+
+TEST_CASE("an export that fails leaves none of its files, not even the traces written beside") {
+  TempDir run;
+  exporter::ExportOptions options;
+  options.xplane_staging_dir = run.path() + "/no_such_folder";  // The xplane.pb fails.
+  options.pytorch_trace_dir = run.path() + "/pt";
+  auto paths = exporter::WriteProfileFiles(SpaceNamed("failed"), run.path(), "h", options);
+  REQUIRE_FALSE(paths.ok());
+  CHECK(Contains(std::string(paths.status().message()), "no_such_folder"));
+  CHECK_FALSE(Exists(run.path() + "/h.xplane.pb"));
+  CHECK_FALSE(Exists(run.path() + "/h.trace.json.gz"));
+  CHECK_FALSE(Exists(run.path() + "/pt/h.pt.trace.json.gz"));
+}
+
 TEST_CASE("a staged xplane.pb on another filesystem is copied, and kept when asked") {
   TempDir run;
   char shm_pattern[] = "/dev/shm/neuronprof_test_XXXXXX";

@@ -5,7 +5,8 @@
 // producer per request (2 per step) whose id a worker thread consumes in
 // "infer" (one to one) and in "reply" (one to many), two "add_to_batch"
 // producers of one batch id (kSharedBatchScheduler) consumed by one
-// "run_batch" (many to one), an async span "request" on track "requests"
+// "run_batch" (many to one), one "assemble" TraceBatchConsumer of both
+// requests' ids (many to one, an arrow per id), an async span "request" on track "requests"
 // per request begun on the main thread and ended on the worker, counter
 // samples "queue_depth" (int) and "load" (double), and an instant
 // "cache_miss" with an argument. Writes every output file under LOGDIR and
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
                                       batch);
         Spin(20000);
         neuronprof::TraceInstant("cache_miss", {{"key", step}});
+      }
+      {
+        // Many to one with an id per request: both arrows into one marker.
+        const uint64_t ids[] = {requests[0].id, requests[1].id};
+        neuronprof::TraceBatchConsumer assemble("assemble", neuronprof::ContextType::kGeneric,
+                                                ids, 2);
+        Spin(5000);
       }
       for (Request& request : requests) {
         {

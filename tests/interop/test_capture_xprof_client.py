@@ -19,6 +19,8 @@ covers what the button cannot ask for: emit_xspace and big responses.
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import re
 
@@ -49,7 +51,7 @@ def demo(tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def test_capture_profile_button_captures_the_running_app(demo):
+def test_capture_profile_button_captures_the_running_app(demo, tmp_path):
   logdir = demo.allowed_root
   xprof = XprofServer(logdir)
   try:
@@ -72,9 +74,22 @@ def test_capture_profile_button_captures_the_running_app(demo):
   run = os.path.basename(os.path.dirname(found[host]))
   assert run == runs[0]
   assert re.fullmatch(r"\d{4}(_\d\d){5}", run), run
-  # Nothing but the profile itself in the logdir.
-  assert ct.all_files(logdir) == [
-      os.path.join("plugins", "profile", run, host + ".xplane.pb")]
+  # The files a local capture has: the xplane.pb, the Chrome trace beside
+  # it and the Kineto trace in <logdir>/<run>/, and nothing else.
+  assert ct.all_files(logdir) == sorted([
+      os.path.join("plugins", "profile", run, host + ".trace.json.gz"),
+      os.path.join("plugins", "profile", run, host + ".xplane.pb"),
+      os.path.join(run, host + ".pt.trace.json.gz")])
+  # The PyTorch plugin's loader reads that run, with its steps.
+  from torch_tb_profiler.profiler.data import RunProfileData
+  kineto = os.path.join(logdir, run, host + ".pt.trace.json.gz")
+  data = RunProfileData.parse(host, None, kineto, str(tmp_path))
+  assert data.steps_costs, f"no steps in {kineto}"
+  with gzip.open(os.path.join(logdir, "plugins", "profile", run,
+                              host + ".trace.json.gz"), "rt") as f:
+    chrome = json.load(f)
+  assert any(e.get("name") == "train" or str(e.get("name", "")).startswith("train ")
+             for e in chrome["traceEvents"]), "no train steps in the Chrome trace"
 
   # ~1 s at 10 ms per step: the demo's markers, nested, in the trace viewer.
   complete = ct.check_demo_markers(found[host], min_steps=20)

@@ -207,6 +207,28 @@ def test_forward_backward_flows_are_paired(trace_path):
   assert len(data.forward_backward_events) == STEPS
 
 
+def test_each_kernel_and_copy_has_an_ac2g_flow_from_its_launch(trace_json):
+  """Kineto's launch -> device arrows: an "ac2g" s/f pair per kernel and
+  copy, id = the correlation id, from the runtime launch to the device."""
+  events = trace_json["traceEvents"]
+  launches = {e["args"]["correlation"]: e for e in events
+              if e.get("cat") == "cuda_runtime" or e.get("cat") == "Runtime"
+              if e.get("args", {}).get("correlation")}
+  kernels = [e for e in events if e.get("cat") in ("kernel", "Memcpy", "Memset")]
+  assert any(e["cat"] == "kernel" for e in kernels)
+  flows = {(e["ph"], e["id"]): e for e in events if e.get("cat") == "ac2g"}
+  assert kernels and launches
+  assert len(flows) == 2 * len(kernels)
+  for kernel in kernels:
+    correlation = kernel["args"]["correlation"]
+    start, end = flows[("s", correlation)], flows[("f", correlation)]
+    launch = launches[correlation]
+    assert (start["pid"], start["tid"], start["ts"]) == (launch["pid"], launch["tid"],
+                                                         launch["ts"])
+    assert (end["pid"], end["tid"], end["ts"]) == (kernel["pid"], kernel["tid"], kernel["ts"])
+    assert end["bp"] == "e"
+
+
 def test_cli_convert_writes_the_same_trace(logdir, trace_json, tmp_path):
   xplane = os.path.join(logdir, "plugins", "profile", RUN, f"{WORKER}.xplane.pb")
   out = tmp_path / "again.pt.trace.json.gz"

@@ -92,6 +92,23 @@ def test_xprof_links_a_batch_of_producers_to_one_consumer(xprof_trace):
     assert run.get("cat") == "batch_sched"
 
 
+def test_xprof_draws_an_arrow_from_each_request_into_a_batch_consumer(xprof_trace):
+  # TraceBatchConsumer("assemble", ids of both requests): one marker and,
+  # nested in it, one link per id; xprof draws each accept's arrow into it.
+  accept = named(xprof_trace, "accept")
+  assemble = named(xprof_trace, "assemble")
+  links = [e for e in assemble if "bind_id" in e]  # zero length: xprof writes 1 ps
+  markers = [e for e in assemble if "bind_id" not in e]
+  assert len(markers) == STEPS and len(links) == STEPS * REQUESTS
+  for step, marker in enumerate(markers):
+    inside = [l for l in links if l["tid"] == marker["tid"] and
+              marker["ts"] <= l["ts"] <= marker["ts"] + marker["dur"]]
+    assert len(inside) == REQUESTS
+    assert all(l.get("flow_in") is True for l in inside)
+    producers = accept[REQUESTS * step:REQUESTS * (step + 1)]
+    assert sorted(l["bind_id"] for l in inside) == sorted(p["bind_id"] for p in producers)
+
+
 def test_xprof_draws_counters_and_async_tracks(xprof_trace):
   counters = {e["name"]: e for e in xprof_trace if e.get("ph") == "C"}
   assert set(counters) == {"queue_depth", "load"}
@@ -113,7 +130,8 @@ def test_xprof_draws_counters_and_async_tracks(xprof_trace):
 def test_chrome_trace_has_flows_async_counters_instants(files):
   with gzip.open(files[".trace.json.gz"], "rb") as f:
     events = strict_json(f.read())["traceEvents"]
-  slices = {(e["tid"], e["ts"]): e["name"] for e in events if e.get("ph") == "X"}
+  # A flow's end is a slice, or a batch consumer's link (an "i" event).
+  slices = {(e["tid"], e["ts"]): e["name"] for e in events if e.get("ph") in ("X", "i")}
   starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("name") == "flow"}
   finishes = {e["id"]: e for e in events if e.get("ph") == "f" and e.get("name") == "flow"}
   assert starts.keys() == finishes.keys()
@@ -122,6 +140,7 @@ def test_chrome_trace_has_flows_async_counters_instants(files):
       for i, s in starts.items())
   assert pairs == {("accept", "infer", "generic"): STEPS * REQUESTS,
                    ("accept", "reply", "generic"): STEPS * REQUESTS,
+                   ("accept", "assemble", "generic"): STEPS * REQUESTS,
                    ("add_to_batch", "run_batch", "shared_batch_scheduler"): STEPS * 2}
   begins = [e for e in events if e.get("ph") == "b"]
   ends = {e["id"]: e for e in events if e.get("ph") == "e"}
@@ -140,7 +159,7 @@ def test_pytorch_plugin_loads_the_kineto_trace(files):
     events = strict_json(f.read())["traceEvents"]
   assert any(e.get("ph") == "C" and e.get("name") == "queue_depth" for e in events)
   assert len([e for e in events if e.get("ph") == "s" and e.get("cat") == "flow"]) == \
-      STEPS * (2 * REQUESTS + 2)
+      STEPS * (3 * REQUESTS + 2)
   from torch_tb_profiler import io as tb_io  # pylint: disable=import-outside-toplevel
   from torch_tb_profiler import plugin  # pylint: disable=import-outside-toplevel
   from torch_tb_profiler.profiler.loader import RunLoader  # pylint: disable=import-outside-toplevel

@@ -70,10 +70,14 @@ int main(int argc, char** argv) {
       id = producer.context_id();
     }
     neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kGeneric, id);
+    {
+      const uint64_t ids[] = {id};  // A batch of one: its marker and one link.
+      neuronprof::TraceBatchConsumer batch("assemble", neuronprof::ContextType::kGeneric, ids, 1);
+    }
     neuronprof::TraceCounter("queue_depth", 1);
     neuronprof::TraceInstant("cache_miss", {{"key", 7}});
     request.End();
-    expected_events += 5;
+    expected_events += 7;
   }
   if (argc > 2) {
     // Never dlclose'd: NEURONPROF_SCOPE names point into the plugin.

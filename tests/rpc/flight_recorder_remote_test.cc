@@ -98,6 +98,31 @@ TEST_CASE("a remote client pulls the flight recorder's last seconds at once") {
   CHECK(dump->events == 7);
 }
 
+// What the ring lost reaches the remote client: its warnings and its file.
+TEST_CASE("a remote pull of a ring that overwrote older events says so") {
+  TempDir dir;
+  auto server = testing::StartTestServer(dir.path());
+  FlightRecorderOptions recorder_options = RecorderOptions(dir);
+  recorder_options.ring_bytes = 4 * 64 * 1024;  // 4 blocks: 8188 records.
+  FlightRecorder recorder(recorder_options);
+  REQUIRE(recorder.status().ok());
+  for (int i = 0; i < 40000; ++i) NEURONPROF_SCOPE("many");
+  CaptureOptions options = PullOptions(dir, server->port(), 3600 * 1000);
+  options.flight_recorder_now = true;
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  const XSpace space = HostSpace(*result);
+  CHECK(result->hosts[0].events < 40000);
+  CHECK(HasWarning(space, "the flight recorder's ring (262144 bytes) had overwritten older "
+                          "events"));
+  CHECK(HasWarning(space, "of the 3600000 ms asked for; raise FlightRecorderOptions::ring_bytes"));
+  bool told = false;
+  for (const std::string& warning : result->hosts[0].warnings) {
+    told = told || Contains(warning, "had overwritten older events");
+  }
+  CHECK(told);
+}
+
 TEST_CASE("a plain remote capture of a flight-recorder process gets its window from the ring") {
   TempDir dir;
   auto server = testing::StartTestServer(dir.path());

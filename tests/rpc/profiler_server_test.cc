@@ -32,12 +32,14 @@
 #include "absl/strings/numbers.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
+#include "src/export/gzip.h"
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/file_size_limit.h"
+#include "tests/export/trace_text.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
@@ -60,8 +62,8 @@ using testing::WaitFor;
 bool CaptureRunning() { return rpc::RunningCapturesForTesting() > 0; }
 
 struct TestServer {
-  explicit TestServer(const std::string& allowed_root)
-      : server(testing::StartTestServer(allowed_root)) {
+  explicit TestServer(const std::string& allowed_root, ProfilerServerOptions options = {})
+      : server(testing::StartTestServer(allowed_root, std::move(options))) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(INT_MAX);
     auto channel = grpc::CreateCustomChannel(
@@ -168,7 +170,50 @@ TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb")
   CHECK(response.xspace().planes_size() == 0);
   const std::string file = root + "/2026_11_22_14_05_33/testhost.xplane.pb";
   REQUIRE(Exists(file));
-  CHECK(HasEvent(testing::ReadXSpace(file), "remote_marker"));
+  XSpace saved = testing::ReadXSpace(file);
+  CHECK(HasEvent(saved, "remote_marker"));
+  // The dialog's capture gets what a Profiler writes: the Chrome trace
+  // beside it, the Kineto trace in <logdir>/<run>/ (logdir = the
+  // repository_root above plugins/profile), each the export of that XSpace.
+  const std::pair<std::string, std::string> traces[] = {
+      {root + "/2026_11_22_14_05_33/testhost.trace.json.gz", testing::ChromeTraceText(saved)},
+      {dir.path() + "/2026_11_22_14_05_33/testhost.pt.trace.json.gz",
+       testing::KinetoTraceText(saved)}};
+  for (const auto& [path, text] : traces) {
+    INFO(path);
+    auto data = exporter::ReadFile(path);
+    REQUIRE(data.ok());
+    auto json = exporter::GzipDecompress(*data);
+    REQUIRE(json.ok());
+    CHECK(*json == text);
+  }
+}
+
+TEST_CASE("a saved profile's traces: none when turned off, Kineto only below plugins/profile") {
+  TempDir dir;
+  {
+    ProfilerServerOptions options;
+    options.write_chrome_trace = false;
+    options.write_pytorch_trace = false;
+    TestServer server(dir.path(), options);
+    ProfileRequest request = XSpaceRequest("off", 20);
+    request.set_emit_xspace(false);
+    request.set_repository_root(dir.path() + "/plugins/profile");
+    ProfileResponse response;
+    REQUIRE(server.Profile(request, &response).ok());
+    CHECK(testing::ListDir(dir.path() + "/plugins/profile/off") ==
+          std::vector<std::string>{"testhost.xplane.pb"});
+    CHECK_FALSE(Exists(dir.path() + "/off"));
+  }
+  TestServer server(dir.path());
+  ProfileRequest request = XSpaceRequest("elsewhere", 20);
+  request.set_emit_xspace(false);
+  request.set_repository_root(dir.path() + "/profiles");
+  ProfileResponse response;
+  REQUIRE(server.Profile(request, &response).ok());
+  CHECK(testing::ListDir(dir.path() + "/profiles/elsewhere") ==
+        std::vector<std::string>{"testhost.trace.json.gz", "testhost.xplane.pb"});
+  CHECK_FALSE(Exists(dir.path() + "/elsewhere"));
 }
 
 TEST_CASE("a short window ends by itself, override_hostname names the file") {
@@ -532,6 +577,10 @@ TEST_CASE("ProfilerOptions::port serves remote captures after the window") {
   ProfileResponse response;
   REQUIRE(stub->Profile(&context, request, &response).ok());
   CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.xplane.pb"));
+  // The same files as a local capture: the Chrome trace beside it, the
+  // Kineto trace in the PyTorch plugin's run folder.
+  CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.trace.json.gz"));
+  CHECK(Exists(dir.path() + "/remote/testhost.pt.trace.json.gz"));
 }
 
 TEST_CASE("ProfilerOptions::port held by another program: captured, with a warning") {
@@ -661,9 +710,10 @@ TEST_CASE("names past the file system's NAME_MAX are refused before the window o
     const char* field;
     std::function<void(ProfileRequest*)> apply;
   };
-  // <host>.xplane.pb must fit 255 bytes: 246 + 10 does not.
+  // Every file it saves must fit 255 bytes, the longest being
+  // <host>.pt.trace.json.gz (17 bytes of suffix): 239 + 17 does not.
   const std::vector<Case> cases = {
-      {"host_name", [](ProfileRequest* r) { r->set_host_name(std::string(246, 'h')); }},
+      {"host_name", [](ProfileRequest* r) { r->set_host_name(std::string(239, 'h')); }},
       {"opts.override_hostname",
        [](ProfileRequest* r) { r->mutable_opts()->set_override_hostname(std::string(250, 'h')); }},
       {"session_id", [](ProfileRequest* r) { r->set_session_id(std::string(256, 's')); }},
@@ -683,7 +733,7 @@ TEST_CASE("names past the file system's NAME_MAX are refused before the window o
   }
   CHECK_FALSE(Exists(root));
   // The longest that fits is saved.
-  const std::string host(245, 'h');
+  const std::string host(238, 'h');
   ProfileRequest request = XSpaceRequest("run", 10);
   request.set_emit_xspace(false);
   request.set_repository_root(root);
@@ -953,7 +1003,8 @@ TEST_CASE("a remote save never replaces an existing profile: refused before the 
   other.set_host_name("otherhost");
   CHECK(server.Profile(other, &response).ok());
   CHECK(testing::ListDir(root + "/run") ==
-        std::vector<std::string>{"otherhost.xplane.pb", "testhost.xplane.pb"});
+        std::vector<std::string>{"otherhost.trace.json.gz", "otherhost.xplane.pb",
+                                 "testhost.xplane.pb"});
 }
 
 TEST_CASE("a profile that appears during the window is not replaced by the save") {

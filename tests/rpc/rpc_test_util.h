@@ -46,8 +46,8 @@ inline bool WaitFor(const std::function<bool()>& done) {
 }
 
 // A ProfilerServer of this process on a free loopback port.
-inline std::unique_ptr<ProfilerServer> StartTestServer(const std::string& allowed_root) {
-  ProfilerServerOptions options;
+inline std::unique_ptr<ProfilerServer> StartTestServer(const std::string& allowed_root,
+                                                       ProfilerServerOptions options = {}) {
   options.port = 0;
   options.allowed_root = allowed_root;
   auto started = ProfilerServer::Start(options);

@@ -175,6 +175,41 @@ TEST_CASE("flight recorder bad inputs") {
   CHECK(absl::IsInvalidArgument(recorder.Dump("x", -5).status()));
 }
 
+// What a ring dropped: a dump says when older events were overwritten, and
+// the option that keeps more; a ring that never wrapped says nothing.
+TEST_CASE("a dump of a ring that overwrote older events says so") {
+  TempDir dir;
+  FlightRecorderOptions options = Options(dir);
+  options.ring_bytes = 4 * 64 * 1024;  // 4 blocks: 8188 records.
+  {
+    FlightRecorder recorder(options);
+    REQUIRE(recorder.status().ok());
+    for (int i = 0; i < 100; ++i) NEURONPROF_SCOPE("few");
+    auto dump = recorder.Dump("few");
+    REQUIRE(dump.ok());
+    CHECK(dump->warnings.empty());
+  }
+  FlightRecorder recorder(options);
+  REQUIRE(recorder.status().ok());
+  for (int i = 0; i < 40000; ++i) NEURONPROF_SCOPE("many");
+  for (int64_t last_ms : {int64_t{0}, int64_t{3600} * 1000}) {
+    auto dump = recorder.Dump("many", last_ms);
+    REQUIRE(dump.ok());
+    CHECK(dump->events < 40000);
+    REQUIRE(dump->warnings.size() == 1);
+    CAPTURE(dump->warnings[0]);
+    CHECK(dump->warnings[0].find("the flight recorder's ring (262144 bytes) had overwritten "
+                                 "older events") != std::string::npos);
+    CHECK(dump->warnings[0].find("raise FlightRecorderOptions::ring_bytes") !=
+          std::string::npos);
+    if (last_ms > 0) CHECK(dump->warnings[0].find("of the 3600000 ms asked for") != std::string::npos);
+    // In the files too: the summary prints it.
+    auto space = testing::ReadXSpace(dump->files[0]);
+    REQUIRE(space.warnings_size() == 1);
+    CHECK(space.warnings(0) == dump->warnings[0]);
+  }
+}
+
 std::atomic<int> g_previous_handler_calls{0};
 void PreviousHandler(int) { g_previous_handler_calls.fetch_add(1); }
 

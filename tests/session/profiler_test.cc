@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
+#include "src/analysis/summary_report.h"
 #include "src/collectors/collector.h"
 #include "src/core/recorder.h"
 #include "src/export/atomic_file.h"
@@ -263,6 +264,63 @@ TEST_CASE("the window ends by itself after ms_duration; later markers are left o
   REQUIRE(host->lines_size() == 1);
   REQUIRE(host->lines(0).events_size() == 1);
   CHECK(EventName(*host, host->lines(0).events(0)) == "inside");
+}
+
+// The issue's case: ms_duration 50, 20 steps of 10 ms. Whatever the timing,
+// the steps begun after the window ended are counted and named with the
+// option that would have kept them (no sleeps decide the count: the steps
+// after WaitEntered() run once the window has closed).
+TEST_CASE("a window that ends before the program says so, with the steps after it") {
+  TempDir dir;
+  FakeScript gate_collector{"gate"};
+  testing::ThreadGate gate;
+  HoldInStop(&gate_collector, &gate);
+  ArmedFakes fakes(&gate_collector);
+  ProfilerOptions options = TestOptions(dir.path());
+  options.ms_duration = 50;
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  testing::ReleaseAtExit release{gate};
+  for (int step = 0; step < 4; ++step) StepTrace recorded("train", step);
+  REQUIRE(gate.WaitEntered());  // The window has ended by itself.
+  gate.Release();
+  // Its files are written while the program runs on: they carry the warning.
+  while (profiler.capturing()) std::this_thread::yield();
+  for (int step = 4; step < 20; ++step) {
+    StepTrace late("train", step);
+    REQUIRE(profiler.Step().ok());
+  }
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  REQUIRE(result->warnings.size() == 1);
+  CHECK(result->warnings[0] ==
+        "ms_duration=50 ended the window at 50 ms; 16 more steps ran after it: raise "
+        "ProfilerOptions::ms_duration");
+  auto space = testing::ReadXSpace(result->files[0]);
+  REQUIRE(space.warnings_size() == 1);
+  CHECK(space.warnings(0).find("ms_duration=50 ended the window") != std::string::npos);
+  CHECK(space.warnings(0).find("raise ProfilerOptions::ms_duration") != std::string::npos);
+  // The summary prints it.
+  const std::string text = analysis::FormatSummaryText(analysis::Summarize(space), 20);
+  CHECK(text.find("warning: ms_duration=50 ended the window") != std::string::npos);
+  // Stop() again: the same result.
+  auto again = profiler.Stop();
+  REQUIRE(again.ok());
+  CHECK(again->warnings == result->warnings);
+}
+
+TEST_CASE("a window awaited or stopped in time has no window warning") {
+  TempDir dir;
+  ProfilerOptions options = TestOptions(dir.path());
+  options.ms_duration = 1000;  // Awaited long before it ends.
+  Profiler profiler(options);
+  { StepTrace step("train", 0); }
+  auto result = profiler.WaitForCompletion();
+  REQUIRE(result.ok());
+  { StepTrace step("train", 1); }
+  result = profiler.Stop();
+  REQUIRE(result.ok());
+  CHECK(result->warnings.empty());
 }
 
 TEST_CASE("an ms_duration past what the clock counts lasts until Stop()") {

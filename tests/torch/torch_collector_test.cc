@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <string>
 #include <vector>
@@ -104,6 +105,72 @@ TEST_CASE("the MLP's ops match what the code runs, forward and backward") {
   const std::vector<Op> mm = Named(ops, "aten::mm");
   CHECK(mm.size() >= 5);  // The first layer's input gradient is not needed.
   for (const Op& op : mm) CHECK(op.stat("direction") == "bprop");
+}
+
+TEST_CASE("torch::optim updates are labelled optimizer, inference and the next forward fprop") {
+  torch::manual_seed(0);
+  torch::nn::Linear fc(8, 4);
+  torch::optim::SGD sgd(fc->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::Tensor x = torch::randn({16, 8});
+  torch::Tensor target = torch::randn({16, 4});
+  const std::vector<Op> ops = CaptureOps([&] {
+    {
+      torch::NoGradGuard no_grad;  // inference before any backward
+      ScopedTrace t("inference");
+      fc->forward(x);
+    }
+    sgd.zero_grad();
+    torch::Tensor loss = torch::mse_loss(fc->forward(x), target);
+    loss.backward();
+    {
+      ScopedTrace t("step");
+      sgd.step();
+    }
+    ScopedTrace t("next_forward");
+    fc->forward(x);
+  });
+  auto inside = [&](const char* marker) {
+    const std::vector<Op> markers = Named(ops, marker);
+    REQUIRE(markers.size() == 1);
+    std::vector<Op> out;
+    for (const Op& op : ops) {
+      if (op.has("framework") && Inside(op, markers[0])) out.push_back(op);
+    }
+    return out;
+  };
+  // SGD with momentum: clone/detach of the momentum buffer, then the
+  // parameter's add_; every op of step(), nested ones too.
+  const std::vector<Op> step = inside("step");
+  REQUIRE_FALSE(step.empty());
+  CHECK(Named(step, "aten::add_").size() == 2);  // weight and bias
+  for (const Op& op : step) CHECK(op.stat("direction") == "optimizer");
+  for (const char* marker : {"inference", "next_forward"}) {
+    const std::vector<Op> forward = inside(marker);
+    REQUIRE_FALSE(forward.empty());
+    for (const Op& op : forward) CHECK(op.stat("direction") == "fprop");
+  }
+}
+
+TEST_CASE("aten's loss functions are labelled loss, with the ops nested in them") {
+  torch::manual_seed(0);
+  torch::nn::Linear fc(8, 3);
+  torch::Tensor x = torch::randn({16, 8});
+  torch::Tensor label = torch::randint(0, 3, {16}, torch::kLong);
+  const std::vector<Op> ops = CaptureOps([&] {
+    torch::Tensor logits = fc->forward(x);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, label) +
+                         torch::binary_cross_entropy_with_logits(logits, torch::ones_like(logits));
+    loss.backward();
+  });
+  for (const char* name : {"aten::cross_entropy_loss", "aten::log_softmax",
+                           "aten::nll_loss_forward", "aten::binary_cross_entropy_with_logits"}) {
+    const std::vector<Op> loss = Named(ops, name);
+    REQUIRE(loss.size() == 1);
+    CHECK(loss[0].stat("direction") == "loss");
+  }
+  CHECK(Named(ops, "aten::addmm").at(0).stat("direction") == "fprop");
+  CHECK(Named(ops, "aten::ones_like").at(0).stat("direction") == "fprop");
+  CHECK(Named(ops, "NllLossBackward0").at(0).stat("direction") == "bprop");
 }
 
 TEST_CASE("nothing is recorded before the window opens or after it closes") {
@@ -240,6 +307,33 @@ TEST_CASE("remote captures at host_tracer_level 1 keep markers only") {
   const std::vector<Op> ops = RemoteCaptureOps(1);
   CHECK_FALSE(Named(ops, "step").empty());
   CHECK(Named(ops, "aten::mm").empty());
+}
+
+// The file names a kOperator Profiler with default outputs writes
+// (write_chrome_trace as given, unset = the default), without folders.
+std::vector<std::string> DefaultOutputNames(std::optional<bool> write_chrome_trace) {
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  ProfilerOptions options = testing::OperatorOptions(dir.path());
+  options.write_chrome_trace = write_chrome_trace;
+  options.host_name = "h";
+  Profiler profiler(options);
+  REQUIRE(profiler.status().ok());
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  auto result = profiler.Stop();
+  REQUIRE(result.ok());
+  std::vector<std::string> names;
+  for (const std::string& file : result->files) names.push_back(file.substr(file.rfind('/') + 1));
+  return names;
+}
+
+TEST_CASE("a kOperator capture writes the Kineto trace and no second JSON copy of its events") {
+  // Perfetto and chrome://tracing open the .pt.trace.json.gz: by default a
+  // libtorch capture is not written as JSON twice.
+  CHECK(DefaultOutputNames(std::nullopt) ==
+        std::vector<std::string>{"h.xplane.pb", "h.pt.trace.json.gz"});
+  CHECK(DefaultOutputNames(true) ==
+        std::vector<std::string>{"h.xplane.pb", "h.trace.json.gz", "h.pt.trace.json.gz"});
 }
 
 }  // namespace

@@ -301,6 +301,9 @@ template <typename... A>
 NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);
 NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num,
                                    uint64_t start_ticks, uint64_t end_ticks);
+// A StepTrace that was not recorded: counted while counting is on (one
+// relaxed load otherwise).
+NEURONPROF_API void NoteUnrecordedStep();
 
 // Context ids: the thread's ordinal in the high 24 bits, a count below.
 NEURONPROF_API extern __thread uint64_t t_next_context_id

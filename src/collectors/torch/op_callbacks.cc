@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
@@ -31,6 +32,7 @@ struct PendingOp {
   uint32_t args_offset;
   bool backward;           // Opened a backward region (see OnOpStart).
   bool enqueue;            // Pushed a collective's debug info (collectives.h).
+  const char* direction;   // The direction stat; nested ops inherit a phase.
 };
 
 constexpr uint32_t kMaxDepth = 256;
@@ -40,6 +42,10 @@ struct ThreadOps {
   uint32_t depth = 0;
   uint32_t too_deep = 0;       // Starts past kMaxDepth still to be ended.
   uint32_t backward_depth = 0; // Enclosing backward regions.
+  // g_backward_epoch when this thread last ran an outermost op with grad
+  // mode on (a forward, the loss, zero_grad): a later outermost no-grad op
+  // after a backward is an optimizer update (see Direction).
+  uint64_t forward_epoch = 0;
   InputScratch scratch;
 };
 
@@ -47,10 +53,15 @@ struct ThreadOps {
 thread_local std::unique_ptr<ThreadOps> t_ops_owner;
 __thread ThreadOps* t_ops = nullptr;
 
+// Backward regions opened on any thread (CUDA backward runs on the
+// engine's device threads, not the caller's).
+std::atomic<uint64_t> g_backward_epoch{0};
+
 ThreadOps* CurrentThreadOps() {
   if (t_ops == nullptr) {
     t_ops_owner = std::make_unique<ThreadOps>();
     t_ops = t_ops_owner.get();
+    t_ops->forward_epoch = g_backward_epoch.load(std::memory_order_relaxed);
   }
   return t_ops;
 }
@@ -69,6 +80,54 @@ bool OpensBackwardRegion(const at::RecordFunction& fn, std::string_view name) {
          name.substr(0, kEngineWrapperPrefix.size()) == kEngineWrapperPrefix;
 }
 
+constexpr char kFprop[] = "fprop";
+constexpr char kBprop[] = "bprop";
+constexpr char kLoss[] = "loss";
+constexpr char kOptimizer[] = "optimizer";
+
+// aten's loss functions: every "*_loss" op (mse_loss, cross_entropy_loss,
+// nll_loss, smooth_l1_loss, ctc_loss, ...) and the three without the suffix.
+// Their backward ops ("*_loss_backward") run in backward regions.
+bool IsLossName(std::string_view name) {
+  constexpr std::string_view kAten = "aten::";
+  if (name.substr(0, kAten.size()) != kAten) return false;
+  name.remove_prefix(kAten.size());
+  constexpr std::string_view kSuffix = "_loss";
+  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    return true;
+  }
+  return name == "binary_cross_entropy" || name == "binary_cross_entropy_with_logits" ||
+         name == "kl_div";
+}
+
+// The phase of the op just pushed on `ops`:
+// - bprop inside the autograd engine;
+// - an op nested in a loss or optimizer op shares its phase;
+// - loss for aten's loss functions;
+// - optimizer for an outermost op that runs with grad mode off after a
+//   backward ran and before this thread's next outermost grad-mode op:
+//   torch::optim's step() runs its updates under a NoGradGuard, and nothing
+//   else in a training loop does. Inference under no_grad with no backward
+//   since the thread's last grad-mode op stays fprop.
+const char* Direction(ThreadOps* ops, std::string_view name, bool backward) {
+  if (backward && ops->backward_depth == 1) {
+    g_backward_epoch.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (ops->backward_depth > 0) return kBprop;
+  if (ops->depth > 1) {
+    const char* parent = ops->stack[ops->depth - 2].direction;
+    if (parent != kFprop) return parent;
+    return IsLossName(name) ? kLoss : kFprop;
+  }
+  const uint64_t epoch = g_backward_epoch.load(std::memory_order_relaxed);
+  if (c10::GradMode::is_enabled()) {
+    ops->forward_epoch = epoch;
+  } else if (ops->forward_epoch != epoch) {
+    return kOptimizer;
+  }
+  return IsLossName(name) ? kLoss : kFprop;
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   EnsureMemoryReporterOnThisThread();
   ThreadOps* ops = CurrentThreadOps();
@@ -82,6 +141,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   const std::string_view name(raw_name != nullptr ? raw_name : "");
   op.backward = OpensBackwardRegion(fn, name);
   if (op.backward) ++ops->backward_depth;
+  op.direction = Direction(ops, name, op.backward);
   op.enqueue = false;
   op.state = internal::g_capture_state.load(std::memory_order_relaxed);
   if ((op.state & internal::kLevelMask) == 0) {
@@ -93,8 +153,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   auto* args = reinterpret_cast<TraceArg*>(storage);
   size_t count = 0;
   new (&args[count++]) TraceArg(xplane::kOpFrameworkStat, "torch");
-  new (&args[count++]) TraceArg(xplane::kOpDirectionStat,
-                                ops->backward_depth > 0 ? "bprop" : "fprop");
+  new (&args[count++]) TraceArg(xplane::kOpDirectionStat, op.direction);
   if (fn.seqNr() >= 0) {
     new (&args[count++]) TraceArg(xplane::kOpSequenceStat, fn.seqNr());
   }
@@ -155,8 +214,11 @@ absl::Status AddOperatorCallbacks(bool record_shapes, int world_size) {
   }
   g_record_shapes.store(record_shapes, std::memory_order_relaxed);
   at::RecordFunctionCallback callback(&OnOpStart, &OnOpEnd);
+  // TORCHSCRIPT_FUNCTION: a scripted module's methods ("forward"), which
+  // torch.profiler lists as well (docs/OPERATORS.md).
   callback.needsInputs(record_shapes)
-      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+               at::RecordScope::TORCHSCRIPT_FUNCTION});
   g_handle = at::addGlobalCallback(callback);
   // c10d Work objects (collectives): their own callbacks, so that ordinary
   // operators' callback list is unchanged; inputs give the message sizes.
