@@ -18,6 +18,7 @@ double BatchConsumer(int n) { return BatchConsumerLoop(n); }
 double Counter(int n) { return CounterLoop(n); }
 double Async(int n) { return AsyncLoop(n); }
 double Instant(int n) { return InstantLoop(n); }
+double ArgIntText(int n) { return ArgIntTextLoop(n); }
 
 }  // namespace compiled_out
 }  // namespace serving_bench

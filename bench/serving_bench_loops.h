@@ -43,6 +43,25 @@ inline double ScopeLoop(int n) {
 inline double CopiedScopeLoop(int n) {
   return PerIteration(n, [](int) { neuronprof::ScopedTrace trace("copied_marker"); });
 }
+// Arguments (issue 24): typed (neuronprof::Arg) and the initializer list.
+inline double ArgIntLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i));
+  });
+}
+inline double ArgIntTextLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i), neuronprof::Arg("tag", "x"));
+  });
+}
+inline double InitListIntTextLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::ScopedTrace t("zone", {{"batch", i}, {"tag", "x"}});
+  });
+}
+inline double StepLoop(int n) {
+  return PerIteration(n, [](int i) { neuronprof::StepTrace step("train", i); });
+}
 // A producer with a generated id, as a request's enqueue.
 inline double ProducerLoop(int n) {
   return PerIteration(n, [](int) { neuronprof::TraceProducer producer("enqueue"); });
@@ -90,6 +109,7 @@ double BatchConsumer(int n);
 double Counter(int n);
 double Async(int n);
 double Instant(int n);
+double ArgIntText(int n);
 }  // namespace compiled_out
 
 }  // namespace serving_bench

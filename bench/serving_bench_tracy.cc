@@ -18,6 +18,13 @@ double ZoneWithValue(int n) {
     ZoneValue(static_cast<uint64_t>(i) + 1);
   });
 }
+double ZoneWithText(int n) {
+  return PerIteration(n, [](int i) {
+    ZoneScopedN("zone");
+    ZoneValue(static_cast<uint64_t>(i));
+    ZoneText("x", 1);
+  });
+}
 double Plot(int n) {
   return PerIteration(n, [](int i) { TracyPlot("queue_depth", static_cast<int64_t>(i)); });
 }

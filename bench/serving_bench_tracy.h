@@ -11,6 +11,7 @@ namespace tracy_loops {
 
 double Zone(int n);           // ZoneScopedN: NEURONPROF_SCOPE's twin
 double ZoneWithValue(int n);  // ZoneScopedN + ZoneValue(id): a consumer's
+double ZoneWithText(int n);   // + ZoneValue(i) + ZoneText("x"): Arg(int), Arg(text)
 double Plot(int n);           // TracyPlot(name, int64_t): TraceCounter(int)
 double PlotDouble(int n);     // TracyPlot(name, double)
 double Message(int n);        // TracyMessageL: TraceInstant

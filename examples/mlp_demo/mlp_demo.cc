@@ -145,7 +145,8 @@ class DataLoader {
     for (int i = 0; i < count; ++i) {
       Batch b;
       {
-        neuronprof::ScopedTrace t("load_batch", {{"batch_index", i}, {"size", batch_}});
+        neuronprof::ScopedTrace t("load_batch", neuronprof::Arg("batch_index", i),
+                                  neuronprof::Arg("size", batch_));
         b.x.resize(batch_ * 10);
         b.label.resize(batch_);
         for (int r = 0; r < batch_; ++r) {

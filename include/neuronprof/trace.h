@@ -30,10 +30,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string_view>
 #include <type_traits>
 
+#include "neuronprof/internal/typed_args.h"
 #ifndef NEURONPROF_DISABLE
 #include "neuronprof/export.h"
 #include "neuronprof/internal/recorder.h"
@@ -84,6 +86,49 @@ class TraceArg {
   double double_value_ = 0.0;
   std::string_view string_value_;
 };
+
+// A typed argument for the variadic marker forms, the fast way to attach a
+// value to a marker (as Tracy's ZoneValue / ZoneText and Perfetto's debug
+// annotations do):
+//
+//   neuronprof::ScopedTrace t("fwd", neuronprof::Arg("batch", n),
+//                             neuronprof::Arg("dtype", "bf16"));
+//
+// The value's type is fixed when the call is compiled: the marker copies
+// the key and the value raw into its thread's buffer (8 bytes for a number,
+// the bytes of a text), with no formatting, no allocation and no branch on
+// the type; the capture decodes them when it is built. Each becomes the
+// same stat as the TraceArg of the initializer-list form: integers (bool as
+// 0/1) as int64 or uint64, floating point as double, texts as strings. Keys
+// and texts are copied when the marker begins and taken whole (NUL bytes
+// included; a null `const char*` text is empty). Only the first argument
+// of a marker is looked at by the capture to tell flows, counters and the
+// like apart: its key must not be one of the reserved ones ("_pt", "_p",
+// "_ct", "_c" or a key starting with byte 0x01).
+template <typename T, typename std::enable_if<std::is_integral<T>::value &&
+                                                  !std::is_same<T, bool>::value,
+                                              int>::type = 0>
+constexpr internal::NumberArg Arg(std::string_view key, T value) {
+  return {key, std::is_signed<T>::value ? 'i' : 'u',
+          static_cast<uint64_t>(static_cast<int64_t>(value))};
+}
+constexpr internal::NumberArg Arg(std::string_view key, bool value) {
+  return {key, 'i', value ? uint64_t{1} : uint64_t{0}};
+}
+inline internal::NumberArg Arg(std::string_view key, double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return {key, 'd', bits};
+}
+inline internal::NumberArg Arg(std::string_view key, float value) {
+  return Arg(key, static_cast<double>(value));
+}
+constexpr internal::TextArg Arg(std::string_view key, std::string_view text) {
+  return {key, text};
+}
+constexpr internal::TextArg Arg(std::string_view key, const char* text) {
+  return {key, text == nullptr ? std::string_view() : std::string_view(text)};
+}
 
 #ifndef NEURONPROF_DISABLE
 // True when a marker of `level` would be recorded now.
@@ -152,7 +197,13 @@ struct MacroName {
 //
 //   NEURONPROF_SCOPE("model_build");                           // zero-copy
 //   neuronprof::ScopedTrace t(layer_name);                     // copied
+//   neuronprof::ScopedTrace t("fwd", neuronprof::Arg("batch", 32),
+//                             neuronprof::Arg("dtype", "bf16"));  // typed
 //   neuronprof::ScopedTrace t("fwd", {{"batch", 32}, {"dtype", "bf16"}});
+//
+// Both argument forms record the same stats. The typed one (Arg) is the
+// cheap one, about a plain copied marker plus the bytes of its arguments;
+// the initializer list builds TraceArgs and encodes them out of line.
 //
 // The event's name is always the text the caller passed at construction:
 // every constructor that takes a string (a literal, a char buffer, a
@@ -197,6 +248,23 @@ class ScopedTrace {
     }
   }
 
+  // Typed arguments (see Arg): the cheapest marker with arguments. The
+  // name is copied as by the forms above; the level is kTraceCritical.
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  [[gnu::always_inline]] ScopedTrace(std::string_view name, const A&... args) {
+    if (Admit(kTraceCritical)) CopyTyped(name, args...);
+  }
+  template <size_t N, typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  [[gnu::always_inline]] ScopedTrace(const char (&name)[N], const A&... args) {
+    if (Admit(kTraceCritical)) {
+      CopyTyped(std::string_view(name, internal::BoundedLength(name, N)), args...);
+    }
+  }
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  [[gnu::always_inline]] ScopedTrace(StaticName name, const A&... args) {
+    if (Admit(kTraceCritical)) CopyTyped(std::string_view(name.data(), name.size()), args...);
+  }
+
   // Zero-copy: the record points at `name` (see StaticName).
   explicit ScopedTrace(StaticName name, uint32_t level = kTraceCritical) {
     if (!Admit(level)) return;
@@ -230,6 +298,9 @@ class ScopedTrace {
               std::initializer_list<TraceArg> args,
               uint32_t level = kTraceCritical)
       : ScopedTrace(name.site->name, args, level) {}
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  ScopedTrace(internal::MacroName name, const char* /*literal*/, const A&... args)
+      : ScopedTrace(name.site->name, args...) {}
 
   ~ScopedTrace() {
     if (state_ == 0) return;
@@ -263,6 +334,18 @@ class ScopedTrace {
     start_ticks_ = internal::NowTicks();
   }
 
+  // Name plus typed arguments, stored in place (CopyNameWithTypedArgs).
+  template <typename... A>
+  [[gnu::always_inline]] void CopyTyped(std::string_view name, const A&... args) {
+    name_ = internal::CopyNameWithTypedArgs(state_, name, &name_length_, &args_offset_,
+                                            args...);
+    if (name_ == nullptr) {
+      state_ = 0;  // Capture ended, buffer full or marker too large (counted).
+      return;
+    }
+    start_ticks_ = internal::NowTicks();
+  }
+
   // Name plus `args`, then `more_args` (StepTrace's extras), encoded.
   void CopyWithArgs(std::string_view name, const TraceArg* args,
                     size_t num_args, const TraceArg* more_args,
@@ -289,7 +372,10 @@ class ScopedTrace {
 // overview page counts one step per StepTrace that has markers nested in it
 // and groups those markers into the step. Do not nest StepTraces: an
 // enclosing one swallows the inner steps. The name is copied (as for
-// ScopedTrace); `extra_args` may hold any number of arguments.
+// ScopedTrace); extra arguments are typed (Arg, the cheap form) or an
+// initializer list of any length:
+//
+//   neuronprof::StepTrace step("train", n, neuronprof::Arg("batch", 32));
 //
 // A FlightRecorder's slow-step trigger (FlightRecorder::TriggerOnSlowStep)
 // watches StepTraces by name: the constructor asks it, out of line, and a
@@ -297,8 +383,14 @@ class ScopedTrace {
 // unwatched steps).
 class NEURONPROF_API StepTrace {
  public:
+  // step_num and _r are typed arguments (see Arg), written in place.
+  StepTrace(std::string_view name, int64_t step_num) { Begin(name, step_num); }
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  StepTrace(std::string_view name, int64_t step_num, const A&... extra_args) {
+    Begin(name, step_num, extra_args...);
+  }
   StepTrace(std::string_view name, int64_t step_num,
-            std::initializer_list<TraceArg> extra_args = {});
+            std::initializer_list<TraceArg> extra_args);
   ~StepTrace() {
     if (watch_token_ != 0) EndWatched();
   }
@@ -308,6 +400,19 @@ class NEURONPROF_API StepTrace {
 
  private:
   void EndWatched();  // Records the event, then reports it to the watch.
+  template <typename... A>
+  void Begin(std::string_view name, int64_t step_num, const A&... extra_args) {
+    if (!trace_.Admit(kTraceCritical)) {
+      internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.
+      return;
+    }
+    // Asked before the step's start tick is read: not part of its duration.
+    watch_token_ = internal::MatchWatchedStep(name);
+    step_num_ = step_num;
+    // step_num identifies the step; _r=1 marks the event as a root that
+    // groups everything nested under it, as TSL's StepTraceAnnotation does.
+    trace_.CopyTyped(name, Arg("step_num", step_num), Arg("_r", 1), extra_args...);
+  }
 
   ScopedTrace trace_;
   uint32_t watch_token_ = 0;  // Nonzero: a step watch asked for this step.
@@ -341,6 +446,14 @@ class ScopedTrace {
   ScopedTrace(internal::MacroName, const char*, uint32_t = kTraceCritical) {}
   ScopedTrace(internal::MacroName, const char*, std::initializer_list<TraceArg>,
               uint32_t = kTraceCritical) {}
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  ScopedTrace(std::string_view, const A&...) {}
+  template <size_t N, typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  ScopedTrace(const char (&)[N], const A&...) {}
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  ScopedTrace(StaticName, const A&...) {}
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  ScopedTrace(internal::MacroName, const char*, const A&...) {}
   ~ScopedTrace() {}  // User-provided: no unused-variable warnings.
 
   ScopedTrace(const ScopedTrace&) = delete;
@@ -349,8 +462,10 @@ class ScopedTrace {
 
 class StepTrace {
  public:
-  StepTrace(std::string_view, int64_t,
-            std::initializer_list<TraceArg> = {}) {}
+  StepTrace(std::string_view, int64_t) {}
+  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
+  StepTrace(std::string_view, int64_t, const A&...) {}
+  StepTrace(std::string_view, int64_t, std::initializer_list<TraceArg>) {}
   ~StepTrace() {}
 
   StepTrace(const StepTrace&) = delete;
@@ -372,6 +487,7 @@ inline void SetCurrentThreadName(std::string_view) {}
 // Scoped marker with a unique variable name, for a string-literal name:
 //   NEURONPROF_SCOPE("optimizer_step");
 //   NEURONPROF_SCOPE("fwd", {{"layer", i}});
+//   NEURONPROF_SCOPE("fwd", neuronprof::Arg("layer", i));
 //   NEURONPROF_SCOPE("detail", neuronprof::kTraceVerbose);
 // The literal, __FILE__ and __LINE__ are kept in one `static constexpr`
 // object per call site (internal::SourceLocation), so the marker records

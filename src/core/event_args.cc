@@ -28,36 +28,16 @@ size_t EncodedSize(const TraceArg& arg) {
   return 1 + kLengthBytes + arg.key().size() + value;
 }
 
-// Keys and most string values are a few bytes long: two overlapping fixed
-// copies instead of a call into the library's memcpy.
-inline void CopyBytes(char* out, const char* text, size_t size) {
-  if (size >= 8 && size <= 16) {
-    std::memcpy(out, text, 8);
-    std::memcpy(out + size - 8, text + size - 8, 8);
-  } else if (size >= 4 && size < 8) {
-    std::memcpy(out, text, 4);
-    std::memcpy(out + size - 4, text + size - 4, 4);
-  } else if (size < 4) {
-    for (size_t i = 0; i < size; ++i) out[i] = text[i];
-  } else {
-    std::memcpy(out, text, size);
-  }
-}
-
 // Unchecked writes: EncodeMarker sizes the whole encoding and checks it
 // against the room left before writing the first byte, so the per-piece
 // bounds checks (most of an argument's cost on the allocator's path) go.
-// The layout is internal::PutEncodedText's; the copy is CopyBytes.
-inline char* PutText(char* out, std::string_view text) {
-  const auto length = static_cast<uint32_t>(text.size());  // < one block
-  std::memcpy(out, &length, kLengthBytes);
-  CopyBytes(out + kLengthBytes, text.data(), text.size());
-  return out + kLengthBytes + text.size();
-}
+// The writers are neuronprof/internal/typed_args.h's.
+using internal::CopyBytes;
+using internal::PutEncodedText;
 
 inline char* PutArg(char* out, const TraceArg& arg) {
   *out++ = KindChar(arg.kind());
-  out = PutText(out, arg.key());
+  out = PutEncodedText(out, arg.key());
   switch (arg.kind()) {
     case TraceArg::Kind::kInt:
     case TraceArg::Kind::kUint:  // kUint keeps its bit pattern.
@@ -70,7 +50,7 @@ inline char* PutArg(char* out, const TraceArg& arg) {
     }
     case TraceArg::Kind::kString: break;
   }
-  return PutText(out, arg.string_value());
+  return PutEncodedText(out, arg.string_value());
 }
 
 // Reads the encoding back; every Take fails (and stays failed) on a short

@@ -381,13 +381,11 @@ void SetCurrentThreadName(std::string_view name) {
 
 StepTrace::StepTrace(std::string_view name, int64_t step_num,
                      std::initializer_list<TraceArg> extra_args) {
-  // step_num identifies the step; _r=1 marks the event as a root that
-  // groups everything nested under it, as TSL's StepTraceAnnotation does.
-  const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
+  // As Begin (neuronprof/trace.h), with the extras as a list.
   if (trace_.Admit(kTraceCritical)) {
-    // Asked before the step's start tick is read: not part of its duration.
     watch_token_ = internal::MatchWatchedStep(name);
     step_num_ = step_num;
+    const TraceArg fixed[] = {TraceArg("step_num", step_num), TraceArg("_r", 1)};
     trace_.CopyWithArgs(name, fixed, 2, extra_args.begin(), extra_args.size());
   } else {
     internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.

@@ -54,16 +54,9 @@ NEURONPROF_API int64_t StopCountingUnrecordedSteps();
 
 }  // namespace core
 
-namespace internal {
-// A StepTrace that was not recorded: counted while counting is on (one
-// relaxed load otherwise).
-NEURONPROF_API void NoteUnrecordedStep();
-// StepTrace's entry points (include/neuronprof/trace.h). A token of 0 means
-// "not watched"; otherwise it names the watch install and the tag.
-NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);
-NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num,
-                                   uint64_t start_ticks, uint64_t end_ticks);
-}  // namespace internal
+// StepTrace's entry points (internal::MatchWatchedStep, EndWatchedStep,
+// NoteUnrecordedStep) are declared in neuronprof/internal/recorder.h: its
+// constructor is inline.
 }  // namespace neuronprof
 
 #endif  // NEURONPROF_SRC_CORE_STEP_WATCH_H_

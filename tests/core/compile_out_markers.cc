@@ -39,6 +39,13 @@ void EveryMarker(int step) {
   NEURONPROF_SCOPE("scope_level", neuronprof::kTraceVerbose);
   NEURONPROF_SCOPE("scope_args", {{"first", first}, {"second", second}});
   NEURONPROF_SCOPE("scope_counted", {{"n", Counted(step)}});
+  // Typed arguments (neuronprof::Arg).
+  neuronprof::StepTrace typed_step("train", step, neuronprof::Arg("batch", 32));
+  neuronprof::ScopedTrace typed_args(runtime_name, neuronprof::Arg("k", 1),
+                                    neuronprof::Arg("s", "v"));
+  neuronprof::ScopedTrace typed_literal("literal", neuronprof::Arg("d", 0.5));
+  neuronprof::ScopedTrace typed_static(kStatic, neuronprof::Arg("b", true));
+  NEURONPROF_SCOPE("scope_typed", neuronprof::Arg("n", Counted(step)));
   NEURONPROF_IF_TRACING(static_cast<uint32_t>(Counted(neuronprof::kTraceInfo))) {
     Counted(step);
   }
@@ -77,7 +84,7 @@ int main() {
                 "disabled TracingEnabled is a constant false");
   const int expected = 0;  // Nothing of the macros' arguments runs.
 #else
-  const int expected = 2;  // No capture: the SCOPE argument and the level.
+  const int expected = 3;  // No capture: the SCOPE arguments and the level.
 #endif
   EveryMarker(3);
   if (evaluations != expected) {

@@ -2,24 +2,29 @@
 // values are whatever bytes the caller passes (invalid UTF-8, control
 // characters, quotes), with NaN, inf and -inf double arguments, for
 // tests/interop/test_hostile_strings.py:
-//   write_hostile_capture LOGDIR NAME TEXT THREAD_NAME KEY
+//   write_hostile_capture LOGDIR NAME TEXT THREAD_NAME KEY [list|typed]
 // Records, on a thread named THREAD_NAME, one marker NAME with arguments
 // text=TEXT, nan=NaN, inf=inf, minus_inf=-inf, KEY=7, and inside it a
 // marker "inner"; writes every output file (xplane, Chrome trace, Kineto
-// trace) under LOGDIR and prints each path.
+// trace) under LOGDIR and prints each path. The arguments are given as an
+// initializer list (`list`, the default) or as typed neuronprof::Arg()s
+// (after a marker "first").
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "neuronprof/neuronprof.h"
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: write_hostile_capture LOGDIR NAME TEXT THREAD_NAME KEY\n");
+  if (argc != 6 && argc != 7) {
+    std::fprintf(stderr,
+                 "usage: write_hostile_capture LOGDIR NAME TEXT THREAD_NAME KEY [list|typed]\n");
     return 2;
   }
   const std::string name = argv[2], text = argv[3], thread_name = argv[4], key = argv[5];
+  const bool typed = argc == 7 && std::string(argv[6]) == "typed";
   neuronprof::ProfilerOptions options;
   options.logdir = argv[1];
   options.port = 0;
@@ -27,12 +32,21 @@ int main(int argc, char** argv) {
   neuronprof::Profiler profiler(options);
   std::thread worker([&] {
     neuronprof::SetCurrentThreadName(thread_name);
-    neuronprof::ScopedTrace marker(
-        name, {{"text", text},
-               {"nan", std::numeric_limits<double>::quiet_NaN()},
-               {"inf", std::numeric_limits<double>::infinity()},
-               {"minus_inf", -std::numeric_limits<double>::infinity()},
-               {key, 7}});
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    std::optional<neuronprof::ScopedTrace> marker;
+    if (typed) {
+      // A marker first, so that the typed one takes the inline path (a
+      // thread's first marker claims its buffer out of line).
+      { neuronprof::ScopedTrace first("first"); }
+      marker.emplace(name, neuronprof::Arg("text", text), neuronprof::Arg("nan", nan),
+                     neuronprof::Arg("inf", inf), neuronprof::Arg("minus_inf", -inf),
+                     neuronprof::Arg(key, 7));
+    } else {
+      marker.emplace(name, std::initializer_list<neuronprof::TraceArg>{
+                               {"text", text}, {"nan", nan}, {"inf", inf},
+                               {"minus_inf", -inf}, {key, 7}});
+    }
     neuronprof::ScopedTrace inner("inner");
   });
   worker.join();

@@ -71,13 +71,15 @@ def strict_json(data: bytes):
   return value
 
 
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
+# The marker's arguments as an initializer list and as typed Arg()s
+# (issue 24): both must give the same files.
+@pytest.fixture(scope="module", params=["list", "typed"])
+def files(tmp_path_factory, request):
   if not os.access(WRITER, os.X_OK):
     pytest.fail(f"{WRITER} not found; build it (cmake --build {BUILD_DIR} "
                 "--target write_hostile_capture) or set NEURONPROF_BUILD_DIR")
   logdir = str(tmp_path_factory.mktemp("logdir"))
-  proc = subprocess.run([WRITER, logdir, NAME, TEXT, THREAD, KEY],
+  proc = subprocess.run([WRITER, logdir, NAME, TEXT, THREAD, KEY, request.param],
                         capture_output=True, timeout=120, check=False)
   assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
   paths = proc.stdout.decode().split()
