@@ -1,21 +1,18 @@
-# NEURONPROF_FUZZ=ON: a separate configuration, with clang
-# (-DCMAKE_CXX_COMPILER=clang++-14), that builds the library and the
-# libFuzzer targets of tests/fuzz only, everything instrumented for
-# coverage and under ASan+UBSan. scripts/test.sh runs each for a bounded
-# time; scripts/fuzz.sh runs them by hand.
-option(NEURONPROF_FUZZ "Build only the libFuzzer targets (needs clang)" OFF)
+# NEURONPROF_FUZZ=ON (clang only): the ASan/UBSan configuration that also
+# links the tests/fuzz targets with libFuzzer. Everything is built as
+# usual, instrumented for coverage too, so one build serves both the unit
+# tests under ASan/UBSan and the fuzzers (scripts/test.sh, stage 3).
+# NEURONPROF_SANITIZE defaults to address,undefined here.
+option(NEURONPROF_FUZZ "Link the tests/fuzz targets with libFuzzer (needs clang)" OFF)
 if(NEURONPROF_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "NEURONPROF_FUZZ=ON needs clang (-DCMAKE_CXX_COMPILER=clang++-14); "
                         "with gcc the fuzz targets replay their corpus as ctest tests")
   endif()
-  if(NEURONPROF_SANITIZE)
-    message(FATAL_ERROR "NEURONPROF_FUZZ=ON sets its own sanitizers; leave NEURONPROF_SANITIZE empty")
+  if(NOT NEURONPROF_SANITIZE)
+    set(NEURONPROF_SANITIZE address,undefined)
+  elseif(NOT NEURONPROF_SANITIZE STREQUAL "address,undefined")
+    message(FATAL_ERROR "NEURONPROF_FUZZ=ON runs under address,undefined, not ${NEURONPROF_SANITIZE}")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-                      -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined)
-  # Optional collectors are not what the fuzzers read.
-  set(NEURONPROF_WITH_TORCH OFF)
-  set(NEURONPROF_WITH_CUPTI OFF)
+  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()

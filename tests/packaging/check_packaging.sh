@@ -68,6 +68,10 @@ run_logged() {
 
 echo "== neuronprof packaging check: source $SRC, work dir $WORK"
 
+# Consumers are built unoptimized and without debug info: this check is
+# about packaging, and -O0 compiles libtorch's headers and the vendored
+# sources markedly faster than Release (the slowest part of this test).
+BUILD_TYPE_ARGS=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
 # The add_subdirectory consumer builds the core libraries only, static.
 OPTIONAL_OFF=(-DNEURONPROF_WITH_TORCH=OFF -DNEURONPROF_WITH_CUPTI=OFF)
 
@@ -145,7 +149,7 @@ fi
 # configure_and_build <name> <project dir> <build dir> [cmake args...]
 configure_and_build() {
   local name=$1 dir=$2 build=$3; shift 3
-  run_logged "$name-configure" cmake -S "$dir" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  run_logged "$name-configure" cmake -S "$dir" -B "$build" "${BUILD_TYPE_ARGS[@]}" \
       -DCMAKE_PREFIX_PATH="$PREFIX" "$@" "${EXTRA_ARGS[@]}" &&
     run_logged "$name-build" cmake --build "$build" -j "$JOBS"
 }
@@ -332,7 +336,7 @@ fi
 
 # ---- 7. add_subdirectory consumer. -----------------------------------------
 if run_logged add_subdirectory-configure cmake -S "$HERE/add_subdirectory" -B "$AS_BUILD" \
-      -DCMAKE_BUILD_TYPE=Release -DNEURONPROF_SOURCE_DIR="$SRC" -DBUILD_SHARED_LIBS=OFF "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
+      "${BUILD_TYPE_ARGS[@]}" -DNEURONPROF_SOURCE_DIR="$SRC" -DBUILD_SHARED_LIBS=OFF "${OPTIONAL_OFF[@]}" "${EXTRA_ARGS[@]}" &&
    run_logged add_subdirectory-build cmake --build "$AS_BUILD" -j "$JOBS" --target consumer; then
   run_consumer add_subdirectory "$AS_BUILD"
   if readelf -d "$AS_BUILD/consumer" | grep -q 'NEEDED.*libneuronprof'; then

@@ -769,10 +769,27 @@ TEST_CASE("every rank of a host is captured by one port range into one run folde
 // CLOCK_REALTIME runs an hour ahead of this process's.
 constexpr char kLibFaketime[] = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 constexpr int64_t kHourNs = int64_t{3600} * 1000 * 1000 * 1000;
+// clang links ASan's runtime into the executable itself: libfaketime,
+// preloaded before it, deadlocks such a child at startup.
+#if defined(__clang__)
+#if __has_feature(address_sanitizer)
+#define NEURONPROF_TEST_CLANG_ASAN
+#endif
+#endif
+#ifdef NEURONPROF_TEST_CLANG_ASAN
+constexpr bool kClangAsan = true;
+#else
+constexpr bool kClangAsan = false;
+#endif
 
 TEST_CASE("a host whose clock is an hour ahead is measured and put on the client's clock") {
   if (!Exists(kLibFaketime)) {
     WARN("libfaketime is not installed (apt-get install faketime): not run");
+    return;
+  }
+  if (kClangAsan) {
+    // The normal (gcc) build runs it.
+    WARN("libfaketime deadlocks a clang ASan child at startup: not run here");
     return;
   }
   TempDir dir;
