@@ -83,7 +83,7 @@ cat <<EOF
   tensorboard --logdir logs   PROFILE tab (xprof): each run below (the DDP run: one host per rank);
                               PYTORCH_PROFILER tab: the Kineto traces, the DDP run's Distributed view
   HTA:                        TraceAnalysis(trace_dir="logs/$ddp_run")
-  Perfetto (ui.perfetto.dev): drag a run's <host>.trace.json.gz
+  Perfetto (ui.perfetto.dev): drag a run's <host>.trace.json.gz (libtorch runs: logs/<run>/<host>.pt.trace.json.gz)
   in the terminal:            build/tools/neuronprof summary <run>
   markers and steps:          $mlp_run
   libtorch operators:         $torch_run
