@@ -193,7 +193,9 @@ fi
 # count_events <xplane> : prints "<name> <count>" per event name and the
 # thread names, from the installed CLI's Chrome trace of the file.
 count_events() {
-  "$CLI" convert "$1" -o "$WORK/converted.json" >/dev/null &&
+  # A fresh file each time: convert never replaces one without --force.
+  rm -f "$WORK/converted.json" &&
+    "$CLI" convert "$1" -o "$WORK/converted.json" >/dev/null &&
     python3 -c '
 import collections, json, sys
 trace = json.load(open(sys.argv[1]))
