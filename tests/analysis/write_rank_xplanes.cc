@@ -4,11 +4,12 @@
 // the scale measurement (docs/PERFORMANCE.md, "Multi-rank summary").
 //   write_rank_xplanes DIR [--ranks 0,1,3] [--world_size W] [--steps N]
 //       [--straggler R] [--late_us US] [--extra_ops N] [--shift R:SECONDS]
-//       [--world_size_of R:W] [--duplicate R]
+//       [--world_size_of R:W] [--duplicate R] [--warning R]
 // --ranks defaults to every rank of the world; --extra_ops adds 1 us ops in
 // each forward (101 + N events per step); --shift starts rank R's capture
 // SECONDS later; --world_size_of gives rank R another world size;
-// --duplicate also writes rank R as other_rank<R>.
+// --duplicate also writes rank R as other_rank<R>; --warning gives rank R's
+// capture a warning (what it lost), as a window cut short would.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -27,8 +28,10 @@ bool Pair(const char* text, int* key, long long* value) {
   return std::sscanf(text, "%d:%lld", key, value) == 2;
 }
 
-int Write(const RankSpaceOptions& options, const std::string& dir, const std::string& host) {
-  const auto space = neuronprof::testing::MakeRankSpace(options);
+int Write(const RankSpaceOptions& options, const std::string& dir, const std::string& host,
+          bool warning) {
+  auto space = neuronprof::testing::MakeRankSpace(options);
+  if (warning) space.add_warnings("ms_duration=50 ended the window at 50 ms");
   neuronprof::xplane::JobIdentity identity;
   identity.rank = options.rank;
   identity.world_size = options.world_size;
@@ -55,7 +58,7 @@ int main(int argc, char** argv) {
   RankSpaceOptions base;
   std::vector<int> ranks;
   std::map<int, long long> shift_s, world_size_of;
-  int duplicate = -1;
+  int duplicate = -1, warning = -1;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -89,6 +92,8 @@ int main(int argc, char** argv) {
       world_size_of[key] = number;
     } else if (arg == "--duplicate") {
       duplicate = std::atoi(value);
+    } else if (arg == "--warning") {
+      warning = std::atoi(value);
     } else {
       std::fprintf(stderr, "unknown argument '%s %s'\n", arg.c_str(), value);
       return 2;
@@ -102,8 +107,8 @@ int main(int argc, char** argv) {
     options.rank = r;
     if (shift_s.count(r)) options.start_epoch_ns += shift_s[r] * 1'000'000'000;
     if (world_size_of.count(r)) options.world_size = static_cast<int>(world_size_of[r]);
-    if (Write(options, dir, "node") != 0) return 1;
-    if (r == duplicate && Write(options, dir, "other") != 0) return 1;
+    if (Write(options, dir, "node", r == warning) != 0) return 1;
+    if (r == duplicate && Write(options, dir, "other", false) != 0) return 1;
   }
   return 0;
 }
