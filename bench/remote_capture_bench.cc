@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   options.duration_ms = flags.duration_ms;
   options.num_tracing_attempts = 1;
   options.write_chrome_trace = flags.chrome_trace;
+  // Its figures (docs/PERFORMANCE.md) are of the xplane and Chrome files.
+  options.write_kineto_trace = false;
 
   std::printf("window %lld ms, %lld events/s on %d app threads, chrome trace %s\n",
               static_cast<long long>(flags.duration_ms), static_cast<long long>(flags.rate),

@@ -37,7 +37,7 @@ echo
 echo "== libtorch DDP: 2 ranks over Gloo (rank 1 slowed down), one capture of both"
 # Rank r serves captures on 9012 + r. --wait_for_capture: the ranks train
 # once both capture windows are open, and their exit ends the windows.
-# --kineto: one Kineto trace per rank too, logs/<run>/<host>_rank<R>.pt.trace.json.gz.
+# One Kineto trace per rank too (by default), logs/<run>/<host>_rank<R>.pt.trace.json.gz.
 ddp_log=$(mktemp)
 ./build/examples/libtorch_ddp --world_size 2 --steps 30 --slow_rank 1 --slow_ms 20 \
   --wait_for_capture --logdir logs >"$ddp_log" 2>&1 &
@@ -49,7 +49,7 @@ for _ in $(seq 300); do
 done
 ddp_run=ddp_$(date +%Y_%m_%d_%H_%M_%S)
 ./build/tools/neuronprof capture --service_addr 127.0.0.1:9012-9013 --logdir logs \
-  --duration_ms 60000 --run_name "$ddp_run" --kineto || { cat "$ddp_log"; kill "$ddp"; exit 1; }
+  --duration_ms 60000 --run_name "$ddp_run" || { cat "$ddp_log"; kill "$ddp"; exit 1; }
 wait "$ddp" || { cat "$ddp_log"; exit 1; }
 grep -E '^rank [0-9]+: done' "$ddp_log"
 rm -f "$ddp_log"

@@ -158,9 +158,10 @@ struct CaptureOptions {
   // Also write <host>.trace.json.gz (Chrome trace) next to each xplane.
   bool write_chrome_trace = true;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto format), one
-  // per host (rank), as a Profiler writes its own: the PyTorch profiler
-  // TensorBoard plugin and HTA read the run as one multi-rank job.
-  bool write_kineto_trace = false;
+  // per host (rank), as a Profiler writes its own by default
+  // (ProfilerOptions::write_pytorch_trace): the PyTorch profiler TensorBoard
+  // plugin and HTA read the run as one multi-rank job.
+  bool write_kineto_trace = true;
   // Ask each server for what its FlightRecorder holds of the last
   // duration_ms, returned at once, instead of a window from now (the
   // request's ProfileOptions.advanced_configuration

@@ -9,7 +9,7 @@
 // each forward (101 + N events per step); --shift starts rank R's capture
 // SECONDS later; --world_size_of gives rank R another world size;
 // --duplicate also writes rank R as other_rank<R>; --warning gives rank R's
-// capture the warning of a full buffer (kRankWarning).
+// capture a warning (what it lost), as a window cut short would.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -24,10 +24,6 @@ namespace {
 
 using neuronprof::testing::RankSpaceOptions;
 
-// What a capture that lost events says (the recorder's wording is not the
-// point: the report must carry whatever a rank's file says).
-constexpr char kRankWarning[] = "dropped 7 events: the capture buffer was full";
-
 bool Pair(const char* text, int* key, long long* value) {
   return std::sscanf(text, "%d:%lld", key, value) == 2;
 }
@@ -35,7 +31,7 @@ bool Pair(const char* text, int* key, long long* value) {
 int Write(const RankSpaceOptions& options, const std::string& dir, const std::string& host,
           bool warning) {
   auto space = neuronprof::testing::MakeRankSpace(options);
-  if (warning) space.add_warnings(kRankWarning);
+  if (warning) space.add_warnings("ms_duration=50 ended the window at 50 ms");
   neuronprof::xplane::JobIdentity identity;
   identity.rank = options.rank;
   identity.world_size = options.world_size;

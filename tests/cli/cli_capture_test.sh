@@ -104,6 +104,24 @@ if [[ $stages == "window,server collecting,receiving,writing," ]]; then
 else
   fail "progress stages '$stages'; stderr: $(cat "$WORK/err")"
 fi
+# The Kineto trace by default, where a Profiler writes its own (as it does
+# by default): the PyTorch plugin and HTA see the run.
+kineto="$WORK/logs/cli_run/127.0.0.1.pt.trace.json.gz"
+[[ -s $kineto ]] && grep -qx "  kineto: $kineto" "$WORK/out" &&
+  pass "a capture writes the Kineto trace by default" ||
+  fail "default Kineto trace: $(ls "$WORK/logs" 2>&1); stdout: $(cat "$WORK/out")"
+# --no_kineto and --kineto=false turn it off; the xprof files are written.
+for off in --no_kineto --kineto=false; do
+  rc=0
+  "$CLI" capture --service_addr "127.0.0.1:$port" --logdir "$WORK/logs" \
+    --duration_ms 100 --run_name "off${off//=/_}" $off >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc -eq 0 && -s $WORK/logs/plugins/profile/off${off//=/_}/127.0.0.1.xplane.pb &&
+        ! -e $WORK/logs/off${off//=/_} ]] && ! grep -q "kineto:" "$WORK/out"; then
+    pass "$off: no Kineto trace"
+  else
+    fail "$off: exit $rc; $(ls "$WORK/logs" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+  fi
+done
 
 # Without --logdir or --duration_ms: ./logs and 2000 ms, as CaptureOptions.
 mkdir "$WORK/cwd"
@@ -185,10 +203,11 @@ if [[ $rc -eq 0 ]] && grep -qx "captured 2 of 2 hosts" "$WORK/out" &&
 else
   fail "port range capture: exit $rc; files: $(ls "$run" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
-# --kineto: one Kineto trace per rank where a Profiler writes its own.
+# One Kineto trace per rank where a Profiler writes its own (--kineto, the
+# default, is still accepted).
 if [[ "$(ls "$WORK/logs/ranks" 2>&1 | tr '\n' ' ')" == "127.0.0.1_rank0.pt.trace.json.gz 127.0.0.1_rank1.pt.trace.json.gz " ]] &&
    [[ $(grep -c "^  kineto: $WORK/logs/ranks/127.0.0.1_rank[01].pt.trace.json.gz\$" "$WORK/out") -eq 2 ]]; then
-  pass "--kineto writes one Kineto trace per rank"
+  pass "one Kineto trace per rank"
 else
   fail "--kineto: $(ls "$WORK/logs/ranks" 2>&1); stdout: $(cat "$WORK/out")"
 fi

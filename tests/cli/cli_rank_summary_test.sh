@@ -3,7 +3,8 @@
 # job (tests/analysis/rank_space.h, written by write_rank_xplanes):
 #   cli_rank_summary_test.sh NEURONPROF_BINARY WRITE_RANK_XPLANES_BINARY
 # The multi-rank report (straggler, per rank and step, collectives) and its
-# CSVs; --host still gives one rank's report; a missing rank is named; ranks
+# CSVs; --host still gives one rank's report; each rank's capture warnings
+# head the report; a missing rank is named; ranks
 # of different world sizes, a rank twice and captures that do not overlap
 # in time exit 1 with a message naming them.
 set -u
@@ -68,6 +69,19 @@ if run 0 "missing rank" summary "$WORK/died"; then
   has "missing rank named" "$WORK/out" "MISSING: rank 2 of world size 4 has no file in this run"
   has "others reported" "$WORK/out" "node_rank3.xplane.pb"
 fi
+
+# What a rank's capture lost heads the report, named by its file; --json of
+# that rank carries it too.
+write lost --warning 1
+if run 0 "a rank's warning" summary "$WORK/lost"; then
+  has "warning named by file" "$WORK/out" "warning: node_rank1.xplane.pb: ms_duration=50 ended the window at 50 ms"
+  [[ $(grep -c "^warning: " "$WORK/out") -eq 1 ]] &&
+    [[ $(grep -n "^warning: " "$WORK/out" | cut -d: -f1) -lt $(grep -n "^Straggler" "$WORK/out" | cut -d: -f1) ]] &&
+    pass "one warning, before the report" || fail "warning lines: $(cat "$WORK/out")"
+fi
+run 0 "job without warnings" summary "$WORK/job" && hasnt "no warning line" "$WORK/out" "warning:"
+run 0 "--json of the rank" summary "$WORK/lost" --host node_rank1 --json - &&
+  has "json warnings key" "$WORK/out" '"warnings":["ms_duration=50 ended the window at 50 ms"]'
 
 write alone --ranks 2
 run 0 "one rank of four" summary "$WORK/alone" &&

@@ -112,7 +112,7 @@ class RankProcess(ct._Process):  # pylint: disable=protected-access
 def capture_ranks(service_addr: str, logdir: str, run: str,
                   duration_ms: int) -> subprocess.CompletedProcess:
   return ct.run_cli(["capture", "--service_addr", service_addr, "--logdir", logdir,
-                     "--duration_ms", str(duration_ms), "--run_name", run, "--kineto"],
+                     "--duration_ms", str(duration_ms), "--run_name", run],
                     timeout_s=duration_ms / 1000 + 90)
 
 
@@ -124,7 +124,7 @@ def rank_xplanes(logdir: str, run: str) -> Dict[str, str]:
 
 
 def kineto_run(logdir: str, run: str) -> str:
-  """<logdir>/<run>/, where `neuronprof capture --kineto` wrote
+  """<logdir>/<run>/, where `neuronprof capture` wrote
   <host>_rank<r>.pt.trace.json.gz for every captured rank (checked)."""
   out_dir = os.path.join(logdir, run)
   for worker in rank_xplanes(logdir, run):

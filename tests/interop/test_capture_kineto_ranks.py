@@ -1,9 +1,9 @@
-"""`neuronprof capture --kineto` of two ranks, read by the PyTorch profiler
+"""`neuronprof capture` of two ranks, read by the PyTorch profiler
 TensorBoard plugin (torch-tb-profiler) as one distributed run.
 
 Two capture_server_demo processes report themselves as ranks 0 and 1 of a
-job of 2 (RANK, LOCAL_RANK, WORLD_SIZE). One CLI call captures both with
---kineto: <logdir>/<run>/<host>_rank<R>.pt.trace.json.gz, one per rank,
+job of 2 (RANK, LOCAL_RANK, WORLD_SIZE). One CLI call captures both, by
+default with <logdir>/<run>/<host>_rank<R>.pt.trace.json.gz, one per rank,
 where a Profiler writes its own. The plugin's loader must list one worker
 per rank, each trace must carry its rank in distributedInfo, and both ranks'
 events must lie on the client's clock (measured offsets are printed).
@@ -45,8 +45,8 @@ def capture_with_kineto(logdir, servers):
   """Runs the CLI; returns it, and the client's clock before and after."""
   before_ns = time.time_ns()
   proc = ct.run_cli(["capture", "--service_addr", ",".join(s.address for s in servers),
-                     "--logdir", logdir, "--duration_ms", "500", "--run_name", RUN,
-                     "--kineto"], timeout_s=60)
+                     "--logdir", logdir, "--duration_ms", "500", "--run_name", RUN],
+                    timeout_s=60)
   after_ns = time.time_ns()
   assert proc.returncode == 0, ct.describe(proc)
   return proc, before_ns, after_ns

@@ -283,7 +283,7 @@ check_ddp_consumer() {
     sleep 0.1
   done
   if run_logged ddp-capture "$CLI" capture --service_addr "127.0.0.1:$port-$((port + 1))" \
-       --logdir "$logdir" --duration_ms 60000 --run_name ddp --kineto &&
+       --logdir "$logdir" --duration_ms 60000 --run_name ddp &&
      wait "$ddp_pid" &&
      run_logged ddp-summary "$CLI" summary "$logdir/plugins/profile/ddp"; then
     if grep -qE '^Straggler: rank 1\b' "$LOGS/ddp-summary.log" &&

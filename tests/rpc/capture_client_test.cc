@@ -449,7 +449,7 @@ TEST_CASE("bad capture options are refused with the field named") {
   CHECK_FALSE(Exists(logdir));  // Refused before touching the disk.
 }
 
-TEST_CASE("capture from one server: files hold the markers of the window") {
+TEST_CASE("capture from one server: files hold the markers of the window, Kineto's too") {
   TempDir dir;
   LocalServer server(dir.path());
   MarkerThread markers;
@@ -469,9 +469,13 @@ TEST_CASE("capture from one server: files hold the markers of the window") {
   CHECK(host.events > 0);
   CHECK(host.empty_reasons.empty());
   const std::string xplane = result->run_dir + "/127.0.0.1.xplane.pb";
-  REQUIRE(host.files.size() == 2);
+  REQUIRE(host.files.size() == 3);
   CHECK(host.files[0] == xplane);
   CHECK(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
+  // By default, as a Profiler does: the Kineto trace the PyTorch plugin and
+  // HTA read, in <logdir>/<run>/.
+  CHECK(host.files[2] == dir.path() + "/run/127.0.0.1.pt.trace.json.gz");
+  CHECK(Exists(host.files[2]));
   const XSpace space = testing::ReadXSpace(xplane);
   CHECK(HasEvent(space, "client_marker"));
   CHECK(xplane::NumEvents(space) == host.events);
@@ -522,6 +526,7 @@ TEST_CASE("a host's files are written when it answers, while another still conne
   CaptureOptions options =
       Options(dir.path(), {server.address(), Loopback(silent_port)}, 100);
   options.write_chrome_trace = false;
+  options.write_kineto_trace = false;
   options.connect_timeout_ms = 60 * 1000;
   bool checked = false;
   options.on_progress = [&](const CaptureProgress& progress) {
@@ -549,12 +554,14 @@ TEST_CASE("a grpc:// address works and is reported without the prefix") {
   MarkerThread markers;
   CaptureOptions options = Options(dir.path(), {"grpc://" + server.address()}, 100);
   options.write_chrome_trace = false;
+  options.write_kineto_trace = false;
   auto result = Capture(options);
   REQUIRE(result.ok());
   REQUIRE(result->hosts[0].status.ok());
   CHECK(result->hosts[0].address == server.address());
   CHECK(result->hosts[0].files.size() == 1);
   CHECK_FALSE(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
+  CHECK_FALSE(Exists(dir.path() + "/run"));
 }
 
 TEST_CASE("a refused host is reported while the other host's profile is written") {
@@ -672,10 +679,11 @@ TEST_CASE("two servers are captured in parallel into one run folder") {
   CHECK(result->hosts[1].host == "127.0.0.1_" + std::to_string(second.port()));
   for (const HostCaptureResult& host : result->hosts) {
     CAPTURE(host.address);
-    REQUIRE(host.files.size() == 2);
+    REQUIRE(host.files.size() == 3);
     CHECK(host.files[0] == result->run_dir + "/" + host.host + ".xplane.pb");
     CHECK(HasEvent(testing::ReadXSpace(host.files[0]), "helper_marker"));
     CHECK(Exists(host.files[1]));
+    CHECK(Exists(host.files[2]));
   }
 }
 
@@ -698,11 +706,12 @@ TEST_CASE("a server killed mid-capture fails alone and the other host's files ar
   CHECK(killed.files.empty());
   const HostCaptureResult& kept = result->hosts[1];
   REQUIRE(kept.status.ok());
-  REQUIRE(kept.files.size() == 2);
+  REQUIRE(kept.files.size() == 3);
   const XSpace space = testing::ReadXSpace(kept.files[0]);
   CHECK(HasEvent(space, "helper_marker"));
   CHECK(xplane::NumEvents(space) == kept.events);
   CHECK(Exists(kept.files[1]));
+  CHECK(Exists(kept.files[2]));
   // Only the survivor's files are in the run folder.
   CHECK_FALSE(Exists(result->run_dir + "/" + killed.host + ".xplane.pb"));
 }
@@ -740,6 +749,7 @@ TEST_CASE("every rank of a host is captured by one port range into one run folde
       dir.path(),
       {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
+  options.write_kineto_trace = false;
   auto result = Capture(options);
   REQUIRE(result.ok());
   REQUIRE(result->hosts.size() == kRanks);
@@ -804,7 +814,6 @@ TEST_CASE("a host whose clock is an hour ahead is measured and put on the client
                           (asan_options != nullptr ? std::string(asan_options) + ":" : "") +
                           "verify_asan_link_order=0"});
   CaptureOptions options = Options(dir.path(), {skewed.address()}, 200);
-  options.write_kineto_trace = true;
   const int64_t before = core::EpochNowNs();
   auto result = Capture(options);
   const int64_t after = core::EpochNowNs();
@@ -910,6 +919,7 @@ TEST_CASE("windows of every host open together when writing is limited to one ho
       dir.path(),
       {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
+  options.write_kineto_trace = false;
   options.max_parallel_hosts = 1;
   auto result = Capture(options);
   REQUIRE(result.ok());
