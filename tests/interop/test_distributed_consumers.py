@@ -197,3 +197,5 @@ def test_summary_names_the_slow_rank(captured):
                    proc.stdout, re.M), proc.stdout
   # Rank 3 sleeps before every all-reduce: it is the straggler.
   assert re.search(r"^Straggler: rank 3\b", proc.stdout, re.M), proc.stdout
+  # The collectives table names each Work by its title.
+  assert re.search(r"^  gloo:all_reduce ", proc.stdout, re.M), proc.stdout
