@@ -71,7 +71,7 @@ void CollectLine(const xplane::LineVisitor& line, const StepStatIds& ids,
       continue;
     }
     HostSpan span;
-    span.name = event.Name();
+    span.name = event.DisplayName();  // a Work span's title (xplane/collective_name.h)
     span.kind = xplane::IsAsyncLineId(line.Id())                   ? SpanKind::kAsync
                 : event.Stat(ids.framework)                        ? SpanKind::kOperator
                 : IsStepEvent(event, ids)                          ? SpanKind::kStep

@@ -73,7 +73,7 @@ void ReadLine(const xplane::LineVisitor& line, const StepStatIds& step_ids,
     const auto comm_id = event.IntStat(comm_ids.comm_id);
     if (!op && collective) {  // A Work span.
       RankCollective work;
-      work.op = std::string(event.Name());
+      work.op = std::string(event.DisplayName());  // the Work title
       work.collective = std::string(*collective);
       const auto seq = event.IntStat(comm_ids.seq);
       work.has_seq = seq.has_value();

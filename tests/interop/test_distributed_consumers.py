@@ -12,7 +12,8 @@ read by:
   - the PyTorch profiler plugin's loader (torch-tb-profiler 0.4.3): 4
     workers and its Distributed view (computation/communication overview,
     synchronizing time, the collectives table with their sizes);
-and xprof must list the run with one host per rank.
+and xprof must list the run with one host per rank, with each collective
+in a framework_op_stats row of its own.
 
   NEURONPROF_BUILD_DIR=build .venv/bin/python -m pytest \
       tests/interop/test_distributed_consumers.py
@@ -33,6 +34,7 @@ import pytest
 
 import capture_tools as ct
 import ddp_tools
+import xprof_tools
 from xprof_server import XprofServer
 
 WORLD = 4
@@ -175,6 +177,18 @@ def test_xprof_lists_one_host_per_rank(captured):
     server.stop()
 
 
+def test_xprof_op_stats_give_each_collective_its_row(captured):
+  # xprof reads an event name "a:b" as "<op>:<type>" and keys its rows by
+  # <op>: under the Work titles ("gloo:all_reduce") every collective fell
+  # into one "gloo" row, typed after whichever came first.
+  logdir, _ = captured
+  for worker, path in ddp_tools.rank_xplanes(logdir, RUN).items():
+    rows = {(r["operation"], r["type"]): r for r in xprof_tools.framework_op_stats(path)}
+    assert rows[("gloo/all_reduce", "all_reduce")]["occurrences"] == STEPS, worker
+    assert rows[("gloo/broadcast", "broadcast")]["occurrences"] == 1, worker
+    assert not [key for key in rows if key[0] == "gloo"], (worker, sorted(rows))
+
+
 def test_summary_names_the_slow_rank(captured):
   logdir, _ = captured
   proc = ddp_tools.summary(os.path.join(logdir, "plugins", "profile", RUN))
@@ -183,3 +197,5 @@ def test_summary_names_the_slow_rank(captured):
                    proc.stdout, re.M), proc.stdout
   # Rank 3 sleeps before every all-reduce: it is the straggler.
   assert re.search(r"^Straggler: rank 3\b", proc.stdout, re.M), proc.stdout
+  # The collectives table names each Work by its title.
+  assert re.search(r"^  gloo:all_reduce ", proc.stdout, re.M), proc.stdout

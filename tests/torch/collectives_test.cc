@@ -128,6 +128,8 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
     for (const Op& op : work) {
       CHECK(op.stat("comm_backend") == "gloo");
       CHECK(op.stat("collective") == std::string(e.name).substr(5));
+      // xprof's framework_op_stats: a row per collective, typed by it.
+      CHECK(op.xplane_name == "gloo/" + op.stat("collective") + ":" + op.stat("collective"));
       CHECK(op.stat("world_size") == "2");
       CHECK(op.stat("msg_bytes") == std::to_string(e.bytes));
       CHECK_FALSE(op.has("framework"));  // Not an operator.

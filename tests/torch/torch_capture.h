@@ -25,7 +25,8 @@ namespace testing {
 
 // One recorded event with its stats as text, in start order per thread.
 struct Op {
-  std::string name;
+  std::string name;         // as the viewers show it (display_name, else name)
+  std::string xplane_name;  // the metadata's name, as xprof's op stats parse it
   int64_t start_ps = 0;
   int64_t end_ps = 0;
   int64_t line_id = 0;  // The recording thread's line.
@@ -44,7 +45,8 @@ inline std::vector<Op> HostEvents(const tensorflow::profiler::XSpace& space) {
   if (host == nullptr) return ops;
   xplane::PlaneVisitor(*host).ForEachEvent([&](const xplane::EventVisitor& event) {
     Op op;
-    op.name = std::string(event.Name());
+    op.name = std::string(event.DisplayName());
+    op.xplane_name = std::string(event.Name());
     op.start_ps = event.line().timestamp_ns() * 1000 + event.OffsetPs();
     op.end_ps = op.start_ps + event.DurationPs();
     op.line_id = event.line().id();

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "src/core/event_args.h"
+#include "src/xplane/collective_name.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -459,6 +460,9 @@ void AddHostPlane(const core::RecordedCapture& capture,
   const ServingLines serving{&plane, &plane_stats, &capture.clock, base_epoch_ns};
   stats->events += serving.AddAsyncLines(&spans);
   stats->events += serving.AddCounterLine(&counters);
+  // c10d Work spans in a form xprof's framework_op_stats splits by
+  // collective (src/xplane/collective_name.h).
+  xplane::NameCollectivesForXprof(plane.plane());
 
   stats->dropped += static_cast<int64_t>(capture.dropped);
   if (capture.dropped > 0) {

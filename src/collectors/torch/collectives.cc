@@ -11,6 +11,7 @@
 
 #include "neuronprof/internal/recorder.h"
 #include "src/xplane/collective_bandwidth.h"
+#include "src/xplane/collective_name.h"
 #include "src/xplane/names.h"
 
 namespace neuronprof {
@@ -30,11 +31,6 @@ struct EnqueueInfo : torch::ParamCommsDebugInfo {
   int64_t comm_id = 0;
   int64_t seq = 0;
 };
-
-// The backends whose Work titles are "<backend>:<collective>".
-bool IsC10dBackend(std::string_view backend) {
-  return backend == "gloo" || backend == "nccl" || backend == "mpi" || backend == "ucc";
-}
 
 struct WorkContext : at::ObserverContext {
   std::string name;        // "gloo:all_reduce"
@@ -97,7 +93,7 @@ std::unique_ptr<at::ObserverContext> OnWorkStart(const at::RecordFunction& fn) {
   if (raw_name == nullptr) return nullptr;
   const std::string_view name(raw_name);
   const size_t colon = name.find(':');
-  if (colon == std::string_view::npos || !IsC10dBackend(name.substr(0, colon))) {
+  if (colon == std::string_view::npos || !xplane::IsC10dBackend(name.substr(0, colon))) {
     return nullptr;
   }
   const uint32_t state = internal::g_capture_state.load(std::memory_order_relaxed);
