@@ -411,6 +411,9 @@ TEST_CASE("the buffer pool hands each buffer out once and refuses when empty") {
   CHECK_FALSE(p.Complete(&stack_byte, 1));  // Not from this pool.
   CHECK_FALSE(p.Complete(a + 8, 1));        // Not a buffer start.
   CHECK(p.Outstanding() == 1);
+  // Each refused return is counted: its records are lost, and the capture
+  // says so (an earlier capture's buffer, seen on an H200).
+  CHECK(p.rejected() == 3);
 
   std::vector<std::pair<uint8_t*, size_t>> seen;
   p.ForEachCompleted([&](uint8_t* data, size_t valid) {
@@ -423,6 +426,7 @@ TEST_CASE("the buffer pool hands each buffer out once and refuses when empty") {
   p.Reset();
   CHECK(p.Outstanding() == 0);
   CHECK(p.refused() == 0);
+  CHECK(p.rejected() == 0);
   CHECK(p.Acquire() == a);
 }
 

@@ -58,6 +58,15 @@ uint8_t* ActivityBufferPool::Acquire() {
 }
 
 bool ActivityBufferPool::Complete(const uint8_t* buffer, size_t valid_bytes) {
+  if (!Accept(buffer, valid_bytes)) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  returned_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool ActivityBufferPool::Accept(const uint8_t* buffer, size_t valid_bytes) {
   if (buffer < base_ || buffer >= base_ + buffer_bytes_ * count_) return false;
   const size_t offset = static_cast<size_t>(buffer - base_);
   if (offset % buffer_bytes_ != 0) return false;
@@ -65,13 +74,8 @@ bool ActivityBufferPool::Complete(const uint8_t* buffer, size_t valid_bytes) {
   if (index >= HandedOut()) return false;
   size_t expected = kNotReturned;
   // A buffer comes back once; a second return would be a CUPTI bug.
-  if (!valid_bytes_[index].compare_exchange_strong(
-          expected, std::min(valid_bytes, buffer_bytes_),
-          std::memory_order_release)) {
-    return false;
-  }
-  returned_.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return valid_bytes_[index].compare_exchange_strong(
+      expected, std::min(valid_bytes, buffer_bytes_), std::memory_order_release);
 }
 
 void ActivityBufferPool::Reset() {
@@ -80,6 +84,7 @@ void ActivityBufferPool::Reset() {
   }
   returned_.store(0, std::memory_order_relaxed);
   refused_.store(0, std::memory_order_relaxed);
+  rejected_.store(0, std::memory_order_relaxed);
   next_.store(0, std::memory_order_release);
 }
 

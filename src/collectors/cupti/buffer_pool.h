@@ -30,7 +30,9 @@ class ActivityBufferPool {
   // Any thread, lock-free: a free buffer, or nullptr when none is left.
   uint8_t* Acquire();
   // Any thread: CUPTI returned `buffer` holding `valid_bytes` of records.
-  // False when `buffer` is not one of this pool's handed-out buffers.
+  // False when `buffer` is not one of this pool's handed-out buffers (or
+  // comes back twice); such returns are counted in rejected(), since their
+  // records are lost.
   bool Complete(const uint8_t* buffer, size_t valid_bytes);
 
   // Only while CUPTI holds none of this pool's buffers (before a capture
@@ -52,10 +54,12 @@ class ActivityBufferPool {
   // Handed out and not yet returned.
   size_t Outstanding() const;
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  uint64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kNotReturned = ~size_t{0};
   ActivityBufferPool(uint8_t* base, size_t buffer_bytes, size_t count);
+  bool Accept(const uint8_t* buffer, size_t valid_bytes);
 
   uint8_t* const base_;
   const size_t buffer_bytes_;
@@ -64,6 +68,7 @@ class ActivityBufferPool {
   std::atomic<size_t> next_{0};
   std::atomic<size_t> returned_{0};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> rejected_{0};
 };
 
 }  // namespace cupti

@@ -121,6 +121,13 @@ absl::Status CuptiTracer::PreparePool(const CuptiOptions& options) {
   const bool same_shape = pool_ != nullptr &&
                           pool_->buffer_bytes() == options.buffer_bytes &&
                           pool_->count() == options.max_buffers;
+  // A buffer CUPTI asked for after the last capture's flushes (a call that
+  // straddled its Stop) comes back now, while every kind is disabled, so
+  // the pool can be reused rather than leaked; else CUPTI would later
+  // return that buffer, full of this capture's records, to the new pool.
+  if (pool_ != nullptr && pool_->Outstanding() > 0) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
   if (same_shape && pool_->Outstanding() == 0) {
     pool_->Reset();
     g_pool.store(pool_.get(), std::memory_order_release);
@@ -225,6 +232,13 @@ absl::Status CuptiTracer::Flush(DeviceActivitySink& sink) {
   }
   if (flushed_ || pool_ == nullptr) return absl::OkStatus();
   flushed_ = true;
+  // A call on another thread that began before Stop() and returned after
+  // its last flush wrote its record into a buffer CUPTI asked for later
+  // (seen on an H200 under a busy loop): hand that back too. Every kind is
+  // disabled, so nothing new is recorded meanwhile.
+  if (pool_->Outstanding() > 0) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
   for (const ClockPair& pair : clock_pairs_) {
     sink.AddClockSync(pair.cupti_ns, pair.host_ns);
   }
@@ -261,6 +275,11 @@ absl::Status CuptiTracer::Flush(DeviceActivitySink& sink) {
     sink.AddDropped(pool_->refused(), absl::StrCat(
         "CUPTI buffer requests refused: all ", pool_->count(),
         " buffers were in use (see CuptiOptions.max_buffers)"));
+  }
+  if (pool_->rejected() > 0) {
+    sink.AddDropped(pool_->rejected(),
+                    "CUPTI buffers returned that this capture did not hand "
+                    "out (an earlier capture's); their records are lost");
   }
   if (pool_->Outstanding() > 0) {
     sink.AddDropped(pool_->Outstanding(),
