@@ -52,6 +52,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -149,9 +150,11 @@ RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot,
 }
 
 void RetireCurrentBlocks(ThreadSlot* slot);
+void NoteThreadExit();
 
 // Detaches the slot when its thread ends; the slot itself lives on until
-// the next StopRecording has collected it.
+// the next StopRecording has collected it, or in a ring until no block
+// holds its events any more (NoteThreadExit).
 struct SlotOwner {
   RegisteredThread* slot = nullptr;
   ~SlotOwner() {
@@ -162,6 +165,7 @@ struct SlotOwner {
     internal::t_slot = nullptr;
     t_thread_exiting = true;
     slot->exited.store(true, std::memory_order_release);
+    NoteThreadExit();
   }
 };
 thread_local SlotOwner t_slot_owner;
@@ -211,6 +215,72 @@ void RetireCurrentBlocks(ThreadSlot* slot) {
     Retire(HeaderBefore(slot->arena_limit));
   }
   internal::LeaveWriteSection(slot);
+}
+
+// Ring mode, with claims frozen and every write section ended (as in
+// SnapshotRing): deletes the slots of exited threads that no block names
+// as its owner any more, i.e. whose events have all been overwritten. A
+// block's owner is set only when it is claimed, so no later snapshot can
+// look for a deleted slot. Needs g_registry_mutex.
+void EraseOverwrittenExitedSlots(const EventPool& pool) {
+  std::unordered_set<const void*> owners;
+  for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
+    const RingBlockHeader* header = pool.ring_header(i);
+    if (header->state.load(std::memory_order_acquire) != RingBlockHeader::kFree) {
+      owners.insert(header->owner);
+    }
+  }
+  std::vector<RegisteredThread*>& registry = *g_registry;
+  registry.erase(std::remove_if(registry.begin(), registry.end(),
+                                [&owners](RegisteredThread* slot) {
+                                  if (!slot->exited.load(std::memory_order_acquire) ||
+                                      owners.count(slot) != 0) {
+                                    return false;
+                                  }
+                                  delete slot;
+                                  return true;
+                                }),
+                 registry.end());
+}
+
+// Waits until every write section open now has ended. Needs
+// g_registry_mutex; after a freeze, no block changes hands afterwards.
+void WaitForWriters() {
+  HeavyBarrier();
+  for (RegisteredThread* slot : *g_registry) {
+    while (slot->writing.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Exits since the last sweep of a ring's exited slots.
+std::atomic<uint64_t> g_exits_since_sweep{0};
+
+// On an exiting thread. A ring capture never stops, so its exited slots
+// are swept here instead: once per max(kMinExitsPerSweep, blocks) exits,
+// which bounds the slots kept to the ring's blocks (each names one owner)
+// plus that many, and the claims frozen meanwhile (the sweep reads block
+// owners; threads that switch blocks then drop, as during a snapshot) to
+// one short freeze per that many exits.
+void NoteThreadExit() {
+  constexpr uint64_t kMinExitsPerSweep = 64;
+  const uint64_t exits = g_exits_since_sweep.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (exits < kMinExitsPerSweep) return;
+  // Never wait here: a capture starting, stopping or being read sweeps or
+  // collects itself; the next exit tries again.
+  std::unique_lock<std::mutex> control(g_control_mutex, std::try_to_lock);
+  if (!control.owns_lock() || g_owned_pool == nullptr || !g_owned_pool->ring()) return;
+  EventPool& pool = *g_owned_pool;
+  if (exits < std::max(kMinExitsPerSweep, pool.num_blocks())) return;
+  g_exits_since_sweep.store(0, std::memory_order_relaxed);
+  pool.set_frozen(true);
+  {
+    std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
+    WaitForWriters();
+    EraseOverwrittenExitedSlots(pool);
+  }
+  pool.set_frozen(false);
 }
 
 // Inside a write section: points the slot at a fresh capture.
@@ -467,6 +537,11 @@ absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) 
 }
 }  // namespace
 
+size_t RegisteredThreadCount() {
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  return g_registry->size();
+}
+
 bool IsRecording() {
   std::lock_guard<std::mutex> lock(g_control_mutex);
   return g_owned_pool != nullptr;
@@ -595,13 +670,8 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
   // Freeze claims, then wait until every section that may have missed the
   // freeze has ended (the argument at the top of this file).
   pool.set_frozen(true);
-  HeavyBarrier();
   std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
-  for (RegisteredThread* slot : *g_registry) {
-    while (slot->writing.load(std::memory_order_acquire) != 0) {
-      std::this_thread::yield();
-    }
-  }
+  WaitForWriters();
   const ClockSample now = TakeClockSample();
   RecordedCapture capture;
   capture.clock = TickConverter(g_start_sample, now);
@@ -682,6 +752,9 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
       }
     }
   }
+  // Retired just now or long overwritten: exited threads' slots go once
+  // no block holds their events (their drops were counted above).
+  EraseOverwrittenExitedSlots(pool);
   pool.set_frozen(false);
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
   capture.start_epoch_ns =

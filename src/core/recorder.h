@@ -147,6 +147,11 @@ NEURONPROF_API absl::Status StartRingRecording(int host_tracer_level, uint64_t r
 // counted in `clipped`. FailedPrecondition without a running ring capture.
 NEURONPROF_API absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms = 0);
 
+// Threads whose recording state (about 200 bytes each) is kept now: live
+// ones that recorded, and exited ones whose events a capture may still
+// hold. Internal; tests count what exited threads leave behind with it.
+NEURONPROF_API size_t RegisteredThreadCount();
+
 // Size of one buffer block; every thread that records claims at least one.
 constexpr uint64_t kBlockBytes = 64 * 1024;
 
