@@ -12,7 +12,10 @@
 // dump's heap back, so RSS must come back down). Each dump's transient
 // memory is measured exactly (the peak RSS during the dump, VmHWM reset
 // just before it, minus the RSS before it) and compared with the ring's
-// size; --last_ms 0 dumps the whole ring (default: the last second).
+// size; --last_ms 0 dumps the whole ring (default: the last second). Each
+// dump prints a line (its time, events, drops, RSS before, transient, RSS
+// after); the run also fails ("NOT BACK") when RSS after some dump is more
+// than 4 MiB + 2 % above the RSS before the first one.
 //
 //   flight_recorder_soak [--seconds N] [--threads N] [--ring_mb N]
 //                        [--dump_every N] [--last_ms N] [--logdir DIR]
@@ -102,7 +105,9 @@ int main(int argc, char** argv) {
   // previous one returned, so sampling never waits for them.
   std::atomic<bool> dumping{false};
   std::atomic<int> dumps{0}, failed_dumps{0};
-  int64_t max_transient = 0;  // Read after dumper.join().
+  // Read after dumper.join(): the RSS before the first dump (the ring is
+  // full by then), and the largest transient and after-dump RSS.
+  int64_t max_transient = 0, recording_rss = 0, max_after = 0;
   std::thread dumper([&] {
     while (!stop.load()) {
       const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(dump_every);
@@ -112,10 +117,25 @@ int main(int argc, char** argv) {
       if (stop.load()) break;
       dumping.store(true);
       const int64_t before = RssBytes();
+      if (recording_rss == 0) recording_rss = before;
       ResetPeakRss();
+      const auto dump_start = std::chrono::steady_clock::now();
       auto dump = recorder.Dump("soak", last_ms);
-      max_transient = std::max(max_transient, PeakRssBytes() - before);
+      const double dump_ms = std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - dump_start).count();
+      const int64_t transient = PeakRssBytes() - before;
+      const int64_t after = RssBytes();
+      max_transient = std::max(max_transient, transient);
+      max_after = std::max(max_after, after);
       dump.ok() ? ++dumps : ++failed_dumps;
+      std::printf("dump %d: %.0f ms, %lld events, %lld dropped; rss before %.1f MiB, "
+                  "transient +%.1f MiB, after %.1f MiB (%+.1f MiB vs recording)\n",
+                  dumps.load() + failed_dumps.load(), dump_ms,
+                  dump.ok() ? static_cast<long long>(dump->events) : 0LL,
+                  dump.ok() ? static_cast<long long>(dump->dropped_events) : 0LL,
+                  before / 1048576.0, transient / 1048576.0, after / 1048576.0,
+                  (after - recording_rss) / 1048576.0);
+      std::fflush(stdout);
       dumping.store(false);
     }
   });
@@ -159,5 +179,11 @@ int main(int argc, char** argv) {
               max_transient / 1048576.0,
               max_transient <= (int64_t{ring_mb} << 20) ? "within" : "OVER", ring_mb);
   std::printf("peak while a dump ran: %.1f MiB (transient)\n", during_dump_peak / 1048576.0);
-  return flat ? 0 : 1;
+  // The criterion: after every dump RSS is back at the recording
+  // level, within 4 MiB + 2 %.
+  const bool back = max_after - recording_rss <= (int64_t{4} << 20) + recording_rss / 50;
+  std::printf("rss after each dump vs recording (%.1f MiB): at most %+.1f MiB: %s\n",
+              recording_rss / 1048576.0, (max_after - recording_rss) / 1048576.0,
+              back ? "back to recording level" : "NOT BACK");
+  return flat && back ? 0 : 1;
 }

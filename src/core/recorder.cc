@@ -59,6 +59,7 @@
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
 #include "src/core/event_pool.h"
+#include "src/core/snapshot_copy.h"
 #include "src/core/step_watch.h"
 
 namespace neuronprof {
@@ -614,30 +615,6 @@ absl::StatusOr<RecordedCapture> StopRecording() {
 
 namespace {
 
-// Copies of a snapshot's names, in chunks that never move.
-class NameCopies {
- public:
-  explicit NameCopies(std::vector<std::unique_ptr<char[]>>* chunks) : chunks_(chunks) {}
-  const char* Copy(const char* name, size_t length) {
-    if (static_cast<size_t>(limit_ - cursor_) < length) {
-      const size_t size = std::max<size_t>(kChunkBytes, length);
-      chunks_->push_back(std::make_unique<char[]>(size));
-      cursor_ = chunks_->back().get();
-      limit_ = cursor_ + size;
-    }
-    char* copy = cursor_;
-    std::memcpy(copy, name, length);
-    cursor_ += length;
-    return copy;
-  }
-
- private:
-  static constexpr size_t kChunkBytes = size_t{1} << 20;
-  std::vector<std::unique_ptr<char[]>>* chunks_;
-  char* cursor_ = nullptr;
-  char* limit_ = nullptr;
-};
-
 // The name of `record` (of `owner`) is intact: see "Ring mode" above.
 bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& record) {
   const char* block = pool.BlockOf(record.name);
@@ -667,6 +644,11 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
         absl::StrCat("last_ms must be >= 0 (0 = everything retained), got ", last_ms));
   }
   EventPool& pool = *g_owned_pool;
+  // Mapped before the freeze; for the whole ring also committed, so that
+  // the copy made during the freeze (when threads that fill their block
+  // drop events) takes no page fault.
+  auto copy = SnapshotCopy::Create(pool.capacity_bytes(), /*commit=*/last_ms == 0);
+  if (!copy.ok()) return copy.status();
   // Freeze claims, then wait until every section that may have missed the
   // freeze has ended (the argument at the top of this file).
   pool.set_frozen(true);
@@ -674,6 +656,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
   WaitForWriters();
   const ClockSample now = TakeClockSample();
   RecordedCapture capture;
+  capture.copy = std::move(*copy);
   capture.clock = TickConverter(g_start_sample, now);
   capture.stop_epoch_ns = now.realtime_ns;
   capture.buffer_bytes = pool.capacity_bytes();
@@ -697,7 +680,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
     blocks[header->owner].emplace_back(header->ticket,
                                        reinterpret_cast<const EventBlock*>(header));
   }
-  NameCopies names(&capture.copied_names);
+  SnapshotCopy& copied = *capture.copy;
   uint64_t first_start = now.ticks;
   for (RegisteredThread* slot : *g_registry) {
     const bool exited = slot->exited.load(std::memory_order_acquire);
@@ -707,39 +690,47 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
       std::sort(owned->second.begin(), owned->second.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       const char* current = cursor != nullptr ? pool.BlockOf(cursor - 1) : nullptr;
-      std::vector<EventRecord> records;
+      ThreadEvents thread;
       for (const auto& [ticket, block] : owned->second) {
         const size_t count = reinterpret_cast<const char*>(block) == current
                                  ? static_cast<size_t>(cursor - block->records)
                                  : EventBlock::kRecords;
+        const EventRecord* chunk = copied.next_record();
         for (size_t i = 0; i < count; ++i) {
           EventRecord record = block->records[i];
           if (record.end_ticks < cutoff_ticks) continue;
           if (pool.Contains(record.name)) {
-            if (!NameIsIntact(pool, slot, record)) {
+            // The copy holds the ring's bytes: it has room for every name
+            // and record the ring does.
+            const char* name = NameIsIntact(pool, slot, record)
+                                   ? copied.CopyName(record.name, record.name_length)
+                                   : nullptr;
+            if (name == nullptr) {
               ++capture.clipped;
               continue;
             }
-            record.name = names.Copy(record.name, record.name_length);
+            record.name = name;
+          }
+          if (!copied.AppendRecord(record)) {
+            ++capture.clipped;
+            continue;
           }
           if (static_cast<int64_t>(record.start_ticks - first_start) < 0) {
             first_start = record.start_ticks;
           }
-          records.push_back(record);
         }
+        const size_t kept = static_cast<size_t>(copied.next_record() - chunk);
+        if (kept > 0) thread.events.AddChunk(chunk, kept);
       }
-      if (!records.empty()) {
-        ThreadEvents thread;
+      if (!thread.events.empty()) {
         thread.thread_id = slot->thread_id;
         thread.thread_name =
             slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
         thread.exited = exited;
         thread.dropped = slot->dropped.load(std::memory_order_relaxed);
         thread.too_large = slot->too_large.load(std::memory_order_relaxed);
-        thread.events.AddChunk(records.data(), records.size());
         capture.dropped += thread.dropped;
         capture.too_large += thread.too_large;
-        capture.copied_records.push_back(std::move(records));  // Data stays put.
         capture.threads.push_back(std::move(thread));
       }
     }
