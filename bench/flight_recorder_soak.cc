@@ -19,6 +19,7 @@
 //
 //   flight_recorder_soak [--seconds N] [--threads N] [--ring_mb N]
 //                        [--dump_every N] [--last_ms N] [--logdir DIR]
+//                        [--all_files 1]   (also the Chrome and Kineto traces)
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +69,7 @@ void Record(int thread, const std::atomic<bool>& stop, std::atomic<int64_t>* ste
 
 int main(int argc, char** argv) {
   int seconds = 20, threads = 8, ring_mb = 64, dump_every = 5, last_ms = 1000;
+  bool all_files = false;  // The xplane.pb only, unless --all_files 1.
   std::string logdir = "/tmp/neuronprof_soak_logs";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
     else if (flag == "--dump_every") dump_every = std::atoi(argv[i + 1]);
     else if (flag == "--last_ms") last_ms = std::atoi(argv[i + 1]);
     else if (flag == "--logdir") logdir = argv[i + 1];
+    else if (flag == "--all_files") all_files = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -89,8 +92,8 @@ int main(int argc, char** argv) {
   neuronprof::FlightRecorderOptions options;
   options.ring_bytes = int64_t{ring_mb} << 20;
   options.logdir = logdir;
-  options.write_chrome_trace = false;
-  options.write_pytorch_trace = false;
+  options.write_chrome_trace = all_files;
+  options.write_pytorch_trace = all_files;
   neuronprof::FlightRecorder recorder(options);
   if (!recorder.status().ok()) {
     std::fprintf(stderr, "%s\n", recorder.status().ToString().c_str());
@@ -107,7 +110,7 @@ int main(int argc, char** argv) {
   std::atomic<int> dumps{0}, failed_dumps{0};
   // Read after dumper.join(): the RSS before the first dump (the ring is
   // full by then), and the largest transient and after-dump RSS.
-  int64_t max_transient = 0, recording_rss = 0, max_after = 0;
+  int64_t max_transient = 0, recording_rss = 0, max_after = 0, last_dropped = 0;
   std::thread dumper([&] {
     while (!stop.load()) {
       const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(dump_every);
@@ -128,14 +131,18 @@ int main(int argc, char** argv) {
       max_transient = std::max(max_transient, transient);
       max_after = std::max(max_after, after);
       dump.ok() ? ++dumps : ++failed_dumps;
-      std::printf("dump %d: %.0f ms, %lld events, %lld dropped; rss before %.1f MiB, "
+      // dropped_events counts since each thread began: this dump's share
+      // is the growth since the previous one.
+      const int64_t dropped = dump.ok() ? dump->dropped_events : last_dropped;
+      std::printf("dump %d: %.0f ms, %lld events, %lld more dropped; rss before %.1f MiB, "
                   "transient +%.1f MiB, after %.1f MiB (%+.1f MiB vs recording)\n",
                   dumps.load() + failed_dumps.load(), dump_ms,
                   dump.ok() ? static_cast<long long>(dump->events) : 0LL,
-                  dump.ok() ? static_cast<long long>(dump->dropped_events) : 0LL,
+                  static_cast<long long>(dropped - last_dropped),
                   before / 1048576.0, transient / 1048576.0, after / 1048576.0,
                   (after - recording_rss) / 1048576.0);
       std::fflush(stdout);
+      last_dropped = dropped;
       dumping.store(false);
     }
   });

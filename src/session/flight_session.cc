@@ -79,8 +79,13 @@ absl::StatusOr<ArenaSnapshot> FlightSession::SnapshotOnArena(int64_t last_ms,
                                                              std::string_view note) const {
   ArenaSnapshot result;
   result.arena = NewMappedArena();
-  result.space =
-      google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(result.arena.get());
+  if (result.arena != nullptr) {
+    result.space =
+        google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(result.arena.get());
+  } else {
+    result.heap_space = std::make_unique<tensorflow::profiler::XSpace>();
+    result.space = result.heap_space.get();
+  }
   absl::Status built = BuildSnapshot(last_ms, buffer_advice, note, result.space, &result.stats,
                                      &result.start_epoch_ns, &result.stop_epoch_ns);
   if (!built.ok()) return built;

@@ -30,7 +30,9 @@ struct ArenaSnapshot {
   ArenaSnapshot& operator=(ArenaSnapshot&&) noexcept;
 
   std::unique_ptr<google::protobuf::Arena> arena;
-  tensorflow::profiler::XSpace* space = nullptr;  // On `arena`.
+  // Where NewMappedArena gives none: the XSpace on the heap.
+  std::unique_ptr<tensorflow::profiler::XSpace> heap_space;
+  tensorflow::profiler::XSpace* space = nullptr;  // On `arena`, or heap_space.
   collectors::CollectStats stats;
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;

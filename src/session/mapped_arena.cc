@@ -24,6 +24,9 @@ void UnmapBlock(void* block, size_t bytes) { munmap(block, bytes); }
 }  // namespace
 
 std::unique_ptr<google::protobuf::Arena> NewMappedArena() {
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+  return nullptr;
+#endif
   google::protobuf::ArenaOptions options;
   options.start_block_size = kStartBlockBytes;
   options.max_block_size = kMaxBlockBytes;
