@@ -23,14 +23,16 @@
 // meanwhile drops its events until the freeze ends: at most what it would
 // have recorded then, counted in the dump's warnings and
 // ProfileResult::dropped_events, which count since each thread began) and
-// writes the files afterwards, on the calling thread. Its memory, all
-// unmapped when Dump returns (RSS comes back within a few MiB): the copy,
-// at most ring_bytes (one mapping, committed whole for last_ms 0); the
-// XSpace built from it, ~72 bytes per event plus ~40 per argument (2.7x
-// the bytes copied for steps of scopes with two arguments each), and
-// ~100 more per distinct string argument value; the writers' buffers, a
-// few MiB. A dump of a full ring of such markers peaks at ~3.6x ring_bytes
-// above the recording RSS (docs/guide/flight-recorder.md).
+// writes the files afterwards, on the calling thread. Its memory: the
+// copy, at most ring_bytes (one mapping, committed whole for last_ms 0);
+// the XSpace built from it, ~72 bytes per event plus ~40 per argument
+// (2.7x the bytes copied for steps of scopes with two arguments each) and
+// ~100 more per distinct string argument value; both unmapped when Dump
+// returns; the writers' buffers, from malloc. A dump of a full ring of
+// such markers peaks at ~3.6x ring_bytes above the recording RSS; after
+// it RSS stays a few MiB above its level (what glibc's thread arenas
+// keep), ~45 MiB with the Chrome and Kineto files
+// (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.
