@@ -219,11 +219,24 @@ void RetireCurrentBlocks(ThreadSlot* slot) {
 }
 
 // Ring mode, with claims frozen and every write section ended (as in
-// SnapshotRing): deletes the slots of exited threads that no block names
-// as its owner any more, i.e. whose events have all been overwritten. A
-// block's owner is set only when it is claimed, so no later snapshot can
-// look for a deleted slot. Needs g_registry_mutex.
+// SnapshotRing): gives the ring the current blocks of exited threads (a
+// thread that ended during a freeze could not), then deletes the slots of
+// exited threads that no block names as its owner any more, i.e. whose
+// events have all been overwritten. A block's owner is set only when it is
+// claimed, so no later snapshot can look for a deleted slot. Needs
+// g_registry_mutex.
 void EraseOverwrittenExitedSlots(const EventPool& pool) {
+  for (RegisteredThread* slot : *g_registry) {
+    if (!slot->exited.load(std::memory_order_acquire) ||
+        slot->generation != pool.generation()) {
+      continue;
+    }
+    for (const void* limit : {static_cast<const void*>(slot->limit),
+                              static_cast<const void*>(slot->arena_limit)}) {
+      RingBlockHeader* header = HeaderBefore(limit);
+      if (header != nullptr && header->owner == slot) Retire(header);
+    }
+  }
   std::unordered_set<const void*> owners;
   for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
     const RingBlockHeader* header = pool.ring_header(i);
@@ -734,17 +747,10 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
         capture.threads.push_back(std::move(thread));
       }
     }
-    // An exited thread writes no more: its current blocks rejoin the ring.
-    if (exited && slot->generation == pool.generation()) {
-      for (const void* limit : {static_cast<const void*>(slot->limit),
-                                static_cast<const void*>(slot->arena_limit)}) {
-        RingBlockHeader* header = HeaderBefore(limit);
-        if (header != nullptr && header->owner == slot) Retire(header);
-      }
-    }
   }
-  // Retired just now or long overwritten: exited threads' slots go once
-  // no block holds their events (their drops were counted above).
+  // An exited thread writes no more: its current blocks rejoin the ring,
+  // and its slot goes once no block holds its events (its drops were
+  // counted above).
   EraseOverwrittenExitedSlots(pool);
   pool.set_frozen(false);
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
