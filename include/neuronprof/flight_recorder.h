@@ -31,7 +31,7 @@
 // returns; the writers' buffers, from malloc. A dump of a full ring of
 // such markers peaks at ~3.6x ring_bytes above the recording RSS; after
 // it RSS stays a few MiB above its level (what glibc's thread arenas
-// keep), ~45 MiB with the Chrome and Kineto files
+// keep), 27-49 MiB with the Chrome and Kineto files
 // (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
