@@ -12,10 +12,14 @@
 // dump's heap back, so RSS must come back down). Each dump's transient
 // memory is measured exactly (the peak RSS during the dump, VmHWM reset
 // just before it, minus the RSS before it) and compared with the ring's
-// size; --last_ms 0 dumps the whole ring (default: the last second).
+// size; --last_ms 0 dumps the whole ring (default: the last second). Each
+// dump prints a line (its time, events, drops, RSS before, transient, RSS
+// after); the run also fails ("NOT BACK") when RSS after some dump is more
+// than 4 MiB + 2 % above the RSS before the first one.
 //
 //   flight_recorder_soak [--seconds N] [--threads N] [--ring_mb N]
 //                        [--dump_every N] [--last_ms N] [--logdir DIR]
+//                        [--all_files 1]   (also the Chrome and Kineto traces)
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,6 +69,7 @@ void Record(int thread, const std::atomic<bool>& stop, std::atomic<int64_t>* ste
 
 int main(int argc, char** argv) {
   int seconds = 20, threads = 8, ring_mb = 64, dump_every = 5, last_ms = 1000;
+  bool all_files = false;  // The xplane.pb only, unless --all_files 1.
   std::string logdir = "/tmp/neuronprof_soak_logs";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -74,6 +79,7 @@ int main(int argc, char** argv) {
     else if (flag == "--dump_every") dump_every = std::atoi(argv[i + 1]);
     else if (flag == "--last_ms") last_ms = std::atoi(argv[i + 1]);
     else if (flag == "--logdir") logdir = argv[i + 1];
+    else if (flag == "--all_files") all_files = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -86,8 +92,8 @@ int main(int argc, char** argv) {
   neuronprof::FlightRecorderOptions options;
   options.ring_bytes = int64_t{ring_mb} << 20;
   options.logdir = logdir;
-  options.write_chrome_trace = false;
-  options.write_pytorch_trace = false;
+  options.write_chrome_trace = all_files;
+  options.write_pytorch_trace = all_files;
   neuronprof::FlightRecorder recorder(options);
   if (!recorder.status().ok()) {
     std::fprintf(stderr, "%s\n", recorder.status().ToString().c_str());
@@ -102,7 +108,9 @@ int main(int argc, char** argv) {
   // previous one returned, so sampling never waits for them.
   std::atomic<bool> dumping{false};
   std::atomic<int> dumps{0}, failed_dumps{0};
-  int64_t max_transient = 0;  // Read after dumper.join().
+  // Read after dumper.join(): the RSS before the first dump (the ring is
+  // full by then), and the largest transient and after-dump RSS.
+  int64_t max_transient = 0, recording_rss = 0, max_after = 0, last_dropped = 0;
   std::thread dumper([&] {
     while (!stop.load()) {
       const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(dump_every);
@@ -112,10 +120,29 @@ int main(int argc, char** argv) {
       if (stop.load()) break;
       dumping.store(true);
       const int64_t before = RssBytes();
+      if (recording_rss == 0) recording_rss = before;
       ResetPeakRss();
+      const auto dump_start = std::chrono::steady_clock::now();
       auto dump = recorder.Dump("soak", last_ms);
-      max_transient = std::max(max_transient, PeakRssBytes() - before);
+      const double dump_ms = std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - dump_start).count();
+      const int64_t transient = PeakRssBytes() - before;
+      const int64_t after = RssBytes();
+      max_transient = std::max(max_transient, transient);
+      max_after = std::max(max_after, after);
       dump.ok() ? ++dumps : ++failed_dumps;
+      // dropped_events counts since each thread began: this dump's share
+      // is the growth since the previous one.
+      const int64_t dropped = dump.ok() ? dump->dropped_events : last_dropped;
+      std::printf("dump %d: %.0f ms, %lld events, %lld more dropped; rss before %.1f MiB, "
+                  "transient +%.1f MiB, after %.1f MiB (%+.1f MiB vs recording)\n",
+                  dumps.load() + failed_dumps.load(), dump_ms,
+                  dump.ok() ? static_cast<long long>(dump->events) : 0LL,
+                  static_cast<long long>(dropped - last_dropped),
+                  before / 1048576.0, transient / 1048576.0, after / 1048576.0,
+                  (after - recording_rss) / 1048576.0);
+      std::fflush(stdout);
+      last_dropped = dropped;
       dumping.store(false);
     }
   });
@@ -159,5 +186,11 @@ int main(int argc, char** argv) {
               max_transient / 1048576.0,
               max_transient <= (int64_t{ring_mb} << 20) ? "within" : "OVER", ring_mb);
   std::printf("peak while a dump ran: %.1f MiB (transient)\n", during_dump_peak / 1048576.0);
-  return flat ? 0 : 1;
+  // The criterion: after every dump RSS is back at the recording
+  // level, within 4 MiB + 2 %.
+  const bool back = max_after - recording_rss <= (int64_t{4} << 20) + recording_rss / 50;
+  std::printf("rss after each dump vs recording (%.1f MiB): at most %+.1f MiB: %s\n",
+              recording_rss / 1048576.0, (max_after - recording_rss) / 1048576.0,
+              back ? "back to recording level" : "NOT BACK");
+  return flat && back ? 0 : 1;
 }

@@ -18,9 +18,21 @@
 // Cost: markers take the same inline path as under a Profiler (no lock,
 // allocation or extra atomic per event; a block switch, once per ~2000
 // events, does one CAS more). A dump never blocks recording threads: it
-// freezes block switches for the few ms it copies the ring (a thread that
-// fills its block meanwhile drops events, counted in the dump's warnings)
-// and writes the files afterwards, on the calling thread.
+// freezes block switches while it copies the ring (15-35 ms for a full
+// 64 MiB ring on a 2-vCPU VM; a thread that fills its 64 KiB block
+// meanwhile drops its events until the freeze ends: at most what it would
+// have recorded then, counted in the dump's warnings and
+// ProfileResult::dropped_events, which count since each thread began) and
+// writes the files afterwards, on the calling thread. Its memory: the
+// copy, at most ring_bytes (one mapping, committed whole for last_ms 0);
+// the XSpace built from it, ~72 bytes per event plus ~40 per argument
+// (2.7x the bytes copied for steps of scopes with two arguments each) and
+// ~100 more per distinct string argument value; both unmapped when Dump
+// returns; the writers' buffers, from malloc. A dump of a full ring of
+// such markers peaks at ~3.6x ring_bytes above the recording RSS; after
+// it RSS stays a few MiB above its level (what glibc's thread arenas
+// keep), 27-49 MiB with the Chrome and Kineto files
+// (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.

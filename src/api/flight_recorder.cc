@@ -24,6 +24,15 @@ constexpr char kRingAdvice[] =
     "FlightRecorderOptions::ring_bytes";
 constexpr size_t kMaxReasonBytes = 64;  // Of the run folder's name.
 
+// Gives the heap a dump freed back to the system: glibc keeps freed
+// memory in its arenas (one per thread that dumped), so without this a
+// long-running recorder's RSS would ratchet up dump after dump.
+void ReleaseFreedHeap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 absl::Status ValidateFlightOptions(const FlightRecorderOptions& options) {
   if (options.ring_bytes <= 0) {
     return absl::InvalidArgumentError(
@@ -177,17 +186,18 @@ class FlightRecorder::Impl {
                      settings.last_ms, note, settings.on_dump);
   }
 
+  // The ring's copy and the XSpace are mappings of their own (the
+  // snapshot's copy, the XSpace's arena), unmapped when the dump ends; the
+  // writers' buffers are malloc's, handed back after.
   absl::StatusOr<ProfileResult> DumpLocked(std::string_view reason, int64_t last_ms,
                                            std::string_view note) {
-    auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
-    if (!captured.ok()) return captured.status();
-    auto written = Write(reason, std::move(*captured));
-#ifdef __GLIBC__
-    // A dump's copy and XSpace are large and short-lived: glibc keeps
-    // their freed heap (its mmap threshold rises after big frees), so a
-    // long-running recorder's RSS would ratchet up dump after dump.
-    malloc_trim(0);
-#endif
+    absl::StatusOr<ProfileResult> written;
+    {
+      auto captured = session_->SnapshotOnArena(last_ms, kRingAdvice, note);
+      if (!captured.ok()) return captured.status();
+      written = Write(reason, &*captured);
+    }
+    ReleaseFreedHeap();
     return written;
   }
 
@@ -196,12 +206,13 @@ class FlightRecorder::Impl {
   // never runs out of names), and written as every run is (api::RunWriter:
   // working folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason,
-                                      session::CaptureResult captured) {
+                                      session::ArenaSnapshot* captured) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
     const std::string run =
-        absl::StrCat(exporter::RunNameForTime(captured.stop_epoch_ns),
+        absl::StrCat(exporter::RunNameForTime(captured->stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
-    return writer_->Write(std::move(captured), run, &next_run_number_);
+    return writer_->WriteSpace(captured->space, captured->stats, captured->start_epoch_ns,
+                               captured->stop_epoch_ns, run, &next_run_number_);
   }
 
   static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {

@@ -72,17 +72,27 @@ void RunWriter::NotifyTraceReady(ProfileResult* result) const {
 absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
                                              const std::string& run_name,
                                              uint64_t* numbered) const {
+  return WriteSpace(&captured.space, captured.stats, captured.start_epoch_ns,
+                    captured.stop_epoch_ns, run_name, numbered);
+}
+
+absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace* space,
+                                                  const collectors::CollectStats& stats,
+                                                  int64_t start_epoch_ns,
+                                                  int64_t stop_epoch_ns,
+                                                  const std::string& run_name,
+                                                  uint64_t* numbered) const {
   const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
-  captured.space.add_hostnames(machine);
-  xplane::AddJobIdentity(identity_, &captured.space);
+  space->add_hostnames(machine);
+  xplane::AddJobIdentity(identity_, space);
   // One file per host and rank: ranks of one host share its name.
   const std::string host = xplane::RankedHostName(machine, identity_);
   ProfileResult result;
-  result.events = captured.stats.events;
-  result.threads = captured.stats.threads;
-  result.dropped_events = captured.stats.dropped;
-  result.duration_ns = captured.stop_epoch_ns - captured.start_epoch_ns;
+  result.events = stats.events;
+  result.threads = stats.threads;
+  result.dropped_events = stats.dropped;
+  result.duration_ns = stop_epoch_ns - start_epoch_ns;
   if (options_.port != 0 && server_status_.ok()) {
     result.server_port = ServerPort(options_, identity_);
   }
@@ -91,18 +101,18 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
         "no capture server: ", server_status_.message(),
         " (ProfilerOptions::port; 0 = no server)"));
   }
-  for (const std::string& warning : captured.space.warnings()) {
+  for (const std::string& warning : space->warnings()) {
     result.warnings.push_back(warning);
   }
-  for (const std::string& error : captured.space.errors()) {
+  for (const std::string& error : space->errors()) {
     result.warnings.push_back(absl::StrCat("error: ", error));
   }
 
-  auto run_dir = OpenFreeRunDirectory(run_name, captured.start_epoch_ns, host, numbered);
+  auto run_dir = OpenFreeRunDirectory(run_name, start_epoch_ns, host, numbered);
   absl::Status written = run_dir.status();
   if (run_dir.ok()) {
     result.run_dir = run_dir->path;
-    written = WriteRun(captured.space, run_dir->path, host, &result.files);
+    written = WriteRun(*space, run_dir->path, host, &result.files);
     if (written.ok()) return result;
     if (run_dir->created) {
       exporter::RemoveTree(run_dir->path);  // Ours (made exclusively), half-written.
@@ -114,7 +124,7 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
   }
   // Keep the capture: write it where we can and say where.
   const std::string run =
-      run_name.empty() ? exporter::RunNameForTime(captured.start_epoch_ns) : run_name;
+      run_name.empty() ? exporter::RunNameForTime(start_epoch_ns) : run_name;
   auto fallback = exporter::CreateFallbackDirectory(run);
   absl::Status fallback_status = fallback.status();
   if (fallback.ok()) {
@@ -122,7 +132,7 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
     export_options.chrome_trace = WritesChromeTrace(options_);
     if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
     fallback_status =
-        exporter::WriteProfileFiles(captured.space, *fallback, host, export_options)
+        exporter::WriteProfileFiles(*space, *fallback, host, export_options)
             .status();
     if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
   }

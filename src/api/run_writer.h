@@ -68,6 +68,13 @@ class RunWriter {
   absl::StatusOr<ProfileResult> Write(session::CaptureResult captured,
                                       const std::string& run_name,
                                       uint64_t* numbered = nullptr) const;
+  // Write's work, for an XSpace that lives elsewhere (a flight recorder's
+  // arena): `space` gets the host name and job identity added.
+  absl::StatusOr<ProfileResult> WriteSpace(tensorflow::profiler::XSpace* space,
+                                           const collectors::CollectStats& stats,
+                                           int64_t start_epoch_ns, int64_t stop_epoch_ns,
+                                           const std::string& run_name,
+                                           uint64_t* numbered = nullptr) const;
 
   // Runs options.on_trace_ready (if any) on `result`; an exception it
   // throws becomes a warning of the result.

@@ -52,12 +52,14 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
 #include "src/core/event_pool.h"
+#include "src/core/snapshot_copy.h"
 #include "src/core/step_watch.h"
 
 namespace neuronprof {
@@ -149,9 +151,11 @@ RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot,
 }
 
 void RetireCurrentBlocks(ThreadSlot* slot);
+void NoteThreadExit();
 
 // Detaches the slot when its thread ends; the slot itself lives on until
-// the next StopRecording has collected it.
+// the next StopRecording has collected it, or in a ring until no block
+// holds its events any more (NoteThreadExit).
 struct SlotOwner {
   RegisteredThread* slot = nullptr;
   ~SlotOwner() {
@@ -162,6 +166,7 @@ struct SlotOwner {
     internal::t_slot = nullptr;
     t_thread_exiting = true;
     slot->exited.store(true, std::memory_order_release);
+    NoteThreadExit();
   }
 };
 thread_local SlotOwner t_slot_owner;
@@ -211,6 +216,85 @@ void RetireCurrentBlocks(ThreadSlot* slot) {
     Retire(HeaderBefore(slot->arena_limit));
   }
   internal::LeaveWriteSection(slot);
+}
+
+// Ring mode, with claims frozen and every write section ended (as in
+// SnapshotRing): gives the ring the current blocks of exited threads (a
+// thread that ended during a freeze could not), then deletes the slots of
+// exited threads that no block names as its owner any more, i.e. whose
+// events have all been overwritten. A block's owner is set only when it is
+// claimed, so no later snapshot can look for a deleted slot. Needs
+// g_registry_mutex.
+void EraseOverwrittenExitedSlots(const EventPool& pool) {
+  for (RegisteredThread* slot : *g_registry) {
+    if (!slot->exited.load(std::memory_order_acquire) ||
+        slot->generation != pool.generation()) {
+      continue;
+    }
+    for (const void* limit : {static_cast<const void*>(slot->limit),
+                              static_cast<const void*>(slot->arena_limit)}) {
+      RingBlockHeader* header = HeaderBefore(limit);
+      if (header != nullptr && header->owner == slot) Retire(header);
+    }
+  }
+  std::unordered_set<const void*> owners;
+  for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
+    const RingBlockHeader* header = pool.ring_header(i);
+    if (header->state.load(std::memory_order_acquire) != RingBlockHeader::kFree) {
+      owners.insert(header->owner);
+    }
+  }
+  std::vector<RegisteredThread*>& registry = *g_registry;
+  registry.erase(std::remove_if(registry.begin(), registry.end(),
+                                [&owners](RegisteredThread* slot) {
+                                  if (!slot->exited.load(std::memory_order_acquire) ||
+                                      owners.count(slot) != 0) {
+                                    return false;
+                                  }
+                                  delete slot;
+                                  return true;
+                                }),
+                 registry.end());
+}
+
+// Waits until every write section open now has ended. Needs
+// g_registry_mutex; after a freeze, no block changes hands afterwards.
+void WaitForWriters() {
+  HeavyBarrier();
+  for (RegisteredThread* slot : *g_registry) {
+    while (slot->writing.load(std::memory_order_acquire) != 0) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Exits since the last sweep of a ring's exited slots.
+std::atomic<uint64_t> g_exits_since_sweep{0};
+
+// On an exiting thread. A ring capture never stops, so its exited slots
+// are swept here instead: once per max(kMinExitsPerSweep, blocks) exits,
+// which bounds the slots kept to the ring's blocks (each names one owner)
+// plus that many, and the claims frozen meanwhile (the sweep reads block
+// owners; threads that switch blocks then drop, as during a snapshot) to
+// one short freeze per that many exits.
+void NoteThreadExit() {
+  constexpr uint64_t kMinExitsPerSweep = 64;
+  const uint64_t exits = g_exits_since_sweep.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (exits < kMinExitsPerSweep) return;
+  // Never wait here: a capture starting, stopping or being read sweeps or
+  // collects itself; the next exit tries again.
+  std::unique_lock<std::mutex> control(g_control_mutex, std::try_to_lock);
+  if (!control.owns_lock() || g_owned_pool == nullptr || !g_owned_pool->ring()) return;
+  EventPool& pool = *g_owned_pool;
+  if (exits < std::max(kMinExitsPerSweep, pool.num_blocks())) return;
+  g_exits_since_sweep.store(0, std::memory_order_relaxed);
+  pool.set_frozen(true);
+  {
+    std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
+    WaitForWriters();
+    EraseOverwrittenExitedSlots(pool);
+  }
+  pool.set_frozen(false);
 }
 
 // Inside a write section: points the slot at a fresh capture.
@@ -467,6 +551,11 @@ absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) 
 }
 }  // namespace
 
+size_t RegisteredThreadCount() {
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  return g_registry->size();
+}
+
 bool IsRecording() {
   std::lock_guard<std::mutex> lock(g_control_mutex);
   return g_owned_pool != nullptr;
@@ -539,30 +628,6 @@ absl::StatusOr<RecordedCapture> StopRecording() {
 
 namespace {
 
-// Copies of a snapshot's names, in chunks that never move.
-class NameCopies {
- public:
-  explicit NameCopies(std::vector<std::unique_ptr<char[]>>* chunks) : chunks_(chunks) {}
-  const char* Copy(const char* name, size_t length) {
-    if (static_cast<size_t>(limit_ - cursor_) < length) {
-      const size_t size = std::max<size_t>(kChunkBytes, length);
-      chunks_->push_back(std::make_unique<char[]>(size));
-      cursor_ = chunks_->back().get();
-      limit_ = cursor_ + size;
-    }
-    char* copy = cursor_;
-    std::memcpy(copy, name, length);
-    cursor_ += length;
-    return copy;
-  }
-
- private:
-  static constexpr size_t kChunkBytes = size_t{1} << 20;
-  std::vector<std::unique_ptr<char[]>>* chunks_;
-  char* cursor_ = nullptr;
-  char* limit_ = nullptr;
-};
-
 // The name of `record` (of `owner`) is intact: see "Ring mode" above.
 bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& record) {
   const char* block = pool.BlockOf(record.name);
@@ -592,18 +657,19 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
         absl::StrCat("last_ms must be >= 0 (0 = everything retained), got ", last_ms));
   }
   EventPool& pool = *g_owned_pool;
+  // Mapped before the freeze; for the whole ring also committed, so that
+  // the copy made during the freeze (when threads that fill their block
+  // drop events) takes no page fault.
+  auto copy = SnapshotCopy::Create(pool.capacity_bytes(), /*commit=*/last_ms == 0);
+  if (!copy.ok()) return copy.status();
   // Freeze claims, then wait until every section that may have missed the
   // freeze has ended (the argument at the top of this file).
   pool.set_frozen(true);
-  HeavyBarrier();
   std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
-  for (RegisteredThread* slot : *g_registry) {
-    while (slot->writing.load(std::memory_order_acquire) != 0) {
-      std::this_thread::yield();
-    }
-  }
+  WaitForWriters();
   const ClockSample now = TakeClockSample();
   RecordedCapture capture;
+  capture.copy = std::move(*copy);
   capture.clock = TickConverter(g_start_sample, now);
   capture.stop_epoch_ns = now.realtime_ns;
   capture.buffer_bytes = pool.capacity_bytes();
@@ -627,7 +693,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
     blocks[header->owner].emplace_back(header->ticket,
                                        reinterpret_cast<const EventBlock*>(header));
   }
-  NameCopies names(&capture.copied_names);
+  SnapshotCopy& copied = *capture.copy;
   uint64_t first_start = now.ticks;
   for (RegisteredThread* slot : *g_registry) {
     const bool exited = slot->exited.load(std::memory_order_acquire);
@@ -637,51 +703,55 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
       std::sort(owned->second.begin(), owned->second.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       const char* current = cursor != nullptr ? pool.BlockOf(cursor - 1) : nullptr;
-      std::vector<EventRecord> records;
+      ThreadEvents thread;
       for (const auto& [ticket, block] : owned->second) {
         const size_t count = reinterpret_cast<const char*>(block) == current
                                  ? static_cast<size_t>(cursor - block->records)
                                  : EventBlock::kRecords;
+        const EventRecord* chunk = copied.next_record();
         for (size_t i = 0; i < count; ++i) {
           EventRecord record = block->records[i];
           if (record.end_ticks < cutoff_ticks) continue;
           if (pool.Contains(record.name)) {
-            if (!NameIsIntact(pool, slot, record)) {
+            // The copy holds the ring's bytes: it has room for every name
+            // and record the ring does.
+            const char* name = NameIsIntact(pool, slot, record)
+                                   ? copied.CopyName(record.name, record.name_length)
+                                   : nullptr;
+            if (name == nullptr) {
               ++capture.clipped;
               continue;
             }
-            record.name = names.Copy(record.name, record.name_length);
+            record.name = name;
+          }
+          if (!copied.AppendRecord(record)) {
+            ++capture.clipped;
+            continue;
           }
           if (static_cast<int64_t>(record.start_ticks - first_start) < 0) {
             first_start = record.start_ticks;
           }
-          records.push_back(record);
         }
+        const size_t kept = static_cast<size_t>(copied.next_record() - chunk);
+        if (kept > 0) thread.events.AddChunk(chunk, kept);
       }
-      if (!records.empty()) {
-        ThreadEvents thread;
+      if (!thread.events.empty()) {
         thread.thread_id = slot->thread_id;
         thread.thread_name =
             slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
         thread.exited = exited;
         thread.dropped = slot->dropped.load(std::memory_order_relaxed);
         thread.too_large = slot->too_large.load(std::memory_order_relaxed);
-        thread.events.AddChunk(records.data(), records.size());
         capture.dropped += thread.dropped;
         capture.too_large += thread.too_large;
-        capture.copied_records.push_back(std::move(records));  // Data stays put.
         capture.threads.push_back(std::move(thread));
       }
     }
-    // An exited thread writes no more: its current blocks rejoin the ring.
-    if (exited && slot->generation == pool.generation()) {
-      for (const void* limit : {static_cast<const void*>(slot->limit),
-                                static_cast<const void*>(slot->arena_limit)}) {
-        RingBlockHeader* header = HeaderBefore(limit);
-        if (header != nullptr && header->owner == slot) Retire(header);
-      }
-    }
   }
+  // An exited thread writes no more: its current blocks rejoin the ring,
+  // and its slot goes once no block holds its events (its drops were
+  // counted above).
+  EraseOverwrittenExitedSlots(pool);
   pool.set_frozen(false);
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
   capture.start_epoch_ns =

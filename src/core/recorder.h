@@ -23,6 +23,7 @@ namespace neuronprof {
 namespace core {
 
 class EventPool;
+class SnapshotCopy;
 
 // One thread's records, read in place from the capture's pool blocks (no
 // copy): valid while the RecordedCapture that holds the pool lives.
@@ -105,11 +106,10 @@ struct NEURONPROF_API RecordedCapture {
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;
   std::unique_ptr<EventPool> pool;
-  // A flight recorder's snapshot (SnapshotRing) holds copies instead of the
-  // pool, which recording goes on using: one record array per thread and
-  // the names those records point at.
-  std::vector<std::vector<internal::EventRecord>> copied_records;
-  std::vector<std::unique_ptr<char[]>> copied_names;
+  // A flight recorder's snapshot (SnapshotRing) holds a copy instead of the
+  // pool, which recording goes on using: the records and the names they
+  // point at, in one mapping of the ring's size.
+  std::unique_ptr<SnapshotCopy> copy;
   // Events left out of a snapshot because their name's block had been
   // recycled (the ring's cut went between the record and its name).
   uint64_t clipped = 0;
@@ -144,8 +144,16 @@ NEURONPROF_API absl::Status StartRingRecording(int host_tracer_level, uint64_t r
 // milliseconds when > 0) while recording goes on: threads are never
 // blocked; a thread that fills its block during the copy (a few ms) drops
 // events, counted. Events whose name was overwritten are left out and
-// counted in `clipped`. FailedPrecondition without a running ring capture.
+// counted in `clipped`. The copy takes one mapping of the ring's size,
+// committed before the copy starts and unmapped with the result.
+// FailedPrecondition without a running ring capture; ResourceExhausted
+// when the copy cannot be mapped.
 NEURONPROF_API absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms = 0);
+
+// Threads whose recording state (about 200 bytes each) is kept now: live
+// ones that recorded, and exited ones whose events a capture may still
+// hold. Internal; tests count what exited threads leave behind with it.
+NEURONPROF_API size_t RegisteredThreadCount();
 
 // Size of one buffer block; every thread that records claims at least one.
 constexpr uint64_t kBlockBytes = 64 * 1024;

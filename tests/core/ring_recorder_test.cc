@@ -157,6 +157,40 @@ TEST_CASE("an exited thread keeps its last events in the ring") {
   StopRing();
 }
 
+TEST_CASE("exited threads leave nothing behind once the ring overwrote their events") {
+  const size_t before = core::RegisteredThreadCount();
+  REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
+  // Short-lived threads and no dump: a service that spawns a thread per
+  // task must not grow while its flight recorder lives.
+  constexpr int kThreads = 3000;
+  for (int t = 0; t < kThreads; ++t) {
+    std::thread([t] {
+      SetCurrentThreadName("task_" + std::to_string(t));
+      ScopedTrace trace("task", {{"t", t}});
+    }).join();
+  }
+  // Kept: the slots whose events some block still holds (at most one per
+  // block) and the exits since the last sweep (at most max(64, blocks)).
+  constexpr size_t kBlocks = kRingBytes / core::kBlockBytes;
+  const size_t kept = core::RegisteredThreadCount() - before;
+  CHECK(kept <= kBlocks + 64);
+  // The newest exited thread's events are still dumped, with its name.
+  RecordedCapture capture = Snapshot();
+  bool newest_found = false;
+  for (const auto& thread : capture.threads) {
+    if (thread.thread_name != "task_" + std::to_string(kThreads - 1)) continue;
+    newest_found = true;
+    CHECK(thread.exited);
+    REQUIRE(thread.events.size() == 1);
+    CHECK(ArgInt(thread.events[0], "t") == kThreads - 1);
+  }
+  CHECK(newest_found);
+  // A snapshot sweeps too: only the threads the ring still holds stay.
+  CHECK(core::RegisteredThreadCount() - before <= kBlocks);
+  StopRing();
+  CHECK(core::RegisteredThreadCount() <= before);
+}
+
 TEST_CASE("ring bad inputs give clear statuses") {
   absl::Status small = core::StartRingRecording(2, core::kBlockBytes);
   CHECK(absl::IsInvalidArgument(small));
