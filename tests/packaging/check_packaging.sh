@@ -192,35 +192,37 @@ else
   fail "markers_only: consumer did not configure/build (logs in $LOGS)"
 fi
 
-# count_events <xplane> : prints "<name> <count>" per event name and the
-# thread names, from the installed CLI's Chrome trace of the file.
-count_events() {
+# trace_query <xplane> <python code>: converts the file with the installed
+# CLI and runs the code with `events`, the Chrome trace's events.
+trace_query() {
   # A fresh file each time: convert never replaces one without --force.
   rm -f "$WORK/converted.json" &&
     "$CLI" convert "$1" -o "$WORK/converted.json" >/dev/null &&
-    python3 -c '
+    python3 -c "
 import collections, json, sys
 trace = json.load(open(sys.argv[1]))
-events = trace["traceEvents"] if isinstance(trace, dict) else trace
+events = trace['traceEvents'] if isinstance(trace, dict) else trace
+$2" "$WORK/converted.json"
+}
+
+# count_events <xplane> : prints "<name> <count>" per event name and the
+# thread names.
+count_events() {
+  trace_query "$1" '
 names = collections.Counter(e["name"] for e in events if e.get("ph") == "X")
 threads = [e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"]
 for name, count in sorted(names.items()): print(name, count)
 for thread in threads: print("thread", thread)
-' "$WORK/converted.json"
+'
 }
 
 # typed_args <xplane> : the args of the "typed_work" marker, as JSON with
-# sorted keys, from the installed CLI's Chrome trace of the file.
+# sorted keys.
 typed_args() {
-  rm -f "$WORK/typed.json" &&
-    "$CLI" convert "$1" -o "$WORK/typed.json" >/dev/null &&
-    python3 -c '
-import json, sys
-trace = json.load(open(sys.argv[1]))
-events = trace["traceEvents"] if isinstance(trace, dict) else trace
+  trace_query "$1" '
 for e in events:
     if e.get("name") == "typed_work": print(json.dumps(e.get("args", {}), sort_keys=True))
-' "$WORK/typed.json"
+'
 }
 
 # ---- 4. find_package consumer: full library, plugin loaded with dlopen. -----
