@@ -344,11 +344,11 @@ if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTor
     # bytes (4 calls of 3 and 8 per element of a 64x64 float tensor).
     logdir=$WORK/logdir-op_cost
     if run_logged op_cost-run "$TORCH_BUILD/consumer_op_cost" "$logdir" &&
-       run_logged op_cost-summary "$CLI" summary "$logdir" --csv "$WORK/op_cost.csv" &&
-       grep -qE '^,?[a-z]*,aten::cumsum,.*,4,[^,]*,[^,]*,49152,131072,[^,]*,own,' "$WORK/op_cost.csv"; then
+       run_logged op_cost-summary "$CLI" summary "$logdir" --csv "$LOGS/op_cost.csv" &&
+       grep -qE '^,?[a-z]*,aten::cumsum,.*,4,[^,]*,[^,]*,49152,131072,[^,]*,own,' "$LOGS/op_cost.csv"; then
       pass "op costs: RegisterOpCost's aten::cumsum FLOPs and bytes are in the installed summary"
     else
-      fail "op costs: no aten::cumsum row with 49152 FLOPs, 131072 bytes (logs: $LOGS/op_cost-run.log, op_cost-summary.log, $WORK/op_cost.csv)"
+      fail "op costs: no aten::cumsum row with 49152 FLOPs, 131072 bytes (logs: $LOGS/op_cost-run.log, op_cost-summary.log, op_cost.csv)"
     fi
     check_ddp_consumer
   else
