@@ -120,21 +120,28 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   const bool device = steps.front().has_device;
   // An operator column only when some step has time in it: an inference
   // run has no Backward, a capture without operators none of them.
-  auto any = [&](int64_t StepBreakdown::*field) {
-    return std::any_of(steps.begin(), steps.end(),
-                       [&](const StepBreakdown& s) { return s.*field > 0; });
+  struct OpColumn {
+    const char* title;
+    const char* legend;
+    int64_t StepBreakdown::*ps;
   };
-  const bool forward = any(&StepBreakdown::forward_ps);
-  const bool loss = any(&StepBreakdown::loss_ps);
-  const bool backward = any(&StepBreakdown::backward_ps);
-  const bool optimizer = any(&StepBreakdown::optimizer_ps);
-  const bool other_ops = any(&StepBreakdown::other_ops_ps);
+  static constexpr OpColumn kOpColumns[] = {
+      {"Forward", "forward", &StepBreakdown::forward_ps},
+      {"Loss", "loss", &StepBreakdown::loss_ps},
+      {"Backward", "backward", &StepBreakdown::backward_ps},
+      {"Optimizer", "optimizer", &StepBreakdown::optimizer_ps},
+      {"Other ops", "other ops (no direction)", &StepBreakdown::other_ops_ps}};
+  // Which one an instant counts in, first to last (the legend's order).
+  static constexpr size_t kPrecedence[] = {2, 3, 1, 0, 4};
+  std::vector<const OpColumn*> op_columns;
   std::vector<std::string> header = {"Step", "Time(ms)"};
-  if (forward) header.push_back("Forward");
-  if (loss) header.push_back("Loss");
-  if (backward) header.push_back("Backward");
-  if (optimizer) header.push_back("Optimizer");
-  if (other_ops) header.push_back("Other ops");
+  for (const OpColumn& column : kOpColumns) {
+    if (std::any_of(steps.begin(), steps.end(),
+                    [&](const StepBreakdown& s) { return s.*column.ps > 0; })) {
+      op_columns.push_back(&column);
+      header.push_back(column.title);
+    }
+  }
   header.insert(header.end(), {"Markers", "Idle"});
   std::vector<std::string> kinds;
   if (device) {
@@ -150,11 +157,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   sum.name = "all steps";
   auto add = [&](const StepBreakdown& s) {
     std::vector<std::string> row = {s.name, Ms(s.duration_ps)};
-    if (forward) row.push_back(Percent(s.forward_ps, s.duration_ps));
-    if (loss) row.push_back(Percent(s.loss_ps, s.duration_ps));
-    if (backward) row.push_back(Percent(s.backward_ps, s.duration_ps));
-    if (optimizer) row.push_back(Percent(s.optimizer_ps, s.duration_ps));
-    if (other_ops) row.push_back(Percent(s.other_ops_ps, s.duration_ps));
+    for (const OpColumn* column : op_columns) {
+      row.push_back(Percent(s.*column->ps, s.duration_ps));
+    }
     row.insert(row.end(),
                {Percent(s.markers_ps, s.duration_ps), Percent(s.idle_ps, s.duration_ps)});
     if (device) {
@@ -181,11 +186,9 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
   for (size_t i : shown) add(steps[i]);
   for (const StepBreakdown& s : steps) {
     sum.duration_ps = SaturatingAdd(sum.duration_ps, s.duration_ps);
-    sum.forward_ps = SaturatingAdd(sum.forward_ps, s.forward_ps);
-    sum.loss_ps = SaturatingAdd(sum.loss_ps, s.loss_ps);
-    sum.backward_ps = SaturatingAdd(sum.backward_ps, s.backward_ps);
-    sum.optimizer_ps = SaturatingAdd(sum.optimizer_ps, s.optimizer_ps);
-    sum.other_ops_ps = SaturatingAdd(sum.other_ops_ps, s.other_ops_ps);
+    for (const OpColumn& column : kOpColumns) {
+      sum.*column.ps = SaturatingAdd(sum.*column.ps, s.*column.ps);
+    }
     sum.markers_ps = SaturatingAdd(sum.markers_ps, s.markers_ps);
     sum.idle_ps = SaturatingAdd(sum.idle_ps, s.idle_ps);
     sum.device_busy_ps = SaturatingAdd(sum.device_busy_ps, s.device_busy_ps);
@@ -202,10 +205,14 @@ void AppendSteps(const std::vector<StepBreakdown>& steps, size_t top, fmt::memor
                    "every step\n",
                    shown.size(), steps.size());
   }
-  fmt::format_to(to, "  % of step time; each instant counted once: {}{}{}{}{}markers only > idle{}\n",
-                 backward ? "backward > " : "", optimizer ? "optimizer > " : "",
-                 loss ? "loss > " : "", forward ? "forward > " : "",
-                 other_ops ? "other ops (no direction) > " : "",
+  std::string precedence;
+  for (size_t i : kPrecedence) {
+    if (std::find(op_columns.begin(), op_columns.end(), &kOpColumns[i]) != op_columns.end()) {
+      precedence += std::string(kOpColumns[i].legend) + " > ";
+    }
+  }
+  fmt::format_to(to, "  % of step time; each instant counted once: {}markers only > idle{}\n",
+                 precedence,
                  device ? "; device columns: any device event in the step's window; Launched: "
                           "device time of the work launched inside the step, on its thread"
                         : "");

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "src/export/map_entries.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -86,9 +87,13 @@ absl::StatusOr<tensorflow::profiler::XSpace> ParseXSpace(std::string_view data,
   if (data.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("'", source, "': empty file: not an XSpace"));
   }
+  // Protobuf's parse is quadratic on some map entries: rewritten first.
+  const auto canonical = CanonicalMapEntries(data);
+  const std::string_view bytes =
+      canonical.ok() && canonical->has_value() ? std::string_view(**canonical) : data;
   tensorflow::profiler::XSpace space;
-  if (data.size() > static_cast<size_t>(kMaxXSpaceFileBytes) ||
-      !space.ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+  if (!canonical.ok() || bytes.size() > static_cast<size_t>(kMaxXSpaceFileBytes) ||
+      !space.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::DataLossError(absl::StrCat("'", source,
                                             "' is not an XSpace (.xplane.pb) file: its ",
                                             data.size(), " bytes do not parse (truncated or "

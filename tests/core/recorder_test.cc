@@ -32,16 +32,10 @@ namespace neuronprof {
 namespace {
 
 using core::RecordedCapture;
-
-constexpr uint64_t kBigBuffer = uint64_t{64} << 20;
-
-RecordedCapture Stop() {
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  return std::move(*capture);
-}
-
 using testing::ArgInt;
+using testing::Events;
+using testing::kBigBuffer;
+using testing::Stop;
 
 const core::ThreadEvents* FindThread(const RecordedCapture& capture, int64_t tid) {
   for (const auto& thread : capture.threads) {
@@ -90,8 +84,7 @@ TEST_CASE("names, arguments and nesting are kept") {
                                    {"flag", true}});
   }
   RecordedCapture capture = Stop();
-  REQUIRE(capture.threads.size() == 1);
-  const auto& events = capture.threads[0].events;
+  const auto& events = Events(capture);
   REQUIRE(events.size() == 3);
   // Records are written as scopes end: innermost first.
   CHECK(core::PlainName(events[0]) == "args");
@@ -119,8 +112,7 @@ TEST_CASE("StepTrace carries step_num and the root marker") {
   REQUIRE(core::StartRecording(1, kBigBuffer).ok());
   { StepTrace step("train", 42, {{"batch", 8}}); }
   RecordedCapture capture = Stop();
-  REQUIRE(capture.threads.size() == 1);
-  const auto& record = capture.threads[0].events.at(0);
+  const auto& record = Events(capture).at(0);
   CHECK(core::PlainName(record) == "train");
   CHECK(ArgInt(record, "step_num") == 42);
   CHECK(ArgInt(record, "_r") == 1);
@@ -138,8 +130,7 @@ TEST_CASE("StepTrace keeps every extra argument") {
                     {"a18", 18}, {"a19", 19}});
   }
   RecordedCapture capture = Stop();
-  REQUIRE(capture.threads.size() == 1);
-  const auto& record = capture.threads[0].events.at(0);
+  const auto& record = Events(capture).at(0);
   std::vector<core::DecodedArg> args;
   core::DecodeArgs(record, &args);
   REQUIRE(args.size() == 22);

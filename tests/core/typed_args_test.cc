@@ -20,24 +20,14 @@ namespace {
 
 using core::RecordedCapture;
 using testing::ArgInt;
-
-constexpr uint64_t kBigBuffer = uint64_t{64} << 20;
-
-RecordedCapture Stop() {
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  return std::move(*capture);
-}
+using testing::Events;
+using testing::kBigBuffer;
+using testing::Stop;
 
 // What a record holds: its name with the encoded arguments, and where they begin.
 std::string Encoded(const internal::EventRecord& record) {
   return std::string(record.name, record.name_length) + "@" +
          std::to_string(record.args_offset);
-}
-
-const core::RecordsInPool& Events(const RecordedCapture& capture) {
-  REQUIRE(capture.threads.size() == 1);
-  return capture.threads[0].events;
 }
 
 TEST_CASE("typed arguments write the bytes of the initializer-list form") {

@@ -1,7 +1,8 @@
 // Writes the crafted .xplane.pb inputs of fuzz_xspace_readers:
 //   write_xspace_inputs TESTS_FUZZ_DIR
 // corpus/xspace/: seeds for paths no example capture reaches (memory
-// events and a pool line, one rank of a DDP job with collectives);
+// events and a pool line, one rank of a DDP job with collectives, metadata
+// map entries that go on after their value);
 // findings/xspace/: issue 27's reproducers, replayed as regression inputs.
 // The committed files were made with it (see tests/fuzz/README.md).
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/analysis/rank_space.h"
+#include "tests/export/map_churn.h"
 #include "tests/export/memory_space.h"
 
 namespace {
@@ -23,12 +25,15 @@ namespace xplane = neuronprof::xplane;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-bool Write(const std::string& path, const XSpace& space) {
-  std::string bytes;
-  if (!space.SerializeToString(&bytes)) return false;
+bool WriteBytes(const std::string& path, const std::string& bytes) {
   auto s = neuronprof::exporter::WriteFileAtomically(path, bytes);
   if (!s.ok()) std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
   return s.ok();
+}
+
+bool Write(const std::string& path, const XSpace& space) {
+  std::string bytes;
+  return space.SerializeToString(&bytes) && WriteBytes(path, bytes);
 }
 
 // An aten::bmm with an empty batch and dimensions of 2^31, unannotated: its
@@ -87,6 +92,8 @@ int main(int argc, char** argv) {
   const bool ok =
       Write(dir + "/corpus/xspace/memory_events.xplane.pb", neuronprof::testing::MemorySpace()) &&
       Write(dir + "/corpus/xspace/ddp_rank.xplane.pb", neuronprof::testing::MakeRankSpace(ddp)) &&
+      WriteBytes(dir + "/corpus/xspace/map_entry_churn.xplane.pb",
+                 neuronprof::testing::ChurningStatMetadata(64, 64)) &&
       Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
       Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
       Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());

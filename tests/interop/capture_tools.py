@@ -46,7 +46,9 @@ STARTUP_TIMEOUT_S = 30
 EPS_US = 1e-3
 
 
-def _binary(path: str, target: str) -> str:
+def binary(path: str, target: str) -> str:
+  """`path`, a binary of the build; the test fails naming its cmake target
+  when it is not built."""
   if not (os.path.isfile(path) and os.access(path, os.X_OK)):
     pytest.fail(f"{path} not found; build it (cmake --build {BUILD_DIR} "
                 f"--target {target}) or set NEURONPROF_BUILD_DIR")
@@ -135,7 +137,7 @@ class DemoServer(_Process):
   def __init__(self, allowed_root: str, extra_args: Sequence[str] = (),
                env: Optional[Dict[str, str]] = None):
     """`env`: variables added to this process's (RANK, LOCAL_RANK, ...)."""
-    super().__init__([_binary(DEMO, "capture_server_demo"), "--port", "0",
+    super().__init__([binary(DEMO, "capture_server_demo"), "--port", "0",
                       "--allowed_root", allowed_root, *extra_args],
                      env=dict(os.environ, **env) if env else None)
     self.allowed_root = allowed_root
@@ -206,7 +208,7 @@ class JaxServer(_Process):
 
 
 def run_cli(args: Sequence[str], timeout_s: float = 60) -> subprocess.CompletedProcess:
-  return subprocess.run([_binary(CLI, "neuronprof_cli"), *args],
+  return subprocess.run([binary(CLI, "neuronprof_cli"), *args],
                         capture_output=True, text=True, timeout=timeout_s,
                         check=False, stdin=subprocess.DEVNULL)
 

@@ -30,7 +30,7 @@ SMALL_MODEL = ("--hidden", "64", "--batch", "32")
 
 
 def binary() -> str:
-  return ct._binary(DDP, "libtorch_ddp")  # pylint: disable=protected-access
+  return ct.binary(DDP, "libtorch_ddp")
 
 
 def free_port_range(count: int) -> int:

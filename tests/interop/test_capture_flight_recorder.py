@@ -33,7 +33,7 @@ class FlightServer(ct._Process):  # pylint: disable=protected-access
   def __init__(self, logdir: str):
     self.logdir = logdir
     self.port = ct.free_loopback_port()
-    super().__init__([ct._binary(FLIGHT, "flight_recorder_server"),  # pylint: disable=protected-access
+    super().__init__([ct.binary(FLIGHT, "flight_recorder_server"),
                       "--logdir", logdir, "--port", str(self.port)])
     try:
       self.wait_for_line(SERVING_RE, 120)

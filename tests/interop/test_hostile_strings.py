@@ -21,19 +21,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import xprof_tools  # noqa: E402  pylint: disable=wrong-import-position
-
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
-WRITER = os.path.join(BUILD_DIR, "tests", "write_hostile_capture")
+import xprof_tools
 
 BAD = b"\xff\xed\xa0\x80\xc0\xaf\xe2\x82"
 # \x1e / \x1f too: argument keys and values are stored length-prefixed
@@ -74,12 +66,10 @@ def strict_json(data: bytes):
 # The marker's arguments as an initializer list and as typed Arg()s
 # (issue 24): both must give the same files.
 @pytest.fixture(scope="module", params=["list", "typed"])
-def files(tmp_path_factory, request):
-  if not os.access(WRITER, os.X_OK):
-    pytest.fail(f"{WRITER} not found; build it (cmake --build {BUILD_DIR} "
-                "--target write_hostile_capture) or set NEURONPROF_BUILD_DIR")
+def files(tmp_path_factory, request, build_binary):
+  writer = build_binary("tests", "write_hostile_capture")
   logdir = str(tmp_path_factory.mktemp("logdir"))
-  proc = subprocess.run([WRITER, logdir, NAME, TEXT, THREAD, KEY, request.param],
+  proc = subprocess.run([writer, logdir, NAME, TEXT, THREAD, KEY, request.param],
                         capture_output=True, timeout=120, check=False)
   assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
   paths = proc.stdout.decode().split()

@@ -11,38 +11,21 @@ overview page, and show the ops with their costs in the trace viewer.
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import xprof_tools  # noqa: E402  pylint: disable=wrong-import-position
+import xprof_tools
 
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
-EXAMPLE = os.path.join(BUILD_DIR, "examples", "libtorch_mlp")
 EPOCHS = 7
 BATCH, HIDDEN = 16, 32
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory) -> str:
-  if not (os.path.isfile(EXAMPLE) and os.access(EXAMPLE, os.X_OK)):
-    pytest.fail(f"libtorch_mlp not found at {EXAMPLE}: install libtorch-dev "
-                "(scripts/install_deps.sh) and build, or set NEURONPROF_BUILD_DIR")
-  logdir = tmp_path_factory.mktemp("libtorch_mlp")
-  subprocess.run([EXAMPLE, "--logdir", str(logdir), "--epochs", str(EPOCHS),
-                  "--batch", str(BATCH), "--hidden", str(HIDDEN)],
-                 check=True, capture_output=True, timeout=120)
-  files = glob.glob(os.path.join(str(logdir), "plugins", "profile", "*", "*.xplane.pb"))
-  assert len(files) == 1, files
-  return files[0]
+def capture(tmp_path_factory, example_capture) -> str:
+  return example_capture(tmp_path_factory.mktemp("libtorch_mlp"), "libtorch_mlp",
+                         "--epochs", str(EPOCHS), "--batch", str(BATCH), "--hidden", str(HIDDEN))
 
 
 def test_framework_op_stats_lists_the_aten_operators(capture):

@@ -24,18 +24,9 @@ import subprocess
 import numpy
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
-WRITER = os.path.join(BUILD_DIR, "tests", "write_request_xplane")
-CLI = os.path.join(BUILD_DIR, "tools", "neuronprof")
+import capture_tools as ct
 
-
-def _binary(path: str, target: str) -> str:
-  if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-    pytest.fail(f"{path} not found; build it (cmake --build {BUILD_DIR} --target {target}) "
-                "or set NEURONPROF_BUILD_DIR")
-  return path
+WRITER = os.path.join(ct.BUILD_DIR, "tests", "write_request_xplane")
 
 
 def _durations_us(trace_path: str) -> dict[str, list[float]]:
@@ -49,11 +40,11 @@ def _durations_us(trace_path: str) -> dict[str, list[float]]:
 
 
 def test_percentiles_match_numpy(tmp_path):
-  subprocess.run([_binary(WRITER, "write_request_xplane"), str(tmp_path), "host",
+  subprocess.run([ct.binary(WRITER, "write_request_xplane"), str(tmp_path), "host",
                   "--requests", "1000", "--irregular", "--slow", "5,600,901",
                   "--delay_us", "7000"], check=True, capture_output=True, timeout=60)
   durations = _durations_us(os.path.join(str(tmp_path), "host.trace.json.gz"))
-  summary = subprocess.run([_binary(CLI, "neuronprof_cli"), "summary", str(tmp_path),
+  summary = subprocess.run([ct.binary(ct.CLI, "neuronprof_cli"), "summary", str(tmp_path),
                             "--json", "-"], check=True, capture_output=True, text=True,
                            timeout=60)
   tables = json.loads(summary.stdout)["tables"]
@@ -78,7 +69,7 @@ def test_async_spans_counters_and_instants_match_the_chrome_trace(tmp_path):
   Perfetto reads them: the summary's figures are numpy's on the same data,
   the counter's time-weighted mean holding each sample until the next one
   and the last until the trace's last event ends."""
-  subprocess.run([_binary(WRITER, "write_request_xplane"), str(tmp_path), "host", "--flows",
+  subprocess.run([ct.binary(WRITER, "write_request_xplane"), str(tmp_path), "host", "--flows",
                   "--requests", "300", "--slow", "5,200", "--delay_us", "7000"],
                  check=True, capture_output=True, timeout=60)
   with gzip.open(os.path.join(str(tmp_path), "host.trace.json.gz"), "rt",
@@ -93,7 +84,7 @@ def test_async_spans_counters_and_instants_match_the_chrome_trace(tmp_path):
   weighted = (values * numpy.diff(times)).sum() / (end - samples[0][0])
   instants = collections.Counter(e["name"] for e in events if e.get("ph") == "i")
 
-  summary = subprocess.run([_binary(CLI, "neuronprof_cli"), "summary", str(tmp_path),
+  summary = subprocess.run([ct.binary(ct.CLI, "neuronprof_cli"), "summary", str(tmp_path),
                             "--json", "-"], check=True, capture_output=True, text=True,
                            timeout=60)
   tables = json.loads(summary.stdout)["tables"]

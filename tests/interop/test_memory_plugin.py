@@ -17,17 +17,10 @@ import types
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
-
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory):
-  binary = os.path.join(BUILD_DIR, "examples", "memory_leak")
-  if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-    pytest.fail(f"memory_leak not found at {binary}: build it (cmake --build "
-                f"{BUILD_DIR} --target memory_leak) or set NEURONPROF_BUILD_DIR")
+def capture(tmp_path_factory, build_binary):
+  binary = build_binary("examples", "memory_leak")
   logdir = str(tmp_path_factory.mktemp("memory_leak"))
   subprocess.run([binary, "--logdir", logdir, "--steps", "4"], check=True,
                  capture_output=True, timeout=120)

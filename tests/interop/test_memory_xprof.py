@@ -13,34 +13,13 @@ the recorded totals give.
 
 from __future__ import annotations
 
-import glob
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import xprof_tools  # noqa: E402  pylint: disable=wrong-import-position
+import xprof_tools
 
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD_DIR = os.environ.get("NEURONPROF_BUILD_DIR", os.path.join(REPO, "build"))
 MiB = 1 << 20
-
-
-def _capture(tmp_path_factory, example: str, *args: str) -> str:
-  binary = os.path.join(BUILD_DIR, "examples", example)
-  if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-    pytest.fail(f"{example} not found at {binary}: build the examples or set "
-                "NEURONPROF_BUILD_DIR")
-  logdir = tmp_path_factory.mktemp(example)
-  subprocess.run([binary, "--logdir", str(logdir), *args], check=True,
-                 capture_output=True, timeout=120)
-  files = glob.glob(os.path.join(str(logdir), "plugins", "profile", "*", "*.xplane.pb"))
-  assert len(files) == 1, files
-  return files[0]
 
 
 def _memory_profile(path: str) -> dict:
@@ -71,14 +50,15 @@ def _recorded_peak(path: str, allocator: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def mlp(tmp_path_factory) -> str:
-  return _capture(tmp_path_factory, "libtorch_mlp", "--epochs", "3", "--batch", "16",
-                  "--hidden", "32")
+def mlp(tmp_path_factory, example_capture) -> str:
+  return example_capture(tmp_path_factory.mktemp("libtorch_mlp"), "libtorch_mlp", "--epochs",
+                         "3", "--batch", "16", "--hidden", "32")
 
 
 @pytest.fixture(scope="module")
-def npu(tmp_path_factory) -> str:
-  return _capture(tmp_path_factory, "custom_device_demo", "--steps", "4", "--devices", "2")
+def npu(tmp_path_factory, example_capture) -> str:
+  return example_capture(tmp_path_factory.mktemp("custom_device_demo"), "custom_device_demo",
+                         "--steps", "4", "--devices", "2")
 
 
 def test_libtorch_cpu_allocator_has_a_timeline_and_its_peak(mlp):

@@ -13,10 +13,12 @@
 #    the same project builds plugin_backend.so, linked to markers only;
 # 4. find_package: the full library; the consumer dlopens plugin_backend.so
 #    (RTLD_LOCAL) inside its capture and every backend marker is in the
-#    file, as the installed CLI converts it; a FlightRecorder consumer
+#    file, as the installed CLI converts it, with the typed arguments
+#    (neuronprof::Arg) of its marker; a FlightRecorder consumer
 #    with the same plugin is dumped by SIGUSR2 and pulled remotely;
 # 5. torch (when installed): the libtorch_mlp example trains under a
 #    kOperator capture, and `neuronprof summary` shows its aten operators;
+#    a custom op's RegisterOpCost formula gives its FLOPs in the summary;
 #    the libtorch_ddp example's 2 ranks are captured by the installed CLI
 #    and its multi-rank summary names the slowed rank;
 # 6. cupti (when installed): EnableCuptiCollector and a capture without a GPU;
@@ -190,29 +192,53 @@ else
   fail "markers_only: consumer did not configure/build (logs in $LOGS)"
 fi
 
-# count_events <xplane> : prints "<name> <count>" per event name and the
-# thread names, from the installed CLI's Chrome trace of the file.
-count_events() {
+# trace_query <xplane> <python code>: converts the file with the installed
+# CLI and runs the code with `events`, the Chrome trace's events.
+trace_query() {
   # A fresh file each time: convert never replaces one without --force.
   rm -f "$WORK/converted.json" &&
     "$CLI" convert "$1" -o "$WORK/converted.json" >/dev/null &&
-    python3 -c '
+    python3 -c "
 import collections, json, sys
 trace = json.load(open(sys.argv[1]))
-events = trace["traceEvents"] if isinstance(trace, dict) else trace
+events = trace['traceEvents'] if isinstance(trace, dict) else trace
+$2" "$WORK/converted.json"
+}
+
+# count_events <xplane> : prints "<name> <count>" per event name and the
+# thread names.
+count_events() {
+  trace_query "$1" '
 names = collections.Counter(e["name"] for e in events if e.get("ph") == "X")
 threads = [e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"]
 for name, count in sorted(names.items()): print(name, count)
 for thread in threads: print("thread", thread)
-' "$WORK/converted.json"
+'
+}
+
+# typed_args <xplane> : the args of the "typed_work" marker, as JSON with
+# sorted keys.
+typed_args() {
+  trace_query "$1" '
+for e in events:
+    if e.get("name") == "typed_work": print(json.dumps(e.get("args", {}), sort_keys=True))
+'
 }
 
 # ---- 4. find_package consumer: full library, plugin loaded with dlopen. -----
 if [[ $INSTALLED == 1 ]] && configure_and_build find_package "$HERE/find_package" "$FP_BUILD"; then
   logdir=$WORK/logdir-find_package
   if run_logged find_package-run "$FP_BUILD/consumer" "$logdir" $PLUGIN; then
-    pass "find_package: consumer built, ran, recorded exactly its own and the plugin's markers"
+    pass "find_package: consumer built, ran, recorded exactly its own and the plugin's markers; Stop() wrote the xplane.pb, Chrome and Kineto traces"
     xplane=$(compgen -G "$logdir/plugins/profile/*/consumer.xplane.pb" | head -1)
+    if [[ -n $xplane ]] && args=$(typed_args "$xplane" 2>"$LOGS/convert-typed.log") &&
+       grep -qF '"batch": 32' <<<"$args" && grep -qF '"dtype": "bf16"' <<<"$args" &&
+       grep -qF '"scale": 0.5' <<<"$args"; then
+      pass "typed args: neuronprof::Arg's batch, dtype and scale read back by the installed CLI"
+    else
+      echo "${args:-}"
+      fail "typed args: typed_work's args are not batch 32, dtype bf16, scale 0.5 (log: $LOGS/convert-typed.log)"
+    fi
     if [[ -n $PLUGIN && -n $xplane ]] && counts=$(count_events "$xplane" 2>"$LOGS/convert.log"); then
       if grep -qx 'backend_op 20' <<<"$counts" && grep -qx 'backend_step 20' <<<"$counts" &&
          grep -qx 'thread backend_worker' <<<"$counts"; then
@@ -313,6 +339,16 @@ if [[ $INSTALLED == 1 ]] && compgen -G "$PREFIX/*/cmake/neuronprof/neuronprofTor
       fi
     else
       fail "torch: consumer or summary failed (logs: $LOGS/torch-run.log, torch-summary.log)"
+    fi
+    # RegisterOpCost: the installed summary's op table has its FLOPs and
+    # bytes (4 calls of 3 and 8 per element of a 64x64 float tensor).
+    logdir=$WORK/logdir-op_cost
+    if run_logged op_cost-run "$TORCH_BUILD/consumer_op_cost" "$logdir" &&
+       run_logged op_cost-summary "$CLI" summary "$logdir" --csv "$LOGS/op_cost.csv" &&
+       grep -qE '^,?[a-z]*,aten::cumsum,.*,4,[^,]*,[^,]*,49152,131072,[^,]*,own,' "$LOGS/op_cost.csv"; then
+      pass "op costs: RegisterOpCost's aten::cumsum FLOPs and bytes are in the installed summary"
+    else
+      fail "op costs: no aten::cumsum row with 49152 FLOPs, 131072 bytes (logs: $LOGS/op_cost-run.log, op_cost-summary.log, op_cost.csv)"
     fi
     check_ddp_consumer
   else

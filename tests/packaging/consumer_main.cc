@@ -4,9 +4,12 @@
 // an inference server loads a backend (dlopen, RTLD_LOCAL) and calls its
 // backend_run(10), whose 40 markers must land in this capture.
 //   consumer [LOGDIR [PLUGIN.so]]
-// Exits 0 only if exactly the expected events were recorded, the
-// .xplane.pb file exists and the in-process summary (neuronprof/summary.h)
-// counts the steps and markers. Used by tests/packaging/check_packaging.sh.
+// Exits 0 only if exactly the expected events were recorded, Stop() wrote
+// the files the options' defaults promise (.xplane.pb, the Chrome trace
+// and the Kineto trace) and the in-process summary (neuronprof/summary.h)
+// counts the steps and markers. A "typed_work" marker carries typed
+// arguments (neuronprof::Arg): batch 32, dtype "bf16", scale 0.5, which
+// tests/packaging/check_packaging.sh reads back with the installed CLI.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,11 +21,6 @@
 #include <neuronprof/neuronprof.h>
 
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool IsRegularFile(const std::string& path) {
   struct stat st;
@@ -61,6 +59,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 1000; ++i) acc = acc + i * 0.5;
   }
   int64_t expected_events = 6;
+  {
+    // Typed arguments: fixed types at compile time, copied raw.
+    neuronprof::ScopedTrace typed("typed_work", neuronprof::Arg("batch", 32),
+                                  neuronprof::Arg("dtype", "bf16"), neuronprof::Arg("scale", 0.5));
+    expected_events += 1;
+  }
   {
     // Flows, an async span, a counter and an instant (trace_events.h).
     neuronprof::AsyncTrace request("requests", "request");
@@ -109,23 +113,21 @@ int main(int argc, char** argv) {
                  static_cast<long long>(result->events));
     return 1;
   }
-  std::string xplane;
-  for (const std::string& file : result->files) {
-    std::printf("  wrote %s\n", file.c_str());
-    if (EndsWith(file, ".xplane.pb")) xplane = file;
-  }
-  if (xplane.empty()) {
-    std::fprintf(stderr, "no .xplane.pb among the written files\n");
-    return 1;
-  }
-  if (!IsRegularFile(xplane)) {
-    std::fprintf(stderr, "%s does not exist or is empty\n", xplane.c_str());
-    return 1;
-  }
-  const std::string expected = result->run_dir + "/consumer.xplane.pb";
-  if (!IsRegularFile(expected)) {
-    std::fprintf(stderr, "%s does not exist\n", expected.c_str());
-    return 1;
+  for (const std::string& file : result->files) std::printf("  wrote %s\n", file.c_str());
+  // The defaults of a kTrace capture: the xplane.pb always, the Chrome trace
+  // (write_chrome_trace unset, no kOperator Kineto trace to stand in for
+  // it) and the Kineto trace (write_pytorch_trace), at their documented paths.
+  const std::string run = result->run_dir.substr(result->run_dir.rfind('/') + 1);
+  for (const std::string& expected :
+       {result->run_dir + "/consumer.xplane.pb", result->run_dir + "/consumer.trace.json.gz",
+        logdir + "/" + run + "/consumer.pt.trace.json.gz"}) {
+    bool listed = false;
+    for (const std::string& file : result->files) listed = listed || file == expected;
+    if (!listed || !IsRegularFile(expected)) {
+      std::fprintf(stderr, "%s is %s\n", expected.c_str(),
+                   listed ? "listed but missing or empty" : "not among the written files");
+      return 1;
+    }
   }
   // The server's own breakdown, without reading files itself.
   neuronprof::MarkerSummaryOptions summary_options;

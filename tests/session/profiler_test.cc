@@ -227,23 +227,31 @@ TEST_CASE("a capture writes the host plane with threads, nesting and stats") {
   CHECK(main_line.timestamp_ns() < result->duration_ns);
 }
 
-// Blocks the collecting thread inside a fake collector's Stop() (which the
-// session calls after the host recorder's) until the test releases `gate`.
-void HoldInStop(FakeScript* script, testing::ThreadGate* gate) {
-  script->on_stop = [gate] { gate->Enter(); };
-}
+// A Profiler whose window of `ms_duration` ends by itself, with the
+// collecting thread held inside a fake collector's Stop() (which the
+// session calls after the host recorder's) until the test releases `gate`
+// (at the latest when the window goes out of scope).
+struct GatedWindow {
+  explicit GatedWindow(int64_t ms_duration) : profiler(Options(dir.path(), ms_duration)) {}
+  static ProfilerOptions Options(const std::string& logdir, int64_t ms_duration) {
+    ProfilerOptions options = TestOptions(logdir);
+    options.ms_duration = ms_duration;
+    return options;
+  }
+
+  TempDir dir;
+  testing::ThreadGate gate;
+  FakeScript gate_collector{"gate", {}, {}, {}, [this] { gate.Enter(); }};
+  ArmedFakes fakes{&gate_collector};
+  Profiler profiler;
+  testing::ReleaseAtExit release{gate};
+};
 
 TEST_CASE("the window ends by itself after ms_duration; later markers are left out") {
-  TempDir dir;
-  FakeScript gate_collector{"gate"};
-  testing::ThreadGate gate;
-  HoldInStop(&gate_collector, &gate);
-  ArmedFakes fakes(&gate_collector);
-  ProfilerOptions options = TestOptions(dir.path());
-  options.ms_duration = 20;
-  Profiler profiler(options);
+  GatedWindow window(20);
+  Profiler& profiler = window.profiler;
+  testing::ThreadGate& gate = window.gate;
   REQUIRE(profiler.status().ok());
-  testing::ReleaseAtExit release{gate};
   { ScopedTrace inside("inside"); }
   // Nobody calls Stop(): the window has to end by itself.
   REQUIRE(gate.WaitEntered());
@@ -271,16 +279,10 @@ TEST_CASE("the window ends by itself after ms_duration; later markers are left o
 // option that would have kept them (no sleeps decide the count: the steps
 // after WaitEntered() run once the window has closed).
 TEST_CASE("a window that ends before the program says so, with the steps after it") {
-  TempDir dir;
-  FakeScript gate_collector{"gate"};
-  testing::ThreadGate gate;
-  HoldInStop(&gate_collector, &gate);
-  ArmedFakes fakes(&gate_collector);
-  ProfilerOptions options = TestOptions(dir.path());
-  options.ms_duration = 50;
-  Profiler profiler(options);
+  GatedWindow window(50);
+  Profiler& profiler = window.profiler;
+  testing::ThreadGate& gate = window.gate;
   REQUIRE(profiler.status().ok());
-  testing::ReleaseAtExit release{gate};
   for (int step = 0; step < 4; ++step) StepTrace recorded("train", step);
   REQUIRE(gate.WaitEntered());  // The window has ended by itself.
   gate.Release();
