@@ -4,9 +4,9 @@
 #include <malloc.h>
 #endif
 
-#include <grpc/slice.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/slice.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 
 #include <algorithm>
 #include <atomic>
@@ -74,17 +74,21 @@ class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor
   }
 
   // gRPC's own serializer walks the messages three times (two ByteSizeLong
-  // and the write) into 1 MiB blocks; the handler's ByteSizeLong already
-  // cached every size, so one write into one slice of the exact size does.
+  // and the write); the handler's ByteSizeLong already cached every size,
+  // so one write into gRPC's 1 MiB slices does.
   // False (nothing done) when the sizes were not cached for this response.
   bool SerializeOnce(const tensorflow::ProfileResponse& response,
                      grpc::experimental::InterceptorBatchMethods* methods) {
     const size_t bytes = limit_->ResponseBytes(context_);
     if (bytes == 0 || static_cast<size_t>(response.GetCachedSize()) != bytes) return false;
-    grpc_slice slice = grpc_slice_malloc_large(bytes);
-    response.SerializeWithCachedSizesToArray(GRPC_SLICE_START_PTR(slice));
-    grpc::Slice owned(slice, grpc::Slice::STEAL_REF);
-    grpc::ByteBuffer serialized(&owned, 1);
+    grpc::ByteBuffer serialized;
+    {
+      grpc::ProtoBufferWriter writer(&serialized, grpc::kProtoBufferWriterMaxBufferLength,
+                                     static_cast<int>(bytes));
+      google::protobuf::io::CodedOutputStream out(&writer);
+      response.SerializeWithCachedSizes(&out);
+      if (out.HadError()) return false;
+    }
     // No message left to serialize: gRPC sends the buffer as it is.
     methods->ModifySendMessage(nullptr);
     methods->GetSerializedSendMessage()->Swap(&serialized);

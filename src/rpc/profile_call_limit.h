@@ -50,7 +50,7 @@ class ProfileCallLimit {
   void Responding(grpc::ServerContextBase* context, size_t bytes);
 
   // Interceptors that serialize a Profile response once, straight into
-  // one gRPC slice, and free its message on the watch thread while it is
+  // gRPC's slices, and free its message on the watch thread while it is
   // sent (only the bytes wait for the client, not the several times
   // larger XSpace objects, and the send does not wait for the free); they
   // call CallEnded when gRPC destroys the call.

@@ -170,7 +170,7 @@ TEST_CASE("a returned profile is serialized in one pass, to the size the server 
   REQUIRE(recorded);
   REQUIRE(status.ok());
   // What gRPC sent is the message the handler built and sized (its
-  // cached sizes written once into one slice), not a second serialization.
+  // cached sizes written once into gRPC's slices), not a second serialization.
   CHECK(rpc::OnePassResponsesForTesting() == one_pass_before + 1);
   CHECK(HasEvent(response.xspace(), "remote_marker"));
   const auto& headers = context.GetServerInitialMetadata();
