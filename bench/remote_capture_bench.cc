@@ -6,7 +6,7 @@
 // line per round and the median of each column:
 //
 //   remote_capture_bench [--duration_ms=2000] [--rate=500000] [--threads=2]
-//                        [--rounds=5] [--chrome_trace=0|1]
+//                        [--rounds=5] [--chrome_trace=0|1] [--kineto=0|1]
 //
 // total: Capture() call to return; after: total - duration; the stages are
 // the host's HostCaptureTimings (capture.h) of its last window.
@@ -39,6 +39,7 @@ struct Flags {
   int threads = 2;
   int rounds = 5;
   bool chrome_trace = false;
+  bool kineto = false;  // A capture's default; off for the xplane row.
 };
 
 bool ParseFlag(const char* arg, const char* name, int64_t* value) {
@@ -68,6 +69,8 @@ Flags ParseFlags(int argc, char** argv) {
       flags.rounds = static_cast<int>(value);
     } else if (ParseFlag(argv[i], "--chrome_trace", &value)) {
       flags.chrome_trace = value != 0;
+    } else if (ParseFlag(argv[i], "--kineto", &value)) {
+      flags.kineto = value != 0;
     } else {
       std::fprintf(stderr, "remote_capture_bench: unknown argument '%s'\n", argv[i]);
       std::exit(2);
@@ -136,12 +139,13 @@ int main(int argc, char** argv) {
   options.duration_ms = flags.duration_ms;
   options.num_tracing_attempts = 1;
   options.write_chrome_trace = flags.chrome_trace;
-  // Its figures (docs/PERFORMANCE.md) are of the xplane and Chrome files.
-  options.write_kineto_trace = false;
+  // Its first figure (docs/PERFORMANCE.md) is of the xplane.pb alone;
+  // --kineto=1 is what `neuronprof capture` writes by default.
+  options.write_kineto_trace = flags.kineto;
 
-  std::printf("window %lld ms, %lld events/s on %d app threads, chrome trace %s\n",
+  std::printf("window %lld ms, %lld events/s on %d app threads, chrome trace %s, kineto %s\n",
               static_cast<long long>(flags.duration_ms), static_cast<long long>(flags.rate),
-              flags.threads, flags.chrome_trace ? "on" : "off");
+              flags.threads, flags.chrome_trace ? "on" : "off", flags.kineto ? "on" : "off");
   // server: window over to first response byte, of which collect is what
   // the server reports for Stop(); xplane / write: response received to
   // <host>.xplane.pb written / to every file written.

@@ -201,13 +201,16 @@ void AddConvertCommand(CLI::App& cli, std::function<int()>& run) {
   command->callback([args, &run] { run = [args] { return RunConvert(*args); }; });
 }
 
-// Progress on stderr: rewritten in place on a terminal, else one line per
-// second so logs stay short.
+// Progress on stderr: rewritten in place on a terminal; elsewhere only
+// with --progress (scripts' stderr stays clean), one line per stage change
+// and per second so logs stay short.
 class ProgressPrinter {
  public:
-  ProgressPrinter() : tty_(isatty(fileno(stderr)) != 0) {}
+  explicit ProgressPrinter(bool forced)
+      : tty_(isatty(fileno(stderr)) != 0), enabled_(tty_ || forced) {}
 
   void operator()(const neuronprof::CaptureProgress& progress) {
+    if (!enabled_) return;
     if (progress.finished) {
       const neuronprof::HostCaptureResult& host = *progress.finished;
       EndLine();
@@ -256,6 +259,7 @@ class ProgressPrinter {
 
  private:
   const bool tty_;
+  const bool enabled_;
   bool open_line_ = false;
   int64_t last_second_ = -1;
   std::string last_stages_;
@@ -265,6 +269,7 @@ class ProgressPrinter {
 // comma-separated value.
 struct CaptureArgs {
   std::string service_addr;
+  bool progress = false;  // Progress lines on stderr when it is not a terminal.
   neuronprof::CaptureOptions options;
 };
 
@@ -290,7 +295,7 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
 
   // Host results arrive through progress reports too: they are all there
   // is when every host fails.
-  ProgressPrinter printer;
+  ProgressPrinter printer(args.progress);
   std::vector<neuronprof::HostCaptureResult> finished;
   options.on_progress = [&](const neuronprof::CaptureProgress& progress) {
     if (progress.finished) finished.push_back(*progress.finished);
@@ -405,6 +410,10 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
                     "also write DIR/<run>/<host>.pt.trace.json.gz per host (rank), for the "
                     "PyTorch profiler TensorBoard plugin and HTA, as a Profiler does (on by "
                     "default; --no_kineto or --kineto=false: not)");
+  command->add_flag("--progress", args->progress,
+                    "print each host's stage on stderr (window, server collecting, receiving "
+                    "N MB, writing) also when stderr is not a terminal (on a terminal: always, "
+                    "as one line rewritten in place)");
   command->add_option("--max_parallel_hosts", options.max_parallel_hosts,
                       "hosts reading and writing their profile at once (every window still "
                       "opens at once)")

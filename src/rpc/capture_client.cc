@@ -11,6 +11,7 @@
 #include <climits>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -443,14 +444,23 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
   std::string environment_bytes;
   const BytePieces xspace =
       ReplaceTaskEnvironment(profile.scanned, environment, &environment_bytes);
+  const std::string kineto_dir = KinetoTraceDir(run);
+  const bool traces = run.options->write_chrome_trace || !kineto_dir.empty();
+  // The traces need the XSpace parsed: parsed beside the xplane.pb's write
+  // (and its fsync), from the same bytes.
+  XSpace space;
+  std::future<bool> parsed;
+  if (traces) {
+    parsed = std::async(std::launch::async, [&] { return ParsePieces(xspace, &space); });
+  }
   std::vector<std::string> files = {
       absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
-  if (auto s = exporter::WriteFileAtomically(files[0], xspace); !s.ok()) return s;
+  const absl::Status written = exporter::WriteFileAtomically(files[0], xspace);
   timings.xplane_written_ms = MillisSince(received);
-  const std::string kineto_dir = KinetoTraceDir(run);
-  if (!run.options->write_chrome_trace && kineto_dir.empty()) return files;
-  XSpace space;
-  if (!ParsePieces(xspace, &space)) {
+  const bool parsed_ok = traces && parsed.get();  // Joined before any return.
+  if (!written.ok()) return written;
+  if (!traces) return files;
+  if (!parsed_ok) {
     return absl::DataLossError(
         absl::StrCat(address.address, " sent a profile that is not an XSpace"));
   }

@@ -4,6 +4,10 @@
 #include <malloc.h>
 #endif
 
+#include <google/protobuf/io/coded_stream.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_writer.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -18,6 +22,7 @@ constexpr char kProfileMethod[] = "/tensorflow.ProfilerService/Profile";
 
 std::atomic<int> g_calls{0};
 std::atomic<int> g_dropped{0};
+std::atomic<int> g_one_pass{0};
 
 // A response is large and short-lived: glibc would keep its freed heap
 // (as after the flight recorder's dumps), and RSS would stay at its peak.
@@ -31,6 +36,7 @@ void TrimHeap() {
 
 int ProfileCallsForTesting() { return g_calls.load(); }
 int DroppedResponsesForTesting() { return g_dropped.load(); }
+int OnePassResponsesForTesting() { return g_one_pass.load(); }
 
 // One per call of any method; only a call that entered the limit leaves it.
 class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor {
@@ -45,25 +51,49 @@ class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (profile_ && methods->QueryInterceptionHookPoint(
                         grpc::experimental::InterceptionHookPoints::PRE_SEND_MESSAGE)) {
-      FreeSerializedResponse(methods);
+      SerializeAndFree(methods);
     }
     methods->Proceed();
   }
 
  private:
   // On the handler's thread, before the send: serializes the response now
-  // (gRPC's own, lazy serialization then has nothing left to do) and
-  // frees its message, which gRPC no longer reads. The handler's response
-  // is not const: only gRPC's view of it is.
-  static void FreeSerializedResponse(grpc::experimental::InterceptorBatchMethods* methods) {
-    const void* message = methods->GetSendMessage();
-    if (message == nullptr || methods->GetSerializedSendMessage() == nullptr) return;
-    {
-      tensorflow::ProfileResponse freed;
-      freed.Swap(const_cast<tensorflow::ProfileResponse*>(
-          static_cast<const tensorflow::ProfileResponse*>(message)));
+  // (gRPC then has nothing left to serialize) and hands its message, which
+  // gRPC no longer reads, to the watch thread to free. The handler's
+  // response is not const: only gRPC's view of it is.
+  void SerializeAndFree(grpc::experimental::InterceptorBatchMethods* methods) {
+    auto* response = const_cast<tensorflow::ProfileResponse*>(
+        static_cast<const tensorflow::ProfileResponse*>(methods->GetSendMessage()));
+    if (response == nullptr) return;
+    if (!SerializeOnce(*response, methods) && methods->GetSerializedSendMessage() == nullptr) {
+      return;
     }
-    TrimHeap();
+    auto freed = std::make_unique<tensorflow::ProfileResponse>();
+    freed->Swap(response);  // Neither is on an arena: pointers swap.
+    limit_->FreeLater(std::move(freed));
+  }
+
+  // gRPC's own serializer walks the messages three times (two ByteSizeLong
+  // and the write); the handler's ByteSizeLong already cached every size,
+  // so one write into gRPC's 1 MiB slices does.
+  // False (nothing done) when the sizes were not cached for this response.
+  bool SerializeOnce(const tensorflow::ProfileResponse& response,
+                     grpc::experimental::InterceptorBatchMethods* methods) {
+    const size_t bytes = limit_->ResponseBytes(context_);
+    if (bytes == 0 || static_cast<size_t>(response.GetCachedSize()) != bytes) return false;
+    grpc::ByteBuffer serialized;
+    {
+      grpc::ProtoBufferWriter writer(&serialized, grpc::kProtoBufferWriterMaxBufferLength,
+                                     static_cast<int>(bytes));
+      google::protobuf::io::CodedOutputStream out(&writer);
+      response.SerializeWithCachedSizes(&out);
+      if (out.HadError()) return false;
+    }
+    // No message left to serialize: gRPC sends the buffer as it is.
+    methods->ModifySendMessage(nullptr);
+    methods->GetSerializedSendMessage()->Swap(&serialized);
+    g_one_pass.fetch_add(1);
+    return true;
   }
 
   ProfileCallLimit* const limit_;
@@ -101,8 +131,22 @@ void ProfileCallLimit::Responding(grpc::ServerContextBase* context, size_t bytes
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto [it, added] = sending_.insert(
-        {context, {call, std::chrono::steady_clock::now() + response_timeout_ + per_mib}});
+        {context, {call, std::chrono::steady_clock::now() + response_timeout_ + per_mib, bytes}});
     if (!added) grpc_call_unref(call);  // Once per call; a second is ignored.
+  }
+  wake_.notify_all();
+}
+
+size_t ProfileCallLimit::ResponseBytes(const grpc::ServerContextBase* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = sending_.find(context);
+  return it == sending_.end() ? 0 : it->second.bytes;
+}
+
+void ProfileCallLimit::FreeLater(std::unique_ptr<google::protobuf::MessageLite> message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    garbage_.push_back(std::move(message));
   }
   wake_.notify_all();
 }
@@ -123,6 +167,16 @@ void ProfileCallLimit::CallEnded(const grpc::ServerContextBase* context) {
 void ProfileCallLimit::CancelOverdue() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
+    if (!garbage_.empty()) {
+      // Freed here, not on the handler's thread: the send goes on meanwhile.
+      std::vector<std::unique_ptr<google::protobuf::MessageLite>> garbage;
+      garbage.swap(garbage_);
+      lock.unlock();
+      garbage.clear();
+      TrimHeap();
+      lock.lock();
+      continue;
+    }
     auto next = std::chrono::steady_clock::time_point::max();
     const auto now = std::chrono::steady_clock::now();
     for (auto it = sending_.begin(); it != sending_.end();) {

@@ -17,6 +17,9 @@
 #include <set>
 #include <thread>
 
+#include <vector>
+
+#include <google/protobuf/message_lite.h>
 #include <grpc/grpc.h>
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/server_interceptor.h>
@@ -40,15 +43,17 @@ class ProfileCallLimit {
   // the interceptor CreateInterceptorFactory makes: a server using this
   // must install it.
   bool TryEnter(const grpc::ServerContextBase* context);
-  // The call's handler returns OK with a response of `bytes` now. If its
-  // client has not taken it by the timeout, the call is cancelled and the
-  // response dropped.
+  // The call's handler returns OK with a response of `bytes` now, the
+  // size its ByteSizeLong() cached (the interceptor serializes it with
+  // those sizes, in one pass). If its client has not taken it by the
+  // timeout, the call is cancelled and the response dropped.
   void Responding(grpc::ServerContextBase* context, size_t bytes);
 
-  // Interceptors that free a Profile response's message as soon as gRPC
-  // has serialized it (only the bytes wait for the client, not the
-  // several times larger XSpace objects), and call CallEnded when gRPC
-  // destroys the call.
+  // Interceptors that serialize a Profile response once, straight into
+  // gRPC's slices, and free its message on the watch thread while it is
+  // sent (only the bytes wait for the client, not the several times
+  // larger XSpace objects, and the send does not wait for the free); they
+  // call CallEnded when gRPC destroys the call.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
   CreateInterceptorFactory();
   // Gives the call's place back (if it took one) and lets the allocator
@@ -60,6 +65,11 @@ class ProfileCallLimit {
  private:
   class CallInterceptor;
   void CancelOverdue();  // The watch thread.
+  // The bytes Responding announced for the call, 0 if none.
+  size_t ResponseBytes(const grpc::ServerContextBase* context);
+  // Frees `message` on the watch thread, then returns the heap to the
+  // system.
+  void FreeLater(std::unique_ptr<google::protobuf::MessageLite> message);
 
   const int max_calls_;
   const std::chrono::milliseconds response_timeout_;
@@ -72,16 +82,21 @@ class ProfileCallLimit {
   struct Sending {
     grpc_call* call;
     std::chrono::steady_clock::time_point deadline;
+    size_t bytes;
   };
   std::map<const grpc::ServerContextBase*, Sending> sending_;
+  // Serialized responses' messages, freed by the watch thread.
+  std::vector<std::unique_ptr<google::protobuf::MessageLite>> garbage_;
   bool stopping_ = false;  // Guarded by mutex_.
   std::thread watch_;
 };
 
-// For tests: the Profile calls holding a place now, and the responses
-// dropped for clients that did not read them (process-wide).
+// For tests: the Profile calls holding a place now, the responses
+// dropped for clients that did not read them, and the responses
+// serialized in one pass from their cached sizes (process-wide).
 int ProfileCallsForTesting();
 int DroppedResponsesForTesting();
+int OnePassResponsesForTesting();
 
 }  // namespace rpc
 }  // namespace neuronprof

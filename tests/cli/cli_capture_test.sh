@@ -86,7 +86,7 @@ read -r -t 20 -u "${HELPER[0]}" word port || { echo "FAIL: helper did not start"
 
 rc=0
 "$CLI" capture --service_addr="grpc://127.0.0.1:$port" --logdir="$WORK/logs" \
-  --duration_ms=300 --run_name=cli_run >"$WORK/out" 2>"$WORK/err" || rc=$?
+  --duration_ms=300 --run_name=cli_run --progress >"$WORK/out" 2>"$WORK/err" || rc=$?
 file="$WORK/logs/plugins/profile/cli_run/127.0.0.1.xplane.pb"
 if [[ $rc -eq 0 ]] && grep -qE "^OK 127\.0\.0\.1:$port events=[1-9][0-9]* attempts=1 file=$file\$" "$WORK/out" &&
    grep -qx "run_dir: $WORK/logs/plugins/profile/cli_run" "$WORK/out" &&
@@ -96,7 +96,7 @@ if [[ $rc -eq 0 ]] && grep -qE "^OK 127\.0\.0\.1:$port events=[1-9][0-9]* attemp
 else
   fail "capture from a live server: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
 fi
-# Progress names each stage as it begins, in order: what the capture waits for.
+# --progress names each stage as it begins, in order: what the capture waits for.
 stages=$(grep -oE "^(window [0-9.]+ s / 0\.3 s|server collecting|receiving [0-9.]+ (kB|MB)|writing)$" \
            "$WORK/err" | sed -E 's/^(window|receiving) .*/\1/' | uniq | tr '\n' ,)
 if [[ $stages == "window,server collecting,receiving,writing," ]]; then
@@ -133,6 +133,13 @@ if [[ $rc -eq 0 ]] && [[ -s $WORK/cwd/logs/plugins/profile/default_logdir/127.0.
   pass "capture's --logdir defaults to ./logs, --duration_ms to 2000 (the library's)"
 else
   fail "capture without --logdir: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
+fi
+# Without --progress, a stderr that is not a terminal gets no progress:
+# the one line saying what is captured.
+if [[ $(wc -l <"$WORK/err") -eq 1 ]]; then
+  pass "no progress lines without --progress when stderr is not a terminal"
+else
+  fail "progress without --progress: $(cat "$WORK/err")"
 fi
 # The live server and a refused port: exit 1, the other host's file kept
 # (named host_port: both addresses share the host 127.0.0.1).

@@ -31,7 +31,8 @@ def test_cli_captures_a_jax_profiler_server(jax_server, tmp_path):
   ct.require_cli_capture()
   logdir = str(tmp_path / "logs")
   proc = ct.run_cli(["capture", "--service_addr", jax_server.address,
-                     "--logdir", logdir, "--duration_ms", "2000"], timeout_s=90)
+                     "--logdir", logdir, "--duration_ms", "2000", "--progress"],
+                    timeout_s=90)
   assert proc.returncode == 0, ct.describe(proc)
   assert jax_server.alive(), jax_server.text()
 

@@ -153,6 +153,33 @@ TEST_CASE("Profile with emit_xspace returns the markers of the window") {
   CHECK_FALSE(Exists(dir.path() + "/emit"));
 }
 
+TEST_CASE("a returned profile is serialized in one pass, to the size the server announced") {
+  TempDir dir;
+  TestServer server(dir.path());
+  const int one_pass_before = rpc::OnePassResponsesForTesting();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kBound * 3);
+  ProfileResponse response;
+  bool recorded = false;  // Checked here: Catch2 is not thread-safe.
+  std::thread worker([&recorded] {
+    recorded = WaitFor(CaptureRunning);
+    if (recorded) RecordMarkersOnThread();
+  });
+  const grpc::Status status = server.stub->Profile(&context, XSpaceRequest("once", 300), &response);
+  worker.join();
+  REQUIRE(recorded);
+  REQUIRE(status.ok());
+  // What gRPC sent is the message the handler built and sized (its
+  // cached sizes written once into gRPC's slices), not a second serialization.
+  CHECK(rpc::OnePassResponsesForTesting() == one_pass_before + 1);
+  CHECK(HasEvent(response.xspace(), "remote_marker"));
+  const auto& headers = context.GetServerInitialMetadata();
+  auto announced = headers.find(rpc::kResponseBytesHeader);
+  REQUIRE(announced != headers.end());
+  CHECK(std::string(announced->second.data(), announced->second.size()) ==
+        std::to_string(response.ByteSizeLong()));
+}
+
 TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb") {
   TempDir dir;
   TestServer server(dir.path());
