@@ -1,5 +1,6 @@
 #include "src/export/json_text.h"
 
+#include <array>
 #include <cmath>
 
 #include "src/xplane/utf8.h"
@@ -11,7 +12,24 @@ namespace {
 
 bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
 
+// Printable ASCII but the quote and the backslash: copied as it is. Names, shapes and
+// argument values are mostly nothing else, so most strings take one pass.
+constexpr std::array<bool, 256> PlainBytes() {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}
+constexpr std::array<bool, 256> kPlain = PlainBytes();
+
 void AppendEscaped(fmt::memory_buffer& out, std::string_view text) {
+  size_t plain = 0;
+  while (plain < text.size() && kPlain[static_cast<unsigned char>(text[plain])]) ++plain;
+  if (plain == text.size()) {
+    out.push_back('"');
+    out.append(text.data(), text.data() + text.size());
+    out.push_back('"');
+    return;
+  }
   std::string scratch;
   const std::string_view valid = utf8::Valid(text, &scratch);
   out.push_back('"');

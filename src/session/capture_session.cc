@@ -70,6 +70,29 @@ void MoveWarnings(collectors::CollectStats* stats,
 
 }  // namespace
 
+namespace {
+
+// Blocks grow from 64 KiB to 4 MiB: a large capture takes ~100 of them
+// (malloc hands such blocks back to the system when freed).
+google::protobuf::ArenaOptions CaptureArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = size_t{64} << 10;
+  options.max_block_size = size_t{4} << 20;
+  return options;
+}
+
+}  // namespace
+
+CaptureResult::CaptureResult(SpaceStorage storage)
+    : arena(storage == SpaceStorage::kArena
+                ? std::make_unique<google::protobuf::Arena>(CaptureArenaOptions())
+                : nullptr),
+      on_heap(storage == SpaceStorage::kHeap ? std::make_unique<tensorflow::profiler::XSpace>()
+                                             : nullptr),
+      space(arena != nullptr
+                ? *google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(arena.get())
+                : *on_heap) {}
+
 void DiscardBefore(int64_t epoch_ns, CaptureResult* result) {
   const int64_t shift_ns = epoch_ns - result->start_epoch_ns;
   if (shift_ns <= 0) return;
@@ -150,9 +173,9 @@ void CaptureSession::Release() {
   gate_.Release();
 }
 
-absl::StatusOr<CaptureResult> CaptureSession::Stop() {
+absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
   if (stopped_) return absl::FailedPreconditionError("capture already stopped");
-  CaptureResult result;
+  CaptureResult result(storage);
   result.start_epoch_ns = start_epoch_ns_;
   std::vector<bool> stopped(collectors_.size(), false);
   for (size_t i = 0; i < collectors_.size(); ++i) {

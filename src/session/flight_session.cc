@@ -49,21 +49,23 @@ bool FlightSession::IsLive() {
 
 absl::StatusOr<CaptureResult> FlightSession::SnapshotLive(int64_t last_ms,
                                                           const std::string& buffer_advice,
-                                                          std::string_view note) {
+                                                          std::string_view note,
+                                                          SpaceStorage storage) {
   std::lock_guard<std::mutex> lock(LiveMutex());
   if (g_live == nullptr) {
     return absl::FailedPreconditionError(
         "no FlightRecorder records in this process (neuronprof::FlightRecorder)");
   }
-  return g_live->Snapshot(last_ms, buffer_advice, note);
+  return g_live->Snapshot(last_ms, buffer_advice, note, storage);
 }
 
 absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                                       const std::string& buffer_advice,
-                                                      std::string_view note) const {
+                                                      std::string_view note,
+                                                      SpaceStorage storage) const {
   auto snapshot = core::SnapshotRing(last_ms);
   if (!snapshot.ok()) return snapshot.status();
-  CaptureResult result;
+  CaptureResult result(storage);
   result.start_epoch_ns = snapshot->start_epoch_ns;
   result.stop_epoch_ns = snapshot->stop_epoch_ns;
   xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);

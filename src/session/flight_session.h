@@ -36,7 +36,8 @@ class FlightSession {
   // its own when not empty. Thread-safe; recording threads are never
   // blocked.
   absl::StatusOr<CaptureResult> Snapshot(int64_t last_ms, const std::string& buffer_advice,
-                                         std::string_view note = {}) const;
+                                         std::string_view note = {},
+                                         SpaceStorage storage = SpaceStorage::kArena) const;
 
   // For the capture server, which serves a live flight recorder's last
   // seconds to remote clients: whether one records in this process now,
@@ -45,7 +46,7 @@ class FlightSession {
   static bool IsLive();
   static absl::StatusOr<CaptureResult> SnapshotLive(int64_t last_ms,
                                                     const std::string& buffer_advice,
-                                                    std::string_view note = {});
+                                                    std::string_view note, SpaceStorage storage);
 
  private:
   explicit FlightSession(CaptureGate gate) : gate_(std::move(gate)) {}
