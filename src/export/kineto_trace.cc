@@ -331,6 +331,9 @@ class KinetoWriter {
       Metadata("thread_name", host_pid_, &tid, line.DisplayName());
       if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
       std::vector<HostSpan>& spans = host_spans_[line.Id()];
+      // Room for every event at once: growing by doubling would hold twice
+      // the spans of a large capture while moving them.
+      spans.reserve(spans.size() + static_cast<size_t>(line.NumEvents()));
       for (int e = 0; e < line.NumEvents(); ++e) {
         const EventVisitor stats = line.Event(e);
         const std::optional<xplane::EventTime> time = Placed(stats);
@@ -358,9 +361,14 @@ class KinetoWriter {
     int64_t steps_seen = 0;
     for (int64_t tid : tids) {
       std::vector<HostSpan>& spans = host_spans_[tid];
-      std::stable_sort(spans.begin(), spans.end(), [](const HostSpan& a, const HostSpan& b) {
+      const auto before = [](const HostSpan& a, const HostSpan& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-      });
+      };
+      // The host collector writes lines in this order already; a stable
+      // sort would allocate a copy of them to find that out.
+      if (!std::is_sorted(spans.begin(), spans.end(), before)) {
+        std::stable_sort(spans.begin(), spans.end(), before);
+      }
       for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
     }
   }
