@@ -46,16 +46,18 @@ absl::string_view Absl(std::string_view text) { return {text.data(), text.size()
 // Stats that name the capturing process, where a collector records one.
 constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
 
-enum class HostKind { kOperator, kStep, kAnnotation };
+enum class HostKind : uint8_t { kOperator, kStep, kAnnotation };
 
+// One per host span of the capture (48 bytes: a large capture holds
+// millions); its thread is its line's id.
 struct HostSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t tid = 0;
   int64_t external_id = 0;
-  HostKind kind = HostKind::kAnnotation;
   const XLine* line = nullptr;
   const XEvent* event = nullptr;
+  HostKind kind = HostKind::kAnnotation;
+  int64_t tid() const { return line->id(); }
 };
 
 bool IsRuntimePlane(std::string_view name) {
@@ -350,7 +352,6 @@ class KinetoWriter {
         HostSpan span;
         span.start_ns = time->start_ns;
         span.end_ns = time->end_ns();
-        span.tid = line.Id();
         span.line = &line.raw();
         span.event = &stats.raw();
         spans.push_back(span);
@@ -484,7 +485,7 @@ class KinetoWriter {
     } else {
       span.kind = HostKind::kAnnotation;
       BeginEvent("X", "user_annotation", stats.DisplayName());
-      PidTid(host_pid_, span.tid);
+      PidTid(host_pid_, span.tid());
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
@@ -539,7 +540,7 @@ class KinetoWriter {
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
     BeginEvent("X", "cpu_op", stats.DisplayName());
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -594,7 +595,7 @@ class KinetoWriter {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
       backward_ops_.emplace(key, &span);  // Spans come in start order per line.
     } else {
-      const FlowKey key{seq, span.tid};
+      const FlowKey key{seq, span.tid()};
       auto [it, inserted] = forward_ops_.emplace(key, &span);
       if (!inserted && span.start_ns < it->second->start_ns) it->second = &span;
     }
@@ -604,7 +605,7 @@ class KinetoWriter {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
     BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -905,7 +906,7 @@ class KinetoWriter {
     BeginEvent(ph, cat, cat);
     out_.Raw(",\"id\":");
     out_.Int(id);
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     out_.Raw(",\"ts\":");
     out_.Micros(span.start_ns);
     if (ph[0] == 'f') out_.Raw(",\"bp\":\"e\"");
