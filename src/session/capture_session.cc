@@ -1,6 +1,9 @@
 #include "src/session/capture_session.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "src/analysis/memory_annotator.h"
@@ -72,12 +75,23 @@ void MoveWarnings(collectors::CollectStats* stats,
 
 namespace {
 
-// Blocks grow from 64 KiB to 4 MiB: a large capture takes ~100 of them
-// (malloc hands such blocks back to the system when freed).
+// The arena's blocks are mapped and unmapped whole: freeing a capture
+// gives its memory back to the system at once, whatever malloc's
+// thresholds have become (a flight recorder dumps again and again).
+void* MapBlock(size_t size) {
+  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) throw std::bad_alloc();
+  return block;
+}
+void UnmapBlock(void* block, size_t size) { munmap(block, size); }
+
+// Blocks grow from 64 KiB to 4 MiB: a large capture takes ~100 of them.
 google::protobuf::ArenaOptions CaptureArenaOptions() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = size_t{64} << 10;
   options.max_block_size = size_t{4} << 20;
+  options.block_alloc = MapBlock;
+  options.block_dealloc = UnmapBlock;
   return options;
 }
 
