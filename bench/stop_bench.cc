@@ -7,6 +7,13 @@
 // with another build, and take medians:
 //
 //   neuronprof_stop_bench [--steps N] [--hidden H] [--logdir DIR] [--chrome 0|1] [--kineto 0|1]
+//   neuronprof_stop_bench --markers N [--logdir DIR] [--chrome 0|1] [--kineto 0|1]
+//
+// --markers N records N literal NEURONPROF_SCOPE markers instead (kTrace,
+// no libtorch) and also prints records_mb, what recording them added to
+// the RSS (the pool's blocks), and peak_over_records: the peak RSS during
+// Stop() over the RSS before Stop() less the records plus the records,
+// i.e. how many times the records' bytes Stop() needs at its peak.
 //
 // Prints one line: events, steps, stop_ms (wall), stop_cpu_ms (all threads'
 // CPU during Stop(): on a shared machine the wall time is the load's),
@@ -53,6 +60,7 @@ int main(int argc, char** argv) {
   int steps = 4800;  // ~1M operator + memory events (~224 per step).
   int hidden = 32;
   std::string logdir = "/tmp/neuronprof_stop_bench";
+  int64_t markers = 0;  // > 0: host markers instead of the MLP.
   int chrome = -1;  // -1: the option's default.
   bool kineto = true;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -60,6 +68,8 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--hidden") == 0) {
       hidden = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--markers") == 0) {
+      markers = std::atoll(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--logdir") == 0) {
       logdir = argv[i + 1];
     } else if (std::strcmp(argv[i], "--chrome") == 0) {
@@ -71,9 +81,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const double rss_start = ProcStatusMb("VmRSS:");
   torch::manual_seed(0);
   torch::set_num_threads(1);
-  if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
+  if (markers > 0) {
+    // No operator collector: kTrace, host markers only.
+  } else if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     return 1;
   }
@@ -84,9 +97,11 @@ int main(int argc, char** argv) {
 
   neuronprof::ProfilerOptions options;
   options.logdir = logdir;
-  options.profile_type = neuronprof::ProfileType::kOperator;
+  options.profile_type =
+      markers > 0 ? neuronprof::ProfileType::kTrace : neuronprof::ProfileType::kOperator;
   options.ms_duration = 600000;
-  options.max_buffer_bytes = int64_t{1} << 30;
+  options.max_buffer_bytes = markers > 0 ? int64_t{40} * markers + (int64_t{64} << 20)
+                                         : int64_t{1} << 30;
   options.port = 0;
   if (chrome >= 0) options.write_chrome_trace = chrome == 1;
   options.write_pytorch_trace = kineto;
@@ -95,6 +110,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", profiler.status().ToString().c_str());
     return 1;
   }
+  const double rss_recording = ProcStatusMb("VmRSS:");
+  for (int64_t i = 0; i < markers; ++i) {
+    NEURONPROF_SCOPE("marker");
+  }
+  if (markers > 0) steps = 0;
   for (int step = 0; step < steps; ++step) {
     neuronprof::StepTrace trace("train_step", step);
     optimizer.zero_grad();
@@ -119,6 +139,12 @@ int main(int argc, char** argv) {
               static_cast<long long>(result->events),
               static_cast<long long>(result->dropped_events), steps,
               std::chrono::duration<double, std::milli>(t1 - t0).count(), cpu, peak, rss_before);
+  if (markers > 0) {
+    const double records = rss_before - rss_recording;
+    std::printf(" markers=%lld records_mb=%.0f peak_over_records=%.2f rss_start_mb=%.0f",
+                static_cast<long long>(markers), records,
+                (peak - rss_before + records) / records, rss_start);
+  }
   for (const std::string& file : result->files) {
     const size_t slash = file.rfind('/');
     std::printf(" %s=%ld", file.substr(slash + 1).c_str(), FileBytes(file));

@@ -18,6 +18,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <optional>
 #include <ctime>
 #include <cstdlib>
 #include <filesystem>
@@ -187,7 +188,11 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.ResumeTiming();
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = ThreadCpuMs();
-    auto result = (*session)->Stop();
+    // In an optional, to be freed off the clock below (a CaptureResult is
+    // moved, never assigned: its XSpace stays on its arena).
+    std::optional<absl::StatusOr<neuronprof::session::CaptureResult>> stopped;
+    stopped.emplace((*session)->Stop());
+    absl::StatusOr<neuronprof::session::CaptureResult>& result = *stopped;
     if (!result.ok()) {
       state.SkipWithError("Stop failed");
       return;
@@ -221,7 +226,7 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.counters["events"] = static_cast<double>(result->stats.events);
     state.counters["drops"] = static_cast<double>(result->stats.dropped);
     state.PauseTiming();
-    result = absl::StatusOr<neuronprof::session::CaptureResult>();  // Free off the clock.
+    stopped.reset();  // Free off the clock.
     // Hand the freed heap back, so the next iteration's RSS figures start
     // from libtorch and the model, not from this capture's leftovers.
     malloc_trim(0);

@@ -37,6 +37,52 @@ bool SplitAllocatorName(std::string_view name, std::string* type, int64_t* index
   return !type->empty();
 }
 
+// Stats to add, decided from the visitor, then added with the builder
+// (which may grow the plane's metadata the visitor indexed).
+struct Addition {
+  Located at;
+  std::optional<int64_t> allocation_bytes, device_id, available, peak;
+  std::string device_type;
+};
+
+void AddStats(const std::vector<Addition>& additions, tensorflow::profiler::XPlane* raw) {
+  xplane::XPlaneBuilder builder(raw);
+  // Each stat's metadata id, made on its first use (so in the same order as
+  // one look-up per stat would), then reused.
+  int64_t allocation_bytes = -1, device_type = -1, device_id = -1, available = -1, peak = -1;
+  const auto id = [&builder](int64_t* cached, std::string_view name) {
+    if (*cached < 0) *cached = builder.StatMetadataId(name);
+    return *cached;
+  };
+  const auto add = [](tensorflow::profiler::XEvent* event, int64_t metadata_id) {
+    tensorflow::profiler::XStat* stat = event->add_stats();
+    stat->set_metadata_id(metadata_id);
+    return stat;
+  };
+  std::string_view last_type;
+  int64_t last_type_ref = -1;
+  for (const Addition& a : additions) {
+    auto* event = raw->mutable_lines(a.at.line)->mutable_events(a.at.event);
+    if (a.allocation_bytes) {
+      add(event, id(&allocation_bytes, xplane::kAllocationBytesStat))
+          ->set_int64_value(*a.allocation_bytes);
+    }
+    if (a.device_id) {
+      tensorflow::profiler::XStat* type = add(event, id(&device_type, xplane::kMemoryDeviceTypeStat));
+      if (last_type_ref < 0 || a.device_type != last_type) {
+        last_type = a.device_type;
+        last_type_ref = builder.StatMetadataId(a.device_type);
+      }
+      type->set_ref_value(static_cast<uint64_t>(last_type_ref));
+      add(event, id(&device_id, xplane::kDeviceIdStat))->set_int64_value(*a.device_id);
+    }
+    if (a.available) {
+      add(event, id(&available, xplane::kBytesAvailableStat))->set_int64_value(*a.available);
+    }
+    if (a.peak) add(event, id(&peak, xplane::kPeakBytesInUseStat))->set_int64_value(*a.peak);
+  }
+}
+
 void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
   const xplane::PlaneVisitor plane(*raw);
   const int64_t allocator_id = plane.StatId(xplane::kAllocatorNameStat);
@@ -44,6 +90,11 @@ void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
   const int64_t requested_id = plane.StatId(xplane::kRequestedBytesStat);
   const int64_t allocated_id = plane.StatId(xplane::kBytesAllocatedStat);
   const int64_t reserved_id = plane.StatId(xplane::kPoolReservedStat);
+  // Stats an event may carry already (then left as they are).
+  const int64_t allocation_bytes_id = plane.StatId(xplane::kAllocationBytesStat);
+  const int64_t device_type_id = plane.StatId(xplane::kMemoryDeviceTypeStat);
+  const int64_t available_id = plane.StatId(xplane::kBytesAvailableStat);
+  const int64_t peak_id = plane.StatId(xplane::kPeakBytesInUseStat);
   std::vector<Located> events;
   for (int l = 0; l < plane.NumLines(); ++l) {
     const xplane::LineVisitor line = plane.Line(l);
@@ -56,52 +107,47 @@ void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const Located& a, const Located& b) { return a.time_ps < b.time_ps; });
-  // Stats to add, decided from the visitor, then added with the builder
-  // (which may grow the plane's metadata the visitor indexed).
-  struct Addition {
-    Located at;
-    std::optional<int64_t> allocation_bytes, device_id, available, peak;
-    std::string device_type;
-  };
   std::vector<Addition> additions;
   additions.reserve(events.size());
   std::map<std::string, int64_t, std::less<>> peaks;
+  // Events of one allocator come in runs: its name is split once per run.
+  std::string_view split_allocator;
+  std::string split_type;
+  int64_t split_index = 0;
+  bool split_ok = false;
   for (const Located& at : events) {
     const xplane::EventVisitor event = plane.Line(at.line).Event(at.event);
     Addition add{at, {}, {}, {}, {}, {}};
     const std::string_view allocator = event.StrStat(allocator_id).value_or("");
     const std::optional<int64_t> allocated = event.IntStat(allocated_id);
-    if (!event.StatNamed(xplane::kAllocationBytesStat)) {
-      add.allocation_bytes = event.IntStat(requested_id);
-    }
-    int64_t index = 0;
-    if (!event.StatNamed(xplane::kMemoryDeviceTypeStat) &&
-        SplitAllocatorName(allocator, &add.device_type, &index)) {
-      add.device_id = index;
+    if (!event.Stat(allocation_bytes_id)) add.allocation_bytes = event.IntStat(requested_id);
+    if (!event.Stat(device_type_id)) {
+      if (split_allocator.data() == nullptr || allocator != split_allocator) {
+        split_allocator = allocator;
+        split_ok = SplitAllocatorName(allocator, &split_type, &split_index);
+      }
+      if (split_ok) {
+        add.device_type = split_type;
+        add.device_id = split_index;
+      }
     }
     const std::optional<int64_t> reserved = event.IntStat(reserved_id);
     if (reserved && allocated && *reserved >= *allocated && *allocated >= 0 &&
-        !event.StatNamed(xplane::kBytesAvailableStat)) {
+        !event.Stat(available_id)) {
       add.available = *reserved - *allocated;
     }
     if (allocated) {
-      auto [it, inserted] = peaks.try_emplace(std::string(allocator), *allocated);
-      if (!inserted) it->second = std::max(it->second, *allocated);
-      if (!event.StatNamed(xplane::kPeakBytesInUseStat)) add.peak = it->second;
+      auto it = peaks.find(allocator);
+      if (it == peaks.end()) {
+        it = peaks.emplace(std::string(allocator), *allocated).first;
+      } else {
+        it->second = std::max(it->second, *allocated);
+      }
+      if (!event.Stat(peak_id)) add.peak = it->second;
     }
     additions.push_back(std::move(add));
   }
-  xplane::XPlaneBuilder builder(raw);
-  for (const Addition& add : additions) {
-    auto* event = raw->mutable_lines(add.at.line)->mutable_events(add.at.event);
-    if (add.allocation_bytes) builder.AddStat(event, xplane::kAllocationBytesStat, *add.allocation_bytes);
-    if (add.device_id) {
-      builder.AddRefStat(event, xplane::kMemoryDeviceTypeStat, add.device_type);
-      builder.AddStat(event, xplane::kDeviceIdStat, *add.device_id);
-    }
-    if (add.available) builder.AddStat(event, xplane::kBytesAvailableStat, *add.available);
-    if (add.peak) builder.AddStat(event, xplane::kPeakBytesInUseStat, *add.peak);
-  }
+  AddStats(additions, raw);
 }
 
 }  // namespace

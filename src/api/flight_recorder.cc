@@ -193,7 +193,7 @@ class FlightRecorder::Impl {
                                            std::string_view note) {
     absl::StatusOr<ProfileResult> written;
     {
-      auto captured = session_->SnapshotOnArena(last_ms, kRingAdvice, note);
+      auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
       if (!captured.ok()) return captured.status();
       written = Write(reason, &*captured);
     }
@@ -206,12 +206,12 @@ class FlightRecorder::Impl {
   // never runs out of names), and written as every run is (api::RunWriter:
   // working folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason,
-                                      session::ArenaSnapshot* captured) {
+                                      session::CaptureResult* captured) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
     const std::string run =
         absl::StrCat(exporter::RunNameForTime(captured->stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
-    return writer_->WriteSpace(captured->space, captured->stats, captured->start_epoch_ns,
+    return writer_->WriteSpace(&captured->space, captured->stats, captured->start_epoch_ns,
                                captured->stop_epoch_ns, run, &next_run_number_);
   }
 

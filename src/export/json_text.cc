@@ -1,6 +1,9 @@
 #include "src/export/json_text.h"
 
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "src/xplane/utf8.h"
 
@@ -11,7 +14,42 @@ namespace {
 
 bool NeedsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
 
+// Printable ASCII but the quote and the backslash: copied as it is. Names, shapes and
+// argument values are mostly nothing else, so most strings take one pass.
+constexpr std::array<bool, 256> PlainBytes() {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}
+constexpr std::array<bool, 256> kPlain = PlainBytes();
+
+// Whether any of the 8 bytes of `word` is not plain: below 0x20, '"', '\\'
+// or non-ASCII (the exact "has a byte less than n" and "has a zero byte"
+// tests of Bit Twiddling Hacks).
+bool AnyNotPlain(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  const auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const uint64_t control = (word - kOnes * 0x20) & ~word & kHighs;
+  return (control | has_zero(word ^ (kOnes * '"')) | has_zero(word ^ (kOnes * '\\')) |
+          (word & kHighs)) != 0;
+}
+
 void AppendEscaped(fmt::memory_buffer& out, std::string_view text) {
+  size_t plain = 0;
+  // Eight bytes at a time, then byte by byte from the first word with a
+  // byte that is not plain.
+  for (uint64_t word; plain + 8 <= text.size(); plain += 8) {
+    std::memcpy(&word, text.data() + plain, 8);
+    if (AnyNotPlain(word)) break;
+  }
+  while (plain < text.size() && kPlain[static_cast<unsigned char>(text[plain])]) ++plain;
+  if (plain == text.size()) {
+    out.push_back('"');
+    out.append(text.data(), text.data() + text.size());
+    out.push_back('"');
+    return;
+  }
   std::string scratch;
   const std::string_view valid = utf8::Valid(text, &scratch);
   out.push_back('"');

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -45,16 +46,18 @@ absl::string_view Absl(std::string_view text) { return {text.data(), text.size()
 // Stats that name the capturing process, where a collector records one.
 constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
 
-enum class HostKind { kOperator, kStep, kAnnotation };
+enum class HostKind : uint8_t { kOperator, kStep, kAnnotation };
 
+// One per host span of the capture (48 bytes: a large capture holds
+// millions); its thread is its line's id.
 struct HostSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t tid = 0;
   int64_t external_id = 0;
-  HostKind kind = HostKind::kAnnotation;
   const XLine* line = nullptr;
   const XEvent* event = nullptr;
+  HostKind kind = HostKind::kAnnotation;
+  int64_t tid() const { return line->id(); }
 };
 
 bool IsRuntimePlane(std::string_view name) {
@@ -79,6 +82,44 @@ std::optional<int64_t> PlaneIntStat(const XPlane& plane, std::string_view name) 
   const auto stat = visitor.PlaneStat(name);
   return stat ? stat->IntValue() : std::nullopt;
 }
+
+// The host plane's ids of the stats the writer reads from each event,
+// resolved once (-1: the plane has none): not a name look-up per stat of a
+// million events.
+struct HostStatIds {
+  HostStatIds() = default;
+  explicit HostStatIds(const PlaneVisitor& plane)
+      : framework(plane.StatId(xplane::kOpFrameworkStat)),
+        root_level(plane.StatId(xplane::kRootLevelStat)),
+        step_num(plane.StatId(xplane::kStepNumStat)),
+        iter_num(plane.StatId(xplane::kIterNumStat)),
+        comm_id(plane.StatId(xplane::kCommIdStat)),
+        collective(plane.StatId(xplane::kCollectiveStat)),
+        comm_nelems(plane.StatId(xplane::kCommNelemsStat)),
+        comm_out_nelems(plane.StatId(xplane::kCommOutNelemsStat)),
+        world_size(plane.StatId(xplane::kWorldSizeStat)),
+        comm_dtype(plane.StatId(xplane::kCommDtypeStat)),
+        input_dims(plane.StatId(xplane::kOpInputDimsStat)),
+        input_types(plane.StatId(xplane::kOpInputTypesStat)),
+        input_values(plane.StatId(xplane::kOpInputValuesStat)),
+        sequence(plane.StatId(xplane::kOpSequenceStat)),
+        fwd_thread(plane.StatId(xplane::kOpForwardThreadStat)),
+        direction(plane.StatId(xplane::kOpDirectionStat)),
+        memory_device_type(plane.StatId(xplane::kMemoryDeviceTypeStat)),
+        allocator(plane.StatId(xplane::kAllocatorNameStat)),
+        allocation_bytes(plane.StatId(xplane::kAllocationBytesStat)),
+        requested_bytes(plane.StatId(xplane::kRequestedBytesStat)),
+        device_id(plane.StatId(xplane::kDeviceIdStat)),
+        address(plane.StatId(xplane::kAddressStat)),
+        bytes_allocated(plane.StatId(xplane::kBytesAllocatedStat)),
+        pool_reserved(plane.StatId(xplane::kPoolReservedStat)) {}
+  int64_t framework = -1, root_level = -1, step_num = -1, iter_num = -1, comm_id = -1,
+          collective = -1, comm_nelems = -1, comm_out_nelems = -1, world_size = -1,
+          comm_dtype = -1, input_dims = -1, input_types = -1, input_values = -1, sequence = -1,
+          fwd_thread = -1, direction = -1, memory_device_type = -1, allocator = -1,
+          allocation_bytes = -1, requested_bytes = -1, device_id = -1, address = -1,
+          bytes_allocated = -1, pool_reserved = -1;
+};
 
 class KinetoWriter {
  public:
@@ -272,6 +313,7 @@ class KinetoWriter {
     Metadata("process_name", host_pid_, nullptr, process);
     if (host_plane_ == nullptr) return;
     const PlaneVisitor plane(*host_plane_);
+    ids_ = HostStatIds(plane);
     // Every span is placed before any is written: the writers keep pointers
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
@@ -291,6 +333,9 @@ class KinetoWriter {
       Metadata("thread_name", host_pid_, &tid, line.DisplayName());
       if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
       std::vector<HostSpan>& spans = host_spans_[line.Id()];
+      // Room for every event at once: growing by doubling would hold twice
+      // the spans of a large capture while moving them.
+      spans.reserve(spans.size() + static_cast<size_t>(line.NumEvents()));
       for (int e = 0; e < line.NumEvents(); ++e) {
         const EventVisitor stats = line.Event(e);
         const std::optional<xplane::EventTime> time = Placed(stats);
@@ -307,7 +352,6 @@ class KinetoWriter {
         HostSpan span;
         span.start_ns = time->start_ns;
         span.end_ns = time->end_ns();
-        span.tid = line.Id();
         span.line = &line.raw();
         span.event = &stats.raw();
         spans.push_back(span);
@@ -318,9 +362,14 @@ class KinetoWriter {
     int64_t steps_seen = 0;
     for (int64_t tid : tids) {
       std::vector<HostSpan>& spans = host_spans_[tid];
-      std::stable_sort(spans.begin(), spans.end(), [](const HostSpan& a, const HostSpan& b) {
+      const auto before = [](const HostSpan& a, const HostSpan& b) {
         return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-      });
+      };
+      // The host collector writes lines in this order already; a stable
+      // sort would allocate a copy of them to find that out.
+      if (!std::is_sorted(spans.begin(), spans.end(), before)) {
+        std::stable_sort(spans.begin(), spans.end(), before);
+      }
       for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
     }
   }
@@ -386,10 +435,10 @@ class KinetoWriter {
   // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
   void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
     const int64_t device_type = kineto::TorchDeviceType(
-        stats.StrStatNamed(xplane::kMemoryDeviceTypeStat).value_or(""),
-        stats.StrStatNamed(xplane::kAllocatorNameStat).value_or(""));
-    int64_t bytes = stats.IntStatNamed(xplane::kAllocationBytesStat)
-                        .value_or(stats.IntStatNamed(xplane::kRequestedBytesStat).value_or(0));
+        stats.StrStat(ids_.memory_device_type).value_or(""),
+        stats.StrStat(ids_.allocator).value_or(""));
+    int64_t bytes = stats.IntStat(ids_.allocation_bytes)
+                        .value_or(stats.IntStat(ids_.requested_bytes).value_or(0));
     if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
     BeginEvent("i", nullptr, "[memory]");
@@ -401,17 +450,17 @@ class KinetoWriter {
     JsonArgs args(&out_);
     args.Int("Device Type", device_type);
     // torch writes -1 for the CPU, which has no index.
-    args.Int("Device Id", stats.IntStatNamed(xplane::kDeviceIdStat)
+    args.Int("Device Id", stats.IntStat(ids_.device_id)
                               .value_or(device_type == kineto::kTorchCpu ? -1 : 0));
     // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
     // device with an "Addr" enters its curve as device None and breaks the
     // sort of device names, so such an address stays under its own "addr".
     const bool plugin_device =
         device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
-    if (plugin_device) args.Int("Addr", stats.IntStatNamed(xplane::kAddressStat).value_or(0));
+    if (plugin_device) args.Int("Addr", stats.IntStat(ids_.address).value_or(0));
     args.Int("Bytes", bytes);
-    args.Int("Total Allocated", stats.IntStatNamed(xplane::kBytesAllocatedStat).value_or(0));
-    args.Int("Total Reserved", stats.IntStatNamed(xplane::kPoolReservedStat).value_or(0));
+    args.Int("Total Allocated", stats.IntStat(ids_.bytes_allocated).value_or(0));
+    args.Int("Total Reserved", stats.IntStat(ids_.pool_reserved).value_or(0));
     args.PassThrough(stats, {xplane::kDeviceIdStat,
                              plugin_device ? xplane::kAddressStat : std::string_view(),
                              xplane::kAllocationBytesStat, xplane::kBytesAllocatedStat,
@@ -424,25 +473,25 @@ class KinetoWriter {
                      int64_t& steps_seen) {
     span.external_id = external_id;
     const EventVisitor stats(plane, *span.line, *span.event);
-    if (stats.StatNamed(xplane::kOpFrameworkStat).has_value()) {
+    if (stats.Stat(ids_.framework).has_value()) {
       span.kind = HostKind::kOperator;
       WriteOperator(span, stats);
-    } else if (stats.IntStatNamed(xplane::kRootLevelStat).value_or(0) != 0) {
+    } else if (stats.IntStat(ids_.root_level).value_or(0) != 0) {
       span.kind = HostKind::kStep;
-      auto number = stats.IntStatNamed(xplane::kStepNumStat);
-      if (!number) number = stats.IntStatNamed(xplane::kIterNumStat);
+      auto number = stats.IntStat(ids_.step_num);
+      if (!number) number = stats.IntStat(ids_.iter_num);
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
     } else {
       span.kind = HostKind::kAnnotation;
       BeginEvent("X", "user_annotation", stats.DisplayName());
-      PidTid(host_pid_, span.tid);
+      PidTid(host_pid_, span.tid());
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
       WriteCommArgs(stats, args);
       WriteCommInputs(stats, args);
-      if (auto id = stats.IntStatNamed(xplane::kCommIdStat)) comm_work_.emplace(*id, &span);
+      if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, &span);
       args.PassThrough(stats, {});
       args.Close();
       out_.Char('}');
@@ -452,19 +501,19 @@ class KinetoWriter {
   // c10d collectives (collectors/torch/collectives.h): also under the
   // names torch.profiler gives record_param_comms' arguments, which HTA
   // and the plugin read; the stats themselves follow under their names.
-  static void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) {
-    const auto collective = stats.StrStatNamed(xplane::kCollectiveStat);
+  void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) const {
+    const auto collective = stats.StrStat(ids_.collective);
     if (!collective) return;
     args.Str("Collective name", *collective);
-    const auto in = stats.IntStatNamed(xplane::kCommNelemsStat);
+    const auto in = stats.IntStat(ids_.comm_nelems);
     if (in) args.Int("In msg nelems", *in);
-    if (auto out = stats.IntStatNamed(xplane::kCommOutNelemsStat)) {
+    if (auto out = stats.IntStat(ids_.comm_out_nelems)) {
       args.Int("Out msg nelems", *out);
     } else if (in) {
       args.Int("Out msg nelems", *in);
     }
-    if (auto group = stats.IntStatNamed(xplane::kWorldSizeStat)) args.Int("Group size", *group);
-    if (auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat)) args.Str("dtype", *dtype);
+    if (auto group = stats.IntStat(ids_.world_size)) args.Int("Group size", *group);
+    if (auto dtype = stats.StrStat(ids_.comm_dtype)) args.Str("dtype", *dtype);
   }
 
   // A c10d Work span ("gloo:all_reduce") as torch.profiler records it with
@@ -473,10 +522,10 @@ class KinetoWriter {
   // Distributed view sizes communication from these two only (0 bytes
   // without them).
   void WriteCommInputs(const EventVisitor& stats, JsonArgs& args) {
-    if (!stats.StrStatNamed(xplane::kCollectiveStat)) return;
-    const auto nelems = stats.IntStatNamed(xplane::kCommNelemsStat);
-    const auto dtype = stats.StrStatNamed(xplane::kCommDtypeStat);
-    if (!nelems || !dtype || stats.StatNamed(xplane::kOpInputDimsStat)) return;
+    if (!stats.StrStat(ids_.collective)) return;
+    const auto nelems = stats.IntStat(ids_.comm_nelems);
+    const auto dtype = stats.StrStat(ids_.comm_dtype);
+    if (!nelems || !dtype || stats.Stat(ids_.input_dims)) return;
     if (args.Key("Input Dims")) {
       out_.Raw("[[");
       out_.Int(*nelems);
@@ -491,17 +540,17 @@ class KinetoWriter {
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
     BeginEvent("X", "cpu_op", stats.DisplayName());
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
-    std::vector<std::string_view> copied = {xplane::kOpFrameworkStat};
-    if (auto dims = stats.StrStatNamed(xplane::kOpInputDimsStat);
+    absl::InlinedVector<std::string_view, 8> copied = {xplane::kOpFrameworkStat};
+    if (auto dims = stats.StrStat(ids_.input_dims);
         dims && json_reader::IsStrictJsonArray(*dims)) {
       args.Raw("Input Dims", *dims);
       copied.push_back(xplane::kOpInputDimsStat);
     }
-    if (auto types = stats.StrStatNamed(xplane::kOpInputTypesStat)) {
+    if (auto types = stats.StrStat(ids_.input_types)) {
       if (args.Key("Input type")) {
         out_.Char('[');
         bool first = true;
@@ -514,24 +563,24 @@ class KinetoWriter {
       }
       copied.push_back(xplane::kOpInputTypesStat);
     }
-    if (auto values = stats.StrStatNamed(xplane::kOpInputValuesStat);
+    if (auto values = stats.StrStat(ids_.input_values);
         values && json_reader::IsStrictJsonArray(*values)) {
       args.Raw("Concrete Inputs", *values);
       copied.push_back(xplane::kOpInputValuesStat);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
-    const int64_t seq = stats.IntStatNamed(xplane::kOpSequenceStat).value_or(-1);
+    const int64_t seq = stats.IntStat(ids_.sequence).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
-    if (stats.StatNamed(xplane::kOpSequenceStat).has_value()) {
+    if (stats.Stat(ids_.sequence).has_value()) {
       copied.push_back(xplane::kOpSequenceStat);
     }
-    const auto fwd_thread = stats.IntStatNamed(xplane::kOpForwardThreadStat);
+    const auto fwd_thread = stats.IntStat(ids_.fwd_thread);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(xplane::kOpForwardThreadStat);
     }
     WriteCommArgs(stats, args);
-    if (auto id = stats.IntStatNamed(xplane::kCommIdStat)) comm_enqueue_.emplace(*id, &span);
+    if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, &span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, copied);
@@ -540,13 +589,13 @@ class KinetoWriter {
 
     // Forward -> backward links: by (seq, forward thread), outermost first.
     if (seq < 0) return;
-    const std::optional<std::string_view> direction = stats.StrStatNamed(xplane::kOpDirectionStat);
+    const std::optional<std::string_view> direction = stats.StrStat(ids_.direction);
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
     if (backward) {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
       backward_ops_.emplace(key, &span);  // Spans come in start order per line.
     } else {
-      const FlowKey key{seq, span.tid};
+      const FlowKey key{seq, span.tid()};
       auto [it, inserted] = forward_ops_.emplace(key, &span);
       if (!inserted && span.start_ns < it->second->start_ns) it->second = &span;
     }
@@ -556,7 +605,7 @@ class KinetoWriter {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
     BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -857,7 +906,7 @@ class KinetoWriter {
     BeginEvent(ph, cat, cat);
     out_.Raw(",\"id\":");
     out_.Int(id);
-    PidTid(host_pid_, span.tid);
+    PidTid(host_pid_, span.tid());
     out_.Raw(",\"ts\":");
     out_.Micros(span.start_ns);
     if (ph[0] == 'f') out_.Raw(",\"bp\":\"e\"");
@@ -866,6 +915,7 @@ class KinetoWriter {
 
   const XSpace& space_;
   json::Writer out_;
+  HostStatIds ids_;
   bool first_event_ = true;
   int64_t max_end_ns_ = 0;
   int64_t unplaceable_ = 0;  // Events left out: times past int64 ns.

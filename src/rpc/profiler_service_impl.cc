@@ -471,7 +471,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       WaitUntil(context, std::chrono::steady_clock::now() +
                              std::chrono::milliseconds(duration_ms)) == WaitEnd::kCancelled;
   const auto window_over = std::chrono::steady_clock::now();
-  auto captured = (*session)->Stop();
+  auto captured = (*session)->Stop(session::SpaceStorage::kHeap);  // Moved into the response.
   if (cancelled) {
     return grpc::Status(grpc::StatusCode::CANCELLED,
                         "the client cancelled the capture");
@@ -516,7 +516,7 @@ grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(
   auto captured = session::FlightSession::SnapshotLive(
       static_cast<int64_t>(duration_ms),
       "ask the owner of the profiled program to raise FlightRecorderOptions::ring_bytes",
-      note);
+      note, session::SpaceStorage::kHeap);
   if (!captured.ok()) {
     return ToGrpcStatus(absl::Status(
         captured.status().code(),
@@ -545,7 +545,7 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
   // Tell the client why the window is empty; drop warnings stay as well.
   if (captured.stats.events == 0) captured.space.add_warnings(empty_reason);
   if (request.emit_xspace()) {
-    // Moved, not copied (neither message is on an arena); gRPC serializes
+    // Moved, not copied (neither message is on an arena: kHeap); gRPC serializes
     // the response once, straight into its slices.
     *response->mutable_xspace() = std::move(captured.space);
     context->AddInitialMetadata(

@@ -8,6 +8,7 @@
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
 #include "src/core/step_watch.h"
+#include "src/session/mapped_arena.h"
 #include "src/xplane/names.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
@@ -69,6 +70,14 @@ void MoveWarnings(collectors::CollectStats* stats,
 }
 
 }  // namespace
+
+CaptureResult::CaptureResult(SpaceStorage storage)
+    : arena(storage == SpaceStorage::kArena ? NewMappedArena() : nullptr),
+      // kHeap, or no arena where NewMappedArena gives none (GCC's TSan).
+      on_heap(arena == nullptr ? std::make_unique<tensorflow::profiler::XSpace>() : nullptr),
+      space(arena != nullptr
+                ? *google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(arena.get())
+                : *on_heap) {}
 
 void DiscardBefore(int64_t epoch_ns, CaptureResult* result) {
   const int64_t shift_ns = epoch_ns - result->start_epoch_ns;
@@ -150,9 +159,9 @@ void CaptureSession::Release() {
   gate_.Release();
 }
 
-absl::StatusOr<CaptureResult> CaptureSession::Stop() {
+absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
   if (stopped_) return absl::FailedPreconditionError("capture already stopped");
-  CaptureResult result;
+  CaptureResult result(storage);
   result.start_epoch_ns = start_epoch_ns_;
   std::vector<bool> stopped(collectors_.size(), false);
   for (size_t i = 0; i < collectors_.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/arena.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/collector.h"
 #include "src/session/capture_gate.h"
@@ -16,8 +17,19 @@
 namespace neuronprof {
 namespace session {
 
+// Where a capture's XSpace lives. On an arena (the default) its million
+// events and stats take a few large blocks instead of one allocation each,
+// and are freed at once. The capture server moves its XSpace into a gRPC
+// response, which is not on that arena: it asks for kHeap (else a copy).
+enum class SpaceStorage { kArena, kHeap };
+
 struct CaptureResult {
-  tensorflow::profiler::XSpace space;
+  explicit CaptureResult(SpaceStorage storage = SpaceStorage::kArena);
+  CaptureResult(CaptureResult&&) = default;  // `space` stays where it is.
+
+  std::unique_ptr<google::protobuf::Arena> arena;         // kArena: holds `space`
+  std::unique_ptr<tensorflow::profiler::XSpace> on_heap;  // kHeap: `space`
+  tensorflow::profiler::XSpace& space;
   collectors::CollectStats stats;
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;
@@ -57,7 +69,7 @@ class CaptureSession {
   // a collector records operators, the operator annotation of the host
   // plane. Collector failures become errors in the XSpace rather than
   // losing the other planes.
-  absl::StatusOr<CaptureResult> Stop();
+  absl::StatusOr<CaptureResult> Stop(SpaceStorage storage = SpaceStorage::kArena);
 
  private:
   CaptureSession() = default;

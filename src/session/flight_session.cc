@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/recorder.h"
-#include "src/session/mapped_arena.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -50,73 +49,39 @@ bool FlightSession::IsLive() {
 
 absl::StatusOr<CaptureResult> FlightSession::SnapshotLive(int64_t last_ms,
                                                           const std::string& buffer_advice,
-                                                          std::string_view note) {
+                                                          std::string_view note,
+                                                          SpaceStorage storage) {
   std::lock_guard<std::mutex> lock(LiveMutex());
   if (g_live == nullptr) {
     return absl::FailedPreconditionError(
         "no FlightRecorder records in this process (neuronprof::FlightRecorder)");
   }
-  return g_live->Snapshot(last_ms, buffer_advice, note);
+  return g_live->Snapshot(last_ms, buffer_advice, note, storage);
 }
-
-ArenaSnapshot::ArenaSnapshot() = default;
-ArenaSnapshot::~ArenaSnapshot() = default;
-ArenaSnapshot::ArenaSnapshot(ArenaSnapshot&&) noexcept = default;
-ArenaSnapshot& ArenaSnapshot::operator=(ArenaSnapshot&&) noexcept = default;
 
 absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                                       const std::string& buffer_advice,
-                                                      std::string_view note) const {
-  CaptureResult result;
-  absl::Status built = BuildSnapshot(last_ms, buffer_advice, note, &result.space, &result.stats,
-                                     &result.start_epoch_ns, &result.stop_epoch_ns);
-  if (!built.ok()) return built;
-  return result;
-}
-
-absl::StatusOr<ArenaSnapshot> FlightSession::SnapshotOnArena(int64_t last_ms,
-                                                             const std::string& buffer_advice,
-                                                             std::string_view note) const {
-  ArenaSnapshot result;
-  result.arena = NewMappedArena();
-  if (result.arena != nullptr) {
-    result.space =
-        google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(result.arena.get());
-  } else {
-    result.heap_space = std::make_unique<tensorflow::profiler::XSpace>();
-    result.space = result.heap_space.get();
-  }
-  absl::Status built = BuildSnapshot(last_ms, buffer_advice, note, result.space, &result.stats,
-                                     &result.start_epoch_ns, &result.stop_epoch_ns);
-  if (!built.ok()) return built;
-  return result;
-}
-
-absl::Status FlightSession::BuildSnapshot(int64_t last_ms, const std::string& buffer_advice,
-                                          std::string_view note,
-                                          tensorflow::profiler::XSpace* space,
-                                          collectors::CollectStats* stats,
-                                          int64_t* start_epoch_ns,
-                                          int64_t* stop_epoch_ns) const {
-  // The ring's copy goes when this returns: the XSpace holds what it needs.
+                                                      std::string_view note,
+                                                      SpaceStorage storage) const {
   auto snapshot = core::SnapshotRing(last_ms);
   if (!snapshot.ok()) return snapshot.status();
-  *start_epoch_ns = snapshot->start_epoch_ns;
-  *stop_epoch_ns = snapshot->stop_epoch_ns;
-  xplane::SetProfileTimes(space, *start_epoch_ns, *stop_epoch_ns);
-  collectors::AddHostPlane(*snapshot, space, stats, buffer_advice);
+  CaptureResult result(storage);
+  result.start_epoch_ns = snapshot->start_epoch_ns;
+  result.stop_epoch_ns = snapshot->stop_epoch_ns;
+  xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);
+  collectors::AddHostPlane(*snapshot, &result.space, &result.stats, buffer_advice);
   if (snapshot->clipped > 0) {
-    xplane::AddWarning(space,
+    xplane::AddWarning(&result.space,
                        absl::StrCat("neuronprof: ", snapshot->clipped,
                                     " host events at the flight recorder's cut were "
                                     "left out: their names had been overwritten"));
   }
   // The ring kept less than the dump asks for: say how much, and what keeps
   // more (last_ms 0 asks for everything since the recorder started).
-  const int64_t kept_ms = (*stop_epoch_ns - *start_epoch_ns) / 1000000;
+  const int64_t kept_ms = (result.stop_epoch_ns - result.start_epoch_ns) / 1000000;
   if (snapshot->ring_overwrote && (last_ms == 0 || kept_ms < last_ms)) {
     xplane::AddWarning(
-        space,
+        &result.space,
         absl::StrCat("neuronprof: the flight recorder's ring (", snapshot->buffer_bytes,
                      " bytes) had overwritten older events: this dump holds the last ",
                      kept_ms, " ms",
@@ -124,8 +89,8 @@ absl::Status FlightSession::BuildSnapshot(int64_t last_ms, const std::string& bu
                                  : std::string(" the ring retained"),
                      "; raise FlightRecorderOptions::ring_bytes to keep more"));
   }
-  if (!note.empty()) xplane::AddWarning(space, note);
-  return absl::OkStatus();
+  if (!note.empty()) xplane::AddWarning(&result.space, note);
+  return result;
 }
 
 }  // namespace session

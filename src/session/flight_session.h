@@ -14,29 +14,8 @@
 #include "src/session/capture_gate.h"
 #include "src/session/capture_session.h"
 
-namespace google::protobuf {
-class Arena;
-}  // namespace google::protobuf
-
 namespace neuronprof {
 namespace session {
-
-// A snapshot whose XSpace lives on an arena of its own (NewMappedArena):
-// the memory a dump takes goes back to the system when this goes.
-struct ArenaSnapshot {
-  ArenaSnapshot();
-  ~ArenaSnapshot();
-  ArenaSnapshot(ArenaSnapshot&&) noexcept;
-  ArenaSnapshot& operator=(ArenaSnapshot&&) noexcept;
-
-  std::unique_ptr<google::protobuf::Arena> arena;
-  // Where NewMappedArena gives none: the XSpace on the heap.
-  std::unique_ptr<tensorflow::profiler::XSpace> heap_space;
-  tensorflow::profiler::XSpace* space = nullptr;  // On `arena`, or heap_space.
-  collectors::CollectStats stats;
-  int64_t start_epoch_ns = 0;
-  int64_t stop_epoch_ns = 0;
-};
 
 class FlightSession {
  public:
@@ -57,11 +36,8 @@ class FlightSession {
   // its own when not empty. Thread-safe; recording threads are never
   // blocked.
   absl::StatusOr<CaptureResult> Snapshot(int64_t last_ms, const std::string& buffer_advice,
-                                         std::string_view note = {}) const;
-  // The same, built on a mapped arena: what a dump writes and drops.
-  absl::StatusOr<ArenaSnapshot> SnapshotOnArena(int64_t last_ms,
-                                                const std::string& buffer_advice,
-                                                std::string_view note = {}) const;
+                                         std::string_view note = {},
+                                         SpaceStorage storage = SpaceStorage::kArena) const;
 
   // For the capture server, which serves a live flight recorder's last
   // seconds to remote clients: whether one records in this process now,
@@ -70,16 +46,10 @@ class FlightSession {
   static bool IsLive();
   static absl::StatusOr<CaptureResult> SnapshotLive(int64_t last_ms,
                                                     const std::string& buffer_advice,
-                                                    std::string_view note = {});
+                                                    std::string_view note, SpaceStorage storage);
 
  private:
   explicit FlightSession(CaptureGate gate) : gate_(std::move(gate)) {}
-  // Snapshot's work: the ring's copy turned into `space`; sets the stats
-  // and times.
-  absl::Status BuildSnapshot(int64_t last_ms, const std::string& buffer_advice,
-                             std::string_view note, tensorflow::profiler::XSpace* space,
-                             collectors::CollectStats* stats, int64_t* start_epoch_ns,
-                             int64_t* stop_epoch_ns) const;
   CaptureGate gate_;
 };
 

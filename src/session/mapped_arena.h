@@ -1,6 +1,6 @@
 // A protobuf arena whose blocks are mappings of their own (mmap), unmapped
-// when the arena goes: a large, short-lived XSpace built on it (a flight
-// recorder's dump) gives its memory back to the system at once, whatever
+// when the arena goes: a large, short-lived XSpace built on it (a capture's
+// Stop(), a flight recorder's dump) gives its memory back to the system at once, whatever
 // malloc keeps of freed heap in its per-thread arenas. Also no malloc
 // header per message.
 #ifndef NEURONPROF_SRC_SESSION_MAPPED_ARENA_H_
