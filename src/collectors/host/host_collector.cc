@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "src/collectors/host/stack_symbolizer.h"
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
 #include "src/xplane/names.h"
@@ -84,7 +86,16 @@ class HostPlaneStats {
     event->mutable_stats()->Reserve(own + (signature != 0 ? kAnnotationStats : 0));
     for (size_t i = 0; i < args.size(); ++i) {
       const Key key = ArgKey(i, args[i].key);
-      if (!key.signature) SetValue(args[i], key.id, event->add_stats());
+      if (key.signature) continue;
+      if (args[i].key == internal::kStackKey) {
+        if (const int64_t ref = StackRef(args[i].string_value); ref != 0) {
+          tensorflow::profiler::XStat* stat = event->add_stats();
+          stat->set_metadata_id(key.id);
+          stat->set_ref_value(static_cast<uint64_t>(ref));
+        }
+        continue;
+      }
+      SetValue(args[i], key.id, event->add_stats());
     }
   }
 
@@ -112,7 +123,8 @@ class HostPlaneStats {
   Key StatKey(std::string_view bytes) {
     auto it = stat_keys_.find(bytes);
     if (it == stat_keys_.end()) {
-      const std::string_view name = xplane::ExpandCompactKey(bytes);
+      const std::string_view name =
+          bytes == internal::kStackKey ? xplane::kStackStat : xplane::ExpandCompactKey(bytes);
       it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(name), IsSignatureStat(name)}).first;
     }
     return it->second;
@@ -123,6 +135,17 @@ class HostPlaneStats {
     auto it = value_refs_.find(bytes);
     if (it == value_refs_.end()) it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
     return it->second;
+  }
+
+  // A recorded call stack, symbolized once per distinct stack (the
+  // symbolizer, once per address); 0 when no frame is left.
+  int64_t StackRef(std::string_view raw) {
+    auto it = stack_refs_.find(raw);
+    if (it != stack_refs_.end()) return it->second;
+    if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<StackSymbolizer>();
+    const std::string text = symbolizer_->Symbolize(raw);
+    const int64_t ref = text.empty() ? 0 : plane_.StatMetadataId(text);
+    return stack_refs_.emplace(raw, ref).first->second;
   }
 
   // ---- Serving records (neuronprof/trace_events.h).
@@ -233,6 +256,8 @@ class HostPlaneStats {
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
   absl::flat_hash_map<const internal::SourceLocation*, int64_t> site_ids_;
   absl::flat_hash_map<std::string_view, int64_t> instant_ids_;
+  absl::flat_hash_map<std::string_view, int64_t> stack_refs_;
+  std::unique_ptr<StackSymbolizer> symbolizer_;  // Made at the first stack.
   const internal::SourceLocation* last_site_ = nullptr;
   int64_t last_site_id_ = 0;
   std::vector<std::pair<std::string_view, Key>> recent_;
