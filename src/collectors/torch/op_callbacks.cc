@@ -67,6 +67,7 @@ ThreadOps* CurrentThreadOps() {
 }
 
 std::atomic<bool> g_record_shapes{false};
+std::atomic<bool> g_record_stacks{false};
 std::atomic<uint64_t> g_skipped{0};
 std::mutex g_handle_mutex;
 at::CallbackHandle g_handle = 0;
@@ -149,7 +150,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     return nullptr;
   }
 
-  alignas(TraceArg) unsigned char storage[8 * sizeof(TraceArg)];
+  alignas(TraceArg) unsigned char storage[9 * sizeof(TraceArg)];
   auto* args = reinterpret_cast<TraceArg*>(storage);
   size_t count = 0;
   new (&args[count++]) TraceArg(xplane::kOpFrameworkStat, "torch");
@@ -166,6 +167,13 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpInputDimsStat, inputs.dims);
     new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
     new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
+  }
+  uint64_t frames[internal::kMaxStackFrames];
+  if (g_record_stacks.load(std::memory_order_relaxed)) {
+    const size_t depth = internal::CaptureStack(frames, internal::kMaxStackFrames);
+    new (&args[count++]) TraceArg(
+        internal::kStackKey,
+        std::string_view(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t)));
   }
   // record_param_comms carries a collective's sizes in the thread's debug
   // info (collectives.h); one byte compare keeps other ops off this path.
@@ -207,12 +215,13 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
 
 }  // namespace
 
-absl::Status AddOperatorCallbacks(bool record_shapes, int world_size) {
+absl::Status AddOperatorCallbacks(bool record_shapes, int world_size, bool record_stacks) {
   std::lock_guard<std::mutex> lock(g_handle_mutex);
   if (g_handle != 0) {
     return absl::FailedPreconditionError("libtorch operator callbacks are already added");
   }
   g_record_shapes.store(record_shapes, std::memory_order_relaxed);
+  g_record_stacks.store(record_stacks, std::memory_order_relaxed);
   at::RecordFunctionCallback callback(&OnOpStart, &OnOpEnd);
   // TORCHSCRIPT_FUNCTION: a scripted module's methods ("forward"), which
   // torch.profiler lists as well (docs/OPERATORS.md).
