@@ -107,6 +107,11 @@ std::vector<SourceFrame> SourceFrames(Dwfl_Module* module, Dwarf_Addr pc) {
   return frames;
 }
 
+// The C runtime's frames below main: on every stack, never the answer.
+bool IsProcessStartFrame(std::string_view function) {
+  return function == "_start" || StartsWith(function, "__libc_start_");
+}
+
 }  // namespace
 
 StackSymbolizer::StackSymbolizer() {
@@ -151,10 +156,11 @@ const std::vector<StackSymbolizer::Frame>& StackSymbolizer::Lookup(uint64_t retu
                           : absl::StrCat(BaseName(module_name), "+0x", absl::Hex(pc - start));
     for (const SourceFrame& source : SourceFrames(module, pc)) {
       const std::string function = source.function.empty() ? outer : source.function;
+      if (IsProcessStartFrame(function)) continue;
       frames.push_back({absl::StrCat(function, " (", source.file, ":", source.line, ")"),
                         IsRecorderFrame(module_name, function)});
     }
-    if (frames.empty()) {  // No line table: the symbol and its module.
+    if (frames.empty() && !IsProcessStartFrame(outer)) {  // No line table: symbol, module.
       frames.push_back({absl::StrCat(outer, " (", BaseName(module_name), ")"),
                         IsRecorderFrame(module_name, outer)});
     }

@@ -5,7 +5,8 @@
 // tables and DWARF line tables), so a capture pays per call site, not per
 // event. Frames of the profiler and of libtorch's dispatcher that lead up
 // to the recording are left out: a stack starts at the code that made the
-// marker or called the operator.
+// marker or called the operator; the C runtime's frames below main are
+// left out too.
 #ifndef NEURONPROF_SRC_COLLECTORS_HOST_STACK_SYMBOLIZER_H_
 #define NEURONPROF_SRC_COLLECTORS_HOST_STACK_SYMBOLIZER_H_
 
