@@ -38,7 +38,11 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 // and collector code, and libtorch's dispatcher and RecordFunction.
 bool IsRecorderFrame(std::string_view module, std::string_view function) {
   const absl::string_view base = BaseName(module);
-  for (std::string_view prefix : {"libneuronprof", "libtorch", "libc10"}) {
+  // Whole library names: a program may well be called libtorch_mlp.
+  for (std::string_view prefix :
+       {"libneuronprof.so", "libneuronprof_markers.so", "libneuronprof_torch.so",
+        "libneuronprof_cupti.so", "libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so",
+        "libc10.so", "libc10_cuda.so"}) {
     if (StartsWith(std::string_view(base.data(), base.size()), prefix)) return true;
   }
   for (std::string_view prefix : {"neuronprof::ScopedTrace", "neuronprof::internal::",
