@@ -207,9 +207,9 @@ inline constexpr std::string_view kStackKey = "\x01" "S";
 inline constexpr size_t kMaxStackFrames = 32;
 
 // Writes up to `max_frames` return addresses of its caller's stack (the
-// caller's own frame first) into `frames` and returns how many. Unwinds
-// with libgcc's unwinder: no allocation, no lock (glibc's _dl_find_object),
-// no formatting.
+// caller's own frame first) into `frames` and returns how many, at most
+// kMaxStackFrames. Unwinds with libunwind: no formatting, no lock, no
+// allocation after the thread's first stack (its unwind cache).
 NEURONPROF_API size_t CaptureStack(uint64_t* frames, size_t max_frames);
 
 // One reserved argument: 'i', 'u', 'd' with `bits`, or 's' with `text`.
