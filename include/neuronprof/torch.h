@@ -67,7 +67,10 @@ struct TorchOperatorOptions {
   // Kineto trace's "Call stack") lists the frames from the code that
   // called into libtorch outwards, "function (file:line)"; libtorch's and
   // neuronprof's own frames before it are left out. file:line needs the
-  // caller's debug info (-g).
+  // caller's debug info (-g). An op run by the TorchScript interpreter
+  // also gets its script frames first, "function (file.py:line)" of the
+  // source the module was scripted from (as torch.profiler's with_stack);
+  // those are read and formatted when the op starts, which allocates.
   bool record_stacks = false;
 };
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -266,7 +267,8 @@ def test_training_step_labels(runs):
 
 # The plugin's Operator view groups ops by call stack ("View CallStack"):
 # with record_stacks, each op's stack must reach it from "Call stack" and
-# start at the C++ code that ran the model, not inside libtorch.
+# start at the model's TorchScript source (torch_reference.py, where it was
+# scripted), then the C++ code that ran it, never inside libtorch.
 STACK_LOADER = r"""
 import json, sys, tempfile
 from torch_tb_profiler.profiler.data import RunProfileData
@@ -289,8 +291,15 @@ def test_call_stacks_reach_the_pytorch_plugins_operator_view(reference, tmp_path
   assert loaded.returncode == 0, loaded.stderr
   stacks = json.loads(loaded.stdout.splitlines()[-1])
   assert "aten::conv2d" in stacks, sorted(stacks)
+  with open(os.path.join(HERE, "torch_reference.py")) as f:
+    conv_line = 1 + [i for i, line in enumerate(f) if "self.conv(x)" in line][0]
   for stack in stacks["aten::conv2d"]:
     frames = stack.split(";")
-    assert frames[0].startswith("torch::jit::"), frames
+    script = [f for f in frames if re.search(r"\.py:[0-9]+\)$", f)]
+    assert frames[:len(script)] == script and script, frames  # script frames first
+    assert script[0].startswith("_conv_forward ("), frames  # innermost first
+    assert f"forward ({os.path.join(HERE, 'torch_reference.py')}:{conv_line})" in script, frames
+    cpp = frames[len(script):]
+    assert cpp[0].startswith("torch::jit::"), frames
     assert any(f.startswith("(anonymous namespace)::Run(torch::jit::Module&, bool) (")
                and "tests/torch/torchscript_runner.cc:" in f for f in frames), frames

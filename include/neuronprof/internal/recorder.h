@@ -205,6 +205,9 @@ inline constexpr std::string_view kAsyncIdKey = "\x01" "D";       // u: its id
 // stack_symbolizer.h) into the stat "stack".
 inline constexpr std::string_view kStackKey = "\x01" "S";
 inline constexpr size_t kMaxStackFrames = 32;
+// An operator's TorchScript frames (text, innermost first, one a line),
+// before its kStackKey argument: shown above its C++ frames.
+inline constexpr std::string_view kScriptStackKey = "\x01" "T";
 
 // Writes up to `max_frames` return addresses of its caller's stack (the
 // caller's own frame first) into `frames` and returns how many, at most

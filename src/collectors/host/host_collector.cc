@@ -87,8 +87,12 @@ class HostPlaneStats {
     for (size_t i = 0; i < args.size(); ++i) {
       const Key key = ArgKey(i, args[i].key);
       if (key.signature) continue;
+      if (args[i].key == internal::kScriptStackKey) continue;  // With the next one.
       if (args[i].key == internal::kStackKey) {
-        if (const int64_t ref = StackRef(args[i].string_value); ref != 0) {
+        const std::string_view script =
+            i > 0 && args[i - 1].key == internal::kScriptStackKey ? args[i - 1].string_value
+                                                                   : std::string_view();
+        if (const int64_t ref = StackRef(script, args[i].string_value); ref != 0) {
           tensorflow::profiler::XStat* stat = event->add_stats();
           stat->set_metadata_id(key.id);
           stat->set_ref_value(static_cast<uint64_t>(ref));
@@ -124,7 +128,9 @@ class HostPlaneStats {
     auto it = stat_keys_.find(bytes);
     if (it == stat_keys_.end()) {
       const std::string_view name =
-          bytes == internal::kStackKey ? xplane::kStackStat : xplane::ExpandCompactKey(bytes);
+          bytes == internal::kStackKey || bytes == internal::kScriptStackKey
+              ? xplane::kStackStat
+              : xplane::ExpandCompactKey(bytes);
       it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(name), IsSignatureStat(name)}).first;
     }
     return it->second;
@@ -138,13 +144,25 @@ class HostPlaneStats {
   }
 
   // A recorded call stack, symbolized once per distinct stack (the
-  // symbolizer, once per address); 0 when no frame is left.
-  int64_t StackRef(std::string_view raw) {
-    auto it = stack_refs_.find(raw);
-    if (it != stack_refs_.end()) return it->second;
+  // symbolizer, once per address), below the op's TorchScript frames
+  // (`script`, text); 0 when no frame is left.
+  int64_t StackRef(std::string_view script, std::string_view raw) {
+    std::string scripted_key;
+    if (!script.empty()) {
+      scripted_key = absl::StrCat(absl::string_view(raw.data(), raw.size()), "\n",
+                                  absl::string_view(script.data(), script.size()));
+      auto it = scripted_stack_refs_.find(scripted_key);
+      if (it != scripted_stack_refs_.end()) return it->second;
+    } else if (auto it = stack_refs_.find(raw); it != stack_refs_.end()) {
+      return it->second;
+    }
     if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<StackSymbolizer>();
-    const std::string text = symbolizer_->Symbolize(raw);
+    std::string text(script);
+    const std::string frames = symbolizer_->Symbolize(raw);
+    if (!text.empty() && !frames.empty()) text.push_back('\n');
+    text += frames;
     const int64_t ref = text.empty() ? 0 : plane_.StatMetadataId(text);
+    if (!script.empty()) return scripted_stack_refs_.emplace(std::move(scripted_key), ref).first->second;
     return stack_refs_.emplace(raw, ref).first->second;
   }
 
@@ -257,6 +275,7 @@ class HostPlaneStats {
   absl::flat_hash_map<const internal::SourceLocation*, int64_t> site_ids_;
   absl::flat_hash_map<std::string_view, int64_t> instant_ids_;
   absl::flat_hash_map<std::string_view, int64_t> stack_refs_;
+  absl::flat_hash_map<std::string, int64_t> scripted_stack_refs_;
   std::unique_ptr<StackSymbolizer> symbolizer_;  // Made at the first stack.
   const internal::SourceLocation* last_site_ = nullptr;
   int64_t last_site_id_ = 0;

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
@@ -129,6 +131,25 @@ const char* Direction(ThreadOps* ops, std::string_view name, bool backward) {
   return IsLossName(name) ? kLoss : kFprop;
 }
 
+// The TorchScript frames the op runs in (innermost first, "function
+// (file:line)" of the Python source the module was scripted from, as
+// torch.profiler's with_stack shows them); "" outside the interpreter.
+// Allocates: only with record_stacks, which says so.
+std::string ScriptStack() {
+  const std::vector<torch::jit::StackEntry> entries = torch::jit::currentCallstack();
+  std::string text;
+  for (auto it = entries.begin(); it != entries.end(); ++it) {  // Innermost first.
+    torch::jit::SourceRange range = it->range;
+    if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+    if (!text.empty()) text += '\n';
+    text += it->filename;
+    if (const auto place = range.file_line_col()) {
+      text += " (" + std::get<0>(*place) + ":" + std::to_string(std::get<1>(*place)) + ")";
+    }
+  }
+  return text;
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   EnsureMemoryReporterOnThisThread();
   ThreadOps* ops = CurrentThreadOps();
@@ -150,7 +171,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     return nullptr;
   }
 
-  alignas(TraceArg) unsigned char storage[9 * sizeof(TraceArg)];
+  alignas(TraceArg) unsigned char storage[10 * sizeof(TraceArg)];
   auto* args = reinterpret_cast<TraceArg*>(storage);
   size_t count = 0;
   new (&args[count++]) TraceArg(xplane::kOpFrameworkStat, "torch");
@@ -169,7 +190,12 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
   }
   uint64_t frames[internal::kMaxStackFrames];
+  std::string script_stack;
   if (g_record_stacks.load(std::memory_order_relaxed)) {
+    script_stack = ScriptStack();
+    if (!script_stack.empty()) {
+      new (&args[count++]) TraceArg(internal::kScriptStackKey, script_stack);
+    }
     const size_t depth = internal::CaptureStack(frames, internal::kMaxStackFrames);
     new (&args[count++]) TraceArg(
         internal::kStackKey,
