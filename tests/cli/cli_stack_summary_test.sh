@@ -38,6 +38,11 @@ if run 0 "--folded -" summary "$WORK/stacks" --folded -; then
   cmp -s "$WORK/out" "$WORK/stacks.folded" && pass "stdout holds only the folded stacks" ||
     fail "--folded - differs: $(head -3 "$WORK/out")"
 fi
+# The trace viewers' args: the Chrome / Perfetto trace carries the stat.
+if run 0 "convert to Chrome JSON" convert "$WORK/stacks/host.xplane.pb" --out "$WORK/trace.json.gz"; then
+  gzip -dc "$WORK/trace.json.gz" >"$WORK/trace.json"
+  has "stack in the marker's args" "$WORK/trace.json" '"stack":"(anonymous namespace)::StackHot() ('
+fi
 run 1 "an existing file" summary "$WORK/stacks" --folded "$WORK/stacks.folded" &&
   has "names --force" "$WORK/err" "--force"
 if run 0 "no stacks" summary "$WORK/plain" --folded "$WORK/none.folded"; then
