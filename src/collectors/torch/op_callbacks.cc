@@ -134,8 +134,9 @@ const char* Direction(ThreadOps* ops, std::string_view name, bool backward) {
 // The TorchScript frames the op runs in (innermost first, "function
 // (file:line)" of the Python source the module was scripted from, as
 // torch.profiler's with_stack shows them); "" outside the interpreter.
-// Allocates: only with record_stacks, which says so.
-std::string ScriptStack() {
+// Allocates: only with record_stacks, which says so. Never throws into
+// libtorch's dispatcher: an op whose frames cannot be read has none.
+std::string ScriptStack() noexcept try {
   const std::vector<torch::jit::StackEntry> entries = torch::jit::currentCallstack();
   std::string text;
   for (auto it = entries.begin(); it != entries.end(); ++it) {  // Innermost first.
@@ -148,6 +149,8 @@ std::string ScriptStack() {
     }
   }
   return text;
+} catch (...) {
+  return std::string();
 }
 
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
