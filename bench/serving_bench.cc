@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
       {"floor: 2 x NowTicks()", [=] { return FloorLoop(n); }, 0},
       {"NEURONPROF_SCOPE(\"literal\")", [=] { return Recorded(ScopeLoop, n); }, 0},
       {"ScopedTrace(\"copied\")", [=] { return Recorded(CopiedScopeLoop, n); }, 0},
+      {"NEURONPROF_SCOPE_STACK(\"literal\")", [=] { return Recorded(StackScopeLoop, n); }, 0},
       {"ScopedTrace + Arg(int)", [=] { return Recorded(ArgIntLoop, n); }, 1.3},
       {"ScopedTrace + Arg(int), Arg(text)", [=] { return Recorded(ArgIntTextLoop, n); }, 2},
       {"ScopedTrace {{int}, {text}} list", [=] { return Recorded(InitListIntTextLoop, n); }, 0},

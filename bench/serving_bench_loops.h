@@ -43,6 +43,11 @@ inline double ScopeLoop(int n) {
 inline double CopiedScopeLoop(int n) {
   return PerIteration(n, [](int) { neuronprof::ScopedTrace trace("copied_marker"); });
 }
+// With the caller's frames (Tracy's ZoneScopedS): the unwind is the cost,
+// about proportional to the stack's depth (main + 6 frames here).
+inline double StackScopeLoop(int n) {
+  return PerIteration(n, [](int) { NEURONPROF_SCOPE_STACK("stack_marker"); });
+}
 // Arguments (issue 24): typed (neuronprof::Arg) and the initializer list.
 inline double ArgIntLoop(int n) {
   return PerIteration(n, [](int i) {

@@ -110,11 +110,11 @@ BENCHMARK(BM_MlpStep_EmptyCallback)->Unit(benchmark::kMicrosecond);
 void BM_MlpStep_EmptyCallbackInputs(benchmark::State& state) { RunEmptyCallback(state, true); }
 BENCHMARK(BM_MlpStep_EmptyCallbackInputs)->Unit(benchmark::kMicrosecond);
 
-void RunNeuronprof(benchmark::State& state, bool shapes) {
+void RunNeuronprof(benchmark::State& state, bool shapes, bool stacks = false) {
   Step step;
   const double ops = OpsPerStep(step);
   if (!neuronprof::core::StartRecording(2, uint64_t{1} << 30).ok() ||
-      !neuronprof::collectors::libtorch::AddOperatorCallbacks(shapes).ok()) {
+      !neuronprof::collectors::libtorch::AddOperatorCallbacks(shapes, 1, stacks).ok()) {
     state.SkipWithError("cannot start recording");
     return;
   }
@@ -130,6 +130,10 @@ BENCHMARK(BM_MlpStep_Neuronprof)->Unit(benchmark::kMicrosecond);
 
 void BM_MlpStep_NeuronprofShapes(benchmark::State& state) { RunNeuronprof(state, true); }
 BENCHMARK(BM_MlpStep_NeuronprofShapes)->Unit(benchmark::kMicrosecond);
+
+// record_stacks: each op unwinds its caller's frames (up to 32).
+void BM_MlpStep_NeuronprofStacks(benchmark::State& state) { RunNeuronprof(state, false, true); }
+BENCHMARK(BM_MlpStep_NeuronprofStacks)->Unit(benchmark::kMicrosecond);
 
 void RunLegacy(benchmark::State& state, bool shapes) {
   Step step;

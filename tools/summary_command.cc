@@ -57,7 +57,7 @@ CLI::Validator RangeOf(Parse parse, const char* name) {
 }
 
 struct SummaryArgs {
-  std::string input, csv, memory_csv, kernel_csv, collectives_csv, host;
+  std::string input, csv, memory_csv, kernel_csv, collectives_csv, host, folded;
   std::string table = "operators", csv_dir, json, steps, window_ms;
   bool by_thread = false, by_thread_group = false, force = false;
   int top = 20;
@@ -93,9 +93,10 @@ int RunOneHost(const SummaryArgs& args, const Input& input);
 // per host, each the host's full report.
 int RunHosts(const SummaryArgs& args, const Input& input) {
   if (!args.csv.empty() || !args.memory_csv.empty() || !args.kernel_csv.empty() ||
-      !args.csv_dir.empty() || !args.json.empty()) {
+      !args.csv_dir.empty() || !args.json.empty() || !args.folded.empty()) {
     return Fail(fmt::format("run '{}' holds {} hosts: --csv, --memory_csv, --kernel_csv, "
-                            "--csv_dir and --json write one host's tables (add --host NAME)",
+                            "--csv_dir, --json and --folded write one host's tables (add "
+                            "--host NAME)",
                             input.run.string(), input.files.size()));
   }
   std::vector<std::string> hosts;
@@ -139,9 +140,10 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
   if (!distributed) return RunHosts(args, input);
   if (!args.memory_csv.empty() || !args.kernel_csv.empty() || !args.csv_dir.empty() ||
       !args.json.empty() || args.table != "operators" || args.by_thread ||
-      args.by_thread_group) {
+      args.by_thread_group || !args.folded.empty()) {
     return Fail(fmt::format("run '{}' holds several ranks: --memory_csv, --kernel_csv, "
-                            "--csv_dir, --json, --table and --by_thread[_group] apply to one "
+                            "--csv_dir, --json, --folded, --table and --by_thread[_group] "
+                            "apply to one "
                             "rank's report (add --host NAME)",
                             input.run.string()));
   }
@@ -272,8 +274,21 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
       written.push_back(args.kernel_csv);
     }
   }
+  if (!args.folded.empty()) {
+    if (summary.stacks.empty()) {
+      Note("--folded: nothing written: the capture has no call stacks (record them with "
+           "NEURONPROF_SCOPE_STACK or TorchOperatorOptions::record_stacks)");
+    } else if (auto s = WriteCsv(args.folded, analysis::FormatFolded(summary.stacks),
+                                 args.force);
+               !s.ok()) {
+      return Fail(s.message());
+    } else {
+      written.push_back(args.folded);
+    }
+  }
   // A table on stdout is the whole output, so it can be piped.
-  if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-" || args.json == "-") {
+  if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-" || args.json == "-" ||
+      args.folded == "-") {
     return kExitOk;
   }
   Print("{}\n\n", file->string());
@@ -368,6 +383,11 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
                       "also write the kernel and copy/set table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
+  command->add_option("--folded", args->folded,
+                      "also write the recorded call stacks folded, weighted by self time in "
+                      "ns, for flamegraph.pl or speedscope ('-': stdout only)")
+      ->type_name("PATH|-")
+      ->check(PathOrStdout());
   command->add_option("--collectives_csv", args->collectives_csv,
                       "a run of several ranks: also write the collectives table as CSV ('-': "
                       "stdout only)")
@@ -383,8 +403,8 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->type_name("GB/S")
       ->check(CLI::PositiveNumber);
   command->add_flag("--force", args->force,
-                    "replace files that --csv, --csv_dir, --json, --memory_csv, --kernel_csv "
-                    "and --collectives_csv name when they exist (else: an error, nothing "
+                    "replace files that --csv, --csv_dir, --json, --memory_csv, --kernel_csv, "
+                    "--folded and --collectives_csv name when they exist (else: an error, nothing "
                     "replaced)");
   command->add_option("--host", args->host,
                       "the host (or rank, <host>_rank<R>) of a run with several")

@@ -5,7 +5,10 @@
 // input shapes, FLOPs and bytes, nested under the tutorial's markers
 // (model_build / loss_backward / optimizer_step) inside one step per epoch.
 //
-//   libtorch_mlp [--logdir DIR] [--epochs N] [--batch B] [--hidden H]
+//   libtorch_mlp [--logdir DIR] [--epochs N] [--batch B] [--hidden H] [--stacks 1]
+//
+// --stacks 1 records each op's C++ call stack (TorchOperatorOptions::
+// record_stacks): which line of this file launched it.
 //
 // Then: neuronprof summary DIR     (operator table in the terminal)
 //       xprof --logdir DIR         (trace viewer, framework op stats)
@@ -29,6 +32,7 @@ struct Config {
   int epochs = 10;
   int batch = 64;
   int hidden = 256;
+  int stacks = 0;
 };
 
 
@@ -42,7 +46,7 @@ bool ParseInt(const char* text, int* out) {
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
-               "usage: %s [--logdir DIR] [--epochs N] [--batch B] [--hidden H]\n",
+               "usage: %s [--logdir DIR] [--epochs N] [--batch B] [--hidden H] [--stacks 0|1]\n",
                argv0);
   return 2;
 }
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
       ok = ParseInt(value, &config.batch);
     } else if (std::strcmp(flag, "--hidden") == 0) {
       ok = ParseInt(value, &config.hidden);
+    } else if (std::strcmp(flag, "--stacks") == 0) {
+      ok = ParseInt(value, &config.stacks);
     } else {
       ok = false;
     }
@@ -73,7 +79,9 @@ int main(int argc, char** argv) {
   torch::manual_seed(0);
   torch::set_num_threads(1);  // Stable timings on small machines.
 
-  if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
+  neuronprof::TorchOperatorOptions torch_options;
+  torch_options.record_stacks = config.stacks != 0;
+  if (absl::Status s = neuronprof::EnableTorchOperators(torch_options); !s.ok()) {
     std::fprintf(stderr, "libtorch_mlp: %s\n", s.ToString().c_str());
     return 1;
   }

@@ -61,6 +61,17 @@ struct TorchOperatorOptions {
   // libtorch's CPU allocator counts only blocks allocated while a memory
   // profiler listens: its totals start from the first capture.
   bool profile_memory = true;
+  // Record each op's call stack: up to 32 return addresses when the op
+  // starts (cost per op in docs/PERFORMANCE.md), symbolized once per
+  // distinct address when the capture ends. The event's stat "stack" (the
+  // Kineto trace's "Call stack") lists the frames from the code that
+  // called into libtorch outwards, "function (file:line)"; libtorch's and
+  // neuronprof's own frames before it are left out. file:line needs the
+  // caller's debug info (-g). An op run by the TorchScript interpreter
+  // also gets its script frames first, "function (file.py:line)" of the
+  // source the module was scripted from (as torch.profiler's with_stack);
+  // those are read and formatted when the op starts, which allocates.
+  bool record_stacks = false;
 };
 
 // Makes every later capture with ProfileType::kOperator (and every remote

@@ -359,6 +359,7 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.serving = BuildServingEvents(space);
   summary.memory = BuildMemoryReport(space, ops, summary.steps);
   summary.kernels = BuildKernelTable(summary.device);
+  summary.stacks = FoldCallStacks(space);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
   summary.utilisation = BuildUtilisation(summary.table, summary.peaks,
                                          WallPs(summary.steps, ops, summary.device),
@@ -411,6 +412,7 @@ std::string FormatSummaryText(const Summary& summary, int top) {
   AppendAbsentTables(summary, out);
   AppendOpTable(summary.table, limit, out);
   AppendShares(summary.table, limit, out);
+  fmt::format_to(std::back_inserter(out), "{}", FormatStackTree(summary.stacks, limit));
   AppendSteps(summary.steps, limit, out);
   AppendStepStats(summary.markers.steps, limit, out);
   AppendTails(summary.tails, limit, out);

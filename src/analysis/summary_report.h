@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/call_stacks.h"
 #include "src/analysis/device_attribution.h"
 #include "src/analysis/device_peaks.h"
 #include "src/analysis/kernel_table.h"
@@ -40,6 +41,7 @@ struct Summary {
   DevicePeaks peaks;
   Utilisation utilisation;
   std::vector<Recommendation> recommendations;
+  FoldedStacks stacks;  // Empty without recorded call stacks.
   // Events whose start or end in picoseconds lies outside int64 (only a
   // corrupt or crafted file has them): their times were clamped.
   int64_t clamped_events = 0;

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
@@ -578,6 +579,13 @@ class KinetoWriter {
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(xplane::kOpForwardThreadStat);
+    }
+    // torch.profiler's with_stack field, one frame after another, which
+    // the plugin's operator view groups by and shows.
+    if (auto stack = stats.StrStatNamed(xplane::kStackStat)) {
+      args.Str("Call stack", absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()),
+                                                {{"\n", ";"}}));
+      copied.push_back(xplane::kStackStat);
     }
     WriteCommArgs(stats, args);
     if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, &span);

@@ -61,6 +61,10 @@ inline constexpr char kInstantStat[] = "instant";
 // metadata of a NEURONPROF_SCOPE call site; xprof reads it from metadata
 // and events alike.
 inline constexpr char kSourceStat[] = "source";
+// str: the call stack of a marker (NEURONPROF_SCOPE_STACK) or an operator
+// (TorchOperatorOptions::record_stacks), one frame a line, innermost
+// first: "function (file:line)". On the event.
+inline constexpr char kStackStat[] = "stack";
 
 // Framework operators on host lines (written by collectors/torch; read by
 // analysis, the exporters and xprof's framework_op_stats).

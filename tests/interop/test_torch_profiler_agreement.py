@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -262,3 +263,43 @@ def test_training_step_labels(runs):
   assert top[("aten::zero_", "optimizer")] == params * ITERATIONS
   loss = [r for r in got if r["name"] == "aten::cross_entropy_loss"]
   assert len(loss) == ITERATIONS and all(r["direction"] == "loss" for r in loss)
+
+
+# The plugin's Operator view groups ops by call stack ("View CallStack"):
+# with record_stacks, each op's stack must reach it from "Call stack" and
+# start at the model's TorchScript source (torch_reference.py, where it was
+# scripted), then the C++ code that ran it, never inside libtorch.
+STACK_LOADER = r"""
+import json, sys, tempfile
+from torch_tb_profiler.profiler.data import RunProfileData
+data = RunProfileData.parse("w", None, sys.argv[1], tempfile.mkdtemp())
+print(json.dumps({name: sorted({str(s) for agg in aggs for s in agg.callstacks})
+                  for name, aggs in data.stack_lists_group_by_name.items()}))
+"""
+
+
+def test_call_stacks_reach_the_pytorch_plugins_operator_view(reference, tmp_path):
+  logdir = str(tmp_path / "stacks")
+  done = subprocess.run([RUNNER, os.path.join(reference, "cnn.pt"), "2", logdir, "stacks"],
+                        capture_output=True, text=True, timeout=120, check=True)
+  run = os.path.basename(os.path.dirname(done.stdout.strip()))
+  run_dir = os.path.join(logdir, run)  # <logdir>/<run>/<host>.pt.trace.json.gz
+  traces = [f for f in os.listdir(run_dir) if f.endswith(".pt.trace.json.gz")]
+  assert len(traces) == 1, os.listdir(run_dir)
+  loaded = subprocess.run([sys.executable, "-c", STACK_LOADER, os.path.join(run_dir, traces[0])],
+                          capture_output=True, text=True, timeout=120)
+  assert loaded.returncode == 0, loaded.stderr
+  stacks = json.loads(loaded.stdout.splitlines()[-1])
+  assert "aten::conv2d" in stacks, sorted(stacks)
+  with open(os.path.join(HERE, "torch_reference.py")) as f:
+    conv_line = 1 + [i for i, line in enumerate(f) if "self.conv(x)" in line][0]
+  for stack in stacks["aten::conv2d"]:
+    frames = stack.split(";")
+    script = [f for f in frames if re.search(r"\.py:[0-9]+\)$", f)]
+    assert frames[:len(script)] == script and script, frames  # script frames first
+    assert script[0].startswith("_conv_forward ("), frames  # innermost first
+    assert f"forward ({os.path.join(HERE, 'torch_reference.py')}:{conv_line})" in script, frames
+    cpp = frames[len(script):]
+    assert cpp[0].startswith("torch::jit::"), frames
+    assert any(f.startswith("(anonymous namespace)::Run(torch::jit::Module&, bool) (")
+               and "tests/torch/torchscript_runner.cc:" in f for f in frames), frames

@@ -46,16 +46,21 @@ void Run(torch::jit::Module& module, bool train) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s MODEL.pt ITERATIONS LOGDIR [train]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL.pt ITERATIONS LOGDIR [train] [stacks]\n", argv[0]);
     return 2;
   }
-  const bool train = argc > 4 && std::string(argv[4]) == "train";
+  bool train = false;
+  neuronprof::TorchOperatorOptions torch_options;
+  for (int i = 4; i < argc; ++i) {
+    train = train || std::string(argv[i]) == "train";
+    torch_options.record_stacks = torch_options.record_stacks || std::string(argv[i]) == "stacks";
+  }
   const int iterations = std::atoi(argv[2]);
   at::set_num_threads(1);  // As the reference: one intra-op thread.
   torch::jit::Module module = torch::jit::load(argv[1]);
   for (int i = 0; i < kWarmup; ++i) Run(module, train);
 
-  if (absl::Status status = neuronprof::EnableTorchOperators(); !status.ok()) {
+  if (absl::Status status = neuronprof::EnableTorchOperators(torch_options); !status.ok()) {
     std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
     return 1;
   }

@@ -198,6 +198,23 @@ inline constexpr std::string_view kInstantKey = "\x01" "I";       // i 0: an ins
 inline constexpr std::string_view kAsyncTrackKey = "\x01" "A";    // s: an async span's track
 inline constexpr std::string_view kAsyncIdKey = "\x01" "D";       // u: its id
 
+// Call stacks (opt-in: NEURONPROF_SCOPE_STACK, TorchOperatorOptions::
+// record_stacks): the caller's return addresses, innermost first, as the
+// raw bytes (8 per frame) of an 's' argument under this key. The capture
+// symbolizes them once per distinct address (src/collectors/host/
+// stack_symbolizer.h) into the stat "stack".
+inline constexpr std::string_view kStackKey = "\x01" "S";
+inline constexpr size_t kMaxStackFrames = 32;
+// An operator's TorchScript frames (text, innermost first, one a line),
+// before its kStackKey argument: shown above its C++ frames.
+inline constexpr std::string_view kScriptStackKey = "\x01" "T";
+
+// Writes up to `max_frames` return addresses of its caller's stack (the
+// caller's own frame first) into `frames` and returns how many, at most
+// kMaxStackFrames. Unwinds with libunwind: no formatting, no lock, no
+// allocation after the thread's first stack (its unwind cache).
+NEURONPROF_API size_t CaptureStack(uint64_t* frames, size_t max_frames);
+
 // One reserved argument: 'i', 'u', 'd' with `bits`, or 's' with `text`.
 struct ReservedArg {
   std::string_view key;

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "src/collectors/host/stack_symbolizer.h"
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
 #include "src/xplane/names.h"
@@ -84,7 +86,20 @@ class HostPlaneStats {
     event->mutable_stats()->Reserve(own + (signature != 0 ? kAnnotationStats : 0));
     for (size_t i = 0; i < args.size(); ++i) {
       const Key key = ArgKey(i, args[i].key);
-      if (!key.signature) SetValue(args[i], key.id, event->add_stats());
+      if (key.signature) continue;
+      if (args[i].key == internal::kScriptStackKey) continue;  // With the next one.
+      if (args[i].key == internal::kStackKey) {
+        const std::string_view script =
+            i > 0 && args[i - 1].key == internal::kScriptStackKey ? args[i - 1].string_value
+                                                                   : std::string_view();
+        if (const int64_t ref = StackRef(script, args[i].string_value); ref != 0) {
+          tensorflow::profiler::XStat* stat = event->add_stats();
+          stat->set_metadata_id(key.id);
+          stat->set_ref_value(static_cast<uint64_t>(ref));
+        }
+        continue;
+      }
+      SetValue(args[i], key.id, event->add_stats());
     }
   }
 
@@ -112,7 +127,10 @@ class HostPlaneStats {
   Key StatKey(std::string_view bytes) {
     auto it = stat_keys_.find(bytes);
     if (it == stat_keys_.end()) {
-      const std::string_view name = xplane::ExpandCompactKey(bytes);
+      const std::string_view name =
+          bytes == internal::kStackKey || bytes == internal::kScriptStackKey
+              ? xplane::kStackStat
+              : xplane::ExpandCompactKey(bytes);
       it = stat_keys_.emplace(bytes, Key{plane_.StatMetadataId(name), IsSignatureStat(name)}).first;
     }
     return it->second;
@@ -123,6 +141,29 @@ class HostPlaneStats {
     auto it = value_refs_.find(bytes);
     if (it == value_refs_.end()) it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
     return it->second;
+  }
+
+  // A recorded call stack, symbolized once per distinct stack (the
+  // symbolizer, once per address), below the op's TorchScript frames
+  // (`script`, text); 0 when no frame is left.
+  int64_t StackRef(std::string_view script, std::string_view raw) {
+    std::string scripted_key;
+    if (!script.empty()) {
+      scripted_key = absl::StrCat(absl::string_view(raw.data(), raw.size()), "\n",
+                                  absl::string_view(script.data(), script.size()));
+      auto it = scripted_stack_refs_.find(scripted_key);
+      if (it != scripted_stack_refs_.end()) return it->second;
+    } else if (auto it = stack_refs_.find(raw); it != stack_refs_.end()) {
+      return it->second;
+    }
+    if (symbolizer_ == nullptr) symbolizer_ = std::make_unique<StackSymbolizer>();
+    std::string text(script);
+    const std::string frames = symbolizer_->Symbolize(raw);
+    if (!text.empty() && !frames.empty()) text.push_back('\n');
+    text += frames;
+    const int64_t ref = text.empty() ? 0 : plane_.StatMetadataId(text);
+    if (!script.empty()) return scripted_stack_refs_.emplace(std::move(scripted_key), ref).first->second;
+    return stack_refs_.emplace(raw, ref).first->second;
   }
 
   // ---- Serving records (neuronprof/trace_events.h).
@@ -233,6 +274,9 @@ class HostPlaneStats {
   absl::flat_hash_map<std::string, int64_t> signature_ids_;
   absl::flat_hash_map<const internal::SourceLocation*, int64_t> site_ids_;
   absl::flat_hash_map<std::string_view, int64_t> instant_ids_;
+  absl::flat_hash_map<std::string_view, int64_t> stack_refs_;
+  absl::flat_hash_map<std::string, int64_t> scripted_stack_refs_;
+  std::unique_ptr<StackSymbolizer> symbolizer_;  // Made at the first stack.
   const internal::SourceLocation* last_site_ = nullptr;
   int64_t last_site_id_ = 0;
   std::vector<std::pair<std::string_view, Key>> recent_;

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
@@ -67,6 +69,7 @@ ThreadOps* CurrentThreadOps() {
 }
 
 std::atomic<bool> g_record_shapes{false};
+std::atomic<bool> g_record_stacks{false};
 std::atomic<uint64_t> g_skipped{0};
 std::mutex g_handle_mutex;
 at::CallbackHandle g_handle = 0;
@@ -128,6 +131,28 @@ const char* Direction(ThreadOps* ops, std::string_view name, bool backward) {
   return IsLossName(name) ? kLoss : kFprop;
 }
 
+// The TorchScript frames the op runs in (innermost first, "function
+// (file:line)" of the Python source the module was scripted from, as
+// torch.profiler's with_stack shows them); "" outside the interpreter.
+// Allocates: only with record_stacks, which says so. Never throws into
+// libtorch's dispatcher: an op whose frames cannot be read has none.
+std::string ScriptStack() noexcept try {
+  const std::vector<torch::jit::StackEntry> entries = torch::jit::currentCallstack();
+  std::string text;
+  for (auto it = entries.begin(); it != entries.end(); ++it) {  // Innermost first.
+    torch::jit::SourceRange range = it->range;
+    if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+    if (!text.empty()) text += '\n';
+    text += it->filename;
+    if (const auto place = range.file_line_col()) {
+      text += " (" + std::get<0>(*place) + ":" + std::to_string(std::get<1>(*place)) + ")";
+    }
+  }
+  return text;
+} catch (...) {
+  return std::string();
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   EnsureMemoryReporterOnThisThread();
   ThreadOps* ops = CurrentThreadOps();
@@ -149,7 +174,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     return nullptr;
   }
 
-  alignas(TraceArg) unsigned char storage[8 * sizeof(TraceArg)];
+  alignas(TraceArg) unsigned char storage[10 * sizeof(TraceArg)];
   auto* args = reinterpret_cast<TraceArg*>(storage);
   size_t count = 0;
   new (&args[count++]) TraceArg(xplane::kOpFrameworkStat, "torch");
@@ -166,6 +191,18 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpInputDimsStat, inputs.dims);
     new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
     new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
+  }
+  uint64_t frames[internal::kMaxStackFrames];
+  std::string script_stack;
+  if (g_record_stacks.load(std::memory_order_relaxed)) {
+    script_stack = ScriptStack();
+    if (!script_stack.empty()) {
+      new (&args[count++]) TraceArg(internal::kScriptStackKey, script_stack);
+    }
+    const size_t depth = internal::CaptureStack(frames, internal::kMaxStackFrames);
+    new (&args[count++]) TraceArg(
+        internal::kStackKey,
+        std::string_view(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t)));
   }
   // record_param_comms carries a collective's sizes in the thread's debug
   // info (collectives.h); one byte compare keeps other ops off this path.
@@ -207,12 +244,13 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
 
 }  // namespace
 
-absl::Status AddOperatorCallbacks(bool record_shapes, int world_size) {
+absl::Status AddOperatorCallbacks(bool record_shapes, int world_size, bool record_stacks) {
   std::lock_guard<std::mutex> lock(g_handle_mutex);
   if (g_handle != 0) {
     return absl::FailedPreconditionError("libtorch operator callbacks are already added");
   }
   g_record_shapes.store(record_shapes, std::memory_order_relaxed);
+  g_record_stacks.store(record_stacks, std::memory_order_relaxed);
   at::RecordFunctionCallback callback(&OnOpStart, &OnOpEnd);
   // TORCHSCRIPT_FUNCTION: a scripted module's methods ("forward"), which
   // torch.profiler lists as well (docs/OPERATORS.md).

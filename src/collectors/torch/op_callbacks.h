@@ -15,7 +15,10 @@ namespace libtorch {
 // Adds the global callbacks (operators, and c10d Work for collectives:
 // collectives.h; world_size is the job's, for bus bandwidth).
 // FailedPrecondition if they are already added.
-absl::Status AddOperatorCallbacks(bool record_shapes, int world_size = 1);
+// record_stacks: each op also records its caller's return addresses
+// (internal::kStackKey).
+absl::Status AddOperatorCallbacks(bool record_shapes, int world_size = 1,
+                                  bool record_stacks = false);
 // Removes them. Ops that are still running when this returns end without
 // being recorded (the recorder's window is closed first).
 void RemoveOperatorCallbacks();

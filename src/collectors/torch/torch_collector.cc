@@ -34,7 +34,8 @@ class TorchCollector : public Collector {
 
   absl::Status Start() override {
     TakeSkippedOperatorCount();  // Forget ops of earlier windows.
-    absl::Status status = AddOperatorCallbacks(options_.record_shapes, world_size_);
+    absl::Status status = AddOperatorCallbacks(options_.record_shapes, world_size_,
+                                                options_.record_stacks);
     started_ = status.ok();
     if (started_ && options_.profile_memory) EnableMemoryReports();
     return status;
