@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -247,44 +248,39 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
   if (int rc = WriteTables(args, file->string(), selected_text, summary); rc != kExitOk) {
     return rc;
   }
-  // A table the capture cannot have is not written as a bare header: a
-  // note says why, and no file appears.
   std::vector<std::string> written = {args.csv, args.json};
-  if (!args.memory_csv.empty()) {
-    if (summary.memory.empty()) {
-      Note("--memory_csv: nothing written: the capture has no allocation events (libtorch's "
-           "allocator or a device plug-in's memory reports)");
-    } else if (auto s = WriteCsv(args.memory_csv, analysis::FormatMemoryCsv(summary.memory),
-                                 args.force);
-               !s.ok()) {
-      return Fail(s.message());
-    } else {
-      written.push_back(args.memory_csv);
+  // A table the capture cannot have (`missing`) is not written as a bare
+  // header: a note says why, and no file appears.
+  struct OptionalTable {
+    const std::string& path;
+    bool missing;
+    const char* why;
+    std::function<std::string()> format;
+  };
+  const OptionalTable optional_tables[] = {
+      {args.memory_csv, summary.memory.empty(),
+       "--memory_csv: nothing written: the capture has no allocation events (libtorch's "
+       "allocator or a device plug-in's memory reports)",
+       [&] { return analysis::FormatMemoryCsv(summary.memory); }},
+      {args.kernel_csv, summary.device.planes.empty(),
+       "--kernel_csv: nothing written: the capture has no device planes (no kernels or "
+       "copies: a device plug-in or CUPTI records them, device_tracer_level >= 1)",
+       [&] { return analysis::FormatKernelCsv(summary.kernels); }},
+      {args.folded, summary.stacks.empty(),
+       "--folded: nothing written: the capture has no call stacks (record them with "
+       "NEURONPROF_SCOPE_STACK or TorchOperatorOptions::record_stacks)",
+       [&] { return analysis::FormatFolded(summary.stacks); }},
+  };
+  for (const OptionalTable& table : optional_tables) {
+    if (table.path.empty()) continue;
+    if (table.missing) {
+      Note(table.why);
+      continue;
     }
-  }
-  if (!args.kernel_csv.empty()) {
-    if (summary.device.planes.empty()) {
-      Note("--kernel_csv: nothing written: the capture has no device planes (no kernels or "
-           "copies: a device plug-in or CUPTI records them, device_tracer_level >= 1)");
-    } else if (auto s = WriteCsv(args.kernel_csv, analysis::FormatKernelCsv(summary.kernels),
-                                 args.force);
-               !s.ok()) {
+    if (auto s = WriteCsv(table.path, table.format(), args.force); !s.ok()) {
       return Fail(s.message());
-    } else {
-      written.push_back(args.kernel_csv);
     }
-  }
-  if (!args.folded.empty()) {
-    if (summary.stacks.empty()) {
-      Note("--folded: nothing written: the capture has no call stacks (record them with "
-           "NEURONPROF_SCOPE_STACK or TorchOperatorOptions::record_stacks)");
-    } else if (auto s = WriteCsv(args.folded, analysis::FormatFolded(summary.stacks),
-                                 args.force);
-               !s.ok()) {
-      return Fail(s.message());
-    } else {
-      written.push_back(args.folded);
-    }
+    written.push_back(table.path);
   }
   // A table on stdout is the whole output, so it can be piped.
   if (args.csv == "-" || args.memory_csv == "-" || args.kernel_csv == "-" || args.json == "-" ||

@@ -13,6 +13,7 @@
 #include "src/core/recorder.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/host_plane_capture.h"
 
 // Known frames, outside neuronprof's namespace (whose frames are left out)
 // and never inlined, each recording the line of its call.
@@ -41,17 +42,6 @@ namespace {
 
 using tensorflow::profiler::XSpace;
 
-XSpace Capture(void (*record)()) {
-  REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
-  record();
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  XSpace space;
-  collectors::CollectStats stats;
-  collectors::AddHostPlane(*capture, &space, &stats);
-  return space;
-}
-
 // The stack stat of every event named `name`, one entry per event.
 std::vector<std::string> Stacks(const XSpace& space, std::string_view name) {
   std::vector<std::string> stacks;
@@ -76,7 +66,7 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 TEST_CASE("a marker's stack names its callers' functions and lines, innermost first") {
-  const XSpace space = Capture([] {
+  const XSpace space = testing::CaptureHostPlane([] {
     for (int i = 0; i < 2; ++i) StackTestMiddle();
     NEURONPROF_SCOPE("no_stack");
   });
@@ -89,12 +79,12 @@ TEST_CASE("a marker's stack names its callers' functions and lines, innermost fi
   // The marker's own line comes first: the profiler's frames are left out.
   CHECK(frames[0] == Frame("StackTestLeaf()", g_leaf_line));
   CHECK(frames[1] == Frame("StackTestMiddle()", g_middle_line));
-  CHECK(Contains(frames[2], "neuronprof::(anonymous namespace)::"));
+  CHECK(Contains(frames[2], std::string("(") + __FILE__ + ":"));  // The lambda above.
   CHECK(Stacks(space, "no_stack") == std::vector<std::string>{"<none>"});
 }
 
 TEST_CASE("a copied marker with kWithStack records its stack too") {
-  const XSpace space = Capture([] { StackTestPlain("plain"); });
+  const XSpace space = testing::CaptureHostPlane([] { StackTestPlain("plain"); });
   const std::vector<std::string> stacks = Stacks(space, "plain");
   REQUIRE(stacks.size() == 1);
   INFO(stacks[0]);

@@ -12,21 +12,11 @@
 #include "src/core/recorder.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/host_plane_capture.h"
 #include "tests/export/trace_text.h"
 
 namespace neuronprof {
 namespace {
-
-tensorflow::profiler::XSpace CaptureHostPlane(void (*record)()) {
-  REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
-  record();
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  tensorflow::profiler::XSpace space;
-  collectors::CollectStats stats;
-  collectors::AddHostPlane(*capture, &space, &stats);
-  return space;
-}
 
 // An operator as the libtorch collector records it.
 void Op(std::string_view dims, int64_t seq) {
@@ -37,7 +27,7 @@ void Op(std::string_view dims, int64_t seq) {
 }
 
 TEST_CASE("calls with one signature share a metadata; each keeps its own sequence number") {
-  auto space = CaptureHostPlane([] {
+  auto space = testing::CaptureHostPlane([] {
     Op("[[2,3],[3,4]]", 1);
     Op("[[2,3],[3,4]]", 2);
     Op("[[8,3],[3,4]]", 3);
@@ -62,7 +52,7 @@ TEST_CASE("calls with one signature share a metadata; each keeps its own sequenc
 }
 
 TEST_CASE("compact keys are stored under the stat names; values are kept as they are") {
-  auto space = CaptureHostPlane([] {
+  auto space = testing::CaptureHostPlane([] {
     ScopedTrace alloc(xplane::kMemoryAllocationEvent,
                       {{xplane::kCompactAddressKey, int64_t{4096}},
                        {xplane::kCompactAllocatorNameKey, "cpu"},
@@ -97,7 +87,7 @@ void RecordSites() {
 std::string Site(int line) { return std::string(__FILE__) + ":" + std::to_string(line); }
 
 TEST_CASE("NEURONPROF_SCOPE records its file and line once per call site, on the metadata") {
-  auto space = CaptureHostPlane(RecordSites);
+  auto space = testing::CaptureHostPlane(RecordSites);
   const xplane::PlaneVisitor plane(space.planes(0));
   const xplane::LineVisitor line = plane.Line(0);
   REQUIRE(line.NumEvents() == 6);
@@ -132,7 +122,7 @@ TEST_CASE("NEURONPROF_SCOPE records its file and line once per call site, on the
 }
 
 TEST_CASE("the summary's markers table has one row per call site, with its short source") {
-  auto space = CaptureHostPlane(RecordSites);
+  auto space = testing::CaptureHostPlane(RecordSites);
   const std::vector<analysis::SpanStats> markers =
       analysis::BuildMarkerStats(analysis::CollectHostSpans(space)).markers;
   // collectors/host_plane_test.cc:<line>: the last two parts of __FILE__.

@@ -17,23 +17,12 @@
 #include "src/core/recorder.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/host_plane_capture.h"
 
 namespace neuronprof {
 namespace {
 
 using tensorflow::profiler::XSpace;
-
-template <typename F>
-XSpace Capture(F&& record) {
-  REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
-  record();
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  XSpace space;
-  collectors::CollectStats stats;
-  collectors::AddHostPlane(*capture, &space, &stats);
-  return space;
-}
 
 // Every event of the host plane named `name`, with its line.
 std::vector<std::pair<xplane::LineVisitor, xplane::EventVisitor>> Events(
@@ -49,7 +38,7 @@ std::vector<std::pair<xplane::LineVisitor, xplane::EventVisitor>> Events(
 
 TEST_CASE("producers and consumers carry TSL's _pt/_p and _ct/_c stats on their own threads") {
   uint64_t produced = 0;
-  const XSpace space = Capture([&] {
+  const XSpace space = testing::CaptureHostPlane([&] {
     {
       TraceProducer producer("enqueue", ContextType::kSharedBatchScheduler);
       produced = producer.context_id();
@@ -151,7 +140,7 @@ TEST_CASE("context ids are unique across threads and never 0") {
 
 TEST_CASE("an async span begun on one thread and ended on another lands on its track's line") {
   uint64_t first_id = 0;
-  const XSpace space = Capture([&] {
+  const XSpace space = testing::CaptureHostPlane([&] {
     AsyncTrace first("requests", "request");
     AsyncTrace second("requests", "request", 1234);  // Overlaps the first.
     first_id = first.id();
@@ -195,7 +184,7 @@ TEST_CASE("an async span begun on one thread and ended on another lands on its t
 }
 
 TEST_CASE("counters go to the _counters_ line in time order; instants stay on their thread") {
-  const XSpace space = Capture([] {
+  const XSpace space = testing::CaptureHostPlane([] {
     TraceCounter("queue_depth", 3);
     std::thread([] { TraceCounter("queue_depth", uint64_t{5}); }).join();
     TraceCounter("load", 0.25);
