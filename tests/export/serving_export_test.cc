@@ -11,10 +11,9 @@
 
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
-#include "src/collectors/host/host_collector.h"
-#include "src/core/recorder.h"
 #include "tests/export/strict_json.h"
 #include "tests/export/trace_text.h"
+#include "tests/host_plane_capture.h"
 
 namespace neuronprof {
 namespace {
@@ -25,8 +24,7 @@ using google::protobuf::Value;
 // One request produced on the main thread and consumed twice on a worker
 // (one to many); two requests produced with one batch id and consumed once
 // (many to one); an async span across the two threads; counters; instants.
-tensorflow::profiler::XSpace ServingSpace() {
-  REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
+void RecordServing() {
   uint64_t request = 0;
   {
     TraceProducer producer("accept");
@@ -46,13 +44,9 @@ tensorflow::profiler::XSpace ServingSpace() {
     TraceInstant("cache_miss", {{"key", "k7"}});
     life.End();
   }).join();
-  auto capture = core::StopRecording();
-  REQUIRE(capture.ok());
-  tensorflow::profiler::XSpace space;
-  collectors::CollectStats stats;
-  collectors::AddHostPlane(*capture, &space, &stats);
-  return space;
 }
+
+tensorflow::profiler::XSpace ServingSpace() { return testing::CaptureHostPlane(RecordServing); }
 
 std::vector<const Struct*> Events(const Struct& root, const std::string& ph) {
   std::vector<const Struct*> found;
