@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
 #ifdef NEURONPROF_BENCH_TRACY  // -DNEURONPROF_TRACY_DIR=<tracy source tree>
   namespace tl = tracy_loops;
   variants.push_back({"Tracy ZoneScopedN", [=] { return tl::Zone(n); }, 0});
+  variants.push_back({"Tracy ZoneScopedNS (call stack, depth 32)", [=] { return tl::ZoneWithStack(n); }, 0});
   variants.push_back({"Tracy zone + ZoneValue(id)", [=] { return tl::ZoneWithValue(n); }, 0});
   variants.push_back({"Tracy zone + ZoneValue + ZoneText", [=] { return tl::ZoneWithText(n); }, 0});
   variants.push_back({"Tracy TracyPlot (int64)", [=] { return tl::Plot(n); }, 0});

@@ -12,6 +12,11 @@ namespace tracy_loops {
 double Zone(int n) {
   return PerIteration(n, [](int) { ZoneScopedN("literal_marker"); });
 }
+// Tracy's default unwinder on glibc: backtrace(), into a tracy_malloc'd
+// array per zone.
+double ZoneWithStack(int n) {
+  return PerIteration(n, [](int) { ZoneScopedNS("stack_marker", 32); });
+}
 double ZoneWithValue(int n) {
   return PerIteration(n, [](int i) {
     ZoneScopedN("dequeue");

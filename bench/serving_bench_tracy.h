@@ -10,6 +10,7 @@ namespace serving_bench {
 namespace tracy_loops {
 
 double Zone(int n);           // ZoneScopedN: NEURONPROF_SCOPE's twin
+double ZoneWithStack(int n);  // ZoneScopedNS(depth 32): NEURONPROF_SCOPE_STACK's
 double ZoneWithValue(int n);  // ZoneScopedN + ZoneValue(id): a consumer's
 double ZoneWithText(int n);   // + ZoneValue(i) + ZoneText("x"): Arg(int), Arg(text)
 double Plot(int n);           // TracyPlot(name, int64_t): TraceCounter(int)
