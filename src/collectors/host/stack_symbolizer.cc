@@ -6,8 +6,11 @@
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +31,12 @@ absl::string_view BaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   if (slash != std::string_view::npos) path.remove_prefix(slash + 1);
   return absl::string_view(path.data(), path.size());
+}
+
+// "dir/build/../src/x.cc" as "dir/src/x.cc": clang's line tables join the
+// build folder and the path it was given.
+std::string CleanPath(const char* path) {
+  return std::filesystem::path(path).lexically_normal().string();
 }
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
@@ -72,42 +81,79 @@ std::string DieFunctionName(Dwarf_Die* die) {
   return plain != nullptr ? plain : "";
 }
 
-// The source frames at `pc` (functions inlined there first), from DWARF;
-// empty without a line table.
-std::vector<SourceFrame> SourceFrames(Dwfl_Module* module, Dwarf_Addr pc) {
+// The subprogram, inlined calls and blocks that hold `addr` below `parent`,
+// outermost first, looking inside namespaces and types. libdw's
+// dwarf_getscopes finds none in clang's DWARF 5 (elfutils 0.188).
+void AppendScopesAt(Dwarf_Die* parent, Dwarf_Addr addr, std::vector<Dwarf_Die>* chain) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_namespace:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_union_type: {
+        const size_t before = chain->size();
+        AppendScopesAt(&child, addr, chain);
+        if (chain->size() > before) return;
+        break;
+      }
+      case DW_TAG_subprogram:
+      case DW_TAG_inlined_subroutine:
+      case DW_TAG_lexical_block:
+        if (dwarf_haspc(&child, addr) == 1) {
+          chain->push_back(child);
+          AppendScopesAt(&child, addr, chain);
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// The scopes at `addr` in compile unit `cu`, innermost first.
+std::vector<Dwarf_Die> ScopesAt(Dwarf_Die* cu, Dwarf_Addr addr) {
+  std::vector<Dwarf_Die> chain;
+  AppendScopesAt(cu, addr, &chain);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+// The source frames at `addr` (module-relative) in compile unit `cu`
+// (functions inlined there first), from DWARF; empty without a line table.
+std::vector<SourceFrame> SourceFrames(Dwarf_Die* cu, Dwarf_Addr addr) {
   std::vector<SourceFrame> frames;
-  Dwfl_Line* line = dwfl_module_getsrc(module, pc);
-  if (line == nullptr) return frames;
+  Dwarf_Line* line = dwarf_getsrc_die(cu, addr);
   SourceFrame innermost;
-  const char* file = dwfl_lineinfo(line, nullptr, &innermost.line, nullptr, nullptr, nullptr);
-  if (file == nullptr) return frames;
-  innermost.file = file;
+  const char* file = line != nullptr ? dwarf_linesrc(line, nullptr, nullptr) : nullptr;
+  if (file == nullptr || dwarf_lineno(line, &innermost.line) != 0) return frames;
+  innermost.file = CleanPath(file);
   frames.push_back(innermost);
-  Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
-  Dwarf_Die* scopes = nullptr;
-  const int count = cu != nullptr ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  const std::vector<Dwarf_Die> scopes = ScopesAt(cu, addr);
+  const int count = static_cast<int>(scopes.size());
   Dwarf_Files* files = nullptr;
   if (count > 0) dwarf_getsrcfiles(cu, &files, nullptr);
   for (int i = 0; i < count; ++i) {
-    const int tag = dwarf_tag(&scopes[i]);
+    Dwarf_Die scope = scopes[i];
+    const int tag = dwarf_tag(&scope);
     if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
-    frames.back().function = tag == DW_TAG_subprogram ? "" : DieFunctionName(&scopes[i]);
+    frames.back().function = tag == DW_TAG_subprogram ? "" : DieFunctionName(&scope);
     if (tag == DW_TAG_subprogram) break;
     // The inlined call's site is a line of the enclosing function.
     Dwarf_Attribute attr;
     Dwarf_Word call_file = 0, call_line = 0;
     SourceFrame caller;
-    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0 &&
+    if (dwarf_formudata(dwarf_attr(&scope, DW_AT_call_file, &attr), &call_file) == 0 &&
         files != nullptr) {
-      if (const char* name = dwarf_filesrc(files, call_file, nullptr, nullptr)) caller.file = name;
+      if (const char* name = dwarf_filesrc(files, call_file, nullptr, nullptr)) caller.file = CleanPath(name);
     }
-    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line) == 0) {
+    if (dwarf_formudata(dwarf_attr(&scope, DW_AT_call_line, &attr), &call_line) == 0) {
       caller.line = static_cast<int>(call_line);
     }
     frames.push_back(caller);
   }
-  std::free(scopes);
   return frames;
 }
 
@@ -117,6 +163,46 @@ bool IsProcessStartFrame(std::string_view function) {
 }
 
 }  // namespace
+
+// libdw finds an address's compile unit through .debug_aranges, which clang
+// does not emit by default: the units' own address ranges instead, read
+// once per module and searched by address.
+struct StackSymbolizer::CompileUnits {
+  struct Range {
+    Dwarf_Addr low, high;  // [low, high), module-relative
+    Dwarf_Off unit;        // The unit's DIE offset.
+  };
+  Dwarf* dwarf = nullptr;  // Null: no DWARF for this module.
+  Dwarf_Addr bias = 0;
+  std::vector<Range> ranges;  // Sorted by low.
+
+  // The unit holding `addr`, in `storage`; null when none does.
+  Dwarf_Die* Find(Dwarf_Addr addr, Dwarf_Die* storage) const {
+    auto after = std::upper_bound(ranges.begin(), ranges.end(), addr,
+                                  [](Dwarf_Addr a, const Range& r) { return a < r.low; });
+    if (after == ranges.begin() || addr >= std::prev(after)->high) return nullptr;
+    return dwarf_offdie(dwarf, std::prev(after)->unit, storage);
+  }
+};
+
+const StackSymbolizer::CompileUnits& StackSymbolizer::UnitsOf(Dwfl_Module* module) {
+  std::unique_ptr<CompileUnits>& units = units_[module];
+  if (units != nullptr) return *units;
+  units = std::make_unique<CompileUnits>();
+  units->dwarf = dwfl_module_getdwarf(module, &units->bias);
+  if (units->dwarf == nullptr) return *units;
+  Dwarf_Addr bias = 0;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(module, nullptr, &bias); cu != nullptr;
+       cu = dwfl_module_nextcu(module, cu, &bias)) {
+    Dwarf_Addr base = 0, low = 0, high = 0;
+    for (ptrdiff_t at = 0; (at = dwarf_ranges(cu, at, &base, &low, &high)) > 0;) {
+      if (low < high) units->ranges.push_back({low, high, dwarf_dieoffset(cu)});
+    }
+  }
+  std::sort(units->ranges.begin(), units->ranges.end(),
+            [](const CompileUnits::Range& a, const CompileUnits::Range& b) { return a.low < b.low; });
+  return *units;
+}
 
 StackSymbolizer::StackSymbolizer() {
   static const Dwfl_Callbacks kCallbacks = [] {
@@ -158,7 +244,17 @@ const std::vector<StackSymbolizer::Frame>& StackSymbolizer::Lookup(uint64_t retu
     const std::string outer =
         symbol != nullptr ? Demangle(symbol)
                           : absl::StrCat(BaseName(module_name), "+0x", absl::Hex(pc - start));
-    for (const SourceFrame& source : SourceFrames(module, pc)) {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die unit_storage;
+    Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
+    if (unit == nullptr) {
+      const CompileUnits& units = UnitsOf(module);
+      bias = units.bias;
+      unit = units.dwarf != nullptr ? units.Find(pc - bias, &unit_storage) : nullptr;
+    }
+    const std::vector<SourceFrame> sources =
+        unit != nullptr ? SourceFrames(unit, pc - bias) : std::vector<SourceFrame>{};
+    for (const SourceFrame& source : sources) {
       const std::string function = source.function.empty() ? outer : source.function;
       if (IsProcessStartFrame(function)) continue;
       frames.push_back({absl::StrCat(function, " (", source.file, ":", source.line, ")"),

@@ -11,6 +11,7 @@
 #define NEURONPROF_SRC_COLLECTORS_HOST_STACK_SYMBOLIZER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 
 struct Dwfl;
+struct Dwfl_Module;
 
 namespace neuronprof {
 namespace collectors {
@@ -42,8 +44,12 @@ class StackSymbolizer {
   // then the function that holds it.
   const std::vector<Frame>& Lookup(uint64_t return_address);
 
+  struct CompileUnits;  // A module's compile units by address.
+  const CompileUnits& UnitsOf(Dwfl_Module* module);
+
   Dwfl* dwfl_ = nullptr;  // Null when libdw could not read the process.
   absl::flat_hash_map<uint64_t, std::vector<Frame>> frames_;
+  absl::flat_hash_map<const Dwfl_Module*, std::unique_ptr<CompileUnits>> units_;
 };
 
 }  // namespace collectors
