@@ -239,6 +239,14 @@ if [[ $INSTALLED == 1 ]] && configure_and_build find_package "$HERE/find_package
       echo "${args:-}"
       fail "typed args: typed_work's args are not batch 32, dtype bf16, scale 0.5 (log: $LOGS/convert-typed.log)"
     fi
+    # The installed libunwind/libdw path: the marker's stack, symbolized at
+    # Stop(), in the installed CLI's folded stacks.
+    if [[ -n $xplane ]] && "$CLI" summary "$xplane" --folded - >"$LOGS/folded.txt" 2>&1 &&
+       grep -q 'ConsumerStackedWork().*;stacked_work [0-9]*$' "$LOGS/folded.txt"; then
+      pass "call stacks: NEURONPROF_SCOPE_STACK's frames (ConsumerStackedWork) in the installed CLI's --folded"
+    else
+      fail "call stacks: no ConsumerStackedWork frame before stacked_work in $LOGS/folded.txt"
+    fi
     if [[ -n $PLUGIN && -n $xplane ]] && counts=$(count_events "$xplane" 2>"$LOGS/convert.log"); then
       if grep -qx 'backend_op 20' <<<"$counts" && grep -qx 'backend_step 20' <<<"$counts" &&
          grep -qx 'thread backend_worker' <<<"$counts"; then

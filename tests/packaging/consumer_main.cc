@@ -9,7 +9,9 @@
 // and the Kineto trace) and the in-process summary (neuronprof/summary.h)
 // counts the steps and markers. A "typed_work" marker carries typed
 // arguments (neuronprof::Arg): batch 32, dtype "bf16", scale 0.5, which
-// tests/packaging/check_packaging.sh reads back with the installed CLI.
+// tests/packaging/check_packaging.sh reads back with the installed CLI, as
+// it reads the call stack of the "stacked_work" marker (NEURONPROF_SCOPE_STACK)
+// recorded in ConsumerStackedWork.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,13 @@ bool IsRegularFile(const std::string& path) {
 }
 
 }  // namespace
+
+// Not inlined: its name must be a frame of the marker's stack.
+__attribute__((noinline)) void ConsumerStackedWork() {
+  NEURONPROF_SCOPE_STACK("stacked_work");
+  volatile int sink = 0;
+  sink = sink + 1;
+}
 
 int main(int argc, char** argv) {
   std::string logdir;
@@ -65,6 +74,8 @@ int main(int argc, char** argv) {
                                   neuronprof::Arg("dtype", "bf16"), neuronprof::Arg("scale", 0.5));
     expected_events += 1;
   }
+  ConsumerStackedWork();
+  expected_events += 1;
   {
     // Flows, an async span, a counter and an instant (trace_events.h).
     neuronprof::AsyncTrace request("requests", "request");
