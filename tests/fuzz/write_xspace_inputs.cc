@@ -3,6 +3,8 @@
 // corpus/xspace/: seeds for paths no example capture reaches (memory
 // events and a pool line, one rank of a DDP job with collectives, metadata
 // map entries that go on after their value);
+// corpus/response/map_entry_churn.pb: such entries in a server's response
+// (fuzz_capture_response);
 // findings/xspace/: issue 27's reproducers, replayed as regression inputs.
 // The committed files were made with it (see tests/fuzz/README.md).
 #include <cstdio>
@@ -79,6 +81,15 @@ XSpace ClaimedWorldSize() {
   return neuronprof::testing::MakeRankSpace(options);
 }
 
+// A hostile server's response: a capture whose host and Task Environment
+// planes hold map entries protobuf would insert and erase.
+std::string ChurningResponse() {
+  std::string response;
+  neuronprof::testing::AppendBytesField(
+      8, neuronprof::testing::ChurningCaptureSpace(64, 64), &response);
+  return response;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +105,7 @@ int main(int argc, char** argv) {
       Write(dir + "/corpus/xspace/ddp_rank.xplane.pb", neuronprof::testing::MakeRankSpace(ddp)) &&
       WriteBytes(dir + "/corpus/xspace/map_entry_churn.xplane.pb",
                  neuronprof::testing::ChurningStatMetadata(64, 64)) &&
+      WriteBytes(dir + "/corpus/response/map_entry_churn.pb", ChurningResponse()) &&
       Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
       Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
       Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());
