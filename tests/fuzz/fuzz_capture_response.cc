@@ -9,7 +9,7 @@
 // Without one, the response parsed and rpc::ResponseSpace: "xplane.pb" tool
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
-// xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the Chrome
+// xplane::AlignSpaceClock, xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the Chrome
 // trace it writes, built in memory.
 #include <cstddef>
 #include <cstdint>
@@ -99,6 +99,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!parsed.ok()) return 0;
     space = std::move(*parsed);
   }
+  // The client puts a parsed space on its clock, and info reads it back.
+  neuronprof::xplane::AlignSpaceClock(neuronprof::xplane::ClockOffset{400, 7}, &space);
+  neuronprof::xplane::ReadClockOffset(space);
   neuronprof::CaptureOptions options;
   options.service_addresses = {"localhost:9012"};
   options.logdir = "unused";

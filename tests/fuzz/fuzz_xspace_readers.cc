@@ -1,8 +1,9 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
-// `summary`'s analysis (text, every table as CSV, the JSON document, marker
-// statistics per thread group, step and time selections) and its multi-rank
-// report (the file as one rank of its job); then a live capture's
+// `summary`'s analysis (text, every table as CSV, the memory, kernel and
+// folded-stack outputs, the JSON document, marker statistics per thread
+// group, step and time selections) and its multi-rank report (the file as
+// one rank of its job, and as two ranks of one); then a live capture's
 // post-processing (AnnotateOperatorEvents, AnnotateMemoryEvents) and both
 // writers again on the annotated space. Only parse errors may stop it, and
 // every JSON output must be strict JSON (json_reader::IsStrictJson): a non-strict
@@ -16,6 +17,7 @@
 //
 // NEURONPROF_FUZZ_SKIP=chrome,kineto,summary,ranks,annotate,info leaves readers out, to
 // look past a known finding in one of them while its fix is pending.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/call_stacks.h"
+#include "src/analysis/device_report.h"
 #include "src/analysis/memory_annotator.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/analysis/rank_data.h"
@@ -74,6 +78,15 @@ void WriteBoth(const XSpace& space) {
   }
 }
 
+void ReportRanks(std::vector<neuronprof::analysis::RankData> ranks) {
+  namespace analysis = neuronprof::analysis;
+  if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
+    analysis::FormatRankReportText(*report, 0);
+    analysis::FormatRankStepsCsv(*report);
+    analysis::FormatCollectivesCsv(*report);
+  }
+}
+
 void ReadAll(const XSpace& space) {
   namespace analysis = neuronprof::analysis;
   if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
@@ -83,6 +96,10 @@ void ReadAll(const XSpace& space) {
     analysis::FormatSummaryText(summary, 0);
     const auto tables = analysis::SummaryTables(summary);
     for (const auto& table : tables) analysis::FormatCsv(table);
+    // summary's optional outputs: --memory_csv, --kernel_csv, --folded.
+    analysis::FormatMemoryCsv(summary.memory);
+    analysis::FormatKernelCsv(summary.kernels);
+    analysis::FormatFolded(summary.stacks);
     const std::string json = neuronprof::tools::SummaryJson("input", "", summary, tables);
     if (!neuronprof::json_reader::IsStrictJson(json)) {
       std::fprintf(stderr, "SummaryJson wrote JSON that is not strict (%zu bytes)\n",
@@ -100,11 +117,16 @@ void ReadAll(const XSpace& space) {
   if (!Skipped("ranks")) {
     std::vector<analysis::RankData> ranks;
     ranks.push_back(analysis::ReadRankData(space, "fuzz_rank0.xplane.pb"));
-    if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
-      analysis::FormatRankReportText(*report, 0);
-      analysis::FormatRankStepsCsv(*report);
-      analysis::FormatCollectivesCsv(*report);
-    }
+    ReportRanks(ranks);
+    // The file as two ranks of one job too: the comparisons across ranks
+    // (steps, stragglers, collectives matched by sequence).
+    analysis::RankData other = ranks[0];
+    other.file = "fuzz_rank1.xplane.pb";
+    other.identity.rank = ranks[0].identity.rank == 0 ? 1 : 0;
+    ranks[0].identity.world_size = std::max(2, ranks[0].identity.world_size);
+    other.identity.world_size = ranks[0].identity.world_size;
+    ranks.push_back(std::move(other));
+    ReportRanks(ranks);
   }
   if (!Skipped("annotate")) {
     // What a live capture's session does before writing.

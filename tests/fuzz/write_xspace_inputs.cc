@@ -2,7 +2,8 @@
 //   write_xspace_inputs TESTS_FUZZ_DIR
 // corpus/xspace/: seeds for paths no example capture reaches (memory
 // events and a pool line, one rank of a DDP job with collectives, metadata
-// map entries that go on after their value);
+// map entries that go on after their value, every operator shape the
+// op-cost formulas read);
 // corpus/response/map_entry_churn.pb: such entries in a server's response
 // (fuzz_capture_response);
 // findings/xspace/: issue 27's reproducers, replayed as regression inputs.
@@ -50,6 +51,63 @@ XSpace BmmEmptyBatch() {
                std::string_view("[[0,2147483648,2147483648],[0,2147483648,2147483648]]"));
   host.AddStat(op, xplane::kOpInputTypesStat, std::string_view("float,float"));
   host.AddStat(op, xplane::kOpInputValuesStat, std::string_view("[\"\",\"\"]"));
+  return space;
+}
+
+// One of each operator shape the op-cost formulas read (convolutions with
+// their stride/padding/dilation/groups values, matmul's 1-D to N-D cases,
+// reductions, losses forward and backward, embeddings, index_select), an
+// autograd node and a dunder op, one after another on one thread.
+XSpace OperatorShapes() {
+  struct Op {
+    const char* name;
+    const char* dims;
+    const char* types;
+    const char* values;
+  };
+  static constexpr Op kOps[] = {
+      {"aten::conv2d", "[[8,3,32,32],[16,3,3,3],[16],[],[],[],[]]", "Float,Float,Float,,,,",
+       R"(["","","","[2, 2]","[1, 1]","[1, 1]","1"])"},
+      {"aten::conv1d", "[[4,6,50],[10,6,5],[],[],[],[],[]]", "Float,Float,,,,,",
+       R"(["","","","[1]","same","[2]","2"])"},
+      {"aten::conv3d", "[[1,2,4,8,8],[4,2,3,3,3],[],[],[],[],[]]", "Half,Half,,,,,",
+       R"(["","","","[1, 1, 1]","valid","[1, 1, 1]","1"])"},
+      {"aten::conv_transpose2d", "[[1,4,8,8],[4,2,3,3],[2],[],[],[],[],[]]",
+       "Float,Float,Float,,,,,", R"(["","","","[2, 2]","[1, 1]","[1, 1]","1","[1, 1]"])"},
+      {"aten::matmul", "[[2,1,32,16],[3,16,8]]", "Float,Float", R"(["",""])"},
+      {"aten::matmul", "[[100],[100]]", "Float,Float", R"(["",""])"},
+      {"aten::matmul", "[[16],[4,16,8]]", "BFloat16,BFloat16", R"(["",""])"},
+      {"aten::mv", "[[8,16],[16]]", "Float,Float", R"(["",""])"},
+      {"aten::sum", "[[64,128],[],[],[]]", "Float,,Scalar,", R"(["","[1]","false",""])"},
+      {"aten::mean", "[[64,128]]", "Float", R"([""])"},
+      {"aten::norm", "[[64,128],[]]", "Float,Scalar", R"(["","2"])"},
+      {"aten::nll_loss_forward", "[[64,10],[64],[],[],[]]", "Float,Long,,Scalar,Scalar",
+       R"(["","","","1","-100"])"},
+      {"aten::nll_loss_backward", "[[],[64,10],[64],[],[],[],[]]",
+       "Float,Float,Long,,Scalar,Scalar,Float", R"(["","","","","1","-100",""])"},
+      {"aten::cross_entropy_loss", "[[64,10],[64],[],[],[],[]]",
+       "Float,Long,,Scalar,Scalar,Scalar", R"(["","","","1","-100","0."])"},
+      {"aten::embedding", "[[1000,64],[32],[],[],[]]", "Float,Long,Scalar,Scalar,Scalar",
+       R"(["","","-1","false","false"])"},
+      {"aten::embedding_dense_backward", "[[32,64],[32],[],[],[]]",
+       "Float,Long,Scalar,Scalar,Scalar", R"(["","","1000","-1","false"])"},
+      {"aten::index_select", "[[1000,64],[],[32]]", "Float,Scalar,Long", R"(["","0",""])"},
+      {"AddmmBackward0", "[[64,128]]", "Float", R"([""])"},
+      {"aten::__iadd__", "[[64,128],[64,128]]", "Float,Float", R"(["",""])"},
+  };
+  XSpace space;
+  xplane::SetProfileTimes(&space, 1'000'000'000, 1'000'000'000 + 1'000'000);
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(1, "main", 0);
+  int64_t at_ps = 0;
+  for (const Op& op : kOps) {
+    xplane::XEvent* e = host.AddEvent(main, host.EventMetadataId(op.name), at_ps, 10'000'000);
+    host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
+    host.AddStat(e, xplane::kOpInputDimsStat, std::string_view(op.dims));
+    host.AddStat(e, xplane::kOpInputTypesStat, std::string_view(op.types));
+    host.AddStat(e, xplane::kOpInputValuesStat, std::string_view(op.values));
+    at_ps += 20'000'000;
+  }
   return space;
 }
 
@@ -106,6 +164,7 @@ int main(int argc, char** argv) {
       WriteBytes(dir + "/corpus/xspace/map_entry_churn.xplane.pb",
                  neuronprof::testing::ChurningStatMetadata(64, 64)) &&
       WriteBytes(dir + "/corpus/response/map_entry_churn.pb", ChurningResponse()) &&
+      Write(dir + "/corpus/xspace/operator_shapes.xplane.pb", OperatorShapes()) &&
       Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
       Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
       Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());
