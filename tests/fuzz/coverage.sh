@@ -66,6 +66,12 @@ for fn in data["functions"]:
     where[name] = path[FOLDER.search(path).start():].lstrip("/")
 names = sorted(n for n, r in reached.items() if not r)
 plain = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout
-for name, demangled in sorted(zip(names, plain.splitlines()), key=lambda p: (where[p[0]], p[1])):
-    print(f"{where[name]}: {demangled[:160]}")
+def short(demangled):  # Argument lists dropped: lambdas stay told apart.
+    while True:
+        shorter = re.sub(r"\([^()]+\)", "()", demangled)
+        if shorter == demangled:
+            return re.sub(r"\[abi:cxx11\]|neuronprof::|\(anonymous namespace\)::", "", shorter)
+        demangled = shorter
+for line in sorted({f"{where[n]}: {short(d)}" for n, d in zip(names, plain.splitlines())}):
+    print(line)
 PY

@@ -37,6 +37,7 @@
 #include "src/analysis/summary_report.h"
 #include "src/analysis/summary_tables.h"
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/export/chrome_trace.h"
 #include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
@@ -47,6 +48,7 @@
 
 namespace {
 
+using neuronprof::SaturatingAdd;
 using tensorflow::profiler::XSpace;
 
 bool Skipped(const char* reader) {
@@ -78,6 +80,8 @@ void WriteBoth(const XSpace& space) {
   }
 }
 
+constexpr int64_t kLatePs = 1'000'000;
+
 void ReportRanks(std::vector<neuronprof::analysis::RankData> ranks) {
   namespace analysis = neuronprof::analysis;
   if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
@@ -94,6 +98,7 @@ void ReadAll(const XSpace& space) {
   if (!Skipped("summary")) {
     const auto summary = analysis::Summarize(space, {}, analysis::GroupBy::kThreadGroup);
     analysis::FormatSummaryText(summary, 0);
+    analysis::FormatOpTableCsv(summary.table);
     const auto tables = analysis::SummaryTables(summary);
     for (const auto& table : tables) analysis::FormatCsv(table);
     // summary's optional outputs: --memory_csv, --kernel_csv, --folded.
@@ -118,10 +123,13 @@ void ReadAll(const XSpace& space) {
     std::vector<analysis::RankData> ranks;
     ranks.push_back(analysis::ReadRankData(space, "fuzz_rank0.xplane.pb"));
     ReportRanks(ranks);
-    // The file as two ranks of one job too: the comparisons across ranks
-    // (steps, stragglers, collectives matched by sequence).
+    // The file as two ranks of one job too, the second 1 us late to every
+    // step's end and collective: the comparisons across ranks (steps,
+    // stragglers, waiting, collectives matched by sequence).
     analysis::RankData other = ranks[0];
     other.file = "fuzz_rank1.xplane.pb";
+    for (auto& step : other.steps) step.end_ps = SaturatingAdd(step.end_ps, kLatePs);
+    for (auto& c : other.collectives) c.arrival_ps = SaturatingAdd(c.arrival_ps, kLatePs);
     other.identity.rank = ranks[0].identity.rank == 0 ? 1 : 0;
     ranks[0].identity.world_size = std::max(2, ranks[0].identity.world_size);
     other.identity.world_size = ranks[0].identity.world_size;
