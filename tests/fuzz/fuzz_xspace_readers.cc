@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "src/analysis/call_stacks.h"
+#include "src/analysis/custom_op_costs.h"
 #include "src/analysis/device_report.h"
 #include "src/analysis/memory_annotator.h"
 #include "src/analysis/operator_annotator.h"
@@ -81,6 +82,24 @@ void WriteBoth(const XSpace& space) {
 }
 
 constexpr int64_t kLatePs = 1'000'000;
+
+// A formula registered for a custom op (neuronprof/op_costs.h), as an
+// application would write one, so that the file's shapes reach that path
+// too: its (flops, bytes) may overflow to a saturated or negative value.
+[[maybe_unused]] const bool kCustomOpCost = [] {
+  neuronprof::analysis::RegisterCustomOpCost(
+      "aten::foo_unknown", [](const std::vector<neuronprof::analysis::OpInput>& inputs) {
+        int64_t flops = 0;
+        for (const auto& input : inputs) {
+          int64_t elements = 1;
+          for (int64_t d : input.dims) elements = neuronprof::SaturatingMul(elements, d);
+          flops = SaturatingAdd(flops, elements);
+        }
+        return std::pair<int64_t, int64_t>(flops, neuronprof::SaturatingMul(flops, -4));
+      })
+      .IgnoreError();
+  return true;
+}();
 
 void ReportRanks(std::vector<neuronprof::analysis::RankData> ranks) {
   namespace analysis = neuronprof::analysis;

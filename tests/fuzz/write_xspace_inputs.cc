@@ -3,7 +3,7 @@
 // corpus/xspace/: seeds for paths no example capture reaches (memory
 // events and a pool line, one rank of a DDP job with collectives, metadata
 // map entries that go on after their value, every operator shape the
-// op-cost formulas read);
+// op-cost formulas read, steps of allocator events as libtorch reports them);
 // corpus/response/map_entry_churn.pb: such entries in a server's response
 // (fuzz_capture_response);
 // findings/xspace/: issue 27's reproducers, replayed as regression inputs.
@@ -111,6 +111,49 @@ XSpace OperatorShapes() {
   return space;
 }
 
+// Three steps of a training loop as libtorch's allocator reports them,
+// before a capture annotates them (no device type or id: the allocator's
+// name says "cuda:0"): each step's ops allocate, free the step before's
+// activations and leak one block, so the memory report's per-step peaks,
+// growth and leaking ops all have rows.
+XSpace MemorySteps() {
+  XSpace space;
+  xplane::SetProfileTimes(&space, 1'000'000'000, 1'000'000'000 + 1'000'000);
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(4242, "MainThread", 0);
+  constexpr int64_t kStepPs = 100'000'000;
+  int64_t allocated = 0;
+  auto memory = [&](const char* name, int64_t at_ps, int64_t address, int64_t bytes,
+                    const char* allocator) {
+    allocated += name == std::string_view(xplane::kMemoryDeallocationEvent) ? -bytes : bytes;
+    xplane::XEvent* e = host.AddEvent(main, host.EventMetadataId(name), at_ps, 0);
+    host.AddStat(e, xplane::kAllocatorNameStat, std::string_view(allocator));
+    host.AddStat(e, xplane::kAddressStat, address);
+    host.AddStat(e, xplane::kRequestedBytesStat, bytes);
+    host.AddStat(e, xplane::kAllocationBytesStat, bytes);
+    host.AddStat(e, xplane::kBytesAllocatedStat, allocated);
+    host.AddStat(e, xplane::kPoolReservedStat, int64_t{1} << 24);
+  };
+  for (int s = 0; s < 3; ++s) {
+    const int64_t base = s * kStepPs;
+    xplane::XEvent* step = host.AddEvent(main, host.EventMetadataId("train"), base, kStepPs - 1);
+    host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+    host.AddStat(step, xplane::kStepNumStat, int64_t{s});
+    for (const char* op : {"aten::linear", "aten::relu"}) {
+      xplane::XEvent* e = host.AddEvent(main, host.EventMetadataId(op), base + 1'000'000,
+                                        10'000'000);
+      host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
+    }
+    memory(xplane::kMemoryAllocationEvent, base + 2'000'000, 0x1000 + s, 4096, "cuda:0");
+    memory(xplane::kMemoryAllocationEvent, base + 3'000'000, 0x2000 + s, 1024, "cuda:0");
+    memory(xplane::kMemoryAllocationEvent, base + 4'000'000, 0x3000 + s, 64, "cpu");
+    if (s > 0) {
+      memory(xplane::kMemoryDeallocationEvent, base + 5'000'000, 0x1000 + s - 1, 4096, "cuda:0");
+    }
+  }
+  return space;
+}
+
 // Frees of 10 and INT64_MAX bytes by one op, a total of INT64_MIN and a
 // free of INT64_MIN bytes: the memory report and the Kineto writer
 // overflowed on them.
@@ -165,6 +208,7 @@ int main(int argc, char** argv) {
                  neuronprof::testing::ChurningStatMetadata(64, 64)) &&
       WriteBytes(dir + "/corpus/response/map_entry_churn.pb", ChurningResponse()) &&
       Write(dir + "/corpus/xspace/operator_shapes.xplane.pb", OperatorShapes()) &&
+      Write(dir + "/corpus/xspace/memory_steps.xplane.pb", MemorySteps()) &&
       Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
       Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
       Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());
