@@ -3,7 +3,8 @@
 // corpus/xspace/: seeds for paths no example capture reaches (memory
 // events and a pool line, one rank of a DDP job with collectives, metadata
 // map entries that go on after their value, every operator shape the
-// op-cost formulas read, steps of allocator events as libtorch reports them);
+// op-cost formulas read, steps of allocator events as libtorch reports them,
+// device events that name their op instead of a correlation id);
 // corpus/response/map_entry_churn.pb: such entries in a server's response
 // (fuzz_capture_response);
 // findings/xspace/: issue 27's reproducers, replayed as regression inputs.
@@ -15,6 +16,7 @@
 #include "src/export/atomic_file.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/analysis/operator_space.h"
 #include "tests/analysis/rank_space.h"
 #include "tests/export/map_churn.h"
 #include "tests/export/memory_space.h"
@@ -154,6 +156,23 @@ XSpace MemorySteps() {
   return space;
 }
 
+// The operator capture with a device plane whose kernels and copies name
+// their framework op (tf_op, as XLA and plug-ins do) instead of a
+// correlation id: device time attributed by op name and time.
+XSpace DeviceOpsByName() {
+  XSpace space = neuronprof::testing::MakeOperatorSpace(2, true);
+  for (auto& plane : *space.mutable_planes()) {
+    if (plane.name().rfind("/device:", 0) != 0) continue;
+    xplane::XPlaneBuilder device(&plane);
+    for (auto& line : *plane.mutable_lines()) {
+      for (auto& event : *line.mutable_events()) {
+        device.AddStat(&event, xplane::kTfOpStat, std::string_view("aten::addmm"));
+      }
+    }
+  }
+  return space;
+}
+
 // Frees of 10 and INT64_MAX bytes by one op, a total of INT64_MIN and a
 // free of INT64_MIN bytes: the memory report and the Kineto writer
 // overflowed on them.
@@ -209,6 +228,7 @@ int main(int argc, char** argv) {
       WriteBytes(dir + "/corpus/response/map_entry_churn.pb", ChurningResponse()) &&
       Write(dir + "/corpus/xspace/operator_shapes.xplane.pb", OperatorShapes()) &&
       Write(dir + "/corpus/xspace/memory_steps.xplane.pb", MemorySteps()) &&
+      Write(dir + "/corpus/xspace/device_ops_by_name.xplane.pb", DeviceOpsByName()) &&
       Write(dir + "/findings/xspace/issue27_bmm_empty_batch.xplane.pb", BmmEmptyBatch()) &&
       Write(dir + "/findings/xspace/issue27_memory_int64_edges.xplane.pb", MemoryEdges()) &&
       Write(dir + "/findings/xspace/issue27_world_size_2pow31.xplane.pb", ClaimedWorldSize());
