@@ -189,6 +189,11 @@ bool RewritePlane(std::string_view plane, std::string* out, bool* changed) {
 
 }  // namespace
 
+bool MapEntryNeedsRewrite(std::string_view entry) {
+  bool changed = false;
+  return !RewriteEntry(entry, nullptr, &changed) || changed;
+}
+
 absl::StatusOr<std::optional<std::string>> CanonicalMapEntries(std::string_view data) {
   bool changed = false;
   if (!RewriteFields(data, kPlanesField, kPlanesField, RewritePlane, nullptr, &changed)) {

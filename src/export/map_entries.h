@@ -28,6 +28,12 @@ namespace exporter {
 // is not well-formed protobuf wire format. Linear in `data`'s size.
 absl::StatusOr<std::optional<std::string>> CanonicalMapEntries(std::string_view data);
 
+// Whether CanonicalMapEntries would rewrite this metadata map entry (its
+// bytes, without the field's tag and length), or refuse it as malformed:
+// for readers that walk the planes themselves (the capture client's scan
+// of gRPC's slices) and rewrite only when an entry needs it.
+bool MapEntryNeedsRewrite(std::string_view entry);
+
 }  // namespace exporter
 }  // namespace neuronprof
 

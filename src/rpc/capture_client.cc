@@ -355,8 +355,8 @@ void RemoveServerFile(Run& run, const std::string& file) {
 }
 
 // A host's profile as it arrived: the XSpace's bytes in gRPC's slices when
-// the response holds it once (neuronprof's and TSL's servers with
-// emit_xspace), else the XSpace parsed by ResponseSpace.
+// the response holds it (neuronprof's and TSL's servers with emit_xspace),
+// else the XSpace parsed by ResponseSpace.
 struct ReceivedProfile {
   std::vector<grpc::Slice> slices;  // Own the bytes `scanned` points into.
   ScannedResponse scanned;
@@ -377,11 +377,12 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
   }
   auto scanned = ScanProfileResponse(pieces, address.address);
   if (!scanned.ok()) return scanned.status();
-  if (scanned->xspace_fields == 1) {
+  if (scanned->xspace_fields > 0) {
     profile.scanned = std::move(*scanned);
     return profile;
   }
-  // Tool data, a file the server saved, or an xspace in several parts.
+  // Tool data or a file the server saved: no XSpace in the response's own
+  // bytes, so no map for protobuf to parse there.
   tensorflow::ProfileResponse response;
   if (!ParsePieces(pieces, &response)) {
     return absl::DataLossError(absl::StrCat(address.address,
@@ -736,11 +737,14 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
   }
   for (const auto& tool : response->tool_data()) {
     if (absl::EndsWith(tool.name(), "xplane.pb")) {
-      if (!space.ParseFromString(tool.data())) {
+      if (tool.data().empty()) return space;
+      // The file reader's parse: linear on any map entries.
+      auto parsed = exporter::ParseXSpace(tool.data(), tool.name());
+      if (!parsed.ok()) {
         return absl::DataLossError(absl::StrCat(
             address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
       }
-      return space;
+      return parsed;
     }
   }
   const std::string file =

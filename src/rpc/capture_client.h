@@ -49,7 +49,10 @@ std::string EmptyCaptureReason(const CaptureOptions& options,
 // visible when the server shares this filesystem). That file is read with
 // exporter::ReadXSpaceFile: a FIFO, device, empty or oversized file is an
 // error, never a hang. `saved_file` is set when the space came from it.
-// The space is moved out of `response`.
+// The space is moved out of `response`; tool data and a saved file are
+// parsed by the file reader (exporter::ParseXSpace), linear on any map
+// entries. The client hands it only responses without an xspace field:
+// one with it is read from its bytes (rpc::ScanProfileResponse).
 absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
     tensorflow::ProfileResponse* response, const ServiceAddress& address,
     const std::string& saved_dir, std::string* saved_file);

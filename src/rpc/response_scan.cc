@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <utility>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/xplane.pb.h"
+#include "src/export/map_entries.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/names.h"
 
@@ -105,10 +107,32 @@ bool ScanLineField(CodedInputStream& in, uint32_t tag, ScannedResponse* out) {
   return in.ReadVarint32(&size) && in.Skip(static_cast<int>(size));
 }
 
+// A metadata map entry (XPlane field 4 or 5), read in place where it lies
+// in one piece (else into `scratch`): *rewrite set when protobuf must not
+// parse it as it is (exporter::MapEntryNeedsRewrite).
+bool ScanMapEntry(CodedInputStream& in, std::string* scratch, bool* rewrite) {
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size) || size > INT_MAX) return false;
+  const void* data = nullptr;
+  int available = 0;
+  std::string_view entry;
+  if (in.GetDirectBufferPointer(&data, &available) && static_cast<uint32_t>(available) >= size) {
+    entry = std::string_view(static_cast<const char*>(data), size);
+    if (!in.Skip(static_cast<int>(size))) return false;
+  } else {
+    if (!in.ReadString(scratch, static_cast<int>(size))) return false;
+    entry = *scratch;
+  }
+  if (exporter::MapEntryNeedsRewrite(entry)) *rewrite = true;
+  return true;
+}
+
 // `response`: the whole response, for the bytes of the Task Environment
-// plane (small: stats only), which alone is parsed.
+// plane (small: stats only), which alone is parsed, unless its map entries
+// need rewriting first. *rewrite set when any plane's do.
 bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
-                ScannedResponse* out) {
+                ScannedResponse* out, bool* rewrite) {
+  std::string scratch;
   return ReadBody(in, size, [&](uint32_t tag) {
     switch (tag) {
       case LengthDelimited(1): {  // planes
@@ -119,16 +143,21 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
         const int64_t plane_start = in.CurrentPosition();
         std::string name;
         bool has_lines = false;
+        bool rewrite_plane = false;
         const bool read = ReadBody(in, plane_size, [&](uint32_t plane_tag) {
           if (plane_tag == LengthDelimited(2)) return WireFormatLite::ReadString(&in, &name);
+          if (plane_tag == LengthDelimited(4) || plane_tag == LengthDelimited(5)) {
+            return ScanMapEntry(in, &scratch, &rewrite_plane);  // event/stat metadata
+          }
           if (plane_tag != LengthDelimited(3)) return WireFormatLite::SkipField(&in, plane_tag);
           has_lines = true;
           return ReadMessage(in, [&](uint32_t line_tag) {  // lines: events are field 4
             return ScanLineField(in, line_tag, out);
           });
         });
-        if (read && !has_lines && name == xplane::kTaskEnvironmentPlaneName &&
-            out->task_environment_offset < 0) {
+        if (rewrite_plane) *rewrite = true;
+        if (read && !rewrite_plane && !has_lines &&
+            name == xplane::kTaskEnvironmentPlaneName && out->task_environment_offset < 0) {
           tensorflow::profiler::XPlane plane;
           if (ParsePieces(SubPieces(response, plane_start, plane_size), &plane)) {
             out->identity = xplane::ReadJobIdentity(plane);
@@ -148,6 +177,43 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
         return WireFormatLite::SkipField(&in, tag);
     }
   });
+}
+
+absl::Status NotAResponse(const std::string& source) {
+  return absl::DataLossError(absl::StrCat(source,
+                                          " sent a Profile response that is not a "
+                                          "well-formed tensorflow.ProfileResponse"));
+}
+
+// The XSpace of `xspace_fields` fields whose bytes are `xspace`, scanned as
+// one (protobuf merges the fields: their bytes in a row), its map entries
+// that protobuf would insert and erase rewritten first, by the file
+// reader's exporter::CanonicalMapEntries (a copy, made only then).
+absl::StatusOr<ScannedResponse> ScanWholeSpace(BytePieces xspace, int xspace_fields,
+                                               bool rewrite, const std::string& source) {
+  ScannedResponse whole;
+  whole.xspace_fields = xspace_fields;
+  whole.xspace = std::move(xspace);
+  if (rewrite) {
+    std::string bytes;
+    for (std::string_view piece : whole.xspace) bytes.append(piece);
+    auto canonical = exporter::CanonicalMapEntries(bytes);
+    if (!canonical.ok()) return NotAResponse(source);
+    if (canonical->has_value()) {
+      whole.rewritten = std::make_shared<const std::string>(std::move(**canonical));
+      whole.xspace = {*whole.rewritten};
+    }
+  }
+  int64_t size = 0;
+  for (std::string_view piece : whole.xspace) size += static_cast<int64_t>(piece.size());
+  if (size > INT_MAX) return NotAResponse(source);
+  PiecesStream stream(whole.xspace);
+  CodedInputStream in(&stream);
+  bool again = false;  // Never, once rewritten: protobuf is not handed such an entry.
+  if (!ScanXSpace(in, static_cast<uint32_t>(size), whole.xspace, &whole, &again) || again) {
+    return NotAResponse(source);
+  }
+  return whole;
 }
 
 }  // namespace
@@ -173,7 +239,10 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
                                                     const std::string& source) {
   PiecesStream stream(response);
   CodedInputStream in(&stream);
-  ScannedResponse scanned;
+  ScannedResponse scanned;  // Of the first xspace field.
+  int fields = 0;
+  BytePieces parts;  // Every xspace field's bytes, in a row.
+  bool rewrite = false;
   bool ok = true;
   while (ok) {
     const uint32_t tag = in.ReadTag();
@@ -185,30 +254,22 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
       ok = WireFormatLite::SkipField(&in, tag);
       continue;
     }
-    ++scanned.xspace_fields;
+    ++fields;
     uint32_t size = 0;
     ok = in.ReadVarint32(&size);
     if (!ok) break;
     const int64_t start = in.CurrentPosition();
     ScannedResponse space;
-    ok = ScanXSpace(in, size, response, &space);
-    scanned.xspace = SubPieces(response, start, size);
-    scanned.hostnames = std::move(space.hostnames);
-    scanned.warnings = std::move(space.warnings);
-    scanned.events = space.events;
-    scanned.identity = std::move(space.identity);
-    scanned.planes = space.planes;
-    scanned.epoch_line_times = space.epoch_line_times;
-    scanned.task_environment = std::move(space.task_environment);
-    scanned.task_environment_size = space.task_environment_size;
-    scanned.task_environment_offset =
-        space.task_environment_offset < 0 ? -1 : space.task_environment_offset - start;
+    ok = ScanXSpace(in, size, response, &space, &rewrite);
+    for (std::string_view piece : SubPieces(response, start, size)) parts.push_back(piece);
+    if (fields > 1) continue;
+    scanned = std::move(space);
+    if (scanned.task_environment_offset >= 0) scanned.task_environment_offset -= start;
   }
-  if (!ok) {
-    return absl::DataLossError(
-        absl::StrCat(source, " sent a Profile response that is not a well-formed "
-                             "tensorflow.ProfileResponse"));
-  }
+  if (!ok) return NotAResponse(source);
+  if (fields > 1 || rewrite) return ScanWholeSpace(std::move(parts), fields, rewrite, source);
+  scanned.xspace_fields = fields;
+  scanned.xspace = std::move(parts);  // As it came: no copy.
   return scanned;
 }
 

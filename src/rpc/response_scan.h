@@ -7,6 +7,7 @@
 #define NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,10 +25,14 @@ namespace rpc {
 using BytePieces = std::vector<std::string_view>;
 
 struct ScannedResponse {
-  // How many times the xspace field (8) occurs: protobuf merges repeated
-  // occurrences, so only 1 means its bytes are the XSpace as it stands.
+  // How many times the xspace field (8) occurs.
   int xspace_fields = 0;
-  BytePieces xspace;  // Its bytes, when xspace_fields == 1.
+  // The XSpace's bytes: several occurrences' in a row (protobuf merges
+  // them so), pointing into the response's pieces; or, when a metadata map
+  // entry would make protobuf's parse quadratic (exporter::
+  // CanonicalMapEntries), the rewritten bytes, held by `rewritten`.
+  BytePieces xspace;
+  std::shared_ptr<const std::string> rewritten;
   // Of that XSpace: host names, warnings, events on all planes.
   std::vector<std::string> hostnames;
   std::vector<std::string> warnings;
@@ -45,8 +50,9 @@ struct ScannedResponse {
   int64_t task_environment_size = 0;
 };
 
-// Scans `response` (a whole serialized ProfileResponse). DataLoss names
-// `source` when the bytes are not a well-formed response.
+// Scans `response` (a whole serialized ProfileResponse), checking every
+// metadata map entry on the way. DataLoss names `source` when the bytes
+// are not a well-formed response.
 absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
                                                     const std::string& source);
 
@@ -58,6 +64,8 @@ BytePieces ReplaceTaskEnvironment(const ScannedResponse& scanned,
                                   std::string* storage);
 
 // Parses `pieces` into `message` (cleared first); false if they are not one.
+// Protobuf's own parse: an XSpace or XPlane only from bytes whose map
+// entries are checked (ScannedResponse::xspace), never a peer's as they came.
 bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* message);
 
 // The pieces of `pieces` covering bytes [offset, offset + size).

@@ -9,7 +9,6 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include "src/export/xspace_file.h"
 #include "tests/export/map_churn.h"
@@ -18,48 +17,8 @@ namespace neuronprof {
 namespace exporter {
 namespace {
 
-using google::protobuf::internal::WireFormatLite;
 using tensorflow::profiler::XSpace;
-
-// Calls `f` with each length-delimited field numbered `a` or `b` of `data`.
-template <typename F>
-void ForEachField(const std::string& data, int a, int b, F&& f) {
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
-                                            static_cast<int>(data.size()));
-  while (const uint32_t tag = in.ReadTag()) {
-    const int number = WireFormatLite::GetTagFieldNumber(tag);
-    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
-        (number == a || number == b)) {
-      uint32_t size = 0;
-      std::string bytes;
-      REQUIRE(in.ReadVarint32(&size));
-      REQUIRE(in.ReadString(&bytes, static_cast<int>(size)));
-      f(bytes);
-      continue;
-    }
-    REQUIRE(WireFormatLite::SkipField(&in, tag));
-  }
-}
-
-// The metadata map entries of `space` that protobuf 3.21 inserts and then
-// erases: the key's tag byte, a key, the value's tag byte, a value, more.
-int ChurningEntries(const std::string& space) {
-  int churning = 0;
-  ForEachField(space, 1, 1, [&](const std::string& plane) {
-    ForEachField(plane, 4, 5, [&](const std::string& entry) {
-      google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(entry.data()),
-                                                static_cast<int>(entry.size()));
-      uint64_t key = 0;
-      uint32_t size = 0;
-      if (entry.empty() || entry[0] != '\x08' || !in.Skip(1) || !in.ReadVarint64(&key)) return;
-      const int at = in.CurrentPosition();
-      if (at >= static_cast<int>(entry.size()) || entry[at] != '\x12') return;
-      if (!in.Skip(1) || !in.ReadVarint32(&size) || !in.Skip(static_cast<int>(size))) return;
-      if (in.CurrentPosition() < static_cast<int>(entry.size())) ++churning;
-    });
-  });
-  return churning;
-}
+using testing::ChurningEntries;
 
 // Maps serialized in key order, so equal spaces give equal bytes.
 std::string Deterministic(const XSpace& space) {

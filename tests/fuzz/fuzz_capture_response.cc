@@ -1,17 +1,24 @@
 // Fuzz target: a ProfileResponse as the capture client receives it from a
-// server: its raw bytes through the client's scanner (rpc::
-// ScanProfileResponse, split in two pieces), then parsed, through
-// rpc::ResponseSpace (src/rpc/
-// capture_client.cc): the XSpace in the response, else "xplane.pb" tool
+// server, read as the client reads it (ReadResponse and WriteHostFiles in
+// src/rpc/capture_client.cc): its raw bytes through the client's scanner
+// (rpc::ScanProfileResponse, split in two pieces: every metadata map entry
+// checked, rewritten where protobuf would insert and erase it); with an
+// xspace field, its bytes parsed, and parsed again with the Task
+// Environment plane replaced (rpc::ReplaceTaskEnvironment); the first must
+// be the XSpace protobuf's own parse of the response holds, else abort.
+// Without one, the response parsed and rpc::ResponseSpace: "xplane.pb" tool
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
-// xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the files
-// WriteProfileFiles makes (the XSpace bytes and the Chrome trace), built in
-// memory.
+// xplane::AlignSpaceClock, xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the Chrome
+// trace it writes, built in memory.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
@@ -19,8 +26,53 @@
 #include "src/rpc/capture_client.h"
 #include "src/rpc/response_scan.h"
 #include "src/rpc/service_address.h"
+#include "src/xplane/clock_offset.h"
+#include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/fuzz/quiet_protobuf.h"
+
+namespace {
+
+using tensorflow::profiler::XSpace;
+
+// Maps in key order, so equal messages give equal bytes.
+std::string Deterministic(const XSpace& space) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  space.SerializeToCodedStream(&out);
+  out.Trim();
+  return bytes;
+}
+
+// The XSpace of the scanned bytes, as the client parses it; false if the
+// client would refuse it.
+bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t* data,
+                  size_t size, XSpace* space) {
+  if (!neuronprof::rpc::ParsePieces(scanned.xspace, space)) return false;
+  // The scan reads what protobuf reads, without its quadratic map parse
+  // (protobuf may refuse other fields the scan skips: bad UTF-8, say).
+  tensorflow::ProfileResponse response;
+  if (response.ParseFromArray(data, static_cast<int>(size)) &&
+      Deterministic(response.xspace()) != Deterministic(*space)) {
+    std::abort();
+  }
+  tensorflow::profiler::XPlane environment;
+  if (scanned.task_environment) {
+    environment = *scanned.task_environment;
+  } else {
+    environment.set_id(scanned.planes);
+    environment.set_name(neuronprof::xplane::kTaskEnvironmentPlaneName);
+  }
+  neuronprof::xplane::RecordClockOffset(neuronprof::xplane::ClockOffset{400, 7}, &environment);
+  std::string storage;
+  XSpace replaced;
+  return neuronprof::rpc::ParsePieces(
+      neuronprof::rpc::ReplaceTaskEnvironment(scanned, environment, &storage), &replaced);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The client first scans the raw bytes, in the pieces gRPC hands over
@@ -29,34 +81,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t cut = size > 0 ? data[0] % (size + 1) : 0;
   const neuronprof::rpc::BytePieces pieces = {all.substr(0, cut), all.substr(cut)};
   auto scanned = neuronprof::rpc::ScanProfileResponse(pieces, "fuzz");
-  if (scanned.ok() && scanned->xspace_fields == 1) {
-    tensorflow::profiler::XSpace from_pieces;
-    neuronprof::rpc::ParsePieces(scanned->xspace, &from_pieces);
-  }
-  tensorflow::ProfileResponse response;
-  if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
+  if (!scanned.ok()) return 0;
   neuronprof::rpc::ServiceAddress address;
   address.address = "localhost:9012";
   address.host = "localhost";
   address.port = 9012;
-  // ENOTDIR for any file below it: no saved profile is ever found.
-  std::string saved_file;
-  auto space = neuronprof::rpc::ResponseSpace(&response, address, "/dev/null/fuzz",
-                                              &saved_file);
-  if (!space.ok()) return 0;
+  XSpace space;
+  if (scanned->xspace_fields > 0) {
+    if (!ScannedSpace(*scanned, data, size, &space)) return 0;
+  } else {
+    tensorflow::ProfileResponse response;
+    if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
+    // ENOTDIR for any file below it: no saved profile is ever found.
+    std::string saved_file;
+    auto parsed =
+        neuronprof::rpc::ResponseSpace(&response, address, "/dev/null/fuzz", &saved_file);
+    if (!parsed.ok()) return 0;
+    space = std::move(*parsed);
+  }
+  // The client puts a parsed space on its clock, and info reads it back.
+  neuronprof::xplane::AlignSpaceClock(neuronprof::xplane::ClockOffset{400, 7}, &space);
+  neuronprof::xplane::ReadClockOffset(space);
   neuronprof::CaptureOptions options;
   options.service_addresses = {"localhost:9012"};
   options.logdir = "unused";
   options.duration_ms = 1000;
-  if (neuronprof::xplane::NumEvents(*space) == 0) {
-    neuronprof::rpc::EmptyCaptureReason(options, address, &*space);
+  if (neuronprof::xplane::NumEvents(space) == 0) {
+    neuronprof::rpc::EmptyCaptureReason(options, address, &space);
     return 0;
   }
-  neuronprof::rpc::BaseHostName(*space, address, true,
+  neuronprof::rpc::BaseHostName(space, address, true,
                                 neuronprof::rpc::LongestFileSuffix(options));
-  std::string bytes;
-  space->SerializeToString(&bytes);
   neuronprof::exporter::StringSink json;
-  neuronprof::exporter::WriteChromeTrace(*space, &json).IgnoreError();
+  neuronprof::exporter::WriteChromeTrace(space, &json).IgnoreError();
   return 0;
 }

@@ -1,8 +1,9 @@
 // Fuzz target: bytes of an .xplane.pb file through every reader path of the
 // CLI: `info`'s text, `convert` to a Chrome trace and to a Kineto trace, and
-// `summary`'s analysis (text, every table as CSV, the JSON document, marker
-// statistics per thread group, step and time selections) and its multi-rank
-// report (the file as one rank of its job); then a live capture's
+// `summary`'s analysis (text, every table as CSV, the memory, kernel and
+// folded-stack outputs, the JSON document, marker statistics per thread
+// group, step and time selections) and its multi-rank report (the file as
+// one rank of its job, and as two ranks of one); then a live capture's
 // post-processing (AnnotateOperatorEvents, AnnotateMemoryEvents) and both
 // writers again on the annotated space. Only parse errors may stop it, and
 // every JSON output must be strict JSON (json_reader::IsStrictJson): a non-strict
@@ -16,6 +17,7 @@
 //
 // NEURONPROF_FUZZ_SKIP=chrome,kineto,summary,ranks,annotate,info leaves readers out, to
 // look past a known finding in one of them while its fix is pending.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/call_stacks.h"
+#include "src/analysis/custom_op_costs.h"
+#include "src/analysis/device_report.h"
 #include "src/analysis/memory_annotator.h"
 #include "src/analysis/operator_annotator.h"
 #include "src/analysis/rank_data.h"
@@ -33,6 +38,7 @@
 #include "src/analysis/summary_report.h"
 #include "src/analysis/summary_tables.h"
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/export/chrome_trace.h"
 #include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
@@ -43,6 +49,7 @@
 
 namespace {
 
+using neuronprof::SaturatingAdd;
 using tensorflow::profiler::XSpace;
 
 bool Skipped(const char* reader) {
@@ -74,6 +81,35 @@ void WriteBoth(const XSpace& space) {
   }
 }
 
+constexpr int64_t kLatePs = 1'000'000;
+
+// A formula registered for a custom op (neuronprof/op_costs.h), as an
+// application would write one, so that the file's shapes reach that path
+// too: its (flops, bytes) may overflow to a saturated or negative value.
+[[maybe_unused]] const bool kCustomOpCost = [] {
+  neuronprof::analysis::RegisterCustomOpCost(
+      "aten::foo_unknown", [](const std::vector<neuronprof::analysis::OpInput>& inputs) {
+        int64_t flops = 0;
+        for (const auto& input : inputs) {
+          int64_t elements = 1;
+          for (int64_t d : input.dims) elements = neuronprof::SaturatingMul(elements, d);
+          flops = SaturatingAdd(flops, elements);
+        }
+        return std::pair<int64_t, int64_t>(flops, neuronprof::SaturatingMul(flops, -4));
+      })
+      .IgnoreError();
+  return true;
+}();
+
+void ReportRanks(std::vector<neuronprof::analysis::RankData> ranks) {
+  namespace analysis = neuronprof::analysis;
+  if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
+    analysis::FormatRankReportText(*report, 0);
+    analysis::FormatRankStepsCsv(*report);
+    analysis::FormatCollectivesCsv(*report);
+  }
+}
+
 void ReadAll(const XSpace& space) {
   namespace analysis = neuronprof::analysis;
   if (!Skipped("info")) neuronprof::tools::FormatInfo(space);
@@ -81,8 +117,13 @@ void ReadAll(const XSpace& space) {
   if (!Skipped("summary")) {
     const auto summary = analysis::Summarize(space, {}, analysis::GroupBy::kThreadGroup);
     analysis::FormatSummaryText(summary, 0);
+    analysis::FormatOpTableCsv(summary.table);
     const auto tables = analysis::SummaryTables(summary);
     for (const auto& table : tables) analysis::FormatCsv(table);
+    // summary's optional outputs: --memory_csv, --kernel_csv, --folded.
+    analysis::FormatMemoryCsv(summary.memory);
+    analysis::FormatKernelCsv(summary.kernels);
+    analysis::FormatFolded(summary.stacks);
     const std::string json = neuronprof::tools::SummaryJson("input", "", summary, tables);
     if (!neuronprof::json_reader::IsStrictJson(json)) {
       std::fprintf(stderr, "SummaryJson wrote JSON that is not strict (%zu bytes)\n",
@@ -100,11 +141,19 @@ void ReadAll(const XSpace& space) {
   if (!Skipped("ranks")) {
     std::vector<analysis::RankData> ranks;
     ranks.push_back(analysis::ReadRankData(space, "fuzz_rank0.xplane.pb"));
-    if (auto report = analysis::BuildRankReport(std::move(ranks)); report.ok()) {
-      analysis::FormatRankReportText(*report, 0);
-      analysis::FormatRankStepsCsv(*report);
-      analysis::FormatCollectivesCsv(*report);
-    }
+    ReportRanks(ranks);
+    // The file as two ranks of one job too, the second 1 us late to every
+    // step's end and collective: the comparisons across ranks (steps,
+    // stragglers, waiting, collectives matched by sequence).
+    analysis::RankData other = ranks[0];
+    other.file = "fuzz_rank1.xplane.pb";
+    for (auto& step : other.steps) step.end_ps = SaturatingAdd(step.end_ps, kLatePs);
+    for (auto& c : other.collectives) c.arrival_ps = SaturatingAdd(c.arrival_ps, kLatePs);
+    other.identity.rank = ranks[0].identity.rank == 0 ? 1 : 0;
+    ranks[0].identity.world_size = std::max(2, ranks[0].identity.world_size);
+    other.identity.world_size = ranks[0].identity.world_size;
+    ranks.push_back(std::move(other));
+    ReportRanks(ranks);
   }
   if (!Skipped("annotate")) {
     // What a live capture's session does before writing.

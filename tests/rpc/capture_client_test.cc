@@ -32,6 +32,8 @@
 
 #include "neuronprof/neuronprof.h"
 #include "src/core/clock.h"
+#include "src/export/logdir.h"
+#include "src/export/map_entries.h"
 #include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
@@ -41,6 +43,7 @@
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/export/map_churn.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
@@ -908,6 +911,105 @@ TEST_CASE("a server without the clock probe is captured unchanged with its offse
   XSpace expected = TslLikeService::Space();
   xplane::AlignSpaceClock(std::nullopt, &expected);
   CHECK(DeterministicBytes(written) == DeterministicBytes(expected));
+}
+
+// A server that answers every Profile call with the same bytes, whatever
+// they are, and knows no other method (Monitor: no clock probe).
+class CannedProfileServer final : public grpc::CallbackGenericService {
+ public:
+  explicit CannedProfileServer(std::string response) : response_(std::move(response)) {}
+
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override {
+    class Reactor final : public grpc::ServerGenericBidiReactor {
+     public:
+      explicit Reactor(const std::string* response) {
+        if (response == nullptr) {
+          Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
+          return;
+        }
+        grpc::Slice slice(*response);
+        reply_ = grpc::ByteBuffer(&slice, 1);
+        StartRead(&request_);
+      }
+      void OnReadDone(bool) override { StartWriteAndFinish(&reply_, {}, grpc::Status::OK); }
+      void OnDone() override { delete this; }
+
+     private:
+      grpc::ByteBuffer request_, reply_;
+    };
+    const bool profile = context->method() == "/tensorflow.ProfilerService/Profile";
+    return new Reactor(profile ? &response_ : nullptr);
+  }
+
+ private:
+  const std::string response_;
+};
+
+std::string FileBytes(const std::string& path) {
+  auto bytes = exporter::ReadRegularFile(path, INT_MAX, "too large");
+  REQUIRE(bytes.ok());
+  return *bytes;
+}
+
+TEST_CASE("a hostile server's map entries reach the client's parse rewritten: linear") {
+  // Each churning entry costs protobuf 3.21 an insert, an erase and a scan
+  // of its table: counted in the bytes it is handed (map_churn.h).
+  constexpr int kHeld = 2000;
+  constexpr int kChurn = 20000;
+  const std::string space_bytes = testing::ChurningCaptureSpace(kHeld, kChurn);
+  REQUIRE(testing::ChurningEntries(space_bytes) == 2 * kChurn);
+  std::string response;
+  testing::AppendBytesField(8, space_bytes, &response);
+  CannedProfileServer hostile(response);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterCallbackGenericService(&hostile);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  REQUIRE(server != nullptr);
+  TempDir dir;
+  auto result = Capture(Options(dir.path(), {Loopback(port)}, 50));
+  server->Shutdown();
+  REQUIRE(result.ok());
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  CHECK(host.host == "crafted_rank1");  // Its Task Environment plane was read.
+  REQUIRE(host.files.size() == 3);
+
+  // The xplane.pb holds the bytes the client parsed for its traces: the
+  // file reader's rewrite of the server's, then the client's Task
+  // Environment plane. Protobuf takes one insert per entry there.
+  const std::string written = FileBytes(host.files[0]);
+  CHECK(testing::ChurningEntries(written) == 0);
+  const auto canonical = exporter::CanonicalMapEntries(space_bytes);
+  REQUIRE(canonical.ok());
+  REQUIRE(canonical->has_value());
+  // After the Task Environment plane (the first field), as rewritten.
+  const std::string& rewritten = **canonical;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(rewritten.data()),
+                                            static_cast<int>(rewritten.size()));
+  uint32_t environment_size = 0;
+  REQUIRE(in.ReadTag() == 0x0a);
+  REQUIRE(in.ReadVarint32(&environment_size));
+  const std::string rest = rewritten.substr(in.CurrentPosition() + environment_size);
+  CHECK(written.substr(written.size() - std::min(written.size(), rest.size())) == rest);
+  XSpace expected;
+  REQUIRE(expected.ParseFromString(**canonical));
+  xplane::AlignSpaceClock(std::nullopt, &expected);
+  CHECK(DeterministicBytes(testing::ReadXSpace(host.files[0])) == DeterministicBytes(expected));
+  const auto& metadata = expected.planes(1).stat_metadata();
+  CHECK(metadata.at(testing::kChurnKey).name() == "churn_" + std::to_string(kChurn - 1));
+
+  // The traces are what the file reader's XSpace gives.
+  TempDir reference;
+  exporter::ExportOptions export_options;
+  export_options.pytorch_trace_dir = reference.path();
+  auto files = exporter::WriteProfileFiles(expected, reference.path(), host.host, export_options);
+  REQUIRE(files.ok());
+  REQUIRE(files->size() == 3);
+  CHECK(FileBytes(host.files[1]) == FileBytes((*files)[1]));
+  CHECK(FileBytes(host.files[2]) == FileBytes((*files)[2]));
 }
 
 TEST_CASE("windows of every host open together when writing is limited to one host") {

@@ -7,14 +7,18 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "proto/profiler_service.pb.h"
+#include "src/export/map_entries.h"
 #include "src/rpc/capture_client.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/export/map_churn.h"
 
 namespace neuronprof {
 namespace {
@@ -42,6 +46,17 @@ XSpace SampleSpace() {
   return space;
 }
 
+// Serialized with map entries in key order, for comparing messages.
+std::string Deterministic(const google::protobuf::Message& message) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&out);
+  out.Trim();
+  return bytes;
+}
+
 // `bytes` cut into pieces of `size` bytes (the last one shorter).
 BytePieces Cut(const std::string& bytes, size_t size) {
   BytePieces pieces;
@@ -49,6 +64,16 @@ BytePieces Cut(const std::string& bytes, size_t size) {
     pieces.push_back(std::string_view(bytes).substr(at, size));
   }
   return pieces;
+}
+
+// Whether every piece lies within `bytes`: the scan copied nothing.
+bool Within(const BytePieces& pieces, const std::string& bytes) {
+  for (std::string_view piece : pieces) {
+    if (piece.data() < bytes.data() || piece.data() + piece.size() > bytes.data() + bytes.size()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string Join(const BytePieces& pieces) {
@@ -76,6 +101,8 @@ TEST_CASE("the scan finds the XSpace's bytes, host names, warnings and events in
     CHECK(scanned->hostnames == std::vector<std::string>{"worker0"});
     CHECK(scanned->warnings == std::vector<std::string>{"42 events dropped"});
     CHECK(Join(scanned->xspace) == space.SerializeAsString());
+    CHECK(scanned->rewritten == nullptr);
+    CHECK(Within(scanned->xspace, bytes));
     XSpace parsed;
     REQUIRE(rpc::ParsePieces(scanned->xspace, &parsed));
     CHECK(parsed.SerializeAsString() == space.SerializeAsString());
@@ -117,13 +144,83 @@ TEST_CASE("a response without an xspace, or with it in two parts, is told apart"
   CHECK(none->xspace_fields == 0);
   CHECK(none->events == 0);
 
-  // Protobuf merges repeated occurrences: the bytes of either are not it.
+  // Protobuf merges repeated occurrences: the XSpace is their bytes in a row.
   tensorflow::ProfileResponse first;
   *first.mutable_xspace() = SampleSpace();
-  const std::string twice = first.SerializeAsString() + first.SerializeAsString();
-  auto merged = rpc::ScanProfileResponse({twice}, "server:1");
-  REQUIRE(merged.ok());
-  CHECK(merged->xspace_fields == 2);
+  tensorflow::ProfileResponse second;
+  second.mutable_xspace()->add_hostnames("worker1");
+  xplane::SetProfileTimes(second.mutable_xspace(), 1000, 2000);
+  const std::string twice = first.SerializeAsString() + second.SerializeAsString();
+  tensorflow::ProfileResponse parsed;
+  REQUIRE(parsed.ParseFromString(twice));
+  for (size_t size : {size_t{1}, size_t{64}, twice.size()}) {
+    CAPTURE(size);
+    auto merged = rpc::ScanProfileResponse(Cut(twice, size), "server:1");
+    REQUIRE(merged.ok());
+    CHECK(merged->xspace_fields == 2);
+    CHECK(Within(merged->xspace, twice));
+    XSpace space;
+    REQUIRE(rpc::ParsePieces(merged->xspace, &space));
+    CHECK(Deterministic(space) == Deterministic(parsed.xspace()));
+    CHECK(merged->events == xplane::NumEvents(parsed.xspace()));
+    CHECK(merged->hostnames == std::vector<std::string>{"worker0", "worker1"});
+    CHECK(merged->planes == 3);
+    // The Task Environment plane of the second part, relative to the whole.
+    REQUIRE(merged->task_environment.has_value());
+    CHECK(Deterministic(*merged->task_environment) ==
+          Deterministic(parsed.xspace().planes(2)));
+    CHECK(merged->task_environment_offset ==
+          static_cast<int64_t>(first.xspace().ByteSizeLong()));
+  }
+}
+
+TEST_CASE("map entries protobuf would insert and erase reach it rewritten, in any slicing") {
+  // Counted as map_entries_test counts them: each churning entry costs
+  // protobuf an insert, an erase and a scan of its table (quadratic).
+  constexpr int kHeld = 500;
+  constexpr int kChurn = 5000;
+  const std::string space_bytes = testing::ChurningCaptureSpace(kHeld, kChurn);
+  REQUIRE(testing::ChurningEntries(space_bytes) == 2 * kChurn);
+  std::string response;
+  testing::AppendBytesField(8, space_bytes, &response);
+  const auto canonical = exporter::CanonicalMapEntries(space_bytes);
+  REQUIRE(canonical.ok());
+  REQUIRE(canonical->has_value());
+  XSpace expected;  // What protobuf makes of the bytes, quadratic or not.
+  REQUIRE(expected.ParseFromString(space_bytes));
+  for (size_t size : {size_t{1}, size_t{4096}, response.size()}) {
+    CAPTURE(size);
+    auto scanned = rpc::ScanProfileResponse(Cut(response, size), "server:1");
+    REQUIRE(scanned.ok());
+    REQUIRE(scanned->rewritten != nullptr);
+    const std::string bytes = Join(scanned->xspace);
+    CHECK(testing::ChurningEntries(bytes) == 0);  // One insert per entry.
+    CHECK(bytes == **canonical);                  // The file reader's rewrite.
+    XSpace space;
+    REQUIRE(rpc::ParsePieces(scanned->xspace, &space));
+    CHECK(Deterministic(space) == Deterministic(expected));
+    CHECK(scanned->events == 1);
+    CHECK(scanned->hostnames == std::vector<std::string>{"crafted"});
+    CHECK(scanned->identity.rank == 1);
+    CHECK(scanned->identity.world_size == 2);
+    REQUIRE(scanned->task_environment.has_value());
+    CHECK(Deterministic(*scanned->task_environment) == Deterministic(expected.planes(0)));
+    CHECK(scanned->task_environment->stat_metadata().size() ==
+          expected.planes(0).stat_metadata().size());
+  }
+}
+
+TEST_CASE("a map entry that is not wire format is refused before protobuf sees it") {
+  std::string plane;
+  testing::AppendBytesField(5, std::string("\x08\x01\x12\x05\x08", 5), &plane);  // Cut.
+  std::string space;
+  testing::AppendBytesField(1, plane, &space);
+  std::string response;
+  testing::AppendBytesField(8, space, &response);
+  auto scanned = rpc::ScanProfileResponse({response}, "server:1");
+  CHECK(absl::IsDataLoss(scanned.status()));
+  XSpace parsed;
+  CHECK_FALSE(parsed.ParseFromString(space));
 }
 
 TEST_CASE("bytes that are not a ProfileResponse are refused, naming the server") {
