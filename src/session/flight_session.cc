@@ -112,6 +112,7 @@ absl::StatusOr<StreamedSnapshot> FlightSession::SnapshotForStreaming(
   if (!snapshot.ok()) return snapshot.status();
   StreamedSnapshot streamed;
   streamed.records = std::move(*snapshot);
+  collectors::SortSnapshotRecords(&streamed.records);  // No index of pointers.
   CaptureResult& result = streamed.result;
   result.start_epoch_ns = streamed.records.start_epoch_ns;
   result.stop_epoch_ns = streamed.records.stop_epoch_ns;

@@ -17,7 +17,9 @@
 namespace neuronprof {
 namespace testing {
 
-// Markers on the main thread: more than two streaming chunks (4096 events).
+// Markers on the main thread: more than eight streaming chunks (1024
+// events), with counters and async spans among them; the worker's nested
+// markers alone (sorted in place for streaming): more than one chunk.
 inline constexpr int kVarietySteps = 600;
 
 inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
@@ -41,7 +43,10 @@ inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
   std::thread worker([produced] {
     SetCurrentThreadName("variety_worker");
     TraceConsumer consumer("run_batch", ContextType::kGeneric, produced);
-    for (int i = 0; i < 100; ++i) ScopedTrace work("work", {{"n", i}});
+    for (int i = 0; i < 200; ++i) {
+      ScopedTrace work("work", {{"n", i}});
+      for (int j = 0; j < 8; ++j) NEURONPROF_SCOPE("part");
+    }
   });
   worker.join();
   life = AsyncTrace();  // Ends the span.

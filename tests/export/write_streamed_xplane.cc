@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   absl::Status s = exporter::MakeDirectories(dir + "/whole");
   if (s.ok()) s = exporter::WriteFileAtomically(dir + "/whole/" + host + ".xplane.pb",
                                                 whole.SerializeAsString());
+  collectors::SortSnapshotRecords(&*capture);  // As a dump does.
   if (s.ok()) s = exporter::MakeDirectories(dir + "/streamed");
   if (s.ok()) {
     s = exporter::WriteXSpaceStreamed(

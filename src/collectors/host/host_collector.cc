@@ -284,13 +284,38 @@ class HostPlaneStats {
   std::string signature_;  // The key being looked up, reused.
 };
 
+// The order of a line's events: parents before children (earlier start
+// first, longer first on ties), then by name, so that equal times order
+// alike however the records were laid out. A thread that records no
+// nested markers is in this order already.
+bool Before(const EventRecord& a, const EventRecord& b) {
+  if (a.start_ticks != b.start_ticks) return static_cast<int64_t>(a.start_ticks - b.start_ticks) < 0;
+  if (a.end_ticks != b.end_ticks) return static_cast<int64_t>(a.end_ticks - b.end_ticks) > 0;
+  if (a.name != b.name) return std::less<const char*>()(a.name, b.name);
+  if (a.name_length != b.name_length) return a.name_length < b.name_length;
+  return a.args_offset < b.args_offset;
+}
+
+// Whether `thread`'s records are all markers (no counter or async span),
+// in line order: its line is then written from them as they are.
+bool InLineOrder(const core::ThreadEvents& thread) {
+  const EventRecord* previous = nullptr;
+  for (const EventRecord& record : thread.events) {
+    const RecordKind kind = KindOf(record);
+    if (kind == RecordKind::kCounter || kind == RecordKind::kAsync) return false;
+    if (previous != nullptr && Before(record, *previous)) return false;
+    previous = &record;
+  }
+  return true;
+}
+
 // Where the plane's finished pieces go: nowhere (the plane keeps its lines:
 // an XSpace), or a sink that writes each line out, in chunks of
 // kChunkEvents events while it is built, and takes it off the plane: the
 // plane then never holds more than one chunk of events.
 class LineOutput {
  public:
-  static constexpr int kChunkEvents = 4096;
+  static constexpr int kChunkEvents = 1024;
 
   explicit LineOutput(xplane::XPlaneSink* sink) : sink_(sink) {}
   bool streams() const { return sink_ != nullptr; }
@@ -490,7 +515,12 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
   for (const auto& [thread_id, threads] : by_thread_id) {
     events.clear();
     std::string line_name;
+    // One thread's markers in line order are read where they are, without
+    // an index of pointers (a sorted snapshot's: SortSnapshotRecords).
+    const core::ThreadEvents* in_order =
+        threads.size() == 1 && InLineOrder(*threads.front()) ? threads.front() : nullptr;
     for (const core::ThreadEvents* thread : threads) {
+      if (in_order != nullptr) break;
       for (const EventRecord& record : thread->events) {
         switch (KindOf(record)) {
           case RecordKind::kCounter: counters.push_back(&record); break;
@@ -500,20 +530,16 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
       }
       if (line_name.empty()) line_name = thread->thread_name;
     }
-    if (events.empty()) continue;
+    if (in_order != nullptr) line_name = in_order->thread_name;
+    if (events.empty() && in_order == nullptr) continue;
     if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
-    // Parents before children: earlier start first, longer first on ties.
-    // A thread that records no nested markers is in this order already.
-    auto before = [](const EventRecord* a, const EventRecord* b) {
-      if (a->start_ticks != b->start_ticks) {
-        return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
-      }
-      return static_cast<int64_t>(a->end_ticks - b->end_ticks) > 0;
-    };
+    auto before = [](const EventRecord* a, const EventRecord* b) { return Before(*a, *b); };
     if (!std::is_sorted(events.begin(), events.end(), before)) {
       std::sort(events.begin(), events.end(), before);
     }
-    const uint64_t line_start = events.front()->start_ticks;
+    const uint64_t line_start =
+        in_order != nullptr ? in_order->events.front().start_ticks : events.front()->start_ticks;
+    const size_t count = in_order != nullptr ? in_order->events.size() : events.size();
     // Line times are relative to the capture start (the "Task Environment"
     // plane holds the epoch start), as TSL writes them: xprof turns them
     // into int64 picoseconds, which epoch nanoseconds would overflow.
@@ -521,9 +547,9 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
         thread_id, line_name,
         capture.clock.ToEpochNs(line_start) - base_epoch_ns);
     // Streamed, the line holds one chunk at a time.
-    if (!output->streams()) line->mutable_events()->Reserve(static_cast<int>(events.size()));
+    if (!output->streams()) line->mutable_events()->Reserve(static_cast<int>(count));
     uint64_t line_end = line_start;
-    for (const EventRecord* record : events) {
+    auto add = [&](const EventRecord* record) {
       auto* event = plane.AddEvent(
           line, /*metadata_id=*/0, TicksToPs(line_start, record->start_ticks, ns_per_tick),
           TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
@@ -537,10 +563,15 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
         plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
       }
       output->EventAdded(line);
+    };
+    if (in_order != nullptr) {
+      for (const EventRecord& record : in_order->events) add(&record);
+    } else {
+      for (const EventRecord* record : events) add(record);
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
     output->LineDone(proto);
-    stats->events += static_cast<int64_t>(events.size());
+    stats->events += static_cast<int64_t>(count);
     stats->threads += 1;
   }
   const ServingLines serving{&plane, output, &plane_stats, &capture.clock, base_epoch_ns};
@@ -605,6 +636,24 @@ void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler:
         " bytes (name plus arguments, encoded), above the limit of ",
         core::kBlockBytes, " bytes per marker; shorten its name or string "
         "arguments"));
+  }
+}
+
+void SortSnapshotRecords(core::RecordedCapture* snapshot) {
+  if (snapshot->copy == nullptr) return;  // Not a snapshot: the pool is read only.
+  for (core::ThreadEvents& thread : snapshot->threads) {
+    if (thread.events.empty()) continue;
+    // A snapshot copies each thread's records into one run of the copy.
+    auto* first = const_cast<EventRecord*>(&thread.events.front());
+    EventRecord* last = first;
+    bool markers_only = true;
+    for (const EventRecord& record : thread.events) {
+      const RecordKind kind = KindOf(record);
+      markers_only = &record == last++ && kind != RecordKind::kCounter &&
+                     kind != RecordKind::kAsync;
+      if (!markers_only) break;
+    }
+    if (markers_only && !std::is_sorted(first, last, Before)) std::sort(first, last, Before);
   }
 }
 

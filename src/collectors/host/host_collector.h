@@ -19,14 +19,18 @@ void AddHostPlane(const core::RecordedCapture& capture,
                   tensorflow::profiler::XSpace* space, CollectStats* stats,
                   const std::string& buffer_advice = kLocalBufferAdvice);
 
-// The same plane, handed to `sink` a chunk of events at a time instead of
-// built whole (never more than one chunk of events in memory), as the
+// The same plane, handed to `sink` a chunk of events (1024) at a time
+// instead of built whole (never more than one chunk of events in memory), as the
 // plane that would follow `space`'s planes (its times relative to
 // `space`'s profile start). The first error of the sink, which then gets
 // nothing more. The warnings AddHostPlane adds come from AddHostWarnings.
 absl::Status StreamHostPlane(const core::RecordedCapture& capture,
                              const tensorflow::profiler::XSpace& space,
                              xplane::XPlaneSink* sink, CollectStats* stats);
+// Sorts, in the snapshot's own copy, each thread's records that are all
+// markers into the order of their line, so that building the line needs
+// no index of pointers (8 bytes per event). Nothing for a capture's pool.
+void SortSnapshotRecords(core::RecordedCapture* snapshot);
 void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
                      const std::string& buffer_advice);
 
