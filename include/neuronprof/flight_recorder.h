@@ -31,14 +31,14 @@
 // returns. With the .xplane.pb alone (write_chrome_trace and
 // write_pytorch_trace false) the host plane is streamed into the file
 // 1024 events at a time, each thread's markers sorted in the copy: a dump
-// of a full ring peaks at ring_bytes above the RSS before it (plus
-// < 1 MiB of heap on the first dump, which later dumps reuse), and RSS
-// comes back to within 1 MiB. The Chrome and Kineto writers read a whole
-// XSpace: with them it is built from the copy on mapped blocks (~72 bytes
-// per event plus ~40 per argument, ~3.6x ring_bytes in all for steps of
-// scopes with two arguments), and RSS stays 27-49 MiB above its level
-// after (glibc's thread arenas of the writer threads)
-// (docs/guide/flight-recorder.md).
+// of a full ring peaks at the copy plus its heap (that chunk, a 64 KiB
+// write buffer, the distinct names: ~0.5 MiB) above the RSS before it,
+// 63.8-64.3 MiB for a 64 MiB ring, and RSS comes back to within 1 MiB.
+// The Chrome and Kineto writers read a whole XSpace: with them it is
+// built from the copy on mapped blocks (~72 bytes per event plus ~40 per
+// argument, ~3.6x ring_bytes in all for steps of scopes with two
+// arguments), and RSS stays 27-49 MiB above its level after (glibc's
+// thread arenas of the writer threads) (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.

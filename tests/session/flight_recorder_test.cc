@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "bench/process_memory.h"
 #include "neuronprof/neuronprof.h"
 #include "src/core/clock.h"
 #include "src/export/logdir.h"
@@ -432,22 +433,10 @@ TEST_CASE("a streamed dump into an unwritable logdir is kept whole in a fallback
   std::filesystem::remove_all(fallback);
 }
 
-// Resident bytes now, and the peak since ResetPeak (VmHWM), from /proc.
-int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
+// Resident bytes now (VmRSS) and at the peak since ResetPeakRss (VmHWM).
+int64_t ProcBytes(const char* key) {
+  return static_cast<int64_t>(bench::ProcStatusMb(key) * 1024 * 1024);
 }
-int64_t PeakResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-bool ResetPeak() { return static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5"); }
 
 TEST_CASE("a streamed dump of a full ring takes at most the ring's pages and gives them back") {
   TempDir dir;
@@ -463,14 +452,15 @@ TEST_CASE("a streamed dump of a full ring takes at most the ring's pages and giv
     }
   }
   REQUIRE(recorder.Dump("warm").ok());  // The heap a dump reuses.
-  const int64_t before = ResidentBytes();
-  if (!ResetPeak()) {
+  const int64_t before = ProcBytes("VmRSS:");
+  bench::ResetPeakRss();
+  if (ProcBytes("VmHWM:") > before + (int64_t{1} << 20)) {
     WARN("cannot reset VmHWM (/proc/self/clear_refs): no peak to check");
     return;
   }
   auto dump = recorder.Dump("whole", 0);
-  const int64_t peak = PeakResidentBytes();
-  const int64_t after = ResidentBytes();
+  const int64_t peak = ProcBytes("VmHWM:");
+  const int64_t after = ProcBytes("VmRSS:");
   REQUIRE(dump.ok());
   CHECK(dump->events > 200000);
   CAPTURE(before, peak, after);
