@@ -30,9 +30,9 @@
 // its unused pages given back after the freeze), unmapped when Dump
 // returns. With the .xplane.pb alone (write_chrome_trace and
 // write_pytorch_trace false) the host plane is streamed into the file
-// 1024 events at a time, each thread's markers sorted in the copy: a dump
-// of a full ring peaks at the copy plus its heap (that chunk, a 64 KiB
-// write buffer, the distinct names: ~0.5 MiB) above the RSS before it,
+// 512 events at a time, each thread's markers sorted in the copy: a dump
+// of a full ring peaks at the copy plus its heap (that chunk, a 32 KiB
+// write buffer, the distinct names: ~0.25 MiB) above the RSS before it,
 // 63.8-64.3 MiB for a 64 MiB ring, and RSS comes back to within 1 MiB.
 // The Chrome and Kineto writers read a whole XSpace: with them it is
 // built from the copy on mapped blocks (~72 bytes per event plus ~40 per

@@ -19,7 +19,7 @@ constexpr uint32_t kPlaneLinesField = 3;
 constexpr uint32_t kLineEventsField = 4;
 // A length as a 5-byte varint: up to 2^35 - 1, past protobuf's 2 GiB limit.
 constexpr size_t kLengthBytes = 5;
-constexpr size_t kFlushBytes = size_t{64} << 10;  // Of the write buffer.
+constexpr size_t kFlushBytes = size_t{32} << 10;  // Of the write buffer.
 
 void AppendVarint(uint64_t value, std::string* out) {
   while (value >= 0x80) {

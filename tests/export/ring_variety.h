@@ -17,9 +17,10 @@
 namespace neuronprof {
 namespace testing {
 
-// Markers on the main thread: more than eight streaming chunks (1024
-// events), with counters and async spans among them; the worker's nested
-// markers alone (sorted in place for streaming): more than one chunk.
+// Markers on the main thread: more than eight streaming chunks
+// (collectors::kStreamChunkEvents), with counters and async spans among
+// them; the worker's nested markers alone (sorted in place for
+// streaming): more than one chunk.
 inline constexpr int kVarietySteps = 600;
 
 inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {

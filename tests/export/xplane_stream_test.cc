@@ -74,7 +74,7 @@ TEST_CASE("a streamed xplane.pb reads back as the XSpace built whole from the sa
   REQUIRE(whole.planes_size() == 2);
   // Every kind of line, one of more than two chunks.
   CHECK(whole.planes(1).lines_size() >= 4);
-  CHECK(whole_stats.events > 8 * 1024);
+  CHECK(whole_stats.events > 8 * collectors::kStreamChunkEvents);
 
   // As a dump streams it: each thread's records sorted in the copy first.
   collectors::SortSnapshotRecords(&*capture);
@@ -114,7 +114,7 @@ TEST_CASE("a streamed host plane is handed over one bounded chunk of events at a
   const XSpace skeleton = Skeleton(*capture);
   AssemblingSink sink;
   REQUIRE(collectors::StreamHostPlane(*capture, skeleton, &sink, &stats).ok());
-  CHECK(sink.largest_piece == 1024);
+  CHECK(sink.largest_piece == collectors::kStreamChunkEvents);
   CHECK(MessageDifferencer::Equals(sink.plane, whole.planes(1)));
 }
 

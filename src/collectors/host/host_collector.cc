@@ -311,18 +311,16 @@ bool InLineOrder(const core::ThreadEvents& thread) {
 
 // Where the plane's finished pieces go: nowhere (the plane keeps its lines:
 // an XSpace), or a sink that writes each line out, in chunks of
-// kChunkEvents events while it is built, and takes it off the plane: the
+// kStreamChunkEvents events while it is built, and takes it off the plane: the
 // plane then never holds more than one chunk of events.
 class LineOutput {
  public:
-  static constexpr int kChunkEvents = 1024;
-
   explicit LineOutput(xplane::XPlaneSink* sink) : sink_(sink) {}
   bool streams() const { return sink_ != nullptr; }
 
   // After each event added to `line`.
   void EventAdded(tensorflow::profiler::XLine* line) {
-    if (sink_ != nullptr && line->events_size() >= kChunkEvents) WriteEvents(line);
+    if (sink_ != nullptr && line->events_size() >= kStreamChunkEvents) WriteEvents(line);
   }
   // The plane's last line is complete.
   void LineDone(tensorflow::profiler::XPlane* plane) {

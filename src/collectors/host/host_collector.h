@@ -19,9 +19,12 @@ void AddHostPlane(const core::RecordedCapture& capture,
                   tensorflow::profiler::XSpace* space, CollectStats* stats,
                   const std::string& buffer_advice = kLocalBufferAdvice);
 
-// The same plane, handed to `sink` a chunk of events (1024) at a time
-// instead of built whole (never more than one chunk of events in memory), as the
-// plane that would follow `space`'s planes (its times relative to
+// Events a streamed host plane holds at most: its chunk (~128 KiB).
+inline constexpr int kStreamChunkEvents = 512;
+
+// The same plane, handed to `sink` kStreamChunkEvents events at a time
+// instead of built whole (never more than one chunk of events in memory),
+// as the plane that would follow `space`'s planes (its times relative to
 // `space`'s profile start). The first error of the sink, which then gets
 // nothing more. The warnings AddHostPlane adds come from AddHostWarnings.
 absl::Status StreamHostPlane(const core::RecordedCapture& capture,
