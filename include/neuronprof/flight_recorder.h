@@ -24,7 +24,7 @@
 // have recorded then, counted in the dump's warnings and
 // ProfileResult::dropped_events, which count since each thread began; 8
 // threads recording at full speed on 2 vCPUs, which keep the dumping
-// thread off the cores, lost 0.15-7.8 M events per whole-ring dump) and
+// thread off the cores, lost 0.45-4.0 M events per whole-ring dump) and
 // writes the files afterwards, on the calling thread. Its memory: the
 // copy, at most ring_bytes (one mapping, committed whole for last_ms 0;
 // its unused pages given back after the freeze), unmapped when Dump
@@ -32,8 +32,9 @@
 // write_pytorch_trace false) the host plane is streamed into the file
 // 512 events at a time, each thread's markers sorted in the copy: a dump
 // of a full ring peaks at the copy plus its heap (that chunk, a 32 KiB
-// write buffer, the distinct names: ~0.25 MiB) above the RSS before it,
-// 63.8-64.3 MiB for a 64 MiB ring, and RSS comes back to within 1 MiB.
+// write buffer, the distinct names; up to ~0.5 MiB on a thread's first
+// dump) above the RSS before it, 63.8-64.4 MiB for a 64 MiB ring, and
+// RSS comes back to within 1 MiB.
 // The Chrome and Kineto writers read a whole XSpace: with them it is
 // built from the copy on mapped blocks (~72 bytes per event plus ~40 per
 // argument, ~3.6x ring_bytes in all for steps of scopes with two
