@@ -22,17 +22,24 @@
 // 64 MiB ring on a 2-vCPU VM; a thread that fills its 64 KiB block
 // meanwhile drops its events until the freeze ends: at most what it would
 // have recorded then, counted in the dump's warnings and
-// ProfileResult::dropped_events, which count since each thread began) and
+// ProfileResult::dropped_events, which count since each thread began; 8
+// threads recording at full speed on 2 vCPUs, which keep the dumping
+// thread off the cores, lost 0.45-4.0 M events per whole-ring dump) and
 // writes the files afterwards, on the calling thread. Its memory: the
-// copy, at most ring_bytes (one mapping, committed whole for last_ms 0);
-// the XSpace built from it, ~72 bytes per event plus ~40 per argument
-// (2.7x the bytes copied for steps of scopes with two arguments each) and
-// ~100 more per distinct string argument value; both unmapped when Dump
-// returns; the writers' buffers, from malloc. A dump of a full ring of
-// such markers peaks at ~3.6x ring_bytes above the recording RSS; after
-// it RSS stays a few MiB above its level (what glibc's thread arenas
-// keep), 27-49 MiB with the Chrome and Kineto files
-// (docs/guide/flight-recorder.md).
+// copy, at most ring_bytes (one mapping, committed whole for last_ms 0;
+// its unused pages given back after the freeze), unmapped when Dump
+// returns. With the .xplane.pb alone (write_chrome_trace and
+// write_pytorch_trace false) the host plane is streamed into the file
+// 512 events at a time, each thread's markers sorted in the copy: a dump
+// of a full ring peaks at the copy plus its heap (that chunk, a 32 KiB
+// write buffer, the distinct names; up to ~0.5 MiB on a thread's first
+// dump) above the RSS before it, 63.8-64.4 MiB for a 64 MiB ring, and
+// RSS comes back to within 1 MiB.
+// The Chrome and Kineto writers read a whole XSpace: with them it is
+// built from the copy on mapped blocks (~72 bytes per event plus ~40 per
+// argument, ~3.6x ring_bytes in all for steps of scopes with two
+// arguments), and RSS stays 27-49 MiB above its level after (glibc's
+// thread arenas of the writer threads) (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.
@@ -72,7 +79,10 @@ struct FlightRecorderOptions {
   std::string host_name;
   // 1 = ScopedTrace/StepTrace (kTraceCritical), 2 = info, 3 = verbose.
   int host_tracer_level = 2;
-  // Also write <host>.trace.json.gz (Chrome trace event format).
+  // Also write <host>.trace.json.gz (Chrome trace event format). With
+  // neither this nor write_pytorch_trace, a dump's memory stays within
+  // the ring (see above); `neuronprof convert` writes both from the
+  // .xplane.pb later.
   bool write_chrome_trace = true;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto trace).
   bool write_pytorch_trace = true;

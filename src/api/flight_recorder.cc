@@ -186,16 +186,24 @@ class FlightRecorder::Impl {
                      settings.last_ms, note, settings.on_dump);
   }
 
-  // The ring's copy and the XSpace are mappings of their own (the
-  // snapshot's copy, the XSpace's arena), unmapped when the dump ends; the
-  // writers' buffers are malloc's, handed back after.
+  // The ring's copy is a mapping of its own, unmapped when the dump ends.
+  // With the xplane.pb alone, its host plane is streamed into the file a
+  // chunk of events at a time: the dump holds the copy and one chunk. The
+  // Chrome and Kineto writers read a whole XSpace, built on a mapped arena
+  // (unmapped too); their buffers are malloc's, handed back after.
   absl::StatusOr<ProfileResult> DumpLocked(std::string_view reason, int64_t last_ms,
                                            std::string_view note) {
     absl::StatusOr<ProfileResult> written;
-    {
+    if (streams_) {
+      auto snapshot = session_->SnapshotForStreaming(last_ms, kRingAdvice, note);
+      if (!snapshot.ok()) return snapshot.status();
+      written = Write(reason, &snapshot->result, [&](xplane::XPlaneSink* sink) {
+        return snapshot->WriteHostPlane(sink);
+      });
+    } else {
       auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
       if (!captured.ok()) return captured.status();
-      written = Write(reason, &*captured);
+      written = Write(reason, &*captured, {});
     }
     ReleaseFreedHeap();
     return written;
@@ -206,13 +214,14 @@ class FlightRecorder::Impl {
   // never runs out of names), and written as every run is (api::RunWriter:
   // working folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason,
-                                      session::CaptureResult* captured) {
+                                      session::CaptureResult* captured,
+                                      const exporter::StreamedPlane& streamed) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
     const std::string run =
         absl::StrCat(exporter::RunNameForTime(captured->stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
     return writer_->WriteSpace(&captured->space, captured->stats, captured->start_epoch_ns,
-                               captured->stop_epoch_ns, run, &next_run_number_);
+                               captured->stop_epoch_ns, run, &next_run_number_, streamed);
   }
 
   static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {
@@ -227,6 +236,9 @@ class FlightRecorder::Impl {
 
   const FlightRecorderOptions options_;
   const ProfilerOptions run_options_ = RunOptions(options_);  // What writer_ reads.
+  // Only the xplane.pb is written: its host plane is streamed.
+  const bool streams_ =
+      !api::WritesChromeTrace(run_options_) && !run_options_.write_pytorch_trace;
   absl::Status status_;
   // Made once recording runs: with it the port's server, whose failure
   // becomes a warning of every dump.

@@ -81,7 +81,8 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
                                                   int64_t start_epoch_ns,
                                                   int64_t stop_epoch_ns,
                                                   const std::string& run_name,
-                                                  uint64_t* numbered) const {
+                                                  uint64_t* numbered,
+                                                  const exporter::StreamedPlane& streamed) const {
   const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
   space->add_hostnames(machine);
@@ -89,9 +90,12 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
   // One file per host and rank: ranks of one host share its name.
   const std::string host = xplane::RankedHostName(machine, identity_);
   ProfileResult result;
-  result.events = stats.events;
-  result.threads = stats.threads;
-  result.dropped_events = stats.dropped;
+  // A streamed plane counts its events while it is written.
+  auto count = [&result, &stats] {
+    result.events = stats.events;
+    result.threads = stats.threads;
+    result.dropped_events = stats.dropped;
+  };
   result.duration_ns = stop_epoch_ns - start_epoch_ns;
   if (options_.port != 0 && server_status_.ok()) {
     result.server_port = ServerPort(options_, identity_);
@@ -112,7 +116,8 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
   absl::Status written = run_dir.status();
   if (run_dir.ok()) {
     result.run_dir = run_dir->path;
-    written = WriteRun(*space, run_dir->path, host, &result.files);
+    written = WriteRun(*space, run_dir->path, host, streamed, &result.files);
+    count();
     if (written.ok()) return result;
     if (run_dir->created) {
       exporter::RemoveTree(run_dir->path);  // Ours (made exclusively), half-written.
@@ -131,9 +136,11 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
     exporter::ExportOptions export_options;
     export_options.chrome_trace = WritesChromeTrace(options_);
     if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
+    export_options.streamed_plane = streamed;
     fallback_status =
         exporter::WriteProfileFiles(*space, *fallback, host, export_options)
             .status();
+    count();
     if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
   }
   if (fallback_status.ok()) {
@@ -193,6 +200,7 @@ absl::StatusOr<exporter::RunDirectory> RunWriter::OpenFreeRunDirectory(
 // the viewer files; the working folder goes unless delete_working is false.
 absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
                                  const std::string& run_dir, const std::string& host,
+                                 const exporter::StreamedPlane& streamed,
                                  std::vector<std::string>* files) const {
   const std::string run = run_dir.substr(run_dir.rfind('/') + 1);
   const std::string working_root =
@@ -214,6 +222,7 @@ absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
   export_options.chrome_trace = WritesChromeTrace(options_);
   export_options.xplane_staging_dir = working;
   export_options.keep_staged_xplane = !options_.delete_working;
+  export_options.streamed_plane = streamed;
   // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
   // run: <logdir>/<run>/ shows up under the same name as in xprof.
   if (options_.write_pytorch_trace) {

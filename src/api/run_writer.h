@@ -69,12 +69,15 @@ class RunWriter {
                                       const std::string& run_name,
                                       uint64_t* numbered = nullptr) const;
   // Write's work, for an XSpace that lives elsewhere (a flight recorder's
-  // arena): `space` gets the host name and job identity added.
+  // arena): `space` gets the host name and job identity added. With
+  // `streamed`, the xplane.pb also holds that plane (ExportOptions::
+  // streamed_plane), which counts its events into `stats` as it is written.
   absl::StatusOr<ProfileResult> WriteSpace(tensorflow::profiler::XSpace* space,
                                            const collectors::CollectStats& stats,
                                            int64_t start_epoch_ns, int64_t stop_epoch_ns,
                                            const std::string& run_name,
-                                           uint64_t* numbered = nullptr) const;
+                                           uint64_t* numbered = nullptr,
+                                           const exporter::StreamedPlane& streamed = {}) const;
 
   // Runs options.on_trace_ready (if any) on `result`; an exception it
   // throws becomes a warning of the result.
@@ -94,6 +97,7 @@ class RunWriter {
                                                               uint64_t* numbered) const;
   absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
                         const std::string& run_dir, const std::string& host,
+                        const exporter::StreamedPlane& streamed,
                         std::vector<std::string>* files) const;
 
   const ProfilerOptions& options_;  // Owned by the Profiler, outlives this.

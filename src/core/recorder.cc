@@ -753,6 +753,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
   // counted above).
   EraseOverwrittenExitedSlots(pool);
   pool.set_frozen(false);
+  copied.ReleaseUnused();  // After the freeze: recording goes on meanwhile.
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
   capture.start_epoch_ns =
       std::max(g_start_sample.realtime_ns, capture.clock.ToEpochNs(first_start));

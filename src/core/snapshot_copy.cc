@@ -1,8 +1,10 @@
 #include "src/core/snapshot_copy.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +27,13 @@ absl::StatusOr<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t byte
   madvise(base, bytes, MADV_HUGEPAGE);
   if (commit) madvise(base, bytes, MADV_POPULATE_WRITE);
   return std::unique_ptr<SnapshotCopy>(new SnapshotCopy(static_cast<char*>(base), bytes));
+}
+
+void SnapshotCopy::ReleaseUnused() {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(records_end_) + page - 1) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(names_begin_) & ~(page - 1);
+  if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 SnapshotCopy::~SnapshotCopy() { munmap(base_, bytes_); }

@@ -4,7 +4,8 @@
 // page fault during the freeze), and unmapped when the snapshot goes (so
 // the process's RSS comes back whatever malloc keeps).
 // Records fill it from the bottom, names from the top: what a ring holds
-// never needs more than the ring's size.
+// never needs more than the ring's size, and the pages between them, never
+// used, are given back once the copy is done (ReleaseUnused).
 #ifndef NEURONPROF_SRC_CORE_SNAPSHOT_COPY_H_
 #define NEURONPROF_SRC_CORE_SNAPSHOT_COPY_H_
 
@@ -27,6 +28,10 @@ class SnapshotCopy {
   ~SnapshotCopy();
   SnapshotCopy(const SnapshotCopy&) = delete;
   SnapshotCopy& operator=(const SnapshotCopy&) = delete;
+
+  // Gives the system back the committed pages that neither records nor
+  // names reached; appending after it commits pages again.
+  void ReleaseUnused();
 
   // Where the next record goes; records appended since stay contiguous.
   const internal::EventRecord* next_record() const { return records_end_; }

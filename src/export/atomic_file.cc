@@ -139,6 +139,20 @@ absl::Status AtomicFile::Append(std::string_view bytes) {
   return status_;
 }
 
+absl::Status AtomicFile::Overwrite(uint64_t offset, std::string_view bytes) {
+  if (status_.ok() && !file_.valid()) status_ = absl::FailedPreconditionError(
+      absl::StrCat("'", path_, "' was already committed"));
+  size_t done = 0;
+  while (status_.ok() && done < bytes.size()) {
+    const ssize_t written = pwrite(file_.get(), bytes.data() + done, bytes.size() - done,
+                                   static_cast<off_t>(offset + done));
+    if (written < 0 && errno != EINTR) status_ = ErrnoError("cannot write", path_, errno);
+    if (written == 0) status_ = ErrnoError("cannot write", path_, EIO);
+    if (written > 0) done += static_cast<size_t>(written);
+  }
+  return status_;
+}
+
 absl::Status AtomicFile::Commit() {
   if (!status_.ok()) return status_;
   if (!file_.valid()) {

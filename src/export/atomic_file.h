@@ -6,6 +6,7 @@
 #ifndef NEURONPROF_SRC_EXPORT_ATOMIC_FILE_H_
 #define NEURONPROF_SRC_EXPORT_ATOMIC_FILE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,9 @@ class AtomicFile : public ByteSink {
   ~AtomicFile() override;
 
   absl::Status Append(std::string_view bytes) override;
+  // Replaces bytes appended earlier at `offset` (a length that was not
+  // known when its place was written); the end of the file stays.
+  absl::Status Overwrite(uint64_t offset, std::string_view bytes);
   // fsync, rename onto the name, fsync the directory. Once only.
   absl::Status Commit();
 

@@ -134,7 +134,8 @@ class SinkOutput : public google::protobuf::io::CopyingOutputStream {
 };
 
 absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space,
-                         const std::string& path) {
+                         const std::string& path, const StreamedPlane& streamed_plane) {
+  if (streamed_plane) return WriteXSpaceStreamed(space, streamed_plane, path);
   auto file = AtomicFile::Open(path);
   if (!file.ok()) return file.status();
   SinkOutput output(&*file);
@@ -171,9 +172,11 @@ absl::Status PlaceFile(const std::string& from, const std::string& to, bool keep
 absl::Status WriteXPlaneInto(const tensorflow::profiler::XSpace& space,
                              const std::string& xplane_path, const std::string& host,
                              const ExportOptions& options) {
-  if (options.xplane_staging_dir.empty()) return WriteXPlane(space, xplane_path);
+  if (options.xplane_staging_dir.empty()) {
+    return WriteXPlane(space, xplane_path, options.streamed_plane);
+  }
   const std::string staged = absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix);
-  if (absl::Status s = WriteXPlane(space, staged); !s.ok()) return s;
+  if (absl::Status s = WriteXPlane(space, staged, options.streamed_plane); !s.ok()) return s;
   return PlaceFile(staged, xplane_path, options.keep_staged_xplane);
 }
 
@@ -182,6 +185,11 @@ absl::Status WriteXPlaneInto(const tensorflow::profiler::XSpace& space,
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const tensorflow::profiler::XSpace& space, const std::string& dir,
     const std::string& host, const ExportOptions& options) {
+  if (options.streamed_plane && (options.chrome_trace || !options.pytorch_trace_dir.empty())) {
+    return absl::InvalidArgumentError(
+        "a streamed xplane.pb cannot have a Chrome or Kineto trace beside it: they read the "
+        "whole XSpace");
+  }
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
   std::vector<std::string> paths = {xplane_path};
   // The writers only read the XSpace: the JSON + gzip ones (most of the

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/xplane.pb.h"
+#include "src/export/xplane_stream.h"
 #include "src/xplane/plain_name.h"
 
 namespace neuronprof {
@@ -71,6 +72,11 @@ struct ExportOptions {
   // unless kept.
   std::string xplane_staging_dir;
   bool keep_staged_xplane = false;
+  // When set, xplane.pb holds `space` and this plane after its planes,
+  // written while it is built (WriteXSpaceStreamed), perhaps more than
+  // once (the fallback folder). Not with the Chrome or Kineto trace: they
+  // read the whole space.
+  StreamedPlane streamed_plane;
 };
 
 // Writes <dir>/<host>.xplane.pb and the other exports, each atomically.

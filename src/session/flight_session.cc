@@ -59,6 +59,37 @@ absl::StatusOr<CaptureResult> FlightSession::SnapshotLive(int64_t last_ms,
   return g_live->Snapshot(last_ms, buffer_advice, note, storage);
 }
 
+namespace {
+
+// The warnings of a snapshot of the ring after the host plane's own: events
+// clipped at the cut, what an overwritten ring kept, the caller's note.
+void AddSnapshotWarnings(const core::RecordedCapture& snapshot, int64_t last_ms,
+                         std::string_view note, int64_t start_epoch_ns, int64_t stop_epoch_ns,
+                         tensorflow::profiler::XSpace* space) {
+  if (snapshot.clipped > 0) {
+    xplane::AddWarning(space,
+                       absl::StrCat("neuronprof: ", snapshot.clipped,
+                                    " host events at the flight recorder's cut were "
+                                    "left out: their names had been overwritten"));
+  }
+  // The ring kept less than the dump asks for: say how much, and what keeps
+  // more (last_ms 0 asks for everything since the recorder started).
+  const int64_t kept_ms = (stop_epoch_ns - start_epoch_ns) / 1000000;
+  if (snapshot.ring_overwrote && (last_ms == 0 || kept_ms < last_ms)) {
+    xplane::AddWarning(
+        space,
+        absl::StrCat("neuronprof: the flight recorder's ring (", snapshot.buffer_bytes,
+                     " bytes) had overwritten older events: this dump holds the last ",
+                     kept_ms, " ms",
+                     last_ms > 0 ? absl::StrCat(" of the ", last_ms, " ms asked for")
+                                 : std::string(" the ring retained"),
+                     "; raise FlightRecorderOptions::ring_bytes to keep more"));
+  }
+  if (!note.empty()) xplane::AddWarning(space, note);
+}
+
+}  // namespace
+
 absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                                       const std::string& buffer_advice,
                                                       std::string_view note,
@@ -70,27 +101,31 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
   result.stop_epoch_ns = snapshot->stop_epoch_ns;
   xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);
   collectors::AddHostPlane(*snapshot, &result.space, &result.stats, buffer_advice);
-  if (snapshot->clipped > 0) {
-    xplane::AddWarning(&result.space,
-                       absl::StrCat("neuronprof: ", snapshot->clipped,
-                                    " host events at the flight recorder's cut were "
-                                    "left out: their names had been overwritten"));
-  }
-  // The ring kept less than the dump asks for: say how much, and what keeps
-  // more (last_ms 0 asks for everything since the recorder started).
-  const int64_t kept_ms = (result.stop_epoch_ns - result.start_epoch_ns) / 1000000;
-  if (snapshot->ring_overwrote && (last_ms == 0 || kept_ms < last_ms)) {
-    xplane::AddWarning(
-        &result.space,
-        absl::StrCat("neuronprof: the flight recorder's ring (", snapshot->buffer_bytes,
-                     " bytes) had overwritten older events: this dump holds the last ",
-                     kept_ms, " ms",
-                     last_ms > 0 ? absl::StrCat(" of the ", last_ms, " ms asked for")
-                                 : std::string(" the ring retained"),
-                     "; raise FlightRecorderOptions::ring_bytes to keep more"));
-  }
-  if (!note.empty()) xplane::AddWarning(&result.space, note);
+  AddSnapshotWarnings(*snapshot, last_ms, note, result.start_epoch_ns, result.stop_epoch_ns,
+                      &result.space);
   return result;
+}
+
+absl::StatusOr<StreamedSnapshot> FlightSession::SnapshotForStreaming(
+    int64_t last_ms, const std::string& buffer_advice, std::string_view note) const {
+  auto snapshot = core::SnapshotRing(last_ms);
+  if (!snapshot.ok()) return snapshot.status();
+  StreamedSnapshot streamed;
+  streamed.records = std::move(*snapshot);
+  collectors::SortSnapshotRecords(&streamed.records);  // No index of pointers.
+  CaptureResult& result = streamed.result;
+  result.start_epoch_ns = streamed.records.start_epoch_ns;
+  result.stop_epoch_ns = streamed.records.stop_epoch_ns;
+  xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);
+  collectors::AddHostWarnings(streamed.records, &result.space, buffer_advice);
+  AddSnapshotWarnings(streamed.records, last_ms, note, result.start_epoch_ns,
+                      result.stop_epoch_ns, &result.space);
+  return streamed;
+}
+
+absl::Status StreamedSnapshot::WriteHostPlane(xplane::XPlaneSink* sink) {
+  result.stats = collectors::CollectStats();  // Counted again by each write.
+  return collectors::StreamHostPlane(records, result.space, sink, &result.stats);
 }
 
 }  // namespace session

@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "bench/process_memory.h"
 #include "neuronprof/neuronprof.h"
 #include "src/core/clock.h"
 #include "src/export/logdir.h"
@@ -368,6 +369,123 @@ TEST_CASE("a signal storm during a dump makes one more dump, not one per signal"
   CHECK(dumps == 2);
   CHECK(failed_dumps == 0);
   signal(SIGUSR1, SIG_DFL);
+}
+
+}  // namespace
+}  // namespace neuronprof
+
+namespace neuronprof {
+namespace {
+
+FlightRecorderOptions XPlaneOnly(const std::string& logdir, int64_t ring_bytes) {
+  FlightRecorderOptions options = testing::FlightOptions(logdir, "flight_host");
+  options.ring_bytes = ring_bytes;
+  options.write_chrome_trace = false;
+  options.write_pytorch_trace = false;
+  return options;
+}
+
+int64_t EventsIn(const tensorflow::profiler::XSpace& space) {
+  int64_t events = 0;
+  for (const auto& plane : space.planes()) {
+    for (const auto& line : plane.lines()) events += line.events_size();
+  }
+  return events;
+}
+
+TEST_CASE("a dump of the xplane.pb alone (streamed) holds its events, counts and warnings") {
+  TempDir dir;
+  FlightRecorder recorder(XPlaneOnly(dir.path(), 4 * 64 * 1024));
+  REQUIRE(recorder.status().ok());
+  for (int i = 0; i < 40000; ++i) ScopedTrace many("many", {{"i", i}});
+  auto dump = recorder.Dump("streamed");
+  REQUIRE(dump.ok());
+  REQUIRE(dump->files.size() == 1);
+  const auto space = testing::ReadXSpace(dump->files[0]);
+  CHECK(dump->events > 1000);
+  CHECK(EventsIn(space) == dump->events);
+  CHECK(dump->threads == 1);
+  // Names clipped at the cut; the ring overwrote older events.
+  REQUIRE(dump->warnings.size() == 2);
+  REQUIRE(space.warnings_size() == 2);
+  CHECK(space.warnings(0) == dump->warnings[0]);
+  CHECK(space.warnings(1) == dump->warnings[1]);
+  CHECK(dump->warnings[1].find("had overwritten older events") != std::string::npos);
+  REQUIRE(space.hostnames_size() == 1);
+  CHECK(space.hostnames(0) == "flight_host");
+}
+
+TEST_CASE("a streamed dump into an unwritable logdir is kept whole in a fallback folder") {
+  TempDir dir;
+  const std::string blocker = dir.path() + "/not_a_dir";
+  std::ofstream(blocker) << "x";
+  FlightRecorder recorder(XPlaneOnly(blocker + "/logs", 1 << 20));
+  REQUIRE(recorder.status().ok());
+  for (int i = 0; i < 3000; ++i) NEURONPROF_SCOPE("precious");
+  auto dump = recorder.Dump("oom");
+  REQUIRE_FALSE(dump.ok());
+  const std::string message(dump.status().message());
+  CHECK(message.find("(3000 events)") != std::string::npos);
+  const size_t at = message.find("saved to '");
+  REQUIRE(at != std::string::npos);
+  const std::string fallback = message.substr(at + 10, message.find('\'', at + 10) - at - 10);
+  CHECK(EventsIn(testing::ReadXSpace(fallback + "flight_host.xplane.pb")) == 3000);
+  std::filesystem::remove_all(fallback);
+}
+
+// ThreadSanitizer's shadow memory grows with every page a dump touches:
+// RSS then measures the shadow, not the dump.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kShadowInRss = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kShadowInRss = true;
+#else
+constexpr bool kShadowInRss = false;
+#endif
+#else
+constexpr bool kShadowInRss = false;
+#endif
+
+// Resident bytes now (VmRSS) and at the peak since ResetPeakRss (VmHWM).
+int64_t ProcBytes(const char* key) {
+  return static_cast<int64_t>(bench::ProcStatusMb(key) * 1024 * 1024);
+}
+
+TEST_CASE("a streamed dump of a full ring takes at most the ring's pages and gives them back") {
+  if (kShadowInRss) {
+    WARN("ThreadSanitizer's shadow memory is in the RSS: no page count to check");
+    return;
+  }
+  TempDir dir;
+  constexpr int64_t kRing = int64_t{16} << 20;
+  FlightRecorder recorder(XPlaneOnly(dir.path(), kRing));
+  REQUIRE(recorder.status().ok());
+  // Nested scopes with arguments, copied names: the ring overwrites itself.
+  for (int step = 0; step < 40000; ++step) {
+    StepTrace step_trace("train", step);
+    for (int layer = 0; layer < 8; ++layer) {
+      const std::string name = "layer_" + std::to_string(layer);
+      ScopedTrace scope(name, {{"i", layer}, {"dtype", "bf16"}});
+    }
+  }
+  REQUIRE(recorder.Dump("warm").ok());  // The heap a dump reuses.
+  const int64_t before = ProcBytes("VmRSS:");
+  bench::ResetPeakRss();
+  if (ProcBytes("VmHWM:") > before + (int64_t{1} << 20)) {
+    WARN("cannot reset VmHWM (/proc/self/clear_refs): no peak to check");
+    return;
+  }
+  auto dump = recorder.Dump("whole", 0);
+  const int64_t peak = ProcBytes("VmHWM:");
+  const int64_t after = ProcBytes("VmRSS:");
+  REQUIRE(dump.ok());
+  CHECK(dump->events > 200000);
+  CAPTURE(before, peak, after);
+  // The copy (one mapping of the ring's size) and one chunk of events;
+  // built whole, the XSpace alone took ~2.6x the ring.
+  CHECK(peak - before <= kRing + (int64_t{1} << 20));
+  CHECK(after - before <= int64_t{1} << 20);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
 #include "src/xplane/names.h"
+#include "src/xplane/plane_sink.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -283,10 +284,73 @@ class HostPlaneStats {
   std::string signature_;  // The key being looked up, reused.
 };
 
+// The order of a line's events: parents before children (earlier start
+// first, longer first on ties), then by name, so that equal times order
+// alike however the records were laid out. A thread that records no
+// nested markers is in this order already.
+bool Before(const EventRecord& a, const EventRecord& b) {
+  if (a.start_ticks != b.start_ticks) return static_cast<int64_t>(a.start_ticks - b.start_ticks) < 0;
+  if (a.end_ticks != b.end_ticks) return static_cast<int64_t>(a.end_ticks - b.end_ticks) > 0;
+  if (a.name != b.name) return std::less<const char*>()(a.name, b.name);
+  if (a.name_length != b.name_length) return a.name_length < b.name_length;
+  return a.args_offset < b.args_offset;
+}
+
+// Whether `thread`'s records are all markers (no counter or async span),
+// in line order: its line is then written from them as they are.
+bool InLineOrder(const core::ThreadEvents& thread) {
+  const EventRecord* previous = nullptr;
+  for (const EventRecord& record : thread.events) {
+    const RecordKind kind = KindOf(record);
+    if (kind == RecordKind::kCounter || kind == RecordKind::kAsync) return false;
+    if (previous != nullptr && Before(record, *previous)) return false;
+    previous = &record;
+  }
+  return true;
+}
+
+// Where the plane's finished pieces go: nowhere (the plane keeps its lines:
+// an XSpace), or a sink that writes each line out, in chunks of
+// kStreamChunkEvents events while it is built, and takes it off the plane: the
+// plane then never holds more than one chunk of events.
+class LineOutput {
+ public:
+  explicit LineOutput(xplane::XPlaneSink* sink) : sink_(sink) {}
+  bool streams() const { return sink_ != nullptr; }
+
+  // After each event added to `line`.
+  void EventAdded(tensorflow::profiler::XLine* line) {
+    if (sink_ != nullptr && line->events_size() >= kStreamChunkEvents) WriteEvents(line);
+  }
+  // The plane's last line is complete.
+  void LineDone(tensorflow::profiler::XPlane* plane) {
+    if (sink_ == nullptr) return;
+    tensorflow::profiler::XLine* line = plane->mutable_lines(plane->lines_size() - 1);
+    WriteEvents(line);
+    if (status_.ok()) status_ = sink_->EndLine(*line);
+    plane->mutable_lines()->RemoveLast();  // Kept cleared, for the next line.
+  }
+  // The plane (its lines gone when streamed) is complete.
+  absl::Status PlaneDone(const tensorflow::profiler::XPlane& plane) {
+    if (sink_ != nullptr && status_.ok()) status_ = sink_->EndPlane(plane);
+    return status_;
+  }
+
+ private:
+  void WriteEvents(tensorflow::profiler::XLine* line) {
+    if (status_.ok() && line->events_size() > 0) status_ = sink_->AddEvents(line->events());
+    line->mutable_events()->Clear();  // The events stay allocated, for reuse.
+  }
+
+  xplane::XPlaneSink* const sink_;
+  absl::Status status_;  // The sink's first error.
+};
+
 // The host plane's lines of async spans and counters (names in
 // src/xplane/names.h), from records of every thread.
 struct ServingLines {
   xplane::XPlaneBuilder* plane;
+  LineOutput* output;
   HostPlaneStats* plane_stats;
   const core::TickConverter* clock;
   int64_t base_epoch_ns;
@@ -334,6 +398,7 @@ struct ServingLines {
           // args[0] is the track; the id and any others become stats.
           plane_stats->WriteNamed(core::PlainName(*record), 1, args,
                                   AddEvent(line, lane.front()->start_ticks, *record));
+          output->EventAdded(line);
         }
         Close(line, lane.front()->start_ticks, LaneEnd(lane));
         written += static_cast<int64_t>(lane.size());
@@ -356,6 +421,7 @@ struct ServingLines {
     for (const EventRecord* record : *counters) {
       core::DecodeArgs(*record, &args);
       plane_stats->WriteNamed(core::PlainName(*record), 0, args, AddEvent(line, start, *record));
+      output->EventAdded(line);
     }
     Close(line, start, counters->back()->start_ticks);
     return static_cast<int64_t>(counters->size());
@@ -386,6 +452,7 @@ struct ServingLines {
   }
   void Close(tensorflow::profiler::XLine* line, uint64_t start, uint64_t end) const {
     line->set_duration_ps(TicksToPs(start, end, clock->ns_per_tick()));
+    output->LineDone(plane->plane());
   }
 };
 
@@ -421,18 +488,13 @@ class HostCollector : public Collector {
   core::RecordedCapture capture_;
 };
 
-}  // namespace
-
-void AddHostPlane(const core::RecordedCapture& capture,
-                  tensorflow::profiler::XSpace* space, CollectStats* stats,
-                  const std::string& buffer_advice) {
-  // Lines are relative to the profile start of the whole capture (the
-  // Task Environment plane, set by the session before collecting), which
-  // other collectors' planes share; the recorder itself starts a little
-  // later (its buffer is committed first).
-  int64_t base_epoch_ns = xplane::ProfileStartEpochNs(*space);
-  if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
-  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
+// The host plane of `capture` into `proto` (an empty plane, or one with
+// metadata to reuse), its lines going where `output` says. Line times are
+// relative to `base_epoch_ns`.
+void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
+                    tensorflow::profiler::XPlane* proto, CollectStats* stats,
+                    LineOutput* output) {
+  xplane::XPlaneBuilder plane(proto);
   // Exporters that key by process (Kineto's pid) read it from here.
   plane.AddPlaneStat(xplane::kProcessIdStat, static_cast<int64_t>(getpid()));
   const double ns_per_tick = capture.clock.ns_per_tick();
@@ -451,7 +513,12 @@ void AddHostPlane(const core::RecordedCapture& capture,
   for (const auto& [thread_id, threads] : by_thread_id) {
     events.clear();
     std::string line_name;
+    // One thread's markers in line order are read where they are, without
+    // an index of pointers (a sorted snapshot's: SortSnapshotRecords).
+    const core::ThreadEvents* in_order =
+        threads.size() == 1 && InLineOrder(*threads.front()) ? threads.front() : nullptr;
     for (const core::ThreadEvents* thread : threads) {
+      if (in_order != nullptr) break;
       for (const EventRecord& record : thread->events) {
         switch (KindOf(record)) {
           case RecordKind::kCounter: counters.push_back(&record); break;
@@ -461,29 +528,26 @@ void AddHostPlane(const core::RecordedCapture& capture,
       }
       if (line_name.empty()) line_name = thread->thread_name;
     }
-    if (events.empty()) continue;
+    if (in_order != nullptr) line_name = in_order->thread_name;
+    if (events.empty() && in_order == nullptr) continue;
     if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
-    // Parents before children: earlier start first, longer first on ties.
-    // A thread that records no nested markers is in this order already.
-    auto before = [](const EventRecord* a, const EventRecord* b) {
-      if (a->start_ticks != b->start_ticks) {
-        return static_cast<int64_t>(a->start_ticks - b->start_ticks) < 0;
-      }
-      return static_cast<int64_t>(a->end_ticks - b->end_ticks) > 0;
-    };
+    auto before = [](const EventRecord* a, const EventRecord* b) { return Before(*a, *b); };
     if (!std::is_sorted(events.begin(), events.end(), before)) {
       std::sort(events.begin(), events.end(), before);
     }
-    const uint64_t line_start = events.front()->start_ticks;
+    const uint64_t line_start =
+        in_order != nullptr ? in_order->events.front().start_ticks : events.front()->start_ticks;
+    const size_t count = in_order != nullptr ? in_order->events.size() : events.size();
     // Line times are relative to the capture start (the "Task Environment"
     // plane holds the epoch start), as TSL writes them: xprof turns them
     // into int64 picoseconds, which epoch nanoseconds would overflow.
     auto* line = plane.AddLine(
         thread_id, line_name,
         capture.clock.ToEpochNs(line_start) - base_epoch_ns);
-    line->mutable_events()->Reserve(static_cast<int>(events.size()));
+    // Streamed, the line holds one chunk at a time.
+    if (!output->streams()) line->mutable_events()->Reserve(static_cast<int>(count));
     uint64_t line_end = line_start;
-    for (const EventRecord* record : events) {
+    auto add = [&](const EventRecord* record) {
       auto* event = plane.AddEvent(
           line, /*metadata_id=*/0, TicksToPs(line_start, record->start_ticks, ns_per_tick),
           TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
@@ -496,22 +560,65 @@ void AddHostPlane(const core::RecordedCapture& capture,
       } else {
         plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
       }
+      output->EventAdded(line);
+    };
+    if (in_order != nullptr) {
+      for (const EventRecord& record : in_order->events) add(&record);
+    } else {
+      for (const EventRecord* record : events) add(record);
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
-    stats->events += static_cast<int64_t>(events.size());
+    output->LineDone(proto);
+    stats->events += static_cast<int64_t>(count);
     stats->threads += 1;
   }
-  const ServingLines serving{&plane, &plane_stats, &capture.clock, base_epoch_ns};
+  const ServingLines serving{&plane, output, &plane_stats, &capture.clock, base_epoch_ns};
   stats->events += serving.AddAsyncLines(&spans);
   stats->events += serving.AddCounterLine(&counters);
   // c10d Work spans in a form xprof's framework_op_stats splits by
   // collective (src/xplane/collective_name.h).
-  xplane::NameCollectivesForXprof(plane.plane());
+  xplane::NameCollectivesForXprof(proto);
 
   stats->dropped += static_cast<int64_t>(capture.dropped);
   if (capture.dropped > 0) {
     plane.AddPlaneStat(xplane::kDroppedEventsStat,
                        static_cast<int64_t>(capture.dropped));
+  }
+}
+
+}  // namespace
+
+void AddHostPlane(const core::RecordedCapture& capture,
+                  tensorflow::profiler::XSpace* space, CollectStats* stats,
+                  const std::string& buffer_advice) {
+  // Lines are relative to the profile start of the whole capture (the
+  // Task Environment plane, set by the session before collecting), which
+  // other collectors' planes share; the recorder itself starts a little
+  // later (its buffer is committed first).
+  int64_t base_epoch_ns = xplane::ProfileStartEpochNs(*space);
+  if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
+  LineOutput kept(nullptr);
+  BuildHostPlane(capture, base_epoch_ns, xplane::FindOrAddPlane(space, xplane::kHostPlaneName),
+                 stats, &kept);
+  AddHostWarnings(capture, space, buffer_advice);
+}
+
+absl::Status StreamHostPlane(const core::RecordedCapture& capture,
+                             const tensorflow::profiler::XSpace& space,
+                             xplane::XPlaneSink* sink, CollectStats* stats) {
+  int64_t base_epoch_ns = xplane::ProfileStartEpochNs(space);
+  if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
+  tensorflow::profiler::XPlane plane;  // As FindOrAddPlane would add it.
+  plane.set_id(space.planes_size());
+  plane.set_name(xplane::kHostPlaneName);
+  LineOutput streamed(sink);
+  BuildHostPlane(capture, base_epoch_ns, &plane, stats, &streamed);
+  return streamed.PlaneDone(plane);
+}
+
+void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
+                     const std::string& buffer_advice) {
+  if (capture.dropped > 0) {
     space->add_warnings(absl::StrCat(
         "neuronprof: ", capture.dropped,
         " host events were dropped because the event buffer (",
@@ -527,6 +634,24 @@ void AddHostPlane(const core::RecordedCapture& capture,
         " bytes (name plus arguments, encoded), above the limit of ",
         core::kBlockBytes, " bytes per marker; shorten its name or string "
         "arguments"));
+  }
+}
+
+void SortSnapshotRecords(core::RecordedCapture* snapshot) {
+  if (snapshot->copy == nullptr) return;  // Not a snapshot: the pool is read only.
+  for (core::ThreadEvents& thread : snapshot->threads) {
+    if (thread.events.empty()) continue;
+    // A snapshot copies each thread's records into one run of the copy.
+    auto* first = const_cast<EventRecord*>(&thread.events.front());
+    EventRecord* last = first;
+    bool markers_only = true;
+    for (const EventRecord& record : thread.events) {
+      const RecordKind kind = KindOf(record);
+      markers_only = &record == last++ && kind != RecordKind::kCounter &&
+                     kind != RecordKind::kAsync;
+      if (!markers_only) break;
+    }
+    if (markers_only && !std::is_sorted(first, last, Before)) std::sort(first, last, Before);
   }
 }
 
