@@ -28,7 +28,7 @@
 // writes the files afterwards, on the calling thread. Its memory: the
 // copy, at most ring_bytes (one mapping, committed whole for last_ms 0;
 // its unused pages given back after the freeze), unmapped when Dump
-// returns. With the .xplane.pb alone (write_chrome_trace and
+// returns. With the .xplane.pb alone (the default: write_chrome_trace and
 // write_pytorch_trace false) the host plane is streamed into the file
 // 512 events at a time, each thread's markers sorted in the copy: a dump
 // of a full ring peaks at the copy plus its heap (that chunk, a 32 KiB
@@ -79,13 +79,16 @@ struct FlightRecorderOptions {
   std::string host_name;
   // 1 = ScopedTrace/StepTrace (kTraceCritical), 2 = info, 3 = verbose.
   int host_tracer_level = 2;
-  // Also write <host>.trace.json.gz (Chrome trace event format). With
-  // neither this nor write_pytorch_trace, a dump's memory stays within
-  // the ring (see above); `neuronprof convert` writes both from the
-  // .xplane.pb later.
-  bool write_chrome_trace = true;
+  // Also write <host>.trace.json.gz (Chrome trace event format). Off by
+  // default, as is write_pytorch_trace: a dump happens inside a live
+  // process, and with the .xplane.pb alone its memory stays within the
+  // ring (see above). TensorBoard/xprof and `neuronprof summary` read the
+  // .xplane.pb; `neuronprof convert RUN_DIR` (Chrome) or
+  // `--format kineto` (PyTorch plugin, HTA, Perfetto) writes the others
+  // later, outside the process.
+  bool write_chrome_trace = false;
   // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto trace).
-  bool write_pytorch_trace = true;
+  bool write_pytorch_trace = false;
   // Also serve remote captures (tensorflow.ProfilerService, as
   // ProfilerOptions::port) on this port; 0: no server. Such a process
   // answers every Profile request from the ring: a plain request (e.g.
