@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -393,10 +394,23 @@ class KinetoWriter {
   static constexpr size_t kChunkSpans = 8192;
   static constexpr size_t kChunksInFlight = 3;
 
+  // Text kept as the pieces its writer flushed (no copy to grow one string).
+  class PiecesSink : public ByteSink {
+   public:
+    absl::Status Append(std::string_view bytes) override {
+      pieces_.emplace_back(bytes);
+      return absl::OkStatus();
+    }
+    const std::vector<std::string>& pieces() const { return pieces_; }
+
+   private:
+    std::vector<std::string> pieces_;
+  };
+
   // A chunk's text and what its spans add to the trace, written by a
   // KinetoWriter of its own on another thread.
   struct ChunkText {
-    StringSink text;
+    PiecesSink text;
     std::unique_ptr<KinetoWriter> writer;
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
@@ -432,7 +446,7 @@ class KinetoWriter {
         writer.first_event_ = false;  // The process's name came first.
         const uint64_t work = xplane::WorkCount();
         writer.WriteChunk(*chunk, plane, done->steps);
-        writer.out_.Finish().IgnoreError();  // A string takes any text.
+        writer.out_.Finish().IgnoreError();  // Strings take any text.
         done->work = xplane::WorkCount() - work;
         return done;
       }));
@@ -449,7 +463,7 @@ class KinetoWriter {
         continue;
       }
       MergeChunk(*done->writer);
-      out_.Splice(done->text.text());
+      for (const std::string& piece : done->text.pieces()) out_.Splice(piece);
       steps_seen += done->steps;
     }
   }
@@ -648,7 +662,7 @@ class KinetoWriter {
       if (args.Key("Input type")) {
         out_.Char('[');
         bool first = true;
-        for (const std::string& type : kineto::KinetoInputTypes(*types)) {
+        for (std::string_view type : kineto::KinetoInputTypes(*types)) {
           if (!first) out_.Char(',');
           first = false;
           out_.String(type);

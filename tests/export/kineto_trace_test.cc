@@ -593,8 +593,9 @@ TEST_CASE("kineto args: torch dtype names become Kineto's C++ spellings") {
   CHECK(KinetoTypeName("Char") == "signed char");
   CHECK(KinetoTypeName("Short") == "short int");
   CHECK(KinetoTypeName("Scalar") == "Scalar");
-  CHECK(exporter::kineto::KinetoInputTypes("Float, Scalar,,Long") ==
-        std::vector<std::string>{"float", "Scalar", "", "long int"});
+  const auto types = exporter::kineto::KinetoInputTypes("Float, Scalar,,Long");
+  CHECK(std::vector<std::string_view>(types.begin(), types.end()) ==
+        std::vector<std::string_view>{"float", "Scalar", "", "long int"});
   CHECK(exporter::kineto::KinetoInputTypes("").empty());
 }
 
