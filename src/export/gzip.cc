@@ -3,81 +3,52 @@
 #include <algorithm>
 #include <utility>
 
+#include <libdeflate.h>
+#include <zlib.h>
+
 #include "absl/strings/match.h"
 #include "src/export/atomic_file.h"
 
 namespace neuronprof {
 namespace exporter {
-namespace {
-
-// RFC 1952: magic, deflate, no flags, no time, no extra flags, OS unix.
-constexpr char kGzipHeader[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};
-
-}  // namespace
-
 struct GzipSink::Block {
   std::string input;
   std::unique_ptr<char[]> output;
   size_t output_capacity = 0;
   size_t output_size = 0;
-  uLong crc = 0;
-  bool last = false;
   bool done = false;
   absl::Status status;
 };
 
-// A raw deflate stream reused for block after block.
-class GzipSink::Deflater {
+// A libdeflate compressor reused for block after block.
+class GzipSink::Compressor {
  public:
-  explicit Deflater(int level)
-      : ok_(deflateInit2(&stream_, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK) {}
-  ~Deflater() {
-    if (ok_) deflateEnd(&stream_);
-  }
-  Deflater(const Deflater&) = delete;
-  Deflater& operator=(const Deflater&) = delete;
+  explicit Compressor(int level) : compressor_(libdeflate_alloc_compressor(level)) {}
+  ~Compressor() { libdeflate_free_compressor(compressor_); }
+  Compressor(const Compressor&) = delete;
+  Compressor& operator=(const Compressor&) = delete;
 
-  // Deflates block->input into block->output: a sync flush ends every
-  // block on a byte boundary (so blocks concatenate), the last one ends
-  // the deflate stream.
+  // block->input as one gzip member (header, deflate, CRC-32 and length)
+  // into block->output.
   void Run(Block* block) {
-    if (!ok_ || deflateReset(&stream_) != Z_OK) {
-      block->status = absl::InternalError("zlib deflateInit2 failed");
+    block->output_size = 0;
+    if (compressor_ == nullptr) {
+      block->status = absl::InternalError("libdeflate_alloc_compressor failed");
       return;
     }
     const std::string& input = block->input;
-    block->crc = crc32(0, reinterpret_cast<const Bytef*>(input.data()),
-                       static_cast<uInt>(input.size()));
-    stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-    stream_.avail_in = static_cast<uInt>(input.size());
-    size_t needed = deflateBound(&stream_, input.size()) + 16;
-    block->output_size = 0;
-    const int flush = block->last ? Z_FINISH : Z_SYNC_FLUSH;
-    while (true) {
-      if (block->output_capacity < needed) {
-        auto grown = std::make_unique<char[]>(needed);
-        std::copy_n(block->output.get(), block->output_size, grown.get());
-        block->output = std::move(grown);
-        block->output_capacity = needed;
-      }
-      stream_.next_out = reinterpret_cast<Bytef*>(block->output.get() + block->output_size);
-      stream_.avail_out = static_cast<uInt>(block->output_capacity - block->output_size);
-      const int result = deflate(&stream_, flush);
-      block->output_size = block->output_capacity - stream_.avail_out;
-      if (result == Z_STREAM_ERROR) {
-        block->status = absl::InternalError("zlib deflate failed");
-        return;
-      }
-      const bool complete = block->last ? result == Z_STREAM_END
-                                        : stream_.avail_in == 0 && stream_.avail_out != 0;
-      if (complete) return;
-      needed = block->output_capacity * 2;
+    const size_t bound = libdeflate_gzip_compress_bound(compressor_, input.size());
+    if (block->output_capacity < bound) {
+      block->output = std::make_unique<char[]>(bound);
+      block->output_capacity = bound;
     }
+    block->output_size = libdeflate_gzip_compress(compressor_, input.data(), input.size(),
+                                                  block->output.get(), block->output_capacity);
+    if (block->output_size == 0) block->status = absl::InternalError("libdeflate failed");
   }
 
  private:
-  z_stream stream_{};
-  const bool ok_;
+  libdeflate_compressor* const compressor_;
 };
 
 int GzipSink::DefaultThreads() {
@@ -89,7 +60,7 @@ GzipSink::GzipSink(ByteSink* next, int level, int threads)
     : next_(next), level_(level), current_(std::make_unique<Block>()) {
   current_->input.reserve(kBlockBytes);
   if (threads <= 0) {
-    inline_deflater_ = std::make_unique<Deflater>(level_);
+    inline_compressor_ = std::make_unique<Compressor>(level_);
     return;
   }
   max_in_flight_ = 2 * static_cast<size_t>(threads);
@@ -122,7 +93,8 @@ absl::Status GzipSink::Finish() {
     return status_;
   }
   finished_ = true;
-  Submit(/*last=*/true);  // Even empty: it ends the deflate stream.
+  // The rest; for no bytes at all, one empty member (a gzip file is one at least).
+  if (!current_->input.empty() || !submitted_) Submit(/*last=*/true);
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return in_order_.empty(); });
@@ -132,29 +104,21 @@ absl::Status GzipSink::Finish() {
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (status_.ok()) {
-    char trailer[8];
-    for (int i = 0; i < 4; ++i) {
-      trailer[i] = static_cast<char>((crc_ >> (8 * i)) & 0xff);
-      trailer[4 + i] = static_cast<char>((input_bytes_ >> (8 * i)) & 0xff);  // mod 2^32
-    }
-    status_ = next_->Append({trailer, sizeof(trailer)});
-  }
   return status_;
 }
 
 void GzipSink::Submit(bool last) {
+  submitted_ = true;
   std::unique_ptr<Block> block = std::move(current_);
-  block->last = last;
   std::unique_lock<std::mutex> lock(mutex_);
   if (!status_.ok()) {
     block->input.clear();  // Nothing more is written; the block is reused.
     current_ = std::move(block);
     return;
   }
-  if (inline_deflater_ != nullptr) {
+  if (inline_compressor_ != nullptr) {
     lock.unlock();
-    inline_deflater_->Run(block.get());
+    inline_compressor_->Run(block.get());
     lock.lock();
     block->done = true;
     in_order_.push_back(std::move(block));
@@ -176,7 +140,7 @@ void GzipSink::Submit(bool last) {
 }
 
 void GzipSink::WorkerLoop() {
-  Deflater deflater(level_);
+  Compressor compressor(level_);
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] { return stopping_ || !todo_.empty(); });
@@ -184,7 +148,7 @@ void GzipSink::WorkerLoop() {
     Block* block = todo_.front();
     todo_.pop_front();
     lock.unlock();
-    deflater.Run(block);
+    compressor.Run(block);
     lock.lock();
     block->done = true;
     WriteReady(lock);
@@ -200,14 +164,9 @@ void GzipSink::WriteReady(std::unique_lock<std::mutex>& lock) {
     if (status_.ok()) status_ = block->status;
     if (status_.ok()) {
       lock.unlock();
-      absl::Status written;
-      if (!header_written_) written = next_->Append({kGzipHeader, sizeof(kGzipHeader)});
-      header_written_ = true;
-      if (written.ok()) written = next_->Append({block->output.get(), block->output_size});
+      absl::Status written = next_->Append({block->output.get(), block->output_size});
       lock.lock();
       if (status_.ok()) status_ = std::move(written);
-      crc_ = crc32_combine(crc_, block->crc, static_cast<z_off_t>(block->input.size()));
-      input_bytes_ += block->input.size();
     }
     block->input.clear();
     block->done = false;

@@ -3,8 +3,6 @@
 #ifndef NEURONPROF_SRC_EXPORT_GZIP_H_
 #define NEURONPROF_SRC_EXPORT_GZIP_H_
 
-#include <zlib.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,14 +22,17 @@
 namespace neuronprof {
 namespace exporter {
 
-// One gzip member into `next` (which must outlive it), as pigz writes it:
-// the input is cut into blocks of about 1 MiB, each deflated on its own
-// (raw deflate ending in a sync flush) at `level` (1 = fastest .. 9 =
-// smallest), and the pieces are written in order between one header and
-// one trailer (CRC-32 combined). With `threads` > 0 the blocks are deflated
-// on that many threads while the caller goes on (at most 2 blocks per
-// thread queued, so memory stays bounded); with 0, on the caller's thread.
-// Any gzip reader reads the result. Finish() writes the rest.
+// A gzip file into `next` (which must outlive it), as bgzip and mgzip write
+// it: the input is cut into blocks of 1 MiB, each compressed by libdeflate
+// at `level` (1 = fastest .. 12 = smallest) into a gzip member of its own
+// (RFC 1952 section 2.2: a file is a series of members), and the members
+// are written in order. libdeflate level 1 takes half of zlib level 1's
+// time for a smaller file; it has no sync flush, hence a member per block.
+// Readers that read every member (gzip, zlib's gzread, Python's gzip, the
+// PyTorch plugin, HTA, Perfetto's trace processor) read the whole file.
+// With `threads` > 0 the blocks are compressed on that many threads while
+// the caller goes on (at most 2 blocks per thread queued, so memory stays
+// bounded); with 0, on the caller's thread. Finish() writes the rest.
 class GzipSink : public ByteSink {
  public:
   static constexpr size_t kBlockBytes = size_t{1} << 20;
@@ -44,13 +45,13 @@ class GzipSink : public ByteSink {
   ~GzipSink() override;  // Without Finish(), what is queued is dropped.
 
   absl::Status Append(std::string_view bytes) override;
-  // Deflates and writes what is left, then the trailer; the first error of
-  // zlib or `next`.
+  // Compresses and writes what is left; the first error of the compressor
+  // or `next`.
   absl::Status Finish();
 
  private:
   struct Block;
-  class Deflater;
+  class Compressor;
 
   void Submit(bool last);
   void WorkerLoop();
@@ -60,7 +61,7 @@ class GzipSink : public ByteSink {
   ByteSink* const next_;
   const int level_;
   std::unique_ptr<Block> current_;  // Being filled by Append.
-  std::unique_ptr<Deflater> inline_deflater_;  // When there are no workers.
+  std::unique_ptr<Compressor> inline_compressor_;  // When there are no workers.
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -70,10 +71,8 @@ class GzipSink : public ByteSink {
   size_t max_in_flight_ = 1;
   bool writing_ = false;
   bool stopping_ = false;
-  bool header_written_ = false;
   bool finished_ = false;
-  uLong crc_ = 0;
-  uint64_t input_bytes_ = 0;
+  bool submitted_ = false;  // A block went to be compressed.
   absl::Status status_;
   std::vector<std::thread> workers_;
 };

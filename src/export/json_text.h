@@ -55,6 +55,13 @@ class Writer {
   void MaybeFlush() {
     if (buffer_.size() >= flush_bytes_) Flush();
   }
+  // Text formatted elsewhere (another Writer's, on another thread), handed
+  // to the sink after what this writer holds, without copying it into the
+  // buffer. Call it where the text may be cut.
+  void Splice(std::string_view text) {
+    Flush();
+    if (status_.ok()) status_ = sink_->Append(text);
+  }
   // Hands over the rest; the first error of the sink, if any.
   absl::Status Finish();
 

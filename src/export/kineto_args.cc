@@ -16,7 +16,7 @@ absl::string_view Absl(std::string_view text) { return {text.data(), text.size()
 
 }  // namespace
 
-std::string KinetoTypeName(std::string_view scalar_type) {
+std::string_view KinetoTypeName(std::string_view scalar_type) {
   struct Spelling {
     std::string_view torch, kineto;
   };
@@ -33,13 +33,13 @@ std::string KinetoTypeName(std::string_view scalar_type) {
       {"Float8_e5m2", "c10::Float8_e5m2"},
   };
   for (const Spelling& s : kSpellings) {
-    if (s.torch == scalar_type) return std::string(s.kineto);
+    if (s.torch == scalar_type) return s.kineto;
   }
-  return std::string(scalar_type);
+  return scalar_type;
 }
 
-std::vector<std::string> KinetoInputTypes(std::string_view input_types) {
-  std::vector<std::string> types;
+absl::InlinedVector<std::string_view, 8> KinetoInputTypes(std::string_view input_types) {
+  absl::InlinedVector<std::string_view, 8> types;
   if (absl::StripAsciiWhitespace(Absl(input_types)).empty()) return types;
   for (absl::string_view part : absl::StrSplit(Absl(input_types), ',')) {
     part = absl::StripAsciiWhitespace(part);

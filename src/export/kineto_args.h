@@ -11,17 +11,22 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace neuronprof {
 namespace exporter {
 namespace kineto {
 
 // torch ScalarType name ("Float", "BFloat16", "Long") -> the C++ type name
 // Kineto writes in "Input type" ("float", "c10::BFloat16", "long int").
-// "Scalar" and names it does not know are returned unchanged.
-std::string KinetoTypeName(std::string_view scalar_type);
+// "Scalar" and names it does not know are returned unchanged (a view of
+// `scalar_type`).
+std::string_view KinetoTypeName(std::string_view scalar_type);
 
-// "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}.
-std::vector<std::string> KinetoInputTypes(std::string_view input_types);
+// "Float,Scalar,Float" -> {"float", "Scalar", "float"}; "" -> {}. Views of
+// `input_types` or of static names: nothing allocated for 8 inputs or fewer
+// (once per operator of a large trace).
+absl::InlinedVector<std::string_view, 8> KinetoInputTypes(std::string_view input_types);
 
 // c10::DeviceType numbers, as torch writes "Device Type" in [memory]
 // events. The PyTorch plugin reads 0 and 1; other accelerators are

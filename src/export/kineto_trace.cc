@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <deque>
+#include <future>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -359,8 +363,8 @@ class KinetoWriter {
       }
     }
     // External ids in time order, thread by thread, as Kineto numbers its ops.
+    std::vector<SpanChunk> chunks;
     int64_t next_external_id = 1;
-    int64_t steps_seen = 0;
     for (int64_t tid : tids) {
       std::vector<HostSpan>& spans = host_spans_[tid];
       const auto before = [](const HostSpan& a, const HostSpan& b) {
@@ -371,8 +375,110 @@ class KinetoWriter {
       if (!std::is_sorted(spans.begin(), spans.end(), before)) {
         std::stable_sort(spans.begin(), spans.end(), before);
       }
-      for (HostSpan& span : spans) WriteHostSpan(span, plane, next_external_id++, steps_seen);
+      for (size_t at = 0; at < spans.size(); at += kChunkSpans) {
+        const size_t size = std::min(kChunkSpans, spans.size() - at);
+        chunks.push_back({spans.data() + at, size, next_external_id});
+        next_external_id += static_cast<int64_t>(size);
+      }
     }
+    WriteHostSpans(chunks, plane);
+  }
+
+  // Consecutive spans of one thread, the first numbered `first_external_id`.
+  struct SpanChunk {
+    HostSpan* spans;
+    size_t size;
+    int64_t first_external_id;
+  };
+  // Spans per chunk: ~3 MB of text, a few chunks in flight at a time.
+  static constexpr size_t kChunkSpans = 8192;
+  static constexpr size_t kChunksInFlight = 3;
+
+  // Text kept as the pieces its writer flushed (no copy to grow one string).
+  class PiecesSink : public ByteSink {
+   public:
+    absl::Status Append(std::string_view bytes) override {
+      pieces_.emplace_back(bytes);
+      return absl::OkStatus();
+    }
+    const std::vector<std::string>& pieces() const { return pieces_; }
+
+   private:
+    std::vector<std::string> pieces_;
+  };
+
+  // A chunk's text and what its spans add to the trace, written by a
+  // KinetoWriter of its own on another thread.
+  struct ChunkText {
+    PiecesSink text;
+    std::unique_ptr<KinetoWriter> writer;
+    int64_t steps = 0;  // Step spans in the chunk.
+    uint64_t work = 0;  // xplane::CountWork on its thread.
+  };
+
+  void WriteChunk(const SpanChunk& chunk, const PlaneVisitor& plane, int64_t& steps_seen) {
+    for (size_t i = 0; i < chunk.size; ++i) {
+      WriteHostSpan(chunk.spans[i], plane, chunk.first_external_id + static_cast<int64_t>(i),
+                    steps_seen);
+    }
+  }
+
+  // The host spans' events, in order. Most of a large trace's text: past
+  // one chunk, the chunks are formatted on threads of their own (a few at a
+  // time, so memory stays bounded) and their text spliced in order; what
+  // they add to the flows and the window is merged as if written here.
+  void WriteHostSpans(const std::vector<SpanChunk>& chunks, const PlaneVisitor& plane) {
+    int64_t steps_seen = 0;
+    if (chunks.size() <= 1) {
+      for (const SpanChunk& chunk : chunks) WriteChunk(chunk, plane, steps_seen);
+      return;
+    }
+    std::deque<std::future<std::unique_ptr<ChunkText>>> in_flight;
+    size_t next = 0;
+    const auto launch = [&] {
+      const SpanChunk* chunk = &chunks[next++];
+      in_flight.push_back(std::async(std::launch::async, [this, chunk, &plane] {
+        auto done = std::make_unique<ChunkText>();
+        done->writer = std::make_unique<KinetoWriter>(space_, &done->text);
+        KinetoWriter& writer = *done->writer;
+        writer.ids_ = ids_;
+        writer.host_pid_ = host_pid_;
+        writer.first_event_ = false;  // The process's name came first.
+        const uint64_t work = xplane::WorkCount();
+        writer.WriteChunk(*chunk, plane, done->steps);
+        writer.out_.Finish().IgnoreError();  // Strings take any text.
+        done->work = xplane::WorkCount() - work;
+        return done;
+      }));
+    };
+    for (const SpanChunk& chunk : chunks) {
+      while (next < chunks.size() && in_flight.size() < kChunksInFlight) launch();
+      std::unique_ptr<ChunkText> done = in_flight.front().get();
+      in_flight.pop_front();
+      xplane::CountWork(done->work);
+      if (done->writer->step_numbered_by_count_ && steps_seen != 0) {
+        // A step without a number is numbered by the steps before it, which
+        // its thread did not know: written again here, in order.
+        WriteChunk(chunk, plane, steps_seen);
+        continue;
+      }
+      MergeChunk(*done->writer);
+      for (const std::string& piece : done->text.pieces()) out_.Splice(piece);
+      steps_seen += done->steps;
+    }
+  }
+
+  // What `chunk` wrote beside its text, as if this writer had written it
+  // after its own (the same rules as WriteHostSpan's).
+  void MergeChunk(const KinetoWriter& chunk) {
+    max_end_ns_ = std::max(max_end_ns_, chunk.max_end_ns_);
+    for (const auto& [key, span] : chunk.backward_ops_) backward_ops_.emplace(key, span);
+    for (const auto& [key, span] : chunk.forward_ops_) {
+      auto [it, inserted] = forward_ops_.emplace(key, span);
+      if (!inserted && span->start_ns < it->second->start_ns) it->second = span;
+    }
+    for (const auto& [id, span] : chunk.comm_enqueue_) comm_enqueue_.emplace(id, span);
+    for (const auto& [id, span] : chunk.comm_work_) comm_work_.emplace(id, span);
   }
 
   // Counter samples ("C"): a track per counter name in the host process.
@@ -481,6 +587,7 @@ class KinetoWriter {
       span.kind = HostKind::kStep;
       auto number = stats.IntStat(ids_.step_num);
       if (!number) number = stats.IntStat(ids_.iter_num);
+      if (!number) step_numbered_by_count_ = true;
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
     } else {
@@ -555,7 +662,7 @@ class KinetoWriter {
       if (args.Key("Input type")) {
         out_.Char('[');
         bool first = true;
-        for (const std::string& type : kineto::KinetoInputTypes(*types)) {
+        for (std::string_view type : kineto::KinetoInputTypes(*types)) {
           if (!first) out_.Char(',');
           first = false;
           out_.String(type);
@@ -925,6 +1032,7 @@ class KinetoWriter {
   json::Writer out_;
   HostStatIds ids_;
   bool first_event_ = true;
+  bool step_numbered_by_count_ = false;  // A step had neither step_num nor iter_num.
   int64_t max_end_ns_ = 0;
   int64_t unplaceable_ = 0;  // Events left out: times past int64 ns.
   int64_t host_pid_ = 0;

@@ -1,9 +1,11 @@
-// The streaming gzip writer: one gzip stream from blocks deflated on worker
+// The streaming gzip writer: a gzip member per block, compressed on worker
 // threads (also run under TSan) or inline, read back by zlib.
 #include <zlib.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -23,37 +25,57 @@ std::string Gzip(std::string_view data, int threads, size_t piece = 1 << 16) {
   return out.text();
 }
 
-TEST_CASE("gzip: one stream of many blocks, on worker threads or inline, reads back whole") {
-  const std::string small = "hello, profile";
-  std::string large;  // Several 1 MiB blocks, the last one partial.
-  const std::string& large_text = large;
-  for (int i = 0; large.size() < 5 * exporter::GzipSink::kBlockBytes + 123; ++i) {
-    large += std::to_string(i) + ",";
+// The gzip members of `packed`, each inflated by zlib on its own (which
+// checks its CRC-32 and length), concatenated; -1 members if one is bad.
+std::pair<int, std::string> InflateMembers(std::string_view packed) {
+  std::pair<int, std::string> result{0, ""};
+  while (!packed.empty()) {
+    z_stream stream{};
+    REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
+    stream.avail_in = static_cast<uInt>(packed.size());
+    char buffer[1 << 16];
+    int code = Z_OK;
+    while (code == Z_OK) {
+      stream.next_out = reinterpret_cast<Bytef*>(buffer);
+      stream.avail_out = sizeof(buffer);
+      code = inflate(&stream, Z_NO_FLUSH);
+      result.second.append(buffer, sizeof(buffer) - stream.avail_out);
+    }
+    packed.remove_prefix(packed.size() - stream.avail_in);
+    inflateEnd(&stream);
+    if (code != Z_STREAM_END) return {-1, ""};
+    ++result.first;
   }
+  return result;
+}
+
+TEST_CASE("gzip: a member per 1 MiB block, on worker threads or inline, reads back whole") {
+  const std::string empty;
+  const std::string small = "hello, profile";
+  std::string large_text;  // Several 1 MiB blocks, the last one partial.
+  for (int i = 0; large_text.size() < 5 * exporter::GzipSink::kBlockBytes + 123; ++i) {
+    large_text += std::to_string(i) + ",";
+  }
+  const std::string& large = large_text;
+  const std::string exact(2 * exporter::GzipSink::kBlockBytes, 'e');
   for (int threads : {0, 1, 3}) {
     INFO("threads " << threads);
-    for (const std::string* data : {&small, &large_text}) {
+    for (const std::string* data : {&empty, &small, &large, &exact}) {
+      INFO("bytes " << data->size());
       const std::string packed = Gzip(*data, threads);
       CHECK(static_cast<unsigned char>(packed[0]) == 0x1f);  // gzip magic
       CHECK(static_cast<unsigned char>(packed[1]) == 0x8b);
       auto unpacked = exporter::GzipDecompress(packed);
       REQUIRE(unpacked.ok());
       CHECK(*unpacked == *data);
-      // One member: zlib's single-stream inflate (which checks the CRC and
-      // length in the trailer) reads it all, as viewers that do not read
-      // concatenated members do.
-      std::string inflated(data->size() + 1, '\0');
-      uLongf size = inflated.size();
-      z_stream stream{};
-      REQUIRE(inflateInit2(&stream, 15 + 16) == Z_OK);
-      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
-      stream.avail_in = static_cast<uInt>(packed.size());
-      stream.next_out = reinterpret_cast<Bytef*>(inflated.data());
-      stream.avail_out = static_cast<uInt>(size);
-      CHECK(inflate(&stream, Z_FINISH) == Z_STREAM_END);
-      CHECK(stream.avail_in == 0);
-      CHECK(stream.total_out == data->size());
-      inflateEnd(&stream);
+      // Members in order, one per block (a file of no bytes is one empty
+      // member), each whole to zlib.
+      const auto [members, inflated] = InflateMembers(packed);
+      const size_t blocks = (data->size() + exporter::GzipSink::kBlockBytes - 1) /
+                            exporter::GzipSink::kBlockBytes;
+      CHECK(members == static_cast<int>(std::max<size_t>(blocks, 1)));
+      CHECK(inflated == *data);
     }
   }
   CHECK(Gzip(large, 2, 7777) == Gzip(large, 0, 1 << 20));  // Same bytes however fed.

@@ -150,6 +150,22 @@ inline tensorflow::profiler::XSpace KinetoSampleSpace() {
   return space;
 }
 
+// `steps` steps (7 host spans each: 6 on the main thread, 1 on the
+// backward one), then a step marker without a number ("eval") on the main
+// thread: past 8192 spans a thread's spans are written in chunks, each on a
+// thread of its own.
+inline constexpr int64_t kEvalNs(int steps) { return kFirstStepNs + steps * kStepNs; }
+inline tensorflow::profiler::XSpace ManyStepsSpace(int steps) {
+  tensorflow::profiler::XSpace space;
+  SampleSpaceBuilder builder(&space);
+  for (int step = 0; step < steps; ++step) builder.Step(step);
+  xplane::XEvent* eval =
+      builder.Host(builder.main_line(), "eval", kEvalNs(steps), kEvalNs(steps) + 1000);
+  builder.host().AddStat(eval, xplane::kRootLevelStat, int64_t{1});
+  builder.Finish();
+  return space;
+}
+
 }  // namespace testing
 }  // namespace neuronprof
 

@@ -235,6 +235,45 @@ TEST_CASE("kineto trace: External ids are unique, runtime and device events link
   CHECK(Trace::Str(*marker->second, "name") == "optimizer_step");
 }
 
+TEST_CASE("kineto trace: a capture of many chunks reads as one written in order") {
+  // Past 8192 spans a thread's spans are formatted in chunks on threads of
+  // their own: ids, links, step numbers and the window must not show it.
+  // (kineto_chunks_test checks the text of the same capture under TSan.)
+  constexpr int kSteps = 2000;  // 12,000 spans on the main thread: 2 chunks.
+  // "eval", a step marker without a number in the main thread's second
+  // chunk, is numbered by the steps before it.
+  const int64_t after = testing::kEvalNs(kSteps);
+  Trace trace(testing::ManyStepsSpace(kSteps));
+
+  // External ids 1, 2, 3... in the text's order, thread after thread.
+  std::vector<double> ids;
+  std::map<double, const Struct*> host_by_external;
+  for (const Struct* e : trace.events()) {
+    const std::string cat = Trace::Str(*e, "cat");
+    if (cat != "cpu_op" && cat != "user_annotation") continue;
+    ids.push_back(Trace::Arg(*e, "External id"));
+    host_by_external[ids.back()] = e;
+  }
+  REQUIRE(ids.size() == 7 * kSteps + 1);
+  for (size_t i = 0; i < ids.size(); ++i) REQUIRE(ids[i] == static_cast<double>(i + 1));
+  // The last step's kernel links to its addmm (kinds and ids set by the
+  // chunk's thread), and every forward op to its backward node.
+  auto kernels = trace.Named("ampere_sgemm_128x64_nn");
+  REQUIRE(kernels.size() == kSteps);
+  auto op = host_by_external.find(Trace::Arg(*kernels.back(), "External id"));
+  REQUIRE(op != host_by_external.end());
+  CHECK(Trace::Str(*op->second, "name") == "aten::addmm");
+  CHECK(Trace::Num(*op->second, "ts") == Trace::Num(*trace.Named("aten::addmm").back(), "ts"));
+  CHECK(trace.WithPhase("s", "fwdbwd").size() == kSteps);
+  CHECK(trace.WithPhase("f", "forward_backward").size() == kSteps);
+  CHECK(trace.Named("ProfilerStep#" + std::to_string(kSteps - 1)).size() == 1);
+  CHECK(trace.Named("ProfilerStep#" + std::to_string(kSteps)).size() == 1);  // "eval"
+  // The window ends after the last span, which a chunk wrote.
+  const Struct* window_end = trace.events().back();
+  REQUIRE(Trace::Str(*window_end, "name") == "Record Window End");
+  CHECK(Trace::Num(*window_end, "ts") * 1000 >= static_cast<double>(after + 1000 - 1));
+}
+
 TEST_CASE("kineto trace: a launch outside every host event has External id 0") {
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder runtime(xplane::FindOrAddPlane(&space, "/host:NPU-runtime"));
@@ -549,8 +588,9 @@ TEST_CASE("kineto args: torch dtype names become Kineto's C++ spellings") {
   CHECK(KinetoTypeName("Char") == "signed char");
   CHECK(KinetoTypeName("Short") == "short int");
   CHECK(KinetoTypeName("Scalar") == "Scalar");
-  CHECK(exporter::kineto::KinetoInputTypes("Float, Scalar,,Long") ==
-        std::vector<std::string>{"float", "Scalar", "", "long int"});
+  const auto types = exporter::kineto::KinetoInputTypes("Float, Scalar,,Long");
+  CHECK(std::vector<std::string_view>(types.begin(), types.end()) ==
+        std::vector<std::string_view>{"float", "Scalar", "", "long int"});
   CHECK(exporter::kineto::KinetoInputTypes("").empty());
 }
 

@@ -1,0 +1,57 @@
+// The Kineto trace of a capture whose host spans are written in chunks on
+// threads of their own, checked on its text (one event per line), so that
+// it also runs under TSan (kineto_trace_test parses with protobuf's Struct,
+// which the TSan build cannot run).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "src/xplane/json_reader.h"
+#include "tests/export/kineto_sample_space.h"
+#include "tests/export/trace_text.h"
+
+namespace neuronprof {
+namespace {
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+bool Has(std::string_view line, std::string_view part) {
+  return line.find(part) != std::string_view::npos;
+}
+
+TEST_CASE("kineto chunks: ids in order, flows and step numbers as if written in one pass") {
+  constexpr int kSteps = 2000;  // 12,001 spans on the main thread: 2 chunks + 1.
+  const std::string text = testing::KinetoTraceText(testing::ManyStepsSpace(kSteps));
+  CHECK(json_reader::IsStrictJson(text));
+  std::vector<int64_t> ids;
+  int fwdbwd_starts = 0, eval_steps = 0;
+  for (std::string_view line : Lines(text)) {
+    if (Has(line, "\"cat\":\"cpu_op\"") || Has(line, "\"cat\":\"user_annotation\"")) {
+      constexpr std::string_view kKey = "\"External id\":";
+      const size_t at = line.find(kKey);
+      REQUIRE(at != std::string_view::npos);
+      ids.push_back(std::stoll(std::string(line.substr(at + kKey.size(), 20))));
+    }
+    fwdbwd_starts += Has(line, "\"ph\":\"s\",\"cat\":\"fwdbwd\"");
+    eval_steps += Has(line, "\"name\":\"ProfilerStep#2000\"") && Has(line, "\"Step name\":\"eval\"");
+  }
+  REQUIRE(ids.size() == 7 * kSteps + 1);
+  for (size_t i = 0; i < ids.size(); ++i) REQUIRE(ids[i] == static_cast<int64_t>(i + 1));
+  CHECK(fwdbwd_starts == kSteps);
+  CHECK(eval_steps == 1);  // Numbered by the 2000 steps before it.
+}
+
+}  // namespace
+}  // namespace neuronprof
