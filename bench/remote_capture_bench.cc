@@ -3,9 +3,8 @@
 // The profiled program in a child process (a ProfilerServer and app threads
 // recording --rate events per second: ScopedTrace with StaticName names,
 // paced in batches), and a neuronprof::Capture of it from this one over
-// loopback gRPC, --rounds times, as `neuronprof capture` runs. (A client in
-// the server's process shares gRPC's pollers with it: its response then
-// arrives no earlier than ~200 ms after the window, whatever the server.)
+// loopback gRPC, --rounds times, as `neuronprof capture` runs (apart from
+// the program it profiles, with gRPC's pollers of its own).
 // Prints one line per round and the median of each column:
 //
 //   remote_capture_bench [--duration_ms=2000] [--rate=500000] [--threads=2]
