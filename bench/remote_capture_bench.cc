@@ -1,9 +1,11 @@
 // Remote capture end to end: how long after its window a capture returns.
 //
-// A ProfilerServer in this process, app threads recording --rate events per
-// second (ScopedTrace with StaticName names, paced in batches), and a
-// neuronprof::Capture of it over loopback gRPC, --rounds times. Prints one
-// line per round and the median of each column:
+// The profiled program in a child process (a ProfilerServer and app threads
+// recording --rate events per second: ScopedTrace with StaticName names,
+// paced in batches), and a neuronprof::Capture of it from this one over
+// loopback gRPC, --rounds times, as `neuronprof capture` runs (apart from
+// the program it profiles, with gRPC's pollers of its own).
+// Prints one line per round and the median of each column:
 //
 //   remote_capture_bench [--duration_ms=2000] [--rate=500000] [--threads=2]
 //                        [--rounds=5] [--chrome_trace=0|1] [--kineto=0|1]
@@ -11,6 +13,7 @@
 // total: Capture() call to return; after: total - duration; the stages are
 // the host's HostCaptureTimings (capture.h) of its last window.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,15 +111,10 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Flags flags = ParseFlags(argc, argv);
-  char logdir[] = "/tmp/remote_capture_bench-XXXXXX";
-  if (mkdtemp(logdir) == nullptr) {
-    std::perror("remote_capture_bench: mkdtemp");
-    return 1;
-  }
+// The profiled program, in the child: serves on a free port, which it
+// writes to `port_fd`, while its app threads record, until `stop_fd` ends
+// (the bench closed it, or exited).
+int ServeProfiledProgram(const Flags& flags, const char* logdir, int port_fd, int stop_fd) {
   neuronprof::ProfilerServerOptions server_options;
   server_options.port = 0;
   server_options.allowed_root = logdir;
@@ -132,9 +130,58 @@ int main(int argc, char** argv) {
   for (int i = 0; i < flags.threads; ++i) {
     app.emplace_back(RecordEvents, flags.rate / flags.threads, std::cref(stop));
   }
+  const int port = (*server)->port();
+  if (write(port_fd, &port, sizeof(port)) != static_cast<ssize_t>(sizeof(port))) {
+    std::perror("remote_capture_bench: write");
+  }
+  close(port_fd);
+  char byte = 0;
+  while (read(stop_fd, &byte, 1) > 0) {
+  }
+  stop.store(true);
+  for (std::thread& thread : app) thread.join();
+  (*server)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  char logdir[] = "/tmp/remote_capture_bench-XXXXXX";
+  if (mkdtemp(logdir) == nullptr) {
+    std::perror("remote_capture_bench: mkdtemp");
+    return 1;
+  }
+  int port_pipe[2];
+  int stop_pipe[2];
+  if (pipe(port_pipe) != 0 || pipe(stop_pipe) != 0) {
+    std::perror("remote_capture_bench: pipe");
+    return 1;
+  }
+  // Before any gRPC or thread exists in this process.
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("remote_capture_bench: fork");
+    return 1;
+  }
+  if (child == 0) {
+    close(port_pipe[0]);
+    close(stop_pipe[1]);
+    std::exit(ServeProfiledProgram(flags, logdir, port_pipe[1], stop_pipe[0]));
+  }
+  close(port_pipe[1]);
+  close(stop_pipe[0]);
+  int port = 0;
+  if (read(port_pipe[0], &port, sizeof(port)) != static_cast<ssize_t>(sizeof(port))) {
+    std::fprintf(stderr, "remote_capture_bench: the profiled program did not start\n");
+    waitpid(child, nullptr, 0);
+    return 1;
+  }
+  close(port_pipe[0]);
 
   neuronprof::CaptureOptions options;
-  options.service_addresses = {"127.0.0.1:" + std::to_string((*server)->port())};
+  options.service_addresses = {"127.0.0.1:" + std::to_string(port)};
   options.logdir = logdir;
   options.duration_ms = flags.duration_ms;
   options.num_tracing_attempts = 1;
@@ -196,9 +243,9 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  stop.store(true);
-  for (std::thread& thread : app) thread.join();
-  (*server)->Shutdown();
+  close(stop_pipe[1]);  // The profiled program ends.
+  int status = 0;
+  waitpid(child, &status, 0);
   neuronprof::exporter::RemoveTree(logdir);
-  return failures == 0 ? 0 : 1;
+  return failures == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

@@ -4,15 +4,9 @@
 #include <malloc.h>
 #endif
 
-#include <google/protobuf/io/coded_stream.h>
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/proto_buffer_writer.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-
-#include "proto/profiler_service.pb.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -51,49 +45,20 @@ class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (profile_ && methods->QueryInterceptionHookPoint(
                         grpc::experimental::InterceptionHookPoints::PRE_SEND_MESSAGE)) {
-      SerializeAndFree(methods);
+      SendSerialized(methods);
     }
     methods->Proceed();
   }
 
  private:
-  // On the handler's thread, before the send: serializes the response now
-  // (gRPC then has nothing left to serialize) and hands its message, which
-  // gRPC no longer reads, to the watch thread to free. The handler's
-  // response is not const: only gRPC's view of it is.
-  void SerializeAndFree(grpc::experimental::InterceptorBatchMethods* methods) {
-    auto* response = const_cast<tensorflow::ProfileResponse*>(
-        static_cast<const tensorflow::ProfileResponse*>(methods->GetSendMessage()));
-    if (response == nullptr) return;
-    if (!SerializeOnce(*response, methods) && methods->GetSerializedSendMessage() == nullptr) {
-      return;
-    }
-    auto freed = std::make_unique<tensorflow::ProfileResponse>();
-    freed->Swap(response);  // Neither is on an arena: pointers swap.
-    limit_->FreeLater(std::move(freed));
-  }
-
-  // gRPC's own serializer walks the messages three times (two ByteSizeLong
-  // and the write); the handler's ByteSizeLong already cached every size,
-  // so one write into gRPC's 1 MiB slices does.
-  // False (nothing done) when the sizes were not cached for this response.
-  bool SerializeOnce(const tensorflow::ProfileResponse& response,
-                     grpc::experimental::InterceptorBatchMethods* methods) {
-    const size_t bytes = limit_->ResponseBytes(context_);
-    if (bytes == 0 || static_cast<size_t>(response.GetCachedSize()) != bytes) return false;
+  // Before the send: the bytes the handler serialized replace its message
+  // (which holds no profile), so gRPC has nothing left to serialize.
+  void SendSerialized(grpc::experimental::InterceptorBatchMethods* methods) {
     grpc::ByteBuffer serialized;
-    {
-      grpc::ProtoBufferWriter writer(&serialized, grpc::kProtoBufferWriterMaxBufferLength,
-                                     static_cast<int>(bytes));
-      google::protobuf::io::CodedOutputStream out(&writer);
-      response.SerializeWithCachedSizes(&out);
-      if (out.HadError()) return false;
-    }
-    // No message left to serialize: gRPC sends the buffer as it is.
+    if (!limit_->TakeSerialized(context_, &serialized)) return;
     methods->ModifySendMessage(nullptr);
     methods->GetSerializedSendMessage()->Swap(&serialized);
     g_one_pass.fetch_add(1);
-    return true;
   }
 
   ProfileCallLimit* const limit_;
@@ -123,30 +88,38 @@ bool ProfileCallLimit::TryEnter(const grpc::ServerContextBase* context) {
   return true;
 }
 
-void ProfileCallLimit::Responding(grpc::ServerContextBase* context, size_t bytes) {
-  const auto per_mib = std::chrono::seconds(bytes >> 20);
+void ProfileCallLimit::Responding(grpc::ServerContextBase* context,
+                                  grpc::ByteBuffer* serialized) {
+  const auto per_mib = std::chrono::seconds(serialized->Length() >> 20);
   grpc_call* call = context->c_call();
   if (call == nullptr) return;  // A handler called outside a server (the fuzz target).
   grpc_call_ref(call);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto [it, added] = sending_.insert(
-        {context, {call, std::chrono::steady_clock::now() + response_timeout_ + per_mib, bytes}});
-    if (!added) grpc_call_unref(call);  // Once per call; a second is ignored.
+        {context, {call, std::chrono::steady_clock::now() + response_timeout_ + per_mib, {}}});
+    if (added) {
+      it->second.serialized.Swap(serialized);
+    } else {
+      grpc_call_unref(call);  // Once per call; a second is ignored.
+    }
   }
   wake_.notify_all();
 }
 
-size_t ProfileCallLimit::ResponseBytes(const grpc::ServerContextBase* context) {
+bool ProfileCallLimit::TakeSerialized(const grpc::ServerContextBase* context,
+                                      grpc::ByteBuffer* serialized) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sending_.find(context);
-  return it == sending_.end() ? 0 : it->second.bytes;
+  if (it == sending_.end() || !it->second.serialized.Valid()) return false;
+  serialized->Swap(&it->second.serialized);
+  return true;
 }
 
-void ProfileCallLimit::FreeLater(std::unique_ptr<google::protobuf::MessageLite> message) {
+void ProfileCallLimit::FreeLater(std::shared_ptr<void> garbage) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    garbage_.push_back(std::move(message));
+    garbage_.push_back(std::move(garbage));
   }
   wake_.notify_all();
 }
@@ -169,7 +142,7 @@ void ProfileCallLimit::CancelOverdue() {
   while (!stopping_) {
     if (!garbage_.empty()) {
       // Freed here, not on the handler's thread: the send goes on meanwhile.
-      std::vector<std::unique_ptr<google::protobuf::MessageLite>> garbage;
+      std::vector<std::shared_ptr<void>> garbage;
       garbage.swap(garbage_);
       lock.unlock();
       garbage.clear();

@@ -19,9 +19,9 @@
 
 #include <vector>
 
-#include <google/protobuf/message_lite.h>
 #include <grpc/grpc.h>
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/server_interceptor.h>
 
 namespace neuronprof {
@@ -43,17 +43,20 @@ class ProfileCallLimit {
   // the interceptor CreateInterceptorFactory makes: a server using this
   // must install it.
   bool TryEnter(const grpc::ServerContextBase* context);
-  // The call's handler returns OK with a response of `bytes` now, the
-  // size its ByteSizeLong() cached (the interceptor serializes it with
-  // those sizes, in one pass). If its client has not taken it by the
-  // timeout, the call is cancelled and the response dropped.
-  void Responding(grpc::ServerContextBase* context, size_t bytes);
+  // The call's handler returns OK now, its response serialized in
+  // `serialized` (taken from there; of the size it announced): the
+  // interceptor sends these bytes instead of the handler's message. If its
+  // client has not taken them by the timeout, the call is cancelled and
+  // the bytes dropped.
+  void Responding(grpc::ServerContextBase* context, grpc::ByteBuffer* serialized);
+  // Frees `garbage` (what a response was serialized from) on the watch
+  // thread, then lets the allocator return the heap to the system: the
+  // send does not wait for the free.
+  void FreeLater(std::shared_ptr<void> garbage);
 
-  // Interceptors that serialize a Profile response once, straight into
-  // gRPC's slices, and free its message on the watch thread while it is
-  // sent (only the bytes wait for the client, not the several times
-  // larger XSpace objects, and the send does not wait for the free); they
-  // call CallEnded when gRPC destroys the call.
+  // Interceptors that hand gRPC a Profile response's serialized bytes
+  // (Responding) in place of its message; they call CallEnded when gRPC
+  // destroys the call.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
   CreateInterceptorFactory();
   // Gives the call's place back (if it took one) and lets the allocator
@@ -65,11 +68,9 @@ class ProfileCallLimit {
  private:
   class CallInterceptor;
   void CancelOverdue();  // The watch thread.
-  // The bytes Responding announced for the call, 0 if none.
-  size_t ResponseBytes(const grpc::ServerContextBase* context);
-  // Frees `message` on the watch thread, then returns the heap to the
-  // system.
-  void FreeLater(std::unique_ptr<google::protobuf::MessageLite> message);
+  // Moves the bytes Responding gave for the call into `serialized`; false
+  // if there are none (not a response with emit_xspace, or taken).
+  bool TakeSerialized(const grpc::ServerContextBase* context, grpc::ByteBuffer* serialized);
 
   const int max_calls_;
   const std::chrono::milliseconds response_timeout_;
@@ -82,18 +83,18 @@ class ProfileCallLimit {
   struct Sending {
     grpc_call* call;
     std::chrono::steady_clock::time_point deadline;
-    size_t bytes;
+    grpc::ByteBuffer serialized;  // Until the interceptor takes it.
   };
   std::map<const grpc::ServerContextBase*, Sending> sending_;
-  // Serialized responses' messages, freed by the watch thread.
-  std::vector<std::unique_ptr<google::protobuf::MessageLite>> garbage_;
+  // What responses were serialized from, freed by the watch thread.
+  std::vector<std::shared_ptr<void>> garbage_;
   bool stopping_ = false;  // Guarded by mutex_.
   std::thread watch_;
 };
 
 // For tests: the Profile calls holding a place now, the responses
-// dropped for clients that did not read them, and the responses
-// serialized in one pass from their cached sizes (process-wide).
+// dropped for clients that did not read them, and the responses sent as
+// the bytes their handler serialized (process-wide).
 int ProfileCallsForTesting();
 int DroppedResponsesForTesting();
 int OnePassResponsesForTesting();

@@ -11,8 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -365,6 +370,33 @@ absl::Status SaveTraces(const ServiceOptions& options, const SaveTarget& save,
                                    status.message()));
 }
 
+// `response` with `space` as its xspace, serialized once, straight into
+// gRPC's 1 MiB slices (gRPC's own serializer walks the messages three
+// times). `space` is lent, not moved: it stays on its arena, and the
+// response owns no XSpace when this returns.
+absl::Status SerializeResponse(tensorflow::profiler::XSpace* space,
+                               tensorflow::ProfileResponse* response,
+                               grpc::ByteBuffer* serialized) {
+  response->unsafe_arena_set_allocated_xspace(space);
+  struct GiveBack {
+    tensorflow::ProfileResponse* response;
+    ~GiveBack() { response->unsafe_arena_release_xspace(); }
+  } give_back{response};
+  const size_t bytes = response->ByteSizeLong();  // Caches every size.
+  if (bytes > static_cast<size_t>(INT_MAX)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the capture is ", bytes,
+                     " bytes, more than one gRPC message holds (2 GiB); capture a shorter "
+                     "duration_ms"));
+  }
+  grpc::ProtoBufferWriter writer(serialized, grpc::kProtoBufferWriterMaxBufferLength,
+                                 static_cast<int>(bytes));
+  google::protobuf::io::CodedOutputStream out(&writer);
+  response->SerializeWithCachedSizes(&out);
+  if (out.HadError()) return absl::InternalError("cannot serialize the Profile response");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // While a Profile call holds the server's one window: what Terminate and
@@ -471,7 +503,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       WaitUntil(context, std::chrono::steady_clock::now() +
                              std::chrono::milliseconds(duration_ms)) == WaitEnd::kCancelled;
   const auto window_over = std::chrono::steady_clock::now();
-  auto captured = (*session)->Stop(session::SpaceStorage::kHeap);  // Moved into the response.
+  auto captured = (*session)->Stop();
   if (cancelled) {
     return grpc::Status(grpc::StatusCode::CANCELLED,
                         "the client cancelled the capture");
@@ -516,7 +548,7 @@ grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(
   auto captured = session::FlightSession::SnapshotLive(
       static_cast<int64_t>(duration_ms),
       "ask the owner of the profiled program to raise FlightRecorderOptions::ring_bytes",
-      note, session::SpaceStorage::kHeap);
+      note, session::SpaceStorage::kArena);
   if (!captured.ok()) {
     return ToGrpcStatus(absl::Status(
         captured.status().code(),
@@ -545,24 +577,19 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
   // Tell the client why the window is empty; drop warnings stay as well.
   if (captured.stats.events == 0) captured.space.add_warnings(empty_reason);
   if (request.emit_xspace()) {
-    // Moved, not copied (neither message is on an arena: kHeap); gRPC serializes
-    // the response once, straight into its slices.
-    *response->mutable_xspace() = std::move(captured.space);
     context->AddInitialMetadata(
         kCollectMsHeader,
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - window_over)
                            .count()));
-    // One more walk over the messages: ~13 ms per 1M events.
-    const size_t bytes = response->ByteSizeLong();
-    if (bytes > static_cast<size_t>(INT_MAX)) {
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          absl::StrCat("the capture is ", bytes,
-                                       " bytes, more than one gRPC message holds (2 GiB); "
-                                       "capture a shorter duration_ms"));
-    }
-    context->AddInitialMetadata(kResponseBytesHeader, std::to_string(bytes));
-    call_limit_.Responding(context, bytes);
+    grpc::ByteBuffer serialized;
+    absl::Status status = SerializeResponse(&captured.space, response, &serialized);
+    // Only the bytes wait for the client: the XSpace's arena goes now,
+    // on the limit's watch thread, while they are sent.
+    call_limit_.FreeLater(std::make_shared<session::CaptureResult>(std::move(captured)));
+    if (!status.ok()) return ToGrpcStatus(status);
+    context->AddInitialMetadata(kResponseBytesHeader, std::to_string(serialized.Length()));
+    call_limit_.Responding(context, &serialized);
     return grpc::Status::OK;
   }
   std::string data;

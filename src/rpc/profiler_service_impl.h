@@ -93,7 +93,10 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
 
   // One capture window of opts.duration_ms (or duration_ms); the XSpace
   // comes back in the response (emit_xspace) or is saved to
-  // <repository_root>/<session_id>/<host>.xplane.pb.
+  // <repository_root>/<session_id>/<host>.xplane.pb. A response with the
+  // XSpace is serialized here, from the capture's arena, and its bytes
+  // go to call_limit(), whose interceptor sends them in place of
+  // `response` (which holds no XSpace itself).
   grpc::Status Profile(grpc::ServerContext* context,
                        const tensorflow::ProfileRequest* request,
                        tensorflow::ProfileResponse* response) override;

@@ -19,8 +19,8 @@ namespace session {
 
 // Where a capture's XSpace lives. On an arena (the default) its million
 // events and stats take a few large blocks instead of one allocation each,
-// and are freed at once. The capture server moves its XSpace into a gRPC
-// response, which is not on that arena: it asks for kHeap (else a copy).
+// and are freed at once. kHeap: for a caller that moves the XSpace into
+// a message that is not on that arena (else a copy).
 enum class SpaceStorage { kArena, kHeap };
 
 struct CaptureResult {

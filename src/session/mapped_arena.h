@@ -6,6 +6,7 @@
 #ifndef NEURONPROF_SRC_SESSION_MAPPED_ARENA_H_
 #define NEURONPROF_SRC_SESSION_MAPPED_ARENA_H_
 
+#include <cstdint>
 #include <memory>
 
 #include <google/protobuf/arena.h>
@@ -17,6 +18,14 @@ namespace session {
 // 3.21's map fields on an arena crash there (a three-line XSpace with one
 // map entry does), while clang's TSan and ASan/UBSan run them clean.
 std::unique_ptr<google::protobuf::Arena> NewMappedArena();
+
+// Process-wide, for tests: the bytes of these arenas' blocks mapped now,
+// and how many blocks were ever mapped.
+struct MappedArenaCounts {
+  int64_t mapped_bytes = 0;
+  int64_t blocks_ever = 0;
+};
+MappedArenaCounts CountMappedArenas();
 
 }  // namespace session
 }  // namespace neuronprof

@@ -14,6 +14,7 @@
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
+#include "src/session/mapped_arena.h"
 #include "src/xplane/clock_offset.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/session/flight_options.h"
@@ -316,6 +317,22 @@ TEST_CASE("clients that do not read their responses hold at most kMaxProfileCall
   REQUIRE(testing::WaitFor([] { return rpc::ProfileCallsForTesting() == 0; }));
   CHECK(process.Profile(&response).ok());
   CHECK(HasEvent(response.xspace(), "filler"));
+}
+
+TEST_CASE("a response waiting for its client holds its bytes, not the capture it was made of") {
+  TempDir dir;
+  FilledRecorder process(dir);
+  const session::MappedArenaCounts before = session::CountMappedArenas();
+  process.StartUnread(1);
+  // Its handler has returned and its bytes wait for the client.
+  CHECK(rpc::ProfileCallsForTesting() == 1);
+  // The capture was built on a mapped arena (none under GCC's TSan: heap)
+  // and every block of it is unmapped, not held until the client reads.
+  if (session::NewMappedArena() != nullptr) {
+    CHECK(session::CountMappedArenas().blocks_ever > before.blocks_ever);
+  }
+  CHECK(testing::WaitFor([] { return session::CountMappedArenas().mapped_bytes == 0; }));
+  CHECK(rpc::ProfileCallsForTesting() == 1);
 }
 
 TEST_CASE("a response its client does not read is dropped after response_timeout_ms") {
