@@ -15,7 +15,13 @@ cli_test_begin inference_server
 # The capture's Chrome trace: per marker name, its count and threads; and
 # whether every request id has both an accept and a respond.
 check_trace() {  # RUN_DIR LABEL BATCHES
-  zcat "$1"/*.trace.json.gz >"$WORK/trace.json" 2>/dev/null || { fail "$2: no trace in $1"; return; }
+  # A flight recorder's dump holds the .xplane.pb alone: convert it, as users do.
+  if [[ -z $(ls "$1"/*.trace.json.gz 2>/dev/null) ]]; then
+    "$CLI" convert "$1" -o "$WORK/trace.json" --force >/dev/null 2>"$WORK/err" ||
+      { fail "$2: convert: $(cat "$WORK/err")"; return; }
+  else
+    zcat "$1"/*.trace.json.gz >"$WORK/trace.json" 2>/dev/null || { fail "$2: no trace in $1"; return; }
+  fi
   python3 - "$WORK/trace.json" 200 "$3" >"$WORK/trace_check" 2>&1 <<'PY'
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]

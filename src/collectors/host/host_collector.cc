@@ -299,6 +299,7 @@ bool Before(const EventRecord& a, const EventRecord& b) {
 // Whether `thread`'s records are all markers (no counter or async span),
 // in line order: its line is then written from them as they are.
 bool InLineOrder(const core::ThreadEvents& thread) {
+  if (thread.events.empty()) return false;  // A thread whose events all dropped: no line.
   const EventRecord* previous = nullptr;
   for (const EventRecord& record : thread.events) {
     const RecordKind kind = KindOf(record);
