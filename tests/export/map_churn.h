@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/message_lite.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include "proto/xplane.pb.h"
@@ -141,6 +143,18 @@ inline int ChurningEntries(std::string_view space) {
     });
   });
   return read ? churning : -1;
+}
+
+// `message` serialized with map entries in key order, so equal messages
+// give equal bytes (for comparing what two parses made).
+inline std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  message.SerializeToCodedStream(&out);
+  out.Trim();
+  return bytes;
 }
 
 }  // namespace testing

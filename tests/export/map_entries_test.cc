@@ -19,23 +19,13 @@ namespace {
 
 using tensorflow::profiler::XSpace;
 using testing::ChurningEntries;
-
-// Maps serialized in key order, so equal spaces give equal bytes.
-std::string Deterministic(const XSpace& space) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream out(&stream);
-  out.SetSerializationDeterministic(true);
-  space.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
-}
+using testing::DeterministicBytes;
 
 // What protobuf itself makes of `bytes`, for comparison.
 std::string ProtobufParse(const std::string& bytes) {
   XSpace space;
   REQUIRE(space.ParseFromString(bytes));
-  return Deterministic(space);
+  return DeterministicBytes(space);
 }
 
 TEST_CASE("entries that insert and erase a key reach protobuf as key, then value") {
@@ -51,7 +41,7 @@ TEST_CASE("entries that insert and erase a key reach protobuf as key, then value
   // The reader's parse is protobuf's own, entry for entry.
   const auto space = ParseXSpace(crafted, "crafted");
   REQUIRE(space.ok());
-  CHECK(Deterministic(*space) == ProtobufParse(crafted));
+  CHECK(DeterministicBytes(*space) == ProtobufParse(crafted));
   const auto& metadata = space->planes(0).stat_metadata();
   CHECK(metadata.size() == kHeld);
   const auto& churned = metadata.at(testing::kChurnKey);
@@ -104,7 +94,7 @@ TEST_CASE("every way an entry can go on after its value parses as protobuf parse
   CHECK(ChurningEntries(**canonical) == 0);
   const auto space = ParseXSpace(space_bytes, "odd");
   REQUIRE(space.ok());
-  CHECK(Deterministic(*space) == ProtobufParse(space_bytes));
+  CHECK(DeterministicBytes(*space) == ProtobufParse(space_bytes));
   CHECK(space->planes(0).stat_metadata().at(9).name() == "x");
   CHECK(space->planes(0).stat_metadata().count(1) == 0);
   CHECK(space->planes(0).event_metadata().at(3).name() == "x");

@@ -29,22 +29,13 @@
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
+#include "tests/export/map_churn.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
 
+using neuronprof::testing::DeterministicBytes;
 using tensorflow::profiler::XSpace;
-
-// Maps in key order, so equal messages give equal bytes.
-std::string Deterministic(const XSpace& space) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream out(&stream);
-  out.SetSerializationDeterministic(true);
-  space.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
-}
 
 // The XSpace of the scanned bytes, as the client parses it; false if the
 // client would refuse it.
@@ -55,7 +46,7 @@ bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t
   // (protobuf may refuse other fields the scan skips: bad UTF-8, say).
   tensorflow::ProfileResponse response;
   if (response.ParseFromArray(data, static_cast<int>(size)) &&
-      Deterministic(response.xspace()) != Deterministic(*space)) {
+      DeterministicBytes(response.xspace()) != DeterministicBytes(*space)) {
     std::abort();
   }
   tensorflow::profiler::XPlane environment;

@@ -55,6 +55,7 @@ namespace {
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 using testing::Contains;
+using testing::DeterministicBytes;
 using testing::Exists;
 using testing::HasEvent;
 using testing::kBound;
@@ -844,16 +845,6 @@ TEST_CASE("a host whose clock is an hour ahead is measured and put on the client
   const std::string kineto = dir.path() + "/run/" + host.host + ".pt.trace.json.gz";
   CHECK(std::find(host.files.begin(), host.files.end(), kineto) != host.files.end());
   CHECK(Exists(kineto));
-}
-
-// Serialized with map entries in key order, for comparing messages.
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream out(&stream);
-  out.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&out);
-  return bytes;
 }
 
 // A ProfilerService as TSL's: Profile only (Monitor is UNIMPLEMENTED), its

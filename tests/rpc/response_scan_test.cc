@@ -24,6 +24,7 @@ namespace neuronprof {
 namespace {
 
 using rpc::BytePieces;
+using testing::DeterministicBytes;
 using tensorflow::profiler::XSpace;
 
 XSpace SampleSpace() {
@@ -44,17 +45,6 @@ XSpace SampleSpace() {
   space.add_warnings("42 events dropped");
   space.add_errors("an error");
   return space;
-}
-
-// Serialized with map entries in key order, for comparing messages.
-std::string Deterministic(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream out(&stream);
-  out.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
 }
 
 // `bytes` cut into pieces of `size` bytes (the last one shorter).
@@ -161,14 +151,14 @@ TEST_CASE("a response without an xspace, or with it in two parts, is told apart"
     CHECK(Within(merged->xspace, twice));
     XSpace space;
     REQUIRE(rpc::ParsePieces(merged->xspace, &space));
-    CHECK(Deterministic(space) == Deterministic(parsed.xspace()));
+    CHECK(DeterministicBytes(space) == DeterministicBytes(parsed.xspace()));
     CHECK(merged->events == xplane::NumEvents(parsed.xspace()));
     CHECK(merged->hostnames == std::vector<std::string>{"worker0", "worker1"});
     CHECK(merged->planes == 3);
     // The Task Environment plane of the second part, relative to the whole.
     REQUIRE(merged->task_environment.has_value());
-    CHECK(Deterministic(*merged->task_environment) ==
-          Deterministic(parsed.xspace().planes(2)));
+    CHECK(DeterministicBytes(*merged->task_environment) ==
+          DeterministicBytes(parsed.xspace().planes(2)));
     CHECK(merged->task_environment_offset ==
           static_cast<int64_t>(first.xspace().ByteSizeLong()));
   }
@@ -198,13 +188,14 @@ TEST_CASE("map entries protobuf would insert and erase reach it rewritten, in an
     CHECK(bytes == **canonical);                  // The file reader's rewrite.
     XSpace space;
     REQUIRE(rpc::ParsePieces(scanned->xspace, &space));
-    CHECK(Deterministic(space) == Deterministic(expected));
+    CHECK(DeterministicBytes(space) == DeterministicBytes(expected));
     CHECK(scanned->events == 1);
     CHECK(scanned->hostnames == std::vector<std::string>{"crafted"});
     CHECK(scanned->identity.rank == 1);
     CHECK(scanned->identity.world_size == 2);
     REQUIRE(scanned->task_environment.has_value());
-    CHECK(Deterministic(*scanned->task_environment) == Deterministic(expected.planes(0)));
+    CHECK(DeterministicBytes(*scanned->task_environment) ==
+          DeterministicBytes(expected.planes(0)));
     CHECK(scanned->task_environment->stat_metadata().size() ==
           expected.planes(0).stat_metadata().size());
   }
