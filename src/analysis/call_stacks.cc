@@ -11,6 +11,7 @@
 #include "src/analysis/host_spans.h"
 #include "src/analysis/terminal_text.h"
 #include "src/xplane/names.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -114,7 +115,10 @@ FoldedStacks FoldCallStacks(const tensorflow::profiler::XSpace& space) {
     } else {
       owner[i] = outer;
     }
-    if (owner[i] >= 0) path_of[owner[i]]->second += span.self_ps;
+    if (owner[i] >= 0) {
+      int64_t& ps = path_of[owner[i]]->second;
+      ps = SaturatingAdd(ps, span.self_ps);  // Times come from a file.
+    }
   }
   return folded;
 }
@@ -136,11 +140,11 @@ std::string FormatStackTree(const FoldedStacks& stacks, size_t limit) {
     while (true) {
       const size_t end = std::min(rest.find(';'), rest.size());
       node = node->Child(rest.substr(0, end));
-      node->total_ps += ps;
+      node->total_ps = SaturatingAdd(node->total_ps, ps);
       if (end == rest.size()) break;
       rest.remove_prefix(end + 1);
     }
-    node->self_ps += ps;
+    node->self_ps = SaturatingAdd(node->self_ps, ps);
   }
   fmt::memory_buffer out;
   fmt::format_to(std::back_inserter(out),
