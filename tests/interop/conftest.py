@@ -30,3 +30,16 @@ def example_capture(build_binary):
     assert len(files) == 1, files
     return files[0]
   return run
+
+
+@pytest.fixture(scope="session")
+def memory_leak_trace(build_binary):
+  """memory_leak_trace(logdir, steps): runs examples/memory_leak for that
+  many steps and returns the one Kineto .pt.trace.json.gz it wrote."""
+  def run(logdir, steps: int) -> str:
+    subprocess.run([build_binary("examples", "memory_leak"), "--logdir", str(logdir),
+                    "--steps", str(steps)], check=True, capture_output=True, timeout=120)
+    traces = glob.glob(os.path.join(str(logdir), "*", "*.pt.trace.json.gz"))
+    assert len(traces) == 1, traces
+    return traces[0]
+  return run

@@ -10,11 +10,9 @@ stopped after the first member would see about 1 MiB of the trace.
 from __future__ import annotations
 
 import collections
-import glob
 import gzip
 import json
 import os
-import subprocess
 import types
 import zlib
 
@@ -24,14 +22,9 @@ STEPS = 600  # About 5 MiB of JSON: 5 members.
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory, build_binary):
-  binary = build_binary("examples", "memory_leak")
+def capture(tmp_path_factory, memory_leak_trace):
   logdir = str(tmp_path_factory.mktemp("members"))
-  subprocess.run([binary, "--logdir", logdir, "--steps", str(STEPS)], check=True,
-                 capture_output=True, timeout=120)
-  traces = glob.glob(os.path.join(logdir, "*", "*.pt.trace.json.gz"))
-  assert len(traces) == 1, traces
-  return logdir, traces[0]
+  return logdir, memory_leak_trace(logdir, STEPS)
 
 
 @pytest.fixture(scope="module")

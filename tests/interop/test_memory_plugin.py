@@ -8,25 +8,18 @@ Memory view (curve with peak, memory-by-operator table) from our file.
 
 from __future__ import annotations
 
-import glob
 import gzip
 import json
 import os
-import subprocess
 import types
 
 import pytest
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory, build_binary):
-  binary = build_binary("examples", "memory_leak")
+def capture(tmp_path_factory, memory_leak_trace):
   logdir = str(tmp_path_factory.mktemp("memory_leak"))
-  subprocess.run([binary, "--logdir", logdir, "--steps", "4"], check=True,
-                 capture_output=True, timeout=120)
-  traces = glob.glob(os.path.join(logdir, "*", "*.pt.trace.json.gz"))
-  assert len(traces) == 1, traces
-  return logdir, traces[0]
+  return logdir, memory_leak_trace(logdir, 4)
 
 
 @pytest.fixture(scope="module")
