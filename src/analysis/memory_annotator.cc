@@ -37,15 +37,18 @@ bool SplitAllocatorName(std::string_view name, std::string* type, int64_t* index
   return !type->empty();
 }
 
-// Stats to add, decided from the visitor, then added with the builder
-// (which may grow the plane's metadata the visitor indexed).
-struct Addition {
-  Located at;
-  std::optional<int64_t> allocation_bytes, device_id, available, peak;
-  std::string device_type;
-};
+// The index of `type` in `types`, added there if new.
+int TypeIndex(const std::string& type, std::vector<std::string>* types) {
+  const auto it = std::find(types->begin(), types->end(), type);
+  if (it != types->end()) return static_cast<int>(it - types->begin());
+  types->push_back(type);
+  return static_cast<int>(types->size()) - 1;
+}
 
-void AddStats(const std::vector<Addition>& additions, tensorflow::profiler::XPlane* raw) {
+// Stats to add are decided from the visitor, then added with the builder
+// (which may grow the plane's metadata the visitor indexed).
+void AddStats(const std::vector<MemoryStatsToAdd>& additions,
+              const std::vector<std::string>& device_types, tensorflow::profiler::XPlane* raw) {
   xplane::XPlaneBuilder builder(raw);
   // Each stat's metadata id, made on its first use (so in the same order as
   // one look-up per stat would), then reused.
@@ -59,34 +62,36 @@ void AddStats(const std::vector<Addition>& additions, tensorflow::profiler::XPla
     stat->set_metadata_id(metadata_id);
     return stat;
   };
-  std::string_view last_type;
-  int64_t last_type_ref = -1;
-  for (const Addition& a : additions) {
-    auto* event = raw->mutable_lines(a.at.line)->mutable_events(a.at.event);
-    if (a.allocation_bytes) {
+  std::vector<int64_t> type_refs(device_types.size(), -1);  // Made on first use.
+  for (const MemoryStatsToAdd& a : additions) {
+    auto* event = raw->mutable_lines(a.line)->mutable_events(a.event);
+    if (a.has & MemoryStatsToAdd::kAllocationBytes) {
       add(event, id(&allocation_bytes, xplane::kAllocationBytesStat))
-          ->set_int64_value(*a.allocation_bytes);
+          ->set_int64_value(a.allocation_bytes);
     }
-    if (a.device_id) {
+    if (a.device_type >= 0) {
       tensorflow::profiler::XStat* type = add(event, id(&device_type, xplane::kMemoryDeviceTypeStat));
-      if (last_type_ref < 0 || a.device_type != last_type) {
-        last_type = a.device_type;
-        last_type_ref = builder.StatMetadataId(a.device_type);
-      }
-      type->set_ref_value(static_cast<uint64_t>(last_type_ref));
-      add(event, id(&device_id, xplane::kDeviceIdStat))->set_int64_value(*a.device_id);
+      int64_t& ref = type_refs[a.device_type];
+      if (ref < 0) ref = builder.StatMetadataId(device_types[a.device_type]);
+      type->set_ref_value(static_cast<uint64_t>(ref));
+      add(event, id(&device_id, xplane::kDeviceIdStat))->set_int64_value(a.device_id);
     }
-    if (a.available) {
-      add(event, id(&available, xplane::kBytesAvailableStat))->set_int64_value(*a.available);
+    if (a.has & MemoryStatsToAdd::kAvailable) {
+      add(event, id(&available, xplane::kBytesAvailableStat))->set_int64_value(a.available);
     }
-    if (a.peak) add(event, id(&peak, xplane::kPeakBytesInUseStat))->set_int64_value(*a.peak);
+    if (a.has & MemoryStatsToAdd::kPeak) {
+      add(event, id(&peak, xplane::kPeakBytesInUseStat))->set_int64_value(a.peak);
+    }
   }
 }
 
-void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
-  const xplane::PlaneVisitor plane(*raw);
+// The stats to add to one plane's memory events; empty when it has none.
+// Device type names go into `device_types`, once each.
+std::vector<MemoryStatsToAdd> PlanPlane(const tensorflow::profiler::XPlane& raw,
+                                        std::vector<std::string>* device_types) {
+  const xplane::PlaneVisitor plane(raw);
   const int64_t allocator_id = plane.StatId(xplane::kAllocatorNameStat);
-  if (allocator_id < 0) return;  // No memory events here.
+  if (allocator_id < 0) return {};  // No memory events here.
   const int64_t requested_id = plane.StatId(xplane::kRequestedBytesStat);
   const int64_t allocated_id = plane.StatId(xplane::kBytesAllocatedStat);
   const int64_t reserved_id = plane.StatId(xplane::kPoolReservedStat);
@@ -107,33 +112,43 @@ void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const Located& a, const Located& b) { return a.time_ps < b.time_ps; });
-  std::vector<Addition> additions;
+  std::vector<MemoryStatsToAdd> additions;
   additions.reserve(events.size());
   std::map<std::string, int64_t, std::less<>> peaks;
   // Events of one allocator come in runs: its name is split once per run.
   std::string_view split_allocator;
   std::string split_type;
+  int split_type_index = -1;
   int64_t split_index = 0;
   bool split_ok = false;
   for (const Located& at : events) {
     const xplane::EventVisitor event = plane.Line(at.line).Event(at.event);
-    Addition add{at, {}, {}, {}, {}, {}};
+    MemoryStatsToAdd add;
+    add.line = at.line;
+    add.event = at.event;
     const std::string_view allocator = event.StrStat(allocator_id).value_or("");
     const std::optional<int64_t> allocated = event.IntStat(allocated_id);
-    if (!event.Stat(allocation_bytes_id)) add.allocation_bytes = event.IntStat(requested_id);
+    if (!event.Stat(allocation_bytes_id)) {
+      if (const auto requested = event.IntStat(requested_id)) {
+        add.has |= MemoryStatsToAdd::kAllocationBytes;
+        add.allocation_bytes = *requested;
+      }
+    }
     if (!event.Stat(device_type_id)) {
       if (split_allocator.data() == nullptr || allocator != split_allocator) {
         split_allocator = allocator;
         split_ok = SplitAllocatorName(allocator, &split_type, &split_index);
+        if (split_ok) split_type_index = TypeIndex(split_type, device_types);
       }
       if (split_ok) {
-        add.device_type = split_type;
+        add.device_type = split_type_index;
         add.device_id = split_index;
       }
     }
     const std::optional<int64_t> reserved = event.IntStat(reserved_id);
     if (reserved && allocated && *reserved >= *allocated && *allocated >= 0 &&
         !event.Stat(available_id)) {
+      add.has |= MemoryStatsToAdd::kAvailable;
       add.available = *reserved - *allocated;
     }
     if (allocated) {
@@ -143,19 +158,38 @@ void AnnotatePlane(tensorflow::profiler::XPlane* raw) {
       } else {
         it->second = std::max(it->second, *allocated);
       }
-      if (!event.Stat(peak_id)) add.peak = it->second;
+      if (!event.Stat(peak_id)) {
+        add.has |= MemoryStatsToAdd::kPeak;
+        add.peak = it->second;
+      }
     }
     additions.push_back(std::move(add));
   }
-  AddStats(additions, raw);
+  return additions;
 }
 
 }  // namespace
 
-void AnnotateMemoryEvents(tensorflow::profiler::XSpace* space) {
-  for (tensorflow::profiler::XPlane& plane : *space->mutable_planes()) {
-    if (xplane::IsHostPlane(plane)) AnnotatePlane(&plane);
+MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space) {
+  MemoryAnnotation annotation;
+  for (int p = 0; p < space.planes_size(); ++p) {
+    if (!xplane::IsHostPlane(space.planes(p))) continue;
+    std::vector<MemoryStatsToAdd> additions =
+        PlanPlane(space.planes(p), &annotation.device_types);
+    if (!additions.empty()) annotation.planes.emplace_back(p, std::move(additions));
   }
+  return annotation;
+}
+
+void AddMemoryAnnotation(const MemoryAnnotation& annotation,
+                         tensorflow::profiler::XSpace* space) {
+  for (const auto& [plane, additions] : annotation.planes) {
+    AddStats(additions, annotation.device_types, space->mutable_planes(plane));
+  }
+}
+
+void AnnotateMemoryEvents(tensorflow::profiler::XSpace* space) {
+  AddMemoryAnnotation(PlanMemoryAnnotation(*space), space);
 }
 
 }  // namespace analysis

@@ -5,6 +5,11 @@
 #ifndef NEURONPROF_SRC_ANALYSIS_MEMORY_ANNOTATOR_H_
 #define NEURONPROF_SRC_ANALYSIS_MEMORY_ANNOTATOR_H_
 
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "proto/xplane.pb.h"
 
 namespace neuronprof {
@@ -18,6 +23,29 @@ namespace analysis {
 // bytes_allocated so far, in time order). Stats already there are kept, so
 // running it twice changes nothing.
 void AnnotateMemoryEvents(tensorflow::profiler::XSpace* space);
+
+// The stats AnnotateMemoryEvents adds to one event (48 bytes: one per
+// memory event of a capture).
+struct MemoryStatsToAdd {
+  enum Has : uint8_t { kAllocationBytes = 1, kAvailable = 2, kPeak = 4 };
+  int line = 0, event = 0;  // Where in its plane.
+  int device_type = -1;     // Index into MemoryAnnotation::device_types; -1: no device stats.
+  uint8_t has = 0;          // Has bits: which of the values below are added.
+  int64_t allocation_bytes = 0, device_id = 0, available = 0, peak = 0;
+};
+// What AnnotateMemoryEvents adds, by plane index.
+struct MemoryAnnotation {
+  std::vector<std::pair<int, std::vector<MemoryStatsToAdd>>> planes;
+  std::vector<std::string> device_types;  // "CPU", "CUDA"
+};
+
+// AnnotateMemoryEvents in two halves. The walk only reads `space`, so it
+// may run beside other readers of it (the operator walk, on another
+// core); adding then needs the same planes, lines and events in the same
+// order (other stats and metadata may have been added meanwhile).
+MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space);
+void AddMemoryAnnotation(const MemoryAnnotation& annotation,
+                         tensorflow::profiler::XSpace* space);
 
 }  // namespace analysis
 }  // namespace neuronprof

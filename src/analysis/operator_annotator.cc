@@ -215,7 +215,10 @@ class PlaneAnnotator {
 }  // namespace
 
 void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space) {
-  const OperatorEvents events = CollectOperatorEvents(*space);
+  AnnotateOperatorEvents(CollectOperatorEvents(*space), space);
+}
+
+void AnnotateOperatorEvents(const OperatorEvents& events, tensorflow::profiler::XSpace* space) {
   int annotated_plane = -1;
   std::unique_ptr<PlaneAnnotator> annotator;
   for (const OperatorEvent& op : events.ops) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/operator_events.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -16,6 +17,9 @@ namespace analysis {
 // bytes_accessed (the self cost; absent when unknown). Replaces earlier
 // values of these stats, so running it twice changes nothing.
 void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space);
+// The same from `events`, this space's CollectOperatorEvents taken before
+// (a walk that only reads the space, so it may run beside other readers).
+void AnnotateOperatorEvents(const OperatorEvents& events, tensorflow::profiler::XSpace* space);
 
 // The tf_op value: "<scope>/<op>:<type>" in the form xprof's
 // framework_op_stats parses (tests/interop/NOTES.md, "Operator events"):

@@ -25,7 +25,7 @@
 namespace neuronprof {
 namespace analysis {
 
-enum class CostSource {
+enum class CostSource : uint8_t {
   kOwn,         // self cost from the op's own formula
   kInChildren,  // counted in ops nested in it (or, under a FLOP owner, above it)
   kUnknown,     // no formula, or the inputs it needs were not recorded
@@ -40,20 +40,20 @@ inline constexpr size_t kMaxScopeBytes = 1024;
 // The text fields are views: `name` into the XSpace's event metadata (valid
 // while the XSpace lives; annotation adds stats but never event metadata),
 // the others, and `formula`, into OperatorEvents::store.
-struct OperatorEvent {
+struct OperatorEvent {  // Fields by size: 144 bytes, one per operator of a capture.
   int plane = 0, line = 0, event = 0;  // indices into the XSpace
+  int parent = -1;                      // enclosing operator, index into ops
   std::string_view name;                // "aten::addmm"
   std::string_view direction;           // "fprop", "bprop", "" when not recorded
-  bool has_seq = false;
-  int64_t seq = 0;
-  int64_t start_ps = 0, duration_ps = 0;
-  int64_t self_ps = 0;                  // minus the directly nested operators
   std::string_view scope;               // enclosing markers, '/'-joined (kMaxScopeBytes)
   std::string_view layer;               // enclosing "layer:" markers, ':'-joined
-  const OpCost* formula = nullptr;       // never null in CollectOperatorEvents' ops
-  CostSource source = CostSource::kUnknown;
+  int64_t seq = 0;                      // when has_seq
+  int64_t start_ps = 0, duration_ps = 0;
+  int64_t self_ps = 0;                  // minus the directly nested operators
   int64_t self_flops = 0, self_bytes = 0;
-  int parent = -1;                      // enclosing operator, index into ops
+  const OpCost* formula = nullptr;       // never null in CollectOperatorEvents' ops
+  bool has_seq = false;
+  CostSource source = CostSource::kUnknown;
 };
 
 // What the ops' views point into: each distinct string and cost once, at

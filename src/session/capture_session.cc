@@ -1,6 +1,7 @@
 #include "src/session/capture_session.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "src/analysis/memory_annotator.h"
@@ -67,6 +68,23 @@ void MoveWarnings(collectors::CollectStats* stats,
     xplane::AddWarning(space, warning);
   }
   stats->warnings.clear();
+}
+
+// Operator events live in the host plane whichever collector recorded
+// them; annotating rewrites that plane, so it runs once every plane is in.
+// Memory events (libtorch's allocators, device plug-ins) get the stats
+// their recorders leave out to stay cheap. The two walks only read the
+// space: they run side by side, then their stats are added in turn.
+void Annotate(bool operators, tensorflow::profiler::XSpace* space) {
+  analysis::MemoryAnnotation memory;
+  std::thread memory_walk([&memory, space] { memory = analysis::PlanMemoryAnnotation(*space); });
+  {
+    analysis::OperatorEvents ops;
+    if (operators) ops = analysis::CollectOperatorEvents(*space);
+    memory_walk.join();
+    if (operators) analysis::AnnotateOperatorEvents(ops, space);
+  }  // The ops go before the memory stats come: a lower peak.
+  analysis::AddMemoryAnnotation(memory, space);
 }
 
 }  // namespace
@@ -192,12 +210,7 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
     }
     MoveWarnings(&result.stats, &result.space);
   }
-  // Operator events live in the host plane whichever collector recorded
-  // them; annotating rewrites that plane, so it runs once every plane is in.
-  if (have_operators) analysis::AnnotateOperatorEvents(&result.space);
-  // Memory events (libtorch's allocators, device plug-ins) get the stats
-  // their recorders leave out to stay cheap.
-  analysis::AnnotateMemoryEvents(&result.space);
+  Annotate(have_operators, &result.space);
   // After the annotations: memory totals count what the warmup allocated.
   DiscardBefore(discard_before_ns_, &result);
   return result;

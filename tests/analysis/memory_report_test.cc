@@ -8,12 +8,14 @@
 
 #include "src/analysis/memory_annotator.h"
 #include "src/analysis/memory_report.h"
+#include "src/analysis/operator_annotator.h"
 #include "src/analysis/operator_events.h"
 #include "src/analysis/step_breakdown.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
+#include "tests/export/map_churn.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -191,6 +193,28 @@ TEST_CASE("memory annotation derives device, allocation and peak stats, once") {
   // Events in line order are in time order here: the running peak.
   // Totals 1000 1200 200 | 1200 1400 400 | 1400 1600 600.
   CHECK(peaks == std::vector<int64_t>{1000, 1200, 1200, 1200, 1400, 1400, 1400, 1600, 1600});
+}
+
+TEST_CASE("memory annotation walked beside the operator walk adds what it adds after it") {
+  // The session walks the memory events while the operator walk runs and
+  // adds both sets of stats afterwards, operators first.
+  auto capture = [] {
+    XSpace space = LeakySpace();
+    AddMemory(&space, {20, false, 64, 0x9, "aten::empty", 64, "cuda:1", nullptr});
+    AddMemory(&space, {30, false, 32, 0xa, "aten::empty", 96, "cuda:1", nullptr});
+    AddMemory(&space, {40, false, 16, 0xb, "aten::empty", 16, "cuda:0", nullptr});
+    return space;
+  };
+  XSpace in_turn = capture();
+  AnnotateOperatorEvents(&in_turn);
+  AnnotateMemoryEvents(&in_turn);
+  XSpace side_by_side = capture();
+  const MemoryAnnotation memory = PlanMemoryAnnotation(side_by_side);
+  const OperatorEvents ops = CollectOperatorEvents(side_by_side);
+  AnnotateOperatorEvents(ops, &side_by_side);
+  AddMemoryAnnotation(memory, &side_by_side);
+  CHECK(testing::DeterministicBytes(side_by_side) == testing::DeterministicBytes(in_turn));
+  CHECK(memory.device_types == std::vector<std::string>{"CUDA", "CPU"});
 }
 
 }  // namespace
