@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -91,6 +92,57 @@ std::string LayerPath(std::string_view path, std::string_view name) {
   return JoinPath(path, ':', name);
 }
 
+// Whether `event` carries input stats itself (not only on its metadata).
+bool CarriesInputStats(const XEvent& event, const OperatorStatIds& ids) {
+  for (const auto& stat : event.stats()) {
+    const int64_t id = stat.metadata_id();
+    if (id == ids.dims || id == ids.types || id == ids.values) return true;
+  }
+  return false;
+}
+
+// The cost of an op by its name, direction and input stats, computed once
+// per distinct key in `costs` (`key` is scratch).
+const CachedCost& CostByInputs(const xplane::EventVisitor& event, const OperatorStatIds& ids,
+                               std::string_view name, Direction direction, std::string* key,
+                               absl::node_hash_map<std::string, CachedCost>* costs,
+                               OperatorEventsStore* store) {
+  // Views into the plane (interned values) or a scratch copy of
+  // numbers: no per-op copies of the input strings.
+  std::string dims_scratch, types_scratch, values_scratch;
+  std::string_view dims, types, values;
+  const std::optional<xplane::StatVisitor> dims_stat = event.Stat(ids.dims);
+  if (dims_stat) {
+    dims = dims_stat->TextValue(&dims_scratch);
+    if (const auto stat = event.Stat(ids.types)) types = stat->TextValue(&types_scratch);
+    if (const auto stat = event.Stat(ids.values)) values = stat->TextValue(&values_scratch);
+  }
+  key->assign(name)
+      .append(direction == Direction::kBackward ? "\x1f" "b" : "\x1f" "f")
+      .append(dims_stat ? "\x1f" "1" : "\x1f" "0")
+      .append(dims.data(), dims.size())
+      .append(1, '\x1f')
+      .append(types.data(), types.size())
+      .append(1, '\x1f')
+      .append(values.data(), values.size());
+  auto cached = costs->find(*key);
+  if (cached == costs->end()) {
+    CachedCost entry;
+    std::vector<OpInput> inputs;
+    if (dims_stat) {
+      auto parsed = ParseOpInputs(dims, types, values);
+      if (parsed.ok()) {
+        inputs = std::move(*parsed);
+      } else {
+        entry.error = std::string(parsed.status().message());
+      }
+    }
+    entry.cost = store->Keep(ComputeOpCost(name, inputs, direction));
+    cached = costs->emplace(*key, std::move(entry)).first;
+  }
+  return cached->second;
+}
+
 }  // namespace
 
 const OpCost* OperatorEventsStore::Keep(OpCost cost) {
@@ -134,7 +186,8 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
   OperatorEvents result;
   std::vector<OperatorEvent>& ops = result.ops;
   OperatorEventsStore& store = *result.store;
-  absl::flat_hash_map<std::string, CachedCost> costs;
+  absl::node_hash_map<std::string, CachedCost> costs;  // Stays where it is.
+  absl::flat_hash_map<std::pair<int64_t, bool>, const CachedCost*> by_signature;
   // Costs read from the file (see below), one per (flops, bytes).
   absl::flat_hash_map<std::pair<int64_t, int64_t>, const OpCost*> written_costs;
   std::string cost_key;
@@ -199,45 +252,27 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
         if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
         if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
 
-        // Views into the plane (interned values) or a scratch copy of
-        // numbers: no per-op copies of the input strings.
-        std::string dims_scratch, types_scratch, values_scratch;
-        std::string_view dims, types, values;
-        const std::optional<xplane::StatVisitor> dims_stat = event.Stat(ids.dims);
-        if (dims_stat) {
-          dims = dims_stat->TextValue(&dims_scratch);
-          if (const auto stat = event.Stat(ids.types)) types = stat->TextValue(&types_scratch);
-          if (const auto stat = event.Stat(ids.values)) values = stat->TextValue(&values_scratch);
-        }
         const Direction direction =
             op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
-        cost_key.assign(op.name)
-            .append(direction == Direction::kBackward ? "\x1f" "b" : "\x1f" "f")
-            .append(dims_stat ? "\x1f" "1" : "\x1f" "0")
-            .append(dims.data(), dims.size())
-            .append(1, '\x1f')
-            .append(types.data(), types.size())
-            .append(1, '\x1f')
-            .append(values.data(), values.size());
-        auto cached = costs.find(cost_key);
-        if (cached == costs.end()) {
-          CachedCost entry;
-          std::vector<OpInput> inputs;
-          if (dims_stat) {
-            auto parsed = ParseOpInputs(dims, types, values);
-            if (parsed.ok()) {
-              inputs = std::move(*parsed);
-            } else {
-              entry.error = std::string(parsed.status().message());
-            }
-          }
-          entry.cost = store.Keep(ComputeOpCost(op.name, inputs, direction));
-          cached = costs.emplace(cost_key, std::move(entry)).first;
+        // Calls of one signature share the event metadata that holds their
+        // inputs: unless an event carries input stats of its own, its cost
+        // is found by (metadata, direction), without reading the inputs.
+        const bool inputs_on_metadata = !CarriesInputStats(event.raw(), ids);
+        const std::pair<int64_t, bool> signature{event.MetadataId(),
+                                                 direction == Direction::kBackward};
+        const CachedCost* cached = nullptr;
+        if (inputs_on_metadata) {
+          const auto it = by_signature.find(signature);
+          if (it != by_signature.end()) cached = it->second;
         }
-        if (!cached->second.error.empty() && result.malformed_inputs++ == 0) {
-          result.first_input_error = std::string(op.name) + ": " + cached->second.error;
+        if (cached == nullptr) {
+          cached = &CostByInputs(event, ids, op.name, direction, &cost_key, &costs, &store);
+          if (inputs_on_metadata) by_signature.emplace(signature, cached);
         }
-        op.formula = cached->second.cost;
+        if (!cached->error.empty() && result.malformed_inputs++ == 0) {
+          result.first_input_error = std::string(op.name) + ": " + cached->error;
+        }
+        op.formula = cached->cost;
         if (!op.formula->known && !op.formula->container) {
           // The cost the recording process wrote for an op no formula here
           // knows: a formula registered there (neuronprof/op_costs.h).
