@@ -22,7 +22,6 @@ import datetime
 import json
 import os
 import re
-import shlex
 import socket
 import statistics
 import subprocess
@@ -151,7 +150,7 @@ def job_serving(b):
             tokens.pop()
         if len(numbers) >= 3:
             ns[" ".join(tokens)] = numbers[0]
-    source = re.search(r"tick source: ([^;]*);", out)
+    source = re.search(r"tick source: (\w+)", out)
     dropped = re.search(r"events dropped: (\d+)", out)
     if "floor: 2 x NowTicks()" not in ns or not dropped:
         raise RowError("unexpected output")
@@ -172,7 +171,8 @@ def cmd_torch_marker(b):
 def job_torch_marker(b):
     b.need("bench/neuronprof_torch_bench")
     times, _ = b.gbench(cmd_torch_marker(b))
-    return {name.removeprefix("BM_Torch_RecordFunction_"): median(v) for name, v in times.items()}
+    return {re.sub(r"^BM_Torch_RecordFunction_|/.*$", "", name): median(v)
+            for name, v in times.items()}
 
 
 MARKER_FILTER = ("^BM_Marker_(ScopeMacroLiteral|CopiedShortName|Ring_ScopeMacroLiteral)"
@@ -458,7 +458,9 @@ def job_soak(b):
     flat = re.search(r"growth ([\d.]+) MiB: (flat|NOT FLAT)", out)
     back = re.search(r"vs recording \(([\d.]+) MiB\): at most ([-+\d.]+) MiB: (.*)$", out, re.M)
     ring = re.search(r"ring=(\d+) MiB", out)
-    if not dumps or not flat or not back:
+    if not dumps:
+        raise RowError("no dump in the run (--soak_seconds below 10?)")
+    if not flat or not back:
         raise RowError("unexpected output")
     return {"dump_ms": [float(d[0]) for d in dumps], "events": [int(d[1]) for d in dumps],
             "dropped": [int(d[2]) for d in dumps], "transient": [float(d[4]) for d in dumps],
@@ -536,8 +538,8 @@ def tracy(b, text):
 def fig_scope(b):
     floor = serving_ns(b, "floor: 2 x NowTicks()")
     scope = serving_ns(b, 'NEURONPROF_SCOPE("literal")')
-    return (f"{scope:.1f} ns = {scope / floor:.2f} x floor (2 clock reads, "
-            f"{get(b, 'serving')['tick_source']}: {floor:.1f} ns)")
+    return (f"{scope:.1f} ns = {scope / floor:.2f} x floor (2 clock reads: {floor:.1f} ns, "
+            f"{get(b, 'serving')['tick_source']})")
 
 
 def peer_scope(b):
@@ -804,7 +806,8 @@ ROWS = [
     ("disabled marker (no capture)", fig_disabled, "≤ 1 ns", peer_disabled, cmd_serving),
     ("compiled out (`NEURONPROF_DISABLE`)", fig_compiled_out, "no cost", lambda b: "",
      cmd_serving),
-    ("serving markers", fig_serving, "≤ 1.5 / ≤ 1.5 / ≤ 1 / ≤ 2 / none", peer_serving,
+    ("serving markers", fig_serving, "producer, consumer ≤ 1.5; counter ≤ 1; async ≤ 2 x floor",
+     peer_serving,
      cmd_serving),
     ("`TraceBatchConsumer`, 8 ids (a marker and 8 links)", fig_batch, "", lambda b: "",
      cmd_serving),
