@@ -221,7 +221,10 @@ MLP_FILTER = ("MlpStep_(NoProfiler|Neuronprof|NeuronprofShapes|NeuronprofStacks"
 
 def cmd_torch_ops(b):
     reps = 1 if b.quick else 5
-    return (f"{b.build}/bench/neuronprof_torch_ops_bench --benchmark_filter='{MLP_FILTER}' "
+    # --quick: the legacy profiler's loops have a fixed 3000 steps (~2 s).
+    mlp_filter = MLP_FILTER.replace("|TorchLegacyProfiler|TorchLegacyProfilerShapes", "") \
+        if b.quick else MLP_FILTER
+    return (f"{b.build}/bench/neuronprof_torch_ops_bench --benchmark_filter='{mlp_filter}' "
             f"--benchmark_repetitions={reps} --benchmark_enable_random_interleaving=true"
             + (" --benchmark_min_time=0.01" if b.quick else ""))
 
@@ -231,7 +234,7 @@ def job_torch_ops(b):
     times, counters = b.gbench(cmd_torch_ops(b))
     us = {k.removeprefix("BM_MlpStep_").split("/")[0]: median(v) / 1e3 for k, v in times.items()}
     ops = [r["ops_per_step"] for runs in counters.values() for r in runs if "ops_per_step" in r]
-    if len(us) != 6 or not ops:
+    if len(us) != (4 if b.quick else 6) or not ops:
         raise RowError(f"unexpected benchmarks: {sorted(us)}")
     return {"us": us, "ops": median(ops)}
 
@@ -662,6 +665,8 @@ def fig_mlp(b):
 
 def peer_mlp(b):
     us = get(b, "torch_ops")["us"]
+    if b.quick:
+        return f"legacy profiler: {NOT_HERE} (not in --quick)"
     base = us["NoProfiler"]
     ratio = (us["TorchLegacyProfiler"] - base) / (us["Neuronprof"] - base)
     ratio_shapes = (us["TorchLegacyProfilerShapes"] - base) / (us["NeuronprofShapes"] - base)
@@ -923,6 +928,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--soak_seconds", type=int, default=None)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="run only the jobs whose name matches (serving, markers, soak, ...)")
     args = parser.parse_args()
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     soak = args.soak_seconds if args.soak_seconds is not None else (4 if args.quick else 600)
@@ -930,11 +937,14 @@ def main():
     load_before = os.getloadavg()
     started = time.monotonic()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    jobs = [job for job in JOBS if not args.only or re.search(args.only, job[0])]
+    for name, _ in JOBS:
+        b.results[name] = Absent("not run: --only")
     if args.quick:  # Side by side: --quick checks the steps, not the figures.
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda job: run_job(b, *job), JOBS))
+            list(pool.map(lambda job: run_job(b, *job), jobs))
     else:  # One after the other, so that no benchmark shares the cores with another.
-        for job in JOBS:
+        for job in jobs:
             run_job(b, *job)
     load_after = os.getloadavg()
     total = time.monotonic() - started
