@@ -13,6 +13,7 @@ three times the ratio on an idle 2-core AMD VM (~15: ~300 ms against
 lost fast path (a quadratic pass, a copy per event, a compressor 3x slower).
 """
 import os
+import shutil
 import statistics
 import sys
 
@@ -37,6 +38,8 @@ def main():
     except (perf_table.RowError, perf_table.Absent) as error:
         print(f"data_path_ratios: {error}")
         return 1
+    finally:
+        shutil.rmtree(bench.tmp, ignore_errors=True)
     ms = {name.removeprefix("BM_").split("/")[0]: statistics.median(v) / 1e6
           for name, v in times.items()}
     floor = ms[FLOOR]

@@ -22,6 +22,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -99,7 +100,8 @@ class Bench:
     def gbench(self, command, timeout=900, real=False):
         """A Google Benchmark run: {run_name: [ns per repetition]} (thread CPU time, or
         wall time when `real`) and {run_name: [its JSON runs]}."""
-        out = tempfile.mkstemp(suffix=".json", dir=self.tmp)[1]
+        fd, out = tempfile.mkstemp(suffix=".json", dir=self.tmp)
+        os.close(fd)
         self.sh(f"{command} --benchmark_out={out} --benchmark_out_format=json >/dev/null",
                 timeout)
         with open(out) as f:
@@ -697,8 +699,7 @@ def peer_allocation(b):
 
 def fig_stop(b):
     runs = get(b, "stop")
-    files = [f"{k} {int(v) / 1e6:.1f} MB" for k, v in runs[0].items() if k.startswith("run.") or
-             k.endswith((".pb", ".gz"))]
+    files = [f"{k} {int(v) / 1e6:.1f} MB" for k, v in runs[0].items() if k.endswith((".pb", ".gz"))]
     return (f"{span([float(r['stop_ms']) / 1e3 for r in runs], '{:.2f}')} s wall, "
             f"{span([float(r['stop_cpu_ms']) / 1e3 for r in runs], '{:.2f}')} s CPU, "
             f"peak RSS {span([float(r['peak_rss_mb']) for r in runs], '{:.0f}')} MB "
@@ -948,7 +949,7 @@ def main():
             run_job(b, *job)
     load_after = os.getloadavg()
     total = time.monotonic() - started
-    subprocess.run(["rm", "-rf", b.tmp])
+    shutil.rmtree(b.tmp, ignore_errors=True)
     print(f"Measured {date} on {machine()}; commit {commit()}, {build_type(b.build)} build; "
           f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
           f"{total / 60:.1f} min" + (" (--quick: NOT measurements)" if args.quick else "") + ".")
