@@ -56,4 +56,4 @@ for name in sorted(times, key=lambda n: (n != "Floor_TwoNowTicks", n)):
     n = min(len(times[name]["static"]), len(times[name]["shared"]))
     print(f"{name:28} {s:10.2f} {d:10.2f} {s / floor['static']:13.2f} {d / floor['shared']:13.2f} {n:4}")
 PY
-echo "raw JSON: $out" >&2
+if [[ ${3:-} == quick ]]; then rm -rf "$out"; else echo "raw JSON: $out" >&2; fi

@@ -18,7 +18,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import perf_table  # noqa: E402  (one Google Benchmark runner)
+import perf_table_jobs  # noqa: E402  (one Google Benchmark runner)
 
 FLOOR = "Record1M_Literal"
 # Benchmark -> the largest ratio to the floor that passes.
@@ -28,14 +28,14 @@ LIMITS = {"Export1M_Total": 3 * 15.0}
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    bench = perf_table.Bench(build, quick=False, soak_seconds=0)
+    bench = perf_table_jobs.Bench(build, quick=False, soak_seconds=0)
     try:
         bench.need("bench/neuronprof_bench")
         times, _ = bench.gbench(
             f"{build}/bench/neuronprof_bench --benchmark_filter='{FLOOR}|"
             + "|".join(LIMITS) + "' --benchmark_repetitions=3 "
             "--benchmark_enable_random_interleaving=true", real=True)
-    except (perf_table.RowError, perf_table.Absent) as error:
+    except (perf_table_jobs.RowError, perf_table_jobs.Absent) as error:
         print(f"data_path_ratios: {error}")
         return 1
     finally:
