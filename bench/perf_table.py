@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perf_table_jobs import (  # noqa: E402  (the jobs, their commands, Bench)
     Absent, Bench, JOBS, NOT_HERE, RowError, cmake_cache, cmd_always_on, cmd_cupti, cmd_export,
     cmd_linking, cmd_markers, cmd_remote, cmd_serving, cmd_slow_clients, cmd_soak, cmd_stop,
-    cmd_stop_markers, cmd_torch_memory, cmd_torch_ops, log, median, span)
+    cmd_stop_markers, cmd_torch_marker, cmd_torch_memory, cmd_torch_ops, log, median, span)
 
 
 # ------------------------------------------------------------------ rows --
@@ -323,7 +323,7 @@ def cmd_export_row(b):
 
 ROWS = [
     ("enabled marker, `NEURONPROF_SCOPE(\"literal\")`", fig_scope, "≤ 1.3 x floor", peer_scope,
-     cmd_serving),
+     lambda b: f"`{cmd_serving(b)}`; libtorch: `{cmd_torch_marker(b)}`"),
     ("enabled marker, copied name `ScopedTrace(\"name\")`",
      lambda b: f"{serving_ns(b, COPIED):.1f} ns = {x_floor(b, COPIED):.2f} x floor",
      "≤ 1.3 x floor",
@@ -332,7 +332,8 @@ ROWS = [
      fig_args, "≤ 1.3 x / ≤ 2 x floor", peer_args, cmd_serving),
     ("marker with its call stack, `NEURONPROF_SCOPE_STACK(\"literal\")`", fig_stack, "",
      peer_stack, cmd_serving),
-    ("disabled marker (no capture)", fig_disabled, "≤ 1 ns", peer_disabled, cmd_serving),
+    ("disabled marker (no capture)", fig_disabled, "≤ 1 ns", peer_disabled,
+     lambda b: f"`{cmd_serving(b)}`; libtorch: `{cmd_torch_marker(b)}`"),
     ("compiled out (`NEURONPROF_DISABLE`)", fig_compiled_out, "no cost", lambda b: "",
      cmd_serving),
     ("serving markers", fig_serving, "producer, consumer ≤ 1.5; counter ≤ 1; async ≤ 2 x floor",
