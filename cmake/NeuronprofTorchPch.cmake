@@ -8,7 +8,7 @@
 # by an executable of its own (a PCH is only valid in compiles with the same
 # -fPIE/-fPIC, and every user is an executable), with the flags that all its
 # users share: libtorch's, NDEBUG (Debian's libtorch is built with it, and
-# its users define it), line tables. GCC accepts it in users that add -g or
+# its users define it), -pthread, line tables. GCC accepts it in users that add -g or
 # defines it does not contain and otherwise ignores it (-Winvalid-pch says
 # so); clang needs the same language options, which one build shares.
 if(CMAKE_CXX_COMPILER_LAUNCHER)
@@ -26,10 +26,12 @@ function(neuronprof_torch_pch target)
     set(main ${PROJECT_BINARY_DIR}/neuronprof_torch_pch.cc)
     file(WRITE ${main} "int main() { return 0; }\n")
     add_executable(neuronprof_torch_pch EXCLUDE_FROM_ALL ${main})
-    target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES})
+    target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES} Threads::Threads)
     target_compile_definitions(neuronprof_torch_pch PRIVATE NDEBUG)
     target_compile_options(neuronprof_torch_pch PRIVATE $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   target_precompile_headers(${target} REUSE_FROM neuronprof_torch_pch)
+  # -pthread must match (clang refuses the PCH otherwise; GCC, its _REENTRANT).
+  target_link_libraries(${target} PRIVATE Threads::Threads)
 endfunction()
