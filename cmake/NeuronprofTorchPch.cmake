@@ -32,6 +32,8 @@ function(neuronprof_torch_pch target)
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   target_precompile_headers(${target} REUSE_FROM neuronprof_torch_pch)
-  # -pthread must match (clang refuses the PCH otherwise; GCC, its _REENTRANT).
+  # -pthread and NDEBUG must match (clang refuses the PCH otherwise, GCC
+  # ignores it). NDEBUG is what libtorch is built with.
   target_link_libraries(${target} PRIVATE Threads::Threads)
+  target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()
