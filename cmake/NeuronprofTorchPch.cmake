@@ -26,14 +26,15 @@ function(neuronprof_torch_pch target)
     set(main ${PROJECT_BINARY_DIR}/neuronprof_torch_pch.cc)
     file(WRITE ${main} "int main() { return 0; }\n")
     add_executable(neuronprof_torch_pch EXCLUDE_FROM_ALL ${main})
-    target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES} Threads::Threads)
+    target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES})
     target_compile_definitions(neuronprof_torch_pch PRIVATE NDEBUG)
-    target_compile_options(neuronprof_torch_pch PRIVATE $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
+    target_compile_options(neuronprof_torch_pch PRIVATE -pthread
+                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   target_precompile_headers(${target} REUSE_FROM neuronprof_torch_pch)
   # -pthread and NDEBUG must match (clang refuses the PCH otherwise, GCC
   # ignores it). NDEBUG is what libtorch is built with.
-  target_link_libraries(${target} PRIVATE Threads::Threads)
+  target_compile_options(${target} PRIVATE -pthread)
   target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()
