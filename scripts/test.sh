@@ -9,12 +9,19 @@
 # Set NEURONPROF_SKIP_SANITIZERS=1 to skip steps 3 and 4 while iterating.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh --python
+bash scripts/install_deps.sh
+# The pinned Python tools come from PyPI while the main build compiles:
+# mostly downloads, which would leave the cores idle.
+mkdir -p build
+bash scripts/install_deps.sh --python >build/install_python.log 2>&1 &
+python_deps=$!
 jobs=$(nproc)
 
 echo "== build and unit tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
+wait "$python_deps" || { cat build/install_python.log; exit 1; }
+cat build/install_python.log
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 echo "== interop tests against xprof"
