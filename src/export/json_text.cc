@@ -81,6 +81,11 @@ Writer::Writer(ByteSink* sink, size_t flush_bytes) : sink_(sink), flush_bytes_(f
   buffer_.reserve(flush_bytes_ + flush_bytes_ / 4);
 }
 
+Writer::Writer(fmt::memory_buffer&& buffer)
+    : sink_(nullptr), flush_bytes_(SIZE_MAX), buffer_(std::move(buffer)) {
+  buffer_.clear();
+}
+
 void Writer::String(std::string_view text) { AppendEscaped(buffer_, text); }
 
 void Writer::Double(double value) {
@@ -103,6 +108,7 @@ void Writer::Micros(int64_t ns) {
 }
 
 void Writer::Flush() {
+  if (sink_ == nullptr) return;  // The text stays for text().
   if (status_.ok()) status_ = sink_->Append(std::string_view(buffer_.data(), buffer_.size()));
   buffer_.clear();
 }
