@@ -103,8 +103,15 @@ void Writer::Micros(int64_t ns) {
     buffer_.push_back('-');
     magnitude = 0 - magnitude;
   }
+  // Two appends of digits formatted on the stack (no format string to
+  // interpret): twice a million times per trace.
   const unsigned rest = static_cast<unsigned>(magnitude % 1000);
-  fmt::format_to(fmt::appender(buffer_), FMT_COMPILE("{}.{:03}"), magnitude / 1000, rest);
+  const fmt::format_int whole(magnitude / 1000);
+  const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
+                            static_cast<char>('0' + rest / 10 % 10),
+                            static_cast<char>('0' + rest % 10)};
+  buffer_.append(whole.data(), whole.data() + whole.size());
+  buffer_.append(fraction, fraction + 4);
 }
 
 void Writer::Flush() {
