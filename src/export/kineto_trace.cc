@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <deque>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +21,7 @@
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
+#include "src/export/ordered_jobs.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
@@ -439,6 +438,7 @@ class KinetoWriter {
     std::unique_ptr<KinetoWriter> writer;
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
+    fmt::memory_buffer TakeBuffer() { return writer->out_.TakeBuffer(); }
   };
 
   void WriteItem(const HostItem& item, const PlaneVisitor& plane) {
@@ -479,48 +479,33 @@ class KinetoWriter {
       for (const Job& job : jobs) WriteJob(job, plane, steps_seen);
       return;
     }
-    std::deque<std::future<std::unique_ptr<ChunkText>>> in_flight;
-    std::vector<fmt::memory_buffer> spare;
-    size_t next = 0;
-    const auto launch = [&] {
-      const Job* job = &jobs[next++];
-      fmt::memory_buffer buffer;
-      if (!spare.empty()) {
-        buffer = std::move(spare.back());
-        spare.pop_back();
-      }
-      in_flight.push_back(std::async(
-          std::launch::async, [this, job, &plane, buffer = std::move(buffer)]() mutable {
-            auto done = std::make_unique<ChunkText>();
-            done->writer = std::make_unique<KinetoWriter>(space_, std::move(buffer));
-            KinetoWriter& writer = *done->writer;
-            writer.ids_ = ids_;
-            writer.names_ = names_;
-            writer.event_names_ = event_names_;
-            writer.host_pid_ = host_pid_;
-            writer.first_event_ = false;  // The process's name came first.
-            const uint64_t work = xplane::WorkCount();
-            writer.WriteJob(*job, plane, done->steps);
-            done->work = xplane::WorkCount() - work;
-            return done;
-          }));
+    const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
+      auto done = std::make_unique<ChunkText>();
+      done->writer = std::make_unique<KinetoWriter>(space_, std::move(buffer));
+      KinetoWriter& writer = *done->writer;
+      writer.ids_ = ids_;
+      writer.names_ = names_;
+      writer.event_names_ = event_names_;
+      writer.host_pid_ = host_pid_;
+      writer.first_event_ = false;  // The process's name came first.
+      const uint64_t work = xplane::WorkCount();
+      writer.WriteJob(jobs[index], plane, done->steps);
+      done->work = xplane::WorkCount() - work;
+      return done;
     };
-    for (const Job& job : jobs) {
-      while (next < jobs.size() && in_flight.size() < kChunksInFlight) launch();
-      std::unique_ptr<ChunkText> done = in_flight.front().get();
-      in_flight.pop_front();
-      xplane::CountWork(done->work);
-      if (done->writer->step_numbered_by_count_ && steps_seen != 0) {
+    const auto take = [&](size_t index, ChunkText& done) {
+      xplane::CountWork(done.work);
+      if (done.writer->step_numbered_by_count_ && steps_seen != 0) {
         // A step without a number is numbered by the steps before it, which
         // its thread did not know: written again here, in order.
-        WriteJob(job, plane, steps_seen);
-        continue;
+        WriteJob(jobs[index], plane, steps_seen);
+        return;
       }
-      MergeChunk(*done->writer);
-      out_.Splice(done->writer->out_.text());
-      spare.push_back(done->writer->out_.TakeBuffer());
-      steps_seen += done->steps;
-    }
+      MergeChunk(*done.writer);
+      out_.Splice(done.writer->out_.text());
+      steps_seen += done.steps;
+    };
+    RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
   }
 
   // What `chunk` wrote beside its text, as if this writer had written it

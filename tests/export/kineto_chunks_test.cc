@@ -1,5 +1,5 @@
-// The Kineto trace of a capture whose host spans are written in chunks on
-// threads of their own, checked on its text (one event per line), so that
+// The Kineto and Chrome traces of captures whose events are written in
+// chunks (jobs) on threads of their own, checked on its text (one event per line), so that
 // it also runs under TSan (kineto_trace_test parses with protobuf's Struct,
 // which the TSan build cannot run).
 #include <climits>
@@ -94,6 +94,46 @@ TEST_CASE("kineto chunks: memory events and counters in order, left-out events c
   CHECK(next_bytes == kMemoryEvents);
   CHECK(counter_samples == 1);
   CHECK(Has(text, "\"neuronprof_warnings\":[\"neuronprof: left out 1 events"));
+}
+
+// The Chrome writer cuts a plane's lines into jobs the same way: events in
+// line order, each thread named once before its events, events left out
+// counted over every job.
+TEST_CASE("chrome chunks: events in line order, threads named once, left-out events counted") {
+  constexpr int kEvents = 20000;  // 3 jobs on the first line.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  for (int64_t tid : {testing::kMainTid, testing::kBackwardTid}) {
+    xplane::XLine* line = host.AddLine(tid, tid == testing::kMainTid ? "main" : "second", 0);
+    for (int i = 0; i < kEvents; ++i) {
+      // One event in a later job with a negative duration: left out.
+      const int64_t duration_ps = tid == testing::kMainTid && i == 17000 ? -1000 : 1000;
+      xplane::XEvent* event =
+          host.AddEvent(line, host.EventMetadataId("op"), int64_t{1'000'000} * i, duration_ps);
+      host.AddStat(event, "i", int64_t{i});
+    }
+  }
+  xplane::SetProfileTimes(&space, testing::kStartEpochNs, testing::kStartEpochNs + 1000);
+  const std::string text = testing::ChromeTraceText(space);
+  CHECK(json_reader::IsStrictJson(text));
+  std::vector<std::string> names;
+  std::vector<int> next(2, 0);
+  int line = -1;
+  for (std::string_view event : Lines(text)) {
+    if (Has(event, "\"name\":\"thread_name\"")) {
+      ++line;
+      REQUIRE(line < 2);
+      continue;
+    }
+    if (!Has(event, "\"ph\":\"X\"")) continue;
+    REQUIRE(line >= 0);
+    if (line == 0 && next[0] == 17000) ++next[0];
+    REQUIRE(Has(event, "\"args\":{\"i\":" + std::to_string(next[line]) + "}"));
+    ++next[line];
+  }
+  CHECK(next[0] == kEvents);
+  CHECK(next[1] == kEvents);
+  CHECK(Has(text, "\"warnings\":[\"neuronprof: left out 1 events"));
 }
 
 }  // namespace
