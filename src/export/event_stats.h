@@ -103,7 +103,7 @@ class JsonArgs {
   // Written so far: a few, searched in order; past kIndexAt, also hashed,
   // so that an event with many stats is not quadratic in them.
   static constexpr size_t kIndexAt = 16;
-  absl::InlinedVector<std::string_view, 8> keys_;
+  absl::InlinedVector<std::string_view, kIndexAt> keys_;  // No allocation below the index.
   absl::flat_hash_set<std::string_view> index_;
 };
 
