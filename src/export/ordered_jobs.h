@@ -12,6 +12,7 @@
 #include <deque>
 #include <future>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
