@@ -11,7 +11,7 @@ DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   libcli11-dev   # the neuronprof CLI's argument parser (header-only)
   libdw-dev      # symbolizes recorded call stacks (function, file:line)
   libunwind-dev  # takes call stacks at record time (NEURONPROF_SCOPE_STACK, record_stacks)
-  libdeflate-dev # compresses the .json.gz traces (half of zlib's time at level 1)
+  libisal-dev # igzip compresses the .json.gz traces (a third of libdeflate's time at level 1)
   libtorch-dev   # neuronprof::torch, examples/libtorch_mlp
   python3-torch  # torch.profiler on the same libtorch: tests/interop/test_torch_profiler_agreement.py
   libgloo-dev    # c10d's ProcessGroupGloo.hpp: the collectives test

@@ -3,6 +3,8 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -12,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "src/export/event_stats.h"
 #include "src/export/gzip.h"
+#include "src/export/ordered_jobs.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/names.h"
@@ -111,10 +114,42 @@ struct ContextFlowEnd {
   std::string cat;
 };
 
+// What a plane's events are written with, shared by the writers of its
+// jobs (read only while they run).
+struct PlaneContext {
+  PlaneContext(const PlaneVisitor& plane, int64_t pid) : visitor(plane), pid(pid),
+      names(plane), keys(plane) {}
+  const PlaneVisitor& visitor;
+  const int64_t pid;
+  const EventNames names;  // Escaped once per plane, not once per event.
+  const StatNames keys;
+  int64_t correlation_stat = -1;
+  bool host_plane = false;
+  // Serving events (neuronprof/trace_events.h) live on the host plane.
+  bool serving = false;
+  int64_t instant_stat = -1;
+  int64_t async_id_stat = -1;
+  absl::flat_hash_map<const tensorflow::profiler::XEvent*, std::vector<ContextFlowEnd>>
+      flow_ends;
+};
+
+// Events [begin, end) of a line; `named`: the line's thread name first.
+struct LineJob {
+  int line = 0;
+  int begin = 0;
+  int end = 0;
+  bool named = false;
+};
+
 class ChromeWriter {
  public:
   ChromeWriter(const XSpace& space, ByteSink* sink)
-      : space_(space), out_(sink), linked_(LinkedCorrelationIds(space)) {}
+      : space_(space), out_(sink), linked_owned_(LinkedCorrelationIds(space)),
+        linked_(&linked_owned_) {}
+  // A job's writer: its text stays in `buffer` (json::Writer without a sink).
+  ChromeWriter(const ChromeWriter& parent, fmt::memory_buffer&& buffer)
+      : space_(parent.space_), out_(std::move(buffer)), linked_(parent.linked_),
+        plane_(parent.plane_) {}
 
   absl::Status Write() {
     // Times are microseconds from the profile start, printed exactly from
@@ -143,73 +178,102 @@ class ChromeWriter {
     return out_.Finish();
   }
 
+  fmt::memory_buffer TakeBuffer() { return out_.TakeBuffer(); }
+
  private:
-  void WritePlane(const PlaneVisitor& plane, int64_t pid) {
-    WriteMetadataEvent(out_, "process_name", pid, nullptr, plane.Name());
-    // Names and keys are escaped once per plane, not once per event.
-    names_.clear();
-    for (const auto& [id, metadata] : plane.raw().event_metadata()) {
-      names_.emplace(id, json::Escaped(metadata.display_name().empty()
-                                           ? metadata.name()
-                                           : metadata.display_name()));
-    }
-    keys_.clear();
-    for (const auto& [id, metadata] : plane.raw().stat_metadata()) {
-      keys_.emplace(id, json::Escaped(metadata.name()));
-    }
-    const int64_t correlation_stat =
-        linked_.empty() ? -1 : plane.StatId(xplane::kCorrelationIdStat);
-    const bool host_plane = xplane::IsHostPlane(plane.raw());
-    // Serving events (neuronprof/trace_events.h) live on the host plane.
-    const bool serving = plane.Name() == xplane::kHostPlaneName;
-    instant_stat_ = serving ? plane.StatId(xplane::kInstantStat) : -1;
-    async_id_stat_ = serving ? plane.StatId(xplane::kAsyncIdStat) : -1;
-    flow_ends_.clear();
-    if (serving) FindContextFlows(plane);
-    plane.ForEachLine([&](const LineVisitor& line) {
-      const int64_t tid = line.Id();
+  // Events per job: ~2 MB of text, a few jobs in flight at a time.
+  static constexpr int kJobEvents = 8192;
+  static constexpr size_t kJobsInFlight = 3;
+
+  void WritePlane(const PlaneVisitor& visitor, int64_t pid) {
+    WriteMetadataEvent(out_, "process_name", pid, nullptr, visitor.Name());
+    PlaneContext plane(visitor, pid);
+    plane.correlation_stat =
+        linked_->empty() ? -1 : visitor.StatId(xplane::kCorrelationIdStat);
+    plane.host_plane = xplane::IsHostPlane(visitor.raw());
+    plane.serving = visitor.Name() == xplane::kHostPlaneName;
+    plane.instant_stat = plane.serving ? visitor.StatId(xplane::kInstantStat) : -1;
+    plane.async_id_stat = plane.serving ? visitor.StatId(xplane::kAsyncIdStat) : -1;
+    if (plane.serving) FindContextFlows(visitor, &plane.flow_ends);
+    plane_ = &plane;
+    // Lines cut into jobs; a counter line is one job.
+    std::vector<LineJob> jobs;
+    for (int l = 0; l < visitor.NumLines(); ++l) {
+      const LineVisitor line = visitor.Line(l);
+      const int events = line.NumEvents();
       if (xplane::IsCounterLine(line.Name())) {
-        WriteCounterLine(line, pid);
-        return;
+        jobs.push_back({l, 0, events, false});
+        continue;
       }
-      const bool async = serving && xplane::IsAsyncLineId(tid);
-      if (!async) WriteMetadataEvent(out_, "thread_name", pid, &tid, line.DisplayName());
+      const bool async = plane.serving && xplane::IsAsyncLineId(line.Id());
+      for (int at = 0; at == 0 || at < events; at += kJobEvents) {
+        jobs.push_back({l, at, std::min(events, at + kJobEvents), at == 0 && !async});
+      }
+    }
+    if (visitor.NumEvents() <= kJobEvents) {
+      for (const LineJob& job : jobs) WriteJob(job);
+    } else {
+      const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
+        auto writer = std::make_unique<ChromeWriter>(*this, std::move(buffer));
+        writer->WriteJob(jobs[index]);
+        return writer;
+      };
+      const auto take = [&](size_t, ChromeWriter& done) {
+        unplaceable_ += done.unplaceable_;
+        out_.Splice(done.out_.text());
+      };
+      RunJobsInOrder(jobs.size(), kJobsInFlight, run, take);
+    }
+    plane_ = nullptr;
+  }
+
+  void WriteJob(const LineJob& job) {
+    const PlaneContext& plane = *plane_;
+    const LineVisitor line = plane.visitor.Line(job.line);
+    const int64_t tid = line.Id();
+    const int64_t pid = plane.pid;
+    if (xplane::IsCounterLine(line.Name())) {
+      WriteCounterLine(line, pid);
+      return;
+    }
+    const bool async = plane.serving && xplane::IsAsyncLineId(tid);
+    if (job.named) WriteMetadataEvent(out_, "thread_name", pid, &tid, line.DisplayName());
+    out_.MaybeFlush();
+    // The same for every event of the line: formatted once.
+    const std::string prefix = fmt::format(
+        FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
+    for (int e = job.begin; e < job.end; ++e) {
+      const EventVisitor event = line.Event(e);
+      const std::optional<xplane::EventTime> time = event.Time();
+      if (!time) {
+        ++unplaceable_;
+        continue;
+      }
+      if (xplane::IsMemoryEventName(event.Name())) {
+        WriteMemoryCounter(event, pid, time->start_ns);
+      } else if (async) {
+        WriteAsyncSpan(event, line.Name(), pid, line.DisplayId(), *time);
+      } else if (plane.instant_stat >= 0 && event.IntStat(plane.instant_stat).has_value()) {
+        WriteInstant(event, pid, tid, time->start_ns);
+      } else {
+        WriteEvent(event, prefix, *time);
+      }
+      if (!plane.flow_ends.empty()) {
+        auto ends = plane.flow_ends.find(&event.raw());
+        if (ends != plane.flow_ends.end()) {
+          for (const ContextFlowEnd& end : ends->second) {
+            WriteContextFlow(out_, end.start, end.id, end.cat, pid, tid, time->start_ns);
+          }
+        }
+      }
+      if (plane.correlation_stat >= 0) {
+        const uint64_t id = CorrelationId(event, plane.correlation_stat);
+        if (id != 0 && linked_->contains(id)) {
+          WriteFlowEvent(out_, plane.host_plane, id, pid, tid, time->start_ns);
+        }
+      }
       out_.MaybeFlush();
-      // The same for every event of the line: formatted once.
-      const std::string prefix = fmt::format(
-          FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
-      line.ForEachEvent([&](const EventVisitor& event) {
-        const std::optional<xplane::EventTime> time = event.Time();
-        if (!time) {
-          ++unplaceable_;
-          return;
-        }
-        if (xplane::IsMemoryEventName(event.Name())) {
-          WriteMemoryCounter(event, pid, time->start_ns);
-        } else if (async) {
-          WriteAsyncSpan(event, line.Name(), pid, line.DisplayId(), *time);
-        } else if (instant_stat_ >= 0 && event.IntStat(instant_stat_).has_value()) {
-          WriteInstant(event, pid, tid, time->start_ns);
-        } else {
-          WriteEvent(event, prefix, *time);
-        }
-        if (!flow_ends_.empty()) {
-          auto ends = flow_ends_.find(&event.raw());
-          if (ends != flow_ends_.end()) {
-            for (const ContextFlowEnd& end : ends->second) {
-              WriteContextFlow(out_, end.start, end.id, end.cat, pid, tid, time->start_ns);
-            }
-          }
-        }
-        if (correlation_stat >= 0) {
-          const uint64_t id = CorrelationId(event, correlation_stat);
-          if (id != 0 && linked_.contains(id)) {
-            WriteFlowEvent(out_, host_plane, id, pid, tid, time->start_ns);
-          }
-        }
-        out_.MaybeFlush();
-      });
-    });
+    }
   }
 
   // A memory event is a sample of its allocator's curve: a counter on the
@@ -234,12 +298,15 @@ class ChromeWriter {
   }
 
   // Flow ends by event: every linked (producer, consumer) pair gets an id.
-  void FindContextFlows(const PlaneVisitor& plane) {
+  void FindContextFlows(
+      const PlaneVisitor& plane,
+      absl::flat_hash_map<const tensorflow::profiler::XEvent*, std::vector<ContextFlowEnd>>*
+          flow_ends) {
     for (const xplane::FlowLink& link : xplane::LinkFlows(plane)) {
       const uint64_t id = next_flow_id_++;
       std::string cat = xplane::ContextTypeName(link.context_type);
-      flow_ends_[link.producer.event].push_back({id, true, cat});
-      flow_ends_[link.consumer.event].push_back({id, false, std::move(cat)});
+      (*flow_ends)[link.producer.event].push_back({id, true, cat});
+      (*flow_ends)[link.consumer.event].push_back({id, false, std::move(cat)});
     }
   }
 
@@ -270,7 +337,7 @@ class ChromeWriter {
   // id (a string: ids past 2^53 would lose bits in a JSON reader's double).
   void WriteAsyncSpan(const EventVisitor& event, std::string_view track, int64_t pid,
                       int64_t tid, const xplane::EventTime& time) {
-    const uint64_t id = static_cast<uint64_t>(event.IntStat(async_id_stat_).value_or(0));
+    const uint64_t id = static_cast<uint64_t>(event.IntStat(plane_->async_id_stat).value_or(0));
     const std::string id_text = fmt::format("\"0x{:x}\"", id);
     for (const bool begin : {true, false}) {
       out_.Raw(begin ? "{\"ph\":\"b\",\"cat\":" : "{\"ph\":\"e\",\"cat\":");
@@ -285,7 +352,7 @@ class ChromeWriter {
       out_.Micros(begin ? time.start_ns : time.end_ns());
       out_.Raw(",\"name\":");
       WriteName(event);
-      if (begin) WriteArgs(event, async_id_stat_);
+      if (begin) WriteArgs(event, plane_->async_id_stat);
       out_.Raw("},\n");
     }
   }
@@ -300,24 +367,21 @@ class ChromeWriter {
     out_.Micros(ts_ns);
     out_.Raw(",\"name\":");
     WriteName(event);
-    WriteArgs(event, instant_stat_);
+    WriteArgs(event, plane_->instant_stat);
     out_.Raw("},\n");
   }
 
-  void WriteName(const EventVisitor& event) {
-    auto name = names_.find(event.MetadataId());
-    out_.Raw(name == names_.end() ? std::string_view("\"\"") : name->second);
-  }
+  void WriteName(const EventVisitor& event) { out_.Raw(plane_->names.Find(event.MetadataId())); }
 
   // ,"args":{...} of every stat but the one with id `skip`.
   void WriteArgs(const EventVisitor& event, int64_t skip) {
     JsonArgs args(&out_);
     event.ForEachStat([&](const xplane::StatVisitor& stat) {
       if (stat.Id() == skip) return;
-      auto key = keys_.find(stat.Id());
-      const bool fresh = key == keys_.end() ? args.Key("?")
-                                            : args.EscapedKey(stat.Name(), key->second);
-      if (fresh) WriteStatValue(&out_, stat);
+      const StatNames::Entry* key = plane_->keys.Find(stat.Id());
+      const bool fresh =
+          key == nullptr ? args.Key("?") : args.EscapedKey(key->name, key->escaped);
+      if (fresh) WriteStatValue(&out_, stat, plane_->keys);
     });
     args.Close();
   }
@@ -336,15 +400,10 @@ class ChromeWriter {
 
   const XSpace& space_;
   json::Writer out_;
-  const absl::flat_hash_set<uint64_t> linked_;
-  absl::flat_hash_map<int64_t, std::string> names_;  // Escaped, of this plane.
-  absl::flat_hash_map<int64_t, std::string> keys_;   // Escaped stat names.
+  const absl::flat_hash_set<uint64_t> linked_owned_;  // The whole writer's.
+  const absl::flat_hash_set<uint64_t>* linked_;
+  const PlaneContext* plane_ = nullptr;  // The plane being written.
   int64_t unplaceable_ = 0;  // Events whose times do not fit int64 ns.
-  // Serving events of the plane being written.
-  int64_t instant_stat_ = -1;
-  int64_t async_id_stat_ = -1;
-  absl::flat_hash_map<const tensorflow::profiler::XEvent*, std::vector<ContextFlowEnd>>
-      flow_ends_;
   uint64_t next_flow_id_ = 1;
 };
 

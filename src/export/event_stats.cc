@@ -9,6 +9,46 @@ namespace exporter {
 
 using tensorflow::profiler::XStat;
 
+StatNames::StatNames(const xplane::PlaneVisitor& plane) {
+  const auto& metadata = plane.raw().stat_metadata();
+  const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
+  for (const auto& [id, stat] : metadata) {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
+        static_cast<uint64_t>(id) >= dense_.size()) {
+      dense_.resize(static_cast<size_t>(id) + 1);
+    }
+  }
+  for (const auto& [id, stat] : metadata) {
+    const bool dense = id >= 0 && static_cast<uint64_t>(id) < dense_.size();
+    Entry& entry = dense ? dense_[static_cast<size_t>(id)] : sparse_[id];
+    entry.name = stat.name();
+    entry.escaped = json::Escaped(stat.name());
+    entry.name_id = plane.StatId(stat.name());
+  }
+}
+
+EventNames::EventNames(const xplane::PlaneVisitor& plane) {
+  const auto& metadata = plane.raw().event_metadata();
+  const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
+  for (const auto& [id, event] : metadata) {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
+        static_cast<uint64_t>(id) >= dense_.size()) {
+      dense_.resize(static_cast<size_t>(id) + 1);
+    }
+  }
+  for (const auto& [id, event] : metadata) {
+    const bool dense = id >= 0 && static_cast<uint64_t>(id) < dense_.size();
+    (dense ? dense_[static_cast<size_t>(id)] : sparse_[id]) =
+        json::Escaped(event.display_name().empty() ? event.name() : event.display_name());
+  }
+}
+
+void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat, const StatNames& names) {
+  if (stat.raw().value_case() != XStat::kRefValue) return WriteStatValue(out, stat);
+  const StatNames::Entry* ref = names.Find(static_cast<int64_t>(stat.raw().ref_value()));
+  out->Raw(ref == nullptr ? std::string_view("\"\"") : std::string_view(ref->escaped));
+}
+
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
   const XStat& raw = stat.raw();
   switch (raw.value_case()) {
@@ -77,6 +117,18 @@ void JsonArgs::PassThrough(const xplane::EventVisitor& event,
     const std::string_view name = stat.Name();
     if (name.empty() || std::find(skip.begin(), skip.end(), name) != skip.end()) return;
     if (Key(name)) WriteStatValue(out_, stat);
+  });
+}
+
+void JsonArgs::PassThrough(const xplane::EventVisitor& event, const StatNames& names,
+                           absl::Span<const int64_t> skip) {
+  event.ForEachStat([&](const xplane::StatVisitor& stat) {
+    const StatNames::Entry* entry = names.Find(stat.Id());
+    if (entry == nullptr || entry->name.empty() ||
+        std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
+      return;
+    }
+    if (EscapedKey(entry->name, entry->escaped)) WriteStatValue(out_, stat, names);
   });
 }
 

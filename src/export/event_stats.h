@@ -4,8 +4,11 @@
 #define NEURONPROF_SRC_EXPORT_EVENT_STATS_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
@@ -15,9 +18,57 @@
 namespace neuronprof {
 namespace exporter {
 
+// A plane's stat metadata names, each escaped once: the keys of args and
+// the text of interned (ref_value) strings, found by id in O(1) (not a
+// protobuf map look-up and an escape per stat of a million events).
+class StatNames {
+ public:
+  struct Entry {
+    std::string_view name;
+    std::string escaped;  // json::Escaped(name); empty: no metadata of this id
+    int64_t name_id = -1;  // PlaneVisitor::StatId(name): one id per name
+  };
+  explicit StatNames(const xplane::PlaneVisitor& plane);
+  // nullptr when the plane has no stat metadata of this id.
+  const Entry* Find(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+      const Entry& entry = dense_[static_cast<size_t>(id)];
+      return entry.escaped.empty() ? nullptr : &entry;
+    }
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::vector<Entry> dense_;  // Ids below a few times the count (the usual).
+  absl::flat_hash_map<int64_t, Entry> sparse_;
+};
+
+// A plane's event names (display_name, else name), each escaped once, by
+// event metadata id.
+class EventNames {
+ public:
+  explicit EventNames(const xplane::PlaneVisitor& plane);
+  // The escaped name of metadata `id`; "\"\"" when the plane has none.
+  std::string_view Find(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+      const std::string& name = dense_[static_cast<size_t>(id)];
+      return name.empty() ? std::string_view("\"\"") : std::string_view(name);
+    }
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? std::string_view("\"\"") : std::string_view(it->second);
+  }
+
+ private:
+  std::vector<std::string> dense_;
+  absl::flat_hash_map<int64_t, std::string> sparse_;
+};
+
 // A stat's value as JSON: numbers (NaN and infinities as null), strings
 // and interned strings (ref_value), bytes as "<N bytes>", else null.
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat);
+// The same with interned strings taken escaped from `names` (the plane's).
+void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat, const StatNames& names);
 
 // The "args" object of one trace event; written only if a key is added.
 // Each key is written once: a later value under a key already written (a
@@ -39,6 +90,10 @@ class JsonArgs {
   // not empty and not in `skip`, under its own name.
   void PassThrough(const xplane::EventVisitor& event,
                    absl::Span<const std::string_view> skip);
+  // The same with names from `names` (the event's plane's) and `skip` given
+  // as StatNames::Entry::name_id (-1 entries skip nothing).
+  void PassThrough(const xplane::EventVisitor& event, const StatNames& names,
+                   absl::Span<const int64_t> skip);
   void Close();
 
  private:
@@ -48,7 +103,7 @@ class JsonArgs {
   // Written so far: a few, searched in order; past kIndexAt, also hashed,
   // so that an event with many stats is not quadratic in them.
   static constexpr size_t kIndexAt = 16;
-  absl::InlinedVector<std::string_view, 8> keys_;
+  absl::InlinedVector<std::string_view, kIndexAt> keys_;  // No allocation below the index.
   absl::flat_hash_set<std::string_view> index_;
 };
 

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <utility>
 
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 #include <zlib.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "src/export/atomic_file.h"
 
 namespace neuronprof {
@@ -20,35 +21,59 @@ struct GzipSink::Block {
   absl::Status status;
 };
 
-// A libdeflate compressor reused for block after block.
+// An ISA-L (igzip) compressor reused for block after block.
 class GzipSink::Compressor {
  public:
-  explicit Compressor(int level) : compressor_(libdeflate_alloc_compressor(level)) {}
-  ~Compressor() { libdeflate_free_compressor(compressor_); }
-  Compressor(const Compressor&) = delete;
-  Compressor& operator=(const Compressor&) = delete;
+  explicit Compressor(int level)
+      : level_(std::clamp(level, 0, ISAL_DEF_MAX_LEVEL)),
+        level_buf_size_(LevelBufferBytes(level_)),
+        level_buf_(std::make_unique<uint8_t[]>(level_buf_size_)) {}
 
   // block->input as one gzip member (header, deflate, CRC-32 and length)
   // into block->output.
   void Run(Block* block) {
     block->output_size = 0;
-    if (compressor_ == nullptr) {
-      block->status = absl::InternalError("libdeflate_alloc_compressor failed");
-      return;
-    }
     const std::string& input = block->input;
-    const size_t bound = libdeflate_gzip_compress_bound(compressor_, input.size());
+    // Incompressible input is stored: its size, a stored block's header per
+    // 64 KiB, the gzip header and trailer.
+    const size_t bound = input.size() + input.size() / 64 + 1024;
     if (block->output_capacity < bound) {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    block->output_size = libdeflate_gzip_compress(compressor_, input.data(), input.size(),
-                                                  block->output.get(), block->output_capacity);
-    if (block->output_size == 0) block->status = absl::InternalError("libdeflate failed");
+    isal_zstream stream;
+    isal_deflate_stateless_init(&stream);
+    stream.level = static_cast<uint32_t>(level_);
+    stream.level_buf = level_buf_.get();
+    stream.level_buf_size = static_cast<uint32_t>(level_buf_size_);
+    stream.gzip_flag = IGZIP_GZIP;
+    stream.end_of_stream = 1;
+    stream.flush = NO_FLUSH;
+    stream.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(input.data()));
+    stream.avail_in = static_cast<uint32_t>(input.size());
+    stream.next_out = reinterpret_cast<uint8_t*>(block->output.get());
+    stream.avail_out = static_cast<uint32_t>(block->output_capacity);
+    const int result = isal_deflate_stateless(&stream);
+    if (result != COMP_OK) {
+      block->status = absl::InternalError(absl::StrCat("igzip compression failed (", result, ")"));
+      return;
+    }
+    block->output_size = stream.total_out;
   }
 
  private:
-  libdeflate_compressor* const compressor_;
+  static size_t LevelBufferBytes(int level) {
+    switch (level) {
+      case 0: return ISAL_DEF_LVL0_DEFAULT;
+      case 1: return ISAL_DEF_LVL1_DEFAULT;
+      case 2: return ISAL_DEF_LVL2_DEFAULT;
+      default: return ISAL_DEF_LVL3_DEFAULT;
+    }
+  }
+
+  const int level_;
+  const size_t level_buf_size_;
+  std::unique_ptr<uint8_t[]> level_buf_;
 };
 
 int GzipSink::DefaultThreads() {

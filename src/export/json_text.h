@@ -31,6 +31,10 @@ class Writer {
   // The buffer goes to *sink at a MaybeFlush() point once it holds
   // `flush_bytes`, and at Finish(). `sink` must outlive the writer.
   explicit Writer(ByteSink* sink, size_t flush_bytes = kDefaultFlushBytes);
+  // A writer without a sink: it keeps all its text (text()) for another
+  // writer to Splice, in `buffer` (emptied first; its capacity is reused,
+  // so a large trace's pieces do not each fault in fresh pages).
+  explicit Writer(fmt::memory_buffer&& buffer);
 
   void Raw(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
   void Char(char c) { buffer_.push_back(c); }
@@ -64,6 +68,10 @@ class Writer {
   }
   // Hands over the rest; the first error of the sink, if any.
   absl::Status Finish();
+
+  // Without a sink: the text so far, and its buffer taken back for reuse.
+  std::string_view text() const { return std::string_view(buffer_.data(), buffer_.size()); }
+  fmt::memory_buffer TakeBuffer() { return std::move(buffer_); }
 
  private:
   void Flush();

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <deque>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +21,7 @@
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
+#include "src/export/ordered_jobs.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
@@ -117,18 +116,23 @@ struct HostStatIds {
         device_id(plane.StatId(xplane::kDeviceIdStat)),
         address(plane.StatId(xplane::kAddressStat)),
         bytes_allocated(plane.StatId(xplane::kBytesAllocatedStat)),
-        pool_reserved(plane.StatId(xplane::kPoolReservedStat)) {}
+        pool_reserved(plane.StatId(xplane::kPoolReservedStat)),
+        instant(plane.StatId(xplane::kInstantStat)),
+        stack(plane.StatId(xplane::kStackStat)) {}
   int64_t framework = -1, root_level = -1, step_num = -1, iter_num = -1, comm_id = -1,
           collective = -1, comm_nelems = -1, comm_out_nelems = -1, world_size = -1,
           comm_dtype = -1, input_dims = -1, input_types = -1, input_values = -1, sequence = -1,
           fwd_thread = -1, direction = -1, memory_device_type = -1, allocator = -1,
           allocation_bytes = -1, requested_bytes = -1, device_id = -1, address = -1,
-          bytes_allocated = -1, pool_reserved = -1;
+          bytes_allocated = -1, pool_reserved = -1, instant = -1, stack = -1;
 };
 
 class KinetoWriter {
  public:
   KinetoWriter(const XSpace& space, ByteSink* sink) : space_(space), out_(sink) {}
+  // A job's writer: its text stays in `buffer` (json::Writer without a sink).
+  KinetoWriter(const XSpace& space, fmt::memory_buffer&& buffer)
+      : space_(space), out_(std::move(buffer)) {}
 
   absl::Status Write() {
     Classify();
@@ -177,6 +181,16 @@ class KinetoWriter {
  private:
   // Opens an event object (with a separator); the caller closes it.
   void BeginEvent(const char* ph, const char* cat, std::string_view name) {
+    OpenEvent(ph, cat);
+    out_.String(name);
+  }
+  // The same with `name` already escaped (json::Escaped).
+  void BeginEscaped(const char* ph, const char* cat, std::string_view name) {
+    OpenEvent(ph, cat);
+    out_.Raw(name);
+  }
+  // ... up to the name's value.
+  void OpenEvent(const char* ph, const char* cat) {
     out_.MaybeFlush();  // Between two events: the text may be cut here.
     out_.Raw(first_event_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
     first_event_ = false;
@@ -188,7 +202,6 @@ class KinetoWriter {
       out_.Char('"');
     }
     out_.Raw(",\"name\":");
-    out_.String(name);
   }
   void PidTid(int64_t pid, int64_t tid) {
     out_.Raw(",\"pid\":");
@@ -319,23 +332,26 @@ class KinetoWriter {
     if (host_plane_ == nullptr) return;
     const PlaneVisitor plane(*host_plane_);
     ids_ = HostStatIds(plane);
+    host_stat_names_ = std::make_unique<StatNames>(plane);
+    host_event_names_ = std::make_unique<EventNames>(plane);
+    names_ = host_stat_names_.get();
+    event_names_ = host_event_names_.get();
     // Every span is placed before any is written: the writers keep pointers
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
     std::vector<int64_t> tids;  // In line order, each once.
-    const int64_t instant_stat = plane.StatId(xplane::kInstantStat);
+    std::vector<HostItem> items;  // Written first, in line order.
     for (int l = 0; l < plane.NumLines(); ++l) {
       const LineVisitor line = plane.Line(l);
       if (xplane::IsCounterLine(line.Name())) {
-        WriteCounters(line);
+        items.push_back({HostItem::kCounterLine, &line.raw(), nullptr, 0});
         continue;
       }
       if (xplane::IsAsyncLineId(line.Id())) {
-        WriteAsyncLane(line);
+        items.push_back({HostItem::kAsyncLane, &line.raw(), nullptr, 0});
         continue;
       }
-      const std::string tid = std::to_string(line.Id());
-      Metadata("thread_name", host_pid_, &tid, line.DisplayName());
+      items.push_back({HostItem::kThreadName, &line.raw(), nullptr, 0});
       if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
       std::vector<HostSpan>& spans = host_spans_[line.Id()];
       // Room for every event at once: growing by doubling would hold twice
@@ -347,11 +363,11 @@ class KinetoWriter {
         if (!time) continue;
         if (xplane::IsMemoryEventName(stats.Name())) {
           // An instant, not a span: no external id, encloses nothing.
-          WriteMemoryEvent(stats, line.Id(), time->start_ns);
+          items.push_back({HostItem::kMemory, &line.raw(), &stats.raw(), time->start_ns});
           continue;
         }
-        if (instant_stat >= 0 && stats.IntStat(instant_stat).has_value()) {
-          WriteInstant(stats, line.Id(), time->start_ns);
+        if (ids_.instant >= 0 && stats.IntStat(ids_.instant).has_value()) {
+          items.push_back({HostItem::kInstant, &line.raw(), &stats.raw(), time->start_ns});
           continue;
         }
         HostSpan span;
@@ -362,8 +378,14 @@ class KinetoWriter {
         spans.push_back(span);
       }
     }
+    std::vector<Job> jobs;
+    for (size_t at = 0; at < items.size(); at += kChunkEvents) {
+      Job job;
+      job.items = items.data() + at;
+      job.item_count = std::min(kChunkEvents, items.size() - at);
+      jobs.push_back(job);
+    }
     // External ids in time order, thread by thread, as Kineto numbers its ops.
-    std::vector<SpanChunk> chunks;
     int64_t next_external_id = 1;
     for (int64_t tid : tids) {
       std::vector<HostSpan>& spans = host_spans_[tid];
@@ -375,103 +397,122 @@ class KinetoWriter {
       if (!std::is_sorted(spans.begin(), spans.end(), before)) {
         std::stable_sort(spans.begin(), spans.end(), before);
       }
-      for (size_t at = 0; at < spans.size(); at += kChunkSpans) {
-        const size_t size = std::min(kChunkSpans, spans.size() - at);
-        chunks.push_back({spans.data() + at, size, next_external_id});
-        next_external_id += static_cast<int64_t>(size);
+      for (size_t at = 0; at < spans.size(); at += kChunkEvents) {
+        Job job;
+        job.spans = spans.data() + at;
+        job.span_count = std::min(kChunkEvents, spans.size() - at);
+        job.first_external_id = next_external_id;
+        next_external_id += static_cast<int64_t>(job.span_count);
+        jobs.push_back(job);
       }
     }
-    WriteHostSpans(chunks, plane);
+    WriteJobs(jobs, plane);
   }
 
-  // Consecutive spans of one thread, the first numbered `first_external_id`.
-  struct SpanChunk {
-    HostSpan* spans;
-    size_t size;
-    int64_t first_external_id;
+  // What the host plane writes before its spans, in line order: a thread's
+  // name, a memory event or an instant (`event` at `ts_ns`), or a whole
+  // counter or async line.
+  struct HostItem {
+    enum Kind : uint8_t { kThreadName, kMemory, kInstant, kCounterLine, kAsyncLane };
+    Kind kind;
+    const XLine* line;
+    const XEvent* event;
+    int64_t ts_ns;
   };
-  // Spans per chunk: ~3 MB of text, a few chunks in flight at a time.
-  static constexpr size_t kChunkSpans = 8192;
+  // A run of items, then consecutive spans of one thread, the first
+  // numbered `first_external_id`.
+  struct Job {
+    const HostItem* items = nullptr;
+    size_t item_count = 0;
+    HostSpan* spans = nullptr;
+    size_t span_count = 0;
+    int64_t first_external_id = 0;
+  };
+  // Events per job: ~3 MB of text, a few jobs in flight at a time.
+  static constexpr size_t kChunkEvents = 8192;
   static constexpr size_t kChunksInFlight = 3;
 
-  // Text kept as the pieces its writer flushed (no copy to grow one string).
-  class PiecesSink : public ByteSink {
-   public:
-    absl::Status Append(std::string_view bytes) override {
-      pieces_.emplace_back(bytes);
-      return absl::OkStatus();
-    }
-    const std::vector<std::string>& pieces() const { return pieces_; }
-
-   private:
-    std::vector<std::string> pieces_;
-  };
-
-  // A chunk's text and what its spans add to the trace, written by a
+  // A job's text and what its events add to the trace, written by a
   // KinetoWriter of its own on another thread.
   struct ChunkText {
-    PiecesSink text;
     std::unique_ptr<KinetoWriter> writer;
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
+    fmt::memory_buffer TakeBuffer() { return writer->out_.TakeBuffer(); }
   };
 
-  void WriteChunk(const SpanChunk& chunk, const PlaneVisitor& plane, int64_t& steps_seen) {
-    for (size_t i = 0; i < chunk.size; ++i) {
-      WriteHostSpan(chunk.spans[i], plane, chunk.first_external_id + static_cast<int64_t>(i),
+  void WriteItem(const HostItem& item, const PlaneVisitor& plane) {
+    const LineVisitor line(plane, *item.line);
+    switch (item.kind) {
+      case HostItem::kThreadName: {
+        const std::string tid = std::to_string(line.Id());
+        Metadata("thread_name", host_pid_, &tid, line.DisplayName());
+        break;
+      }
+      case HostItem::kMemory:
+        WriteMemoryEvent(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        break;
+      case HostItem::kInstant:
+        WriteInstant(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        break;
+      case HostItem::kCounterLine: WriteCounters(line); break;
+      case HostItem::kAsyncLane: WriteAsyncLane(line); break;
+    }
+  }
+
+  void WriteJob(const Job& job, const PlaneVisitor& plane, int64_t& steps_seen) {
+    for (size_t i = 0; i < job.item_count; ++i) WriteItem(job.items[i], plane);
+    for (size_t i = 0; i < job.span_count; ++i) {
+      WriteHostSpan(job.spans[i], plane, job.first_external_id + static_cast<int64_t>(i),
                     steps_seen);
     }
   }
 
-  // The host spans' events, in order. Most of a large trace's text: past
-  // one chunk, the chunks are formatted on threads of their own (a few at a
-  // time, so memory stays bounded) and their text spliced in order; what
-  // they add to the flows and the window is merged as if written here.
-  void WriteHostSpans(const std::vector<SpanChunk>& chunks, const PlaneVisitor& plane) {
+  // The host plane's events, in order: most of a large trace's text. Past
+  // one job, the jobs are formatted on threads of their own (a few at a
+  // time, so memory stays bounded, into buffers reused from job to job)
+  // and their text spliced in order; what they add to the flows and the
+  // window is merged as if written here.
+  void WriteJobs(const std::vector<Job>& jobs, const PlaneVisitor& plane) {
     int64_t steps_seen = 0;
-    if (chunks.size() <= 1) {
-      for (const SpanChunk& chunk : chunks) WriteChunk(chunk, plane, steps_seen);
+    if (jobs.size() <= 1) {
+      for (const Job& job : jobs) WriteJob(job, plane, steps_seen);
       return;
     }
-    std::deque<std::future<std::unique_ptr<ChunkText>>> in_flight;
-    size_t next = 0;
-    const auto launch = [&] {
-      const SpanChunk* chunk = &chunks[next++];
-      in_flight.push_back(std::async(std::launch::async, [this, chunk, &plane] {
-        auto done = std::make_unique<ChunkText>();
-        done->writer = std::make_unique<KinetoWriter>(space_, &done->text);
-        KinetoWriter& writer = *done->writer;
-        writer.ids_ = ids_;
-        writer.host_pid_ = host_pid_;
-        writer.first_event_ = false;  // The process's name came first.
-        const uint64_t work = xplane::WorkCount();
-        writer.WriteChunk(*chunk, plane, done->steps);
-        writer.out_.Finish().IgnoreError();  // Strings take any text.
-        done->work = xplane::WorkCount() - work;
-        return done;
-      }));
+    const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
+      auto done = std::make_unique<ChunkText>();
+      done->writer = std::make_unique<KinetoWriter>(space_, std::move(buffer));
+      KinetoWriter& writer = *done->writer;
+      writer.ids_ = ids_;
+      writer.names_ = names_;
+      writer.event_names_ = event_names_;
+      writer.host_pid_ = host_pid_;
+      writer.first_event_ = false;  // The process's name came first.
+      const uint64_t work = xplane::WorkCount();
+      writer.WriteJob(jobs[index], plane, done->steps);
+      done->work = xplane::WorkCount() - work;
+      return done;
     };
-    for (const SpanChunk& chunk : chunks) {
-      while (next < chunks.size() && in_flight.size() < kChunksInFlight) launch();
-      std::unique_ptr<ChunkText> done = in_flight.front().get();
-      in_flight.pop_front();
-      xplane::CountWork(done->work);
-      if (done->writer->step_numbered_by_count_ && steps_seen != 0) {
+    const auto take = [&](size_t index, ChunkText& done) {
+      xplane::CountWork(done.work);
+      if (done.writer->step_numbered_by_count_ && steps_seen != 0) {
         // A step without a number is numbered by the steps before it, which
         // its thread did not know: written again here, in order.
-        WriteChunk(chunk, plane, steps_seen);
-        continue;
+        WriteJob(jobs[index], plane, steps_seen);
+        return;
       }
-      MergeChunk(*done->writer);
-      for (const std::string& piece : done->text.pieces()) out_.Splice(piece);
-      steps_seen += done->steps;
-    }
+      MergeChunk(*done.writer);
+      out_.Splice(done.writer->out_.text());
+      steps_seen += done.steps;
+    };
+    RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
   }
 
   // What `chunk` wrote beside its text, as if this writer had written it
   // after its own (the same rules as WriteHostSpan's).
   void MergeChunk(const KinetoWriter& chunk) {
     max_end_ns_ = std::max(max_end_ns_, chunk.max_end_ns_);
+    unplaceable_ += chunk.unplaceable_;
     for (const auto& [key, span] : chunk.backward_ops_) backward_ops_.emplace(key, span);
     for (const auto& [key, span] : chunk.forward_ops_) {
       auto [it, inserted] = forward_ops_.emplace(key, span);
@@ -510,7 +551,7 @@ class KinetoWriter {
       const EventVisitor stats = line.Event(e);
       const std::optional<xplane::EventTime> time = Placed(stats);
       if (!time) continue;
-      BeginEvent("X", "user_annotation", stats.DisplayName());
+      BeginEscaped("X", "user_annotation", event_names_->Find(stats.MetadataId()));
       out_.Raw(",\"pid\":");
       out_.Int(host_pid_);
       out_.Raw(",\"tid\":");
@@ -518,7 +559,7 @@ class KinetoWriter {
       Times(time->start_ns, time->duration_ns);
       JsonArgs args(&out_);
       args.Str("track", line.DisplayName());
-      args.PassThrough(stats, {});
+      args.PassThrough(stats, *names_, {});
       args.Close();
       out_.Char('}');
     }
@@ -526,14 +567,14 @@ class KinetoWriter {
 
   // A TraceInstant: "i" on its thread, its arguments without the marker.
   void WriteInstant(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
-    BeginEvent("i", "user_annotation", stats.DisplayName());
+    BeginEscaped("i", "user_annotation", event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, tid);
     out_.Raw(",\"ts\":");
     out_.Micros(ts_ns);
     max_end_ns_ = std::max(max_end_ns_, ts_ns);
     out_.Raw(",\"s\":\"t\"");
     JsonArgs args(&out_);
-    args.PassThrough(stats, {xplane::kInstantStat});
+    args.PassThrough(stats, *names_, {ids_.instant});
     args.Close();
     out_.Char('}');
   }
@@ -568,10 +609,9 @@ class KinetoWriter {
     args.Int("Bytes", bytes);
     args.Int("Total Allocated", stats.IntStat(ids_.bytes_allocated).value_or(0));
     args.Int("Total Reserved", stats.IntStat(ids_.pool_reserved).value_or(0));
-    args.PassThrough(stats, {xplane::kDeviceIdStat,
-                             plugin_device ? xplane::kAddressStat : std::string_view(),
-                             xplane::kAllocationBytesStat, xplane::kBytesAllocatedStat,
-                             xplane::kPoolReservedStat});
+    args.PassThrough(stats, *names_,
+                     {ids_.device_id, plugin_device ? ids_.address : -1, ids_.allocation_bytes,
+                      ids_.bytes_allocated, ids_.pool_reserved});
     args.Close();
     out_.Char('}');
   }
@@ -592,7 +632,7 @@ class KinetoWriter {
       ++steps_seen;
     } else {
       span.kind = HostKind::kAnnotation;
-      BeginEvent("X", "user_annotation", stats.DisplayName());
+      BeginEscaped("X", "user_annotation", event_names_->Find(stats.MetadataId()));
       PidTid(host_pid_, span.tid());
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
@@ -600,7 +640,7 @@ class KinetoWriter {
       WriteCommArgs(stats, args);
       WriteCommInputs(stats, args);
       if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, &span);
-      args.PassThrough(stats, {});
+      args.PassThrough(stats, *names_, {});
       args.Close();
       out_.Char('}');
     }
@@ -647,16 +687,16 @@ class KinetoWriter {
   }
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
-    BeginEvent("X", "cpu_op", stats.DisplayName());
+    BeginEscaped("X", "cpu_op", event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, span.tid());
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
-    absl::InlinedVector<std::string_view, 8> copied = {xplane::kOpFrameworkStat};
+    absl::InlinedVector<int64_t, 8> copied = {ids_.framework};
     if (auto dims = stats.StrStat(ids_.input_dims);
         dims && json_reader::IsStrictJsonArray(*dims)) {
       args.Raw("Input Dims", *dims);
-      copied.push_back(xplane::kOpInputDimsStat);
+      copied.push_back(ids_.input_dims);
     }
     if (auto types = stats.StrStat(ids_.input_types)) {
       if (args.Key("Input type")) {
@@ -669,36 +709,36 @@ class KinetoWriter {
         }
         out_.Char(']');
       }
-      copied.push_back(xplane::kOpInputTypesStat);
+      copied.push_back(ids_.input_types);
     }
     if (auto values = stats.StrStat(ids_.input_values);
         values && json_reader::IsStrictJsonArray(*values)) {
       args.Raw("Concrete Inputs", *values);
-      copied.push_back(xplane::kOpInputValuesStat);
+      copied.push_back(ids_.input_values);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
     const int64_t seq = stats.IntStat(ids_.sequence).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
     if (stats.Stat(ids_.sequence).has_value()) {
-      copied.push_back(xplane::kOpSequenceStat);
+      copied.push_back(ids_.sequence);
     }
     const auto fwd_thread = stats.IntStat(ids_.fwd_thread);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
-      copied.push_back(xplane::kOpForwardThreadStat);
+      copied.push_back(ids_.fwd_thread);
     }
     // torch.profiler's with_stack field, one frame after another, which
     // the plugin's operator view groups by and shows.
-    if (auto stack = stats.StrStatNamed(xplane::kStackStat)) {
+    if (auto stack = stats.StrStat(ids_.stack)) {
       args.Str("Call stack", absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()),
                                                 {{"\n", ";"}}));
-      copied.push_back(xplane::kStackStat);
+      copied.push_back(ids_.stack);
     }
     WriteCommArgs(stats, args);
     if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, &span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
-    args.PassThrough(stats, copied);
+    args.PassThrough(stats, *names_, copied);
     args.Close();
     out_.Char('}');
 
@@ -725,7 +765,7 @@ class KinetoWriter {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     args.Str("Step name", stats.DisplayName());
-    args.PassThrough(stats, {xplane::kRootLevelStat});
+    args.PassThrough(stats, *names_, {ids_.root_level});
     args.Close();
     out_.Char('}');
   }
@@ -1031,6 +1071,11 @@ class KinetoWriter {
   const XSpace& space_;
   json::Writer out_;
   HostStatIds ids_;
+  // The host plane's names, escaped once (shared with the chunks' writers).
+  std::unique_ptr<StatNames> host_stat_names_;
+  std::unique_ptr<EventNames> host_event_names_;
+  const StatNames* names_ = nullptr;
+  const EventNames* event_names_ = nullptr;
   bool first_event_ = true;
   bool step_numbered_by_count_ = false;  // A step had neither step_num nor iter_num.
   int64_t max_end_ns_ = 0;

@@ -1,7 +1,8 @@
-// The Kineto trace of a capture whose host spans are written in chunks on
-// threads of their own, checked on its text (one event per line), so that
+// The Kineto and Chrome traces of captures whose events are written in
+// chunks (jobs) on threads of their own, checked on its text (one event per line), so that
 // it also runs under TSan (kineto_trace_test parses with protobuf's Struct,
 // which the TSan build cannot run).
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,6 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "src/xplane/json_reader.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/trace_text.h"
 
@@ -51,6 +54,86 @@ TEST_CASE("kineto chunks: ids in order, flows and step numbers as if written in 
   for (size_t i = 0; i < ids.size(); ++i) REQUIRE(ids[i] == static_cast<int64_t>(i + 1));
   CHECK(fwdbwd_starts == kSteps);
   CHECK(eval_steps == 1);  // Numbered by the 2000 steps before it.
+}
+
+// Memory events, counter samples and thread names are formatted in jobs on
+// threads too: their order and what they count (events left out) must be
+// those of one pass.
+TEST_CASE("kineto chunks: memory events and counters in order, left-out events counted") {
+  constexpr int kMemoryEvents = 20000;  // 3 jobs of items.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(testing::kMainTid, "MainThread", 0);
+  for (int i = 0; i < kMemoryEvents; ++i) {
+    xplane::XEvent* alloc = host.AddEvent(
+        main, host.EventMetadataId(xplane::kMemoryAllocationEvent), int64_t{1000} * i, 0);
+    host.AddStat(alloc, xplane::kAllocationBytesStat, int64_t{i});
+    host.AddStat(alloc, xplane::kAllocatorNameStat, std::string_view("cpu"));
+  }
+  // A counter line after them whose second sample ends past int64 ns.
+  xplane::XLine* counters =
+      host.AddLine(xplane::kCounterLineId, xplane::kCounterLineName, INT64_MAX - 10);
+  for (int64_t offset_ps : {int64_t{0}, int64_t{1'000'000}}) {
+    xplane::XEvent* sample = host.AddEvent(counters, host.EventMetadataId("queue"), offset_ps, 0);
+    host.AddStat(sample, xplane::kCounterValueStat, int64_t{3});
+  }
+  xplane::SetProfileTimes(&space, testing::kStartEpochNs, testing::kStartEpochNs + 1000);
+  const std::string text = testing::KinetoTraceText(space);
+  CHECK(json_reader::IsStrictJson(text));
+  int64_t next_bytes = 0, counter_samples = 0;
+  bool named_first = false;
+  for (std::string_view line : Lines(text)) {
+    if (Has(line, "\"name\":\"thread_name\"")) named_first = next_bytes == 0;
+    counter_samples += Has(line, "\"ph\":\"C\"");
+    if (!Has(line, "\"[memory]\"")) continue;
+    REQUIRE(counter_samples == 0);
+    REQUIRE(Has(line, "\"Bytes\":" + std::to_string(next_bytes) + ","));
+    ++next_bytes;
+  }
+  CHECK(named_first);
+  CHECK(next_bytes == kMemoryEvents);
+  CHECK(counter_samples == 1);
+  CHECK(Has(text, "\"neuronprof_warnings\":[\"neuronprof: left out 1 events"));
+}
+
+// The Chrome writer cuts a plane's lines into jobs the same way: events in
+// line order, each thread named once before its events, events left out
+// counted over every job.
+TEST_CASE("chrome chunks: events in line order, threads named once, left-out events counted") {
+  constexpr int kEvents = 20000;  // 3 jobs on the first line.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  for (int64_t tid : {testing::kMainTid, testing::kBackwardTid}) {
+    xplane::XLine* line = host.AddLine(tid, tid == testing::kMainTid ? "main" : "second", 0);
+    for (int i = 0; i < kEvents; ++i) {
+      // One event in a later job with a negative duration: left out.
+      const int64_t duration_ps = tid == testing::kMainTid && i == 17000 ? -1000 : 1000;
+      xplane::XEvent* event =
+          host.AddEvent(line, host.EventMetadataId("op"), int64_t{1'000'000} * i, duration_ps);
+      host.AddStat(event, "i", int64_t{i});
+    }
+  }
+  xplane::SetProfileTimes(&space, testing::kStartEpochNs, testing::kStartEpochNs + 1000);
+  const std::string text = testing::ChromeTraceText(space);
+  CHECK(json_reader::IsStrictJson(text));
+  std::vector<std::string> names;
+  std::vector<int> next(2, 0);
+  int line = -1;
+  for (std::string_view event : Lines(text)) {
+    if (Has(event, "\"name\":\"thread_name\"")) {
+      ++line;
+      REQUIRE(line < 2);
+      continue;
+    }
+    if (!Has(event, "\"ph\":\"X\"")) continue;
+    REQUIRE(line >= 0);
+    if (line == 0 && next[0] == 17000) ++next[0];
+    REQUIRE(Has(event, "\"args\":{\"i\":" + std::to_string(next[line]) + "}"));
+    ++next[line];
+  }
+  CHECK(next[0] == kEvents);
+  CHECK(next[1] == kEvents);
+  CHECK(Has(text, "\"warnings\":[\"neuronprof: left out 1 events"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 """A .pt.trace.json.gz of several gzip members (GzipSink writes one per
-1 MiB block, compressed by libdeflate), read whole by the readers users
+1 MiB block, compressed by igzip), read whole by the readers users
 open it with: Python's gzip, the PyTorch Profiler TensorBoard plugin's
 loader (torch-tb-profiler 0.4.3) and Holistic Trace Analysis. A reader that
 stopped after the first member would see about 1 MiB of the trace.

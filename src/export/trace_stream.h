@@ -1,0 +1,80 @@
+// The Chrome and Kineto trace writers fed one fragment of a capture at a
+// time, so that no whole XSpace of a large capture is held (issue 24: 10M
+// host markers written with peak RSS <= 1.5x their records).
+//
+// A fragment is a small XSpace with the capture's planes (same names, same
+// order, same ids), each with the whole plane's metadata (event and stat
+// metadata, plane stats, line ids and names) and whose lines hold only the
+// next events of that line, in the line's time order. A line may be empty
+// or absent in a fragment; a plane that first appears in a later fragment
+// is added after the planes seen so far. Nothing of a fragment is kept once
+// Append() returns: it may be freed or reused.
+//
+// The text of a capture cut into fragments is that of WriteChromeTrace /
+// WriteKinetoTrace of the whole capture (byte for byte:
+// tests/export/trace_stream_test.cc cuts captures into fragments of 1, 7
+// and 64K events). For now Append() gathers the fragments' events into one
+// XSpace (copied) and Finish() writes it with those writers, the one
+// formatting path; formatting each fragment as it comes, so that the
+// whole capture is never held, is to follow behind this interface.
+#ifndef NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
+#define NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/xplane.pb.h"
+#include "src/export/byte_sink.h"
+
+namespace neuronprof {
+namespace exporter {
+
+enum class TraceFormat {
+  kChrome,  // chrome_trace.h: Perfetto UI, chrome://tracing.
+  kKineto,  // kineto_trace.h: the PyTorch plugin, HTA.
+};
+
+// The trace's JSON text, handed to a ByteSink in pieces as fragments come.
+class TraceStream {
+ public:
+  // `sink` must outlive the stream.
+  TraceStream(TraceFormat format, ByteSink* sink);
+  TraceStream(const TraceStream&) = delete;
+  TraceStream& operator=(const TraceStream&) = delete;
+  ~TraceStream();
+
+  // Formats the fragment's events (see above); the sink's first error.
+  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
+  // Writes what crosses fragments and the trailer; the sink's first error.
+  // Call it once, after the last Append().
+  absl::Status Finish();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The same into a file written atomically (atomic_file.h), gzipped when
+// `path` ends in ".gz" (gzip.h's GzipSink): nothing is left under `path`
+// unless Finish() succeeds.
+class TraceFileStream {
+ public:
+  static absl::StatusOr<std::unique_ptr<TraceFileStream>> Open(TraceFormat format,
+                                                               const std::string& path);
+  ~TraceFileStream();  // Without a successful Finish(), the file is removed.
+
+  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
+  absl::Status Finish();  // Writes the rest and renames the file into place.
+
+ private:
+  class Impl;
+  explicit TraceFileStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace exporter
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
