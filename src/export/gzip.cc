@@ -41,7 +41,7 @@ class GzipSink::Compressor {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    isal_zstream stream;
+    isal_zstream stream{};  // Every field zero: isal_deflate_stateless_init does not set them all.
     isal_deflate_stateless_init(&stream);
     stream.level = static_cast<uint32_t>(level_);
     stream.level_buf = level_buf_.get();
