@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
@@ -113,28 +112,9 @@ void EventPool::StopPrefaulting() {
   if (prefaulter_.joinable()) prefaulter_.join();
 }
 
-namespace {
-std::atomic<FreedPagesTaker> g_freed_pages_taker{nullptr};
-constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
-}  // namespace
-
-void SetFreedPagesTaker(FreedPagesTaker take) {
-  g_freed_pages_taker.store(take, std::memory_order_release);
-}
-
 EventPool::~EventPool() {
   StopPrefaulting();
-  const uint64_t length = num_blocks_ * internal::EventBlock::kBytes;
-  if (const FreedPagesTaker take = g_freed_pages_taker.load(std::memory_order_acquire)) {
-    // The claimed blocks were written, so their pages are committed; whole
-    // huge pages of them move as page-table entries.
-    const uintptr_t base = reinterpret_cast<uintptr_t>(base_);
-    const uintptr_t first = (base + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-    const uintptr_t end = (base + used_bytes()) / kHugePageBytes * kHugePageBytes;
-    if (end > first) take(reinterpret_cast<char*>(first), static_cast<size_t>(end - first));
-  }
-  // What was taken is no longer mapped here; unmapping its hole is harmless.
-  munmap(base_, length);
+  munmap(base_, num_blocks_ * internal::EventBlock::kBytes);
 }
 
 uint64_t EventPool::used_bytes() const {

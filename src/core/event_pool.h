@@ -48,16 +48,6 @@ static_assert(sizeof(RingBlockHeader) == sizeof(EventRecord),
 
 namespace core {
 
-// Where a destroyed pool's written pages may go instead of being unmapped:
-// `take` gets a 2 MiB-aligned run of them [pages, pages + bytes) and may
-// move them away (mremap) to reuse them; the pool unmaps whatever is still
-// its own. Reusing pages costs nothing, while fresh ones are faulted in and
-// zeroed (~0.5 ms per MB on a VM). nullptr (the default): all unmapped.
-// NEURONPROF_API: exported from libneuronprof_markers for the session's
-// arenas (not public API; see neuronprof/export.h).
-using FreedPagesTaker = void (*)(char* pages, size_t bytes);
-NEURONPROF_API void SetFreedPagesTaker(FreedPagesTaker take);
-
 class EventPool {
  public:
   // Reserves `bytes` (rounded down to whole blocks, at least one) of

@@ -10,8 +10,6 @@
 #include <new>
 #include <thread>
 
-#include "src/core/event_pool.h"
-
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels say EINVAL.
 #endif
@@ -40,7 +38,6 @@ constexpr size_t kCommitStepBytes = size_t{2} << 20;
 std::atomic<int64_t> g_mapped_bytes{0};
 std::atomic<int64_t> g_blocks_ever{0};
 std::atomic<int64_t> g_prefaulted_blocks_ever{0};
-std::atomic<int64_t> g_adopted_bytes_ever{0};
 
 // The live PrefaultedBlocks' reservation; base == nullptr when none.
 struct Reservation {
@@ -49,8 +46,7 @@ struct Reservation {
   std::condition_variable committed_more;
   char* base = nullptr;
   size_t cut = 0;        // Bytes handed to arenas, from base.
-  size_t committed = 0;  // Bytes from base populated (by the thread, or adopted).
-  size_t populating_end = 0;  // The end of what the thread populates right now.
+  size_t committed = 0;  // Bytes from base the thread has populated.
   bool stop = false;
   bool thread_done = false;
   std::thread thread;
@@ -75,13 +71,11 @@ void CommitAhead(Reservation* r) {
     }
     const size_t step = std::min(kCommitStepBytes, r->Target() - from);
     char* const at = r->base + from;
-    r->populating_end = from + step;
     lock.unlock();
     const bool ok = madvise(at, step, MADV_POPULATE_WRITE) == 0;
     lock.lock();
     if (!ok) break;  // No MADV_POPULATE_WRITE: the blocks fault as usual.
-    // Pages adopted meanwhile may lie beyond.
-    r->committed = std::max(r->committed, from + step);
+    r->committed = from + step;
     r->committed_more.notify_all();
   }
   r->thread_done = true;
@@ -98,30 +92,6 @@ void* CutReserved(size_t bytes) {
   r.wake.notify_one();
   g_prefaulted_blocks_ever.fetch_add(1, std::memory_order_relaxed);
   return block;
-}
-
-// A destroyed event pool's written pages (core::SetFreedPagesTaker), moved
-// to the end of what is committed: the blocks cut there reuse them instead
-// of faulting in and zeroing fresh ones. Never where the thread populates
-// now; left to be unmapped by the pool when no reservation is live.
-void AdoptFreedPages(char* pages, size_t bytes) {
-  Reservation& r = TheReservation();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.base == nullptr) return;
-  const size_t at = std::max({r.cut, r.committed, r.populating_end});
-  // Pages kept wait unused, resident, until blocks are cut from them: a
-  // capture's annotation adds about half again what its host plane took
-  // (the pool goes once that is built), so no more than that is kept.
-  bytes = std::min(bytes, r.cut / 2 / kHugePageBytes * kHugePageBytes);
-  if (bytes == 0 || at + bytes > kReservationBytes) return;
-  // The old range must be one mapping (the pool's) and both 2 MiB
-  // aligned: its huge pages then move whole. Over the reservation's
-  // unpopulated pages there.
-  if (mremap(pages, bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, r.base + at) == MAP_FAILED) {
-    return;
-  }
-  r.committed = at + bytes;
-  g_adopted_bytes_ever.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
 void* Map(size_t bytes) {
@@ -187,10 +157,9 @@ PrefaultedBlocks::PrefaultedBlocks() {
   }
   madvise(base, kReservationBytes, MADV_HUGEPAGE);
   r.base = base;
-  r.cut = r.committed = r.populating_end = 0;
+  r.cut = r.committed = 0;
   r.stop = r.thread_done = false;
   r.thread = std::thread(CommitAhead, &r);
-  core::SetFreedPagesTaker(AdoptFreedPages);
   active_ = true;
 }
 
@@ -203,7 +172,6 @@ PrefaultedBlocks::~PrefaultedBlocks() {
     r.wake.notify_one();
   }
   r.thread.join();
-  core::SetFreedPagesTaker(nullptr);
   std::lock_guard<std::mutex> lock(r.mutex);
   // The blocks cut are their arenas' (unmapped one by one with them).
   munmap(r.base + r.cut, kReservationBytes - r.cut);
@@ -223,7 +191,6 @@ MappedArenaCounts CountMappedArenas() {
   counts.prefaulted_blocks_ever = g_prefaulted_blocks_ever.load(std::memory_order_relaxed);
   counts.mapped_bytes = g_mapped_bytes.load(std::memory_order_relaxed);
   counts.blocks_ever = g_blocks_ever.load(std::memory_order_relaxed);
-  counts.adopted_bytes_ever = g_adopted_bytes_ever.load(std::memory_order_relaxed);
   return counts;
 }
 

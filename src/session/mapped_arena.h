@@ -27,10 +27,7 @@ std::unique_ptr<google::protobuf::Arena> NewMappedArena();
 // (and at most 16 MiB): a small capture commits little. What is left of
 // the reservation is unmapped when it goes; the blocks cut from it stay
 // their arenas'. One at a time (a second one reserves nothing); nothing
-// happens where the kernel lacks MADV_POPULATE_WRITE (< 5.14). While it
-// lives, an event pool destroyed (the records, once read into the XSpace)
-// hands its written pages over: they are moved (mremap) past what is
-// committed, so the arenas' later blocks reuse them, already faulted in.
+// happens where the kernel lacks MADV_POPULATE_WRITE (< 5.14).
 class PrefaultedBlocks {
  public:
   PrefaultedBlocks();
@@ -54,7 +51,6 @@ struct MappedArenaCounts {
   int64_t mapped_bytes = 0;
   int64_t blocks_ever = 0;
   int64_t prefaulted_blocks_ever = 0;  // Cut from a PrefaultedBlocks' reservation.
-  int64_t adopted_bytes_ever = 0;  // Event pools' pages moved into one (see below).
 };
 MappedArenaCounts CountMappedArenas();
 

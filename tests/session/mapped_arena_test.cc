@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,7 +13,6 @@
 #include <catch2/catch.hpp>
 
 #include "proto/xplane.pb.h"
-#include "src/core/event_pool.h"
 
 namespace neuronprof {
 namespace {
@@ -102,49 +100,6 @@ TEST_CASE("while PrefaultedBlocks lives, 2 MiB blocks come committed ahead from 
   CHECK(StatusKb("VmSize:") - address_space_kb < (int64_t{1} << 30) / 1024);
   arena.reset();
   CHECK(session::CountMappedArenas().mapped_bytes == before.mapped_bytes);
-}
-
-TEST_CASE("an event pool freed while PrefaultedBlocks lives gives its written pages to later blocks") {
-  auto arena = session::NewMappedArena();
-  if (arena == nullptr) return;  // GCC's TSan: captures go on the heap.
-  constexpr size_t kMiB = size_t{1} << 20;
-  constexpr char kRecordByte = 0x5a;  // What the records leave; fresh pages are zeroes.
-  auto write_pool = [] {
-    auto pool = core::EventPool::Create(64 * kMiB, /*generation=*/1);
-    REQUIRE(pool.ok());
-    for (size_t written = 0; written < 16 * kMiB; written += internal::EventBlock::kBytes) {
-      std::memset((*pool)->ClaimBlock(), kRecordByte, internal::EventBlock::kBytes);
-    }
-    return std::move(*pool);
-  };
-  int64_t adopted = 0;
-  bool reused = false;
-  {
-    session::PrefaultedBlocks prefaulted;
-    REQUIRE(prefaulted.active());
-    // 8 MiB cut: pages kept are at most half of what was cut so far.
-    for (int i = 0; i < 8; ++i) google::protobuf::Arena::CreateArray<char>(arena.get(), kMiB);
-    auto pool = write_pool();
-    const int64_t before = session::CountMappedArenas().adopted_bytes_ever;
-    pool.reset();  // The records were read.
-    adopted = session::CountMappedArenas().adopted_bytes_ever - before;
-    // Past what the thread committed ahead (at most as much as was cut),
-    // blocks are cut from the pool's pages: its bytes, not fresh zeroes.
-    for (int i = 0; i < 32 && !reused; ++i) {
-      const char* bytes = google::protobuf::Arena::CreateArray<char>(arena.get(), kMiB);
-      reused = bytes[kMiB / 2] == kRecordByte;
-    }
-  }
-  if (!session::PrefaultedBlocks().active()) return;  // No reservation: nothing to give.
-  CHECK(adopted >= int64_t{2} << 20);
-  // Not all 16 MiB written: at most half of what was cut (8 MiB and the
-  // arena's own growth), so that pages kept unused do not raise the peak.
-  CHECK(adopted < int64_t{16} << 20);
-  CHECK(reused);
-  // With no PrefaultedBlocks, a pool's pages are unmapped with it.
-  const int64_t before = session::CountMappedArenas().adopted_bytes_ever;
-  write_pool().reset();
-  CHECK(session::CountMappedArenas().adopted_bytes_ever == before);
 }
 
 }  // namespace
