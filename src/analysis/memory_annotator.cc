@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "src/xplane/saturating.h"
@@ -100,14 +101,20 @@ std::vector<MemoryStatsToAdd> PlanPlane(const tensorflow::profiler::XPlane& raw,
   const int64_t device_type_id = plane.StatId(xplane::kMemoryDeviceTypeStat);
   const int64_t available_id = plane.StatId(xplane::kBytesAvailableStat);
   const int64_t peak_id = plane.StatId(xplane::kPeakBytesInUseStat);
+  // Memory events told by their metadata id: no metadata look-up for
+  // each of the other events.
+  absl::flat_hash_set<int64_t> memory_metadata;
+  for (const auto& [id, metadata] : raw.event_metadata()) {
+    if (xplane::IsMemoryEventName(metadata.name())) memory_metadata.insert(id);
+  }
   std::vector<Located> events;
   for (int l = 0; l < plane.NumLines(); ++l) {
-    const xplane::LineVisitor line = plane.Line(l);
-    const int64_t line_ps = LineStartPs(line.TimestampNs());
-    for (int e = 0; e < line.NumEvents(); ++e) {
-      const xplane::EventVisitor event = line.Event(e);
-      if (!xplane::IsMemoryEventName(event.Name())) continue;
-      events.push_back({SaturatingAdd(line_ps, event.OffsetPs()), l, e});
+    const tensorflow::profiler::XLine& line = raw.lines(l);
+    const int64_t line_ps = LineStartPs(line.timestamp_ns());
+    for (int e = 0; e < line.events_size(); ++e) {
+      const tensorflow::profiler::XEvent& event = line.events(e);
+      if (!memory_metadata.contains(event.metadata_id())) continue;
+      events.push_back({SaturatingAdd(line_ps, event.offset_ps()), l, e});
     }
   }
   std::stable_sort(events.begin(), events.end(),

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -197,17 +198,24 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
     const OperatorStatIds ids(plane);
     if (ids.framework < 0) continue;  // No operators on this plane.
     ops.reserve(ops.size() + plane.NumEvents());
+    // Memory events (about half of a kOperator capture's) are told by their
+    // metadata id, without a visitor's metadata look-up per event.
+    absl::flat_hash_set<int64_t> memory_metadata;
+    for (const auto& [id, metadata] : space.planes(p).event_metadata()) {
+      if (xplane::IsMemoryEventName(metadata.name())) memory_metadata.insert(id);
+    }
     for (int l = 0; l < plane.NumLines(); ++l) {
       const xplane::LineVisitor line = plane.Line(l);
       const int64_t line_ps = LineStartPs(line.TimestampNs());
       const size_t first_op = ops.size();
       std::vector<Open> stack;
       for (int e : SortedEventIndices(line.raw())) {
-        const xplane::EventVisitor event = line.Event(e);
-        const int64_t start = SaturatingAdd(line_ps, event.OffsetPs());
-        const int64_t end = SaturatingAdd(start, event.DurationPs());
+        const XEvent& raw = line.raw().events(e);
+        const int64_t start = SaturatingAdd(line_ps, raw.offset_ps());
+        const int64_t end = SaturatingAdd(start, raw.duration_ps());
         while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
-        if (xplane::IsMemoryEventName(event.Name())) continue;  // Instants, not scopes.
+        if (memory_metadata.contains(raw.metadata_id())) continue;  // Instants, not scopes.
+        const xplane::EventVisitor event = line.Event(e);
         if (!event.Stat(ids.framework)) {
           const bool step = event.IntStat(ids.root).value_or(0) != 0;
           Open open{end, -1, -1, {}, {}};

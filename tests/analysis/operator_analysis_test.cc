@@ -11,6 +11,7 @@
 #include "src/analysis/step_breakdown.h"
 #include "src/analysis/summary_report.h"
 #include "src/xplane/xplane_builder.h"
+#include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
 
@@ -191,6 +192,28 @@ TEST_CASE("an op that owns its FLOPs also owns the bytes of the copies nested in
   }
   CHECK(flops == kAddmmFlops + 7077888);
   CHECK(bytes == 634880 + 624320);
+}
+
+TEST_CASE("the operator walk skips memory events without visiting them, and keeps nesting") {
+  // A kOperator capture is about half memory events: the walk tells them
+  // by their metadata and spends no visitor on them.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  constexpr int kOps = 100, kMemoryPerOp = 4;
+  for (int i = 0; i < kOps; ++i) {
+    AddOp(host, line, "aten::mm", i * 100, 50, "[[2,3],[3,4]]", "Float,Float", R"(["",""])");
+    for (int m = 0; m < kMemoryPerOp; ++m) {
+      host.AddEvent(line, host.EventMetadataId(xplane::kMemoryAllocationEvent), i * 100 + m, 0);
+    }
+  }
+  xplane::ResetWorkCount();
+  const OperatorEvents events = CollectOperatorEvents(space);
+  const uint64_t work = xplane::WorkCount();
+  REQUIRE(events.ops.size() == kOps);
+  CHECK(events.ops[kOps - 1].parent == -1);  // Instants end nothing, open nothing.
+  // One visitor per op; none per memory event (kOps * kMemoryPerOp more).
+  CHECK(work < uint64_t{kOps} * 2);
 }
 
 TEST_CASE("malformed input stats make the op unknown and are counted") {
