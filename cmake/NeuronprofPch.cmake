@@ -24,6 +24,7 @@ function(neuronprof_torch_pch target)
   if(NOT NEURONPROF_PCH)
     return()
   endif()
+  set(sanitize_o0 $<$<BOOL:${NEURONPROF_SANITIZE}>:-O0>)
   if(NOT TARGET neuronprof_torch_pch)
     set(main ${PROJECT_BINARY_DIR}/neuronprof_torch_pch.cc)
     file(WRITE ${main} "int main() { return 0; }\n")
@@ -31,14 +32,15 @@ function(neuronprof_torch_pch target)
     target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES})
     target_compile_definitions(neuronprof_torch_pch PRIVATE NDEBUG)
     target_compile_options(neuronprof_torch_pch PRIVATE -pthread
-                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
+                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1> ${sanitize_o0})
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   # Replaces the unit tests' PCH (neuronprof_test) where a target had it.
   set_property(TARGET ${target} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM neuronprof_torch_pch)
   add_dependencies(${target} neuronprof_torch_pch)
-  # -pthread and NDEBUG must match (clang refuses the PCH otherwise, GCC
-  # ignores it). NDEBUG is what libtorch is built with.
-  target_compile_options(${target} PRIVATE -pthread)
+  # -pthread, NDEBUG and the optimization level must match (clang refuses
+  # the PCH otherwise, GCC ignores it). NDEBUG is what libtorch is built
+  # with; the sanitizer builds compile tests at -O0 (tests/CMakeLists.txt).
+  target_compile_options(${target} PRIVATE -pthread ${sanitize_o0})
   target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()
