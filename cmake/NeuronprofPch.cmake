@@ -24,7 +24,6 @@ function(neuronprof_torch_pch target)
   if(NOT NEURONPROF_PCH)
     return()
   endif()
-  set(sanitize_o0 $<$<BOOL:${NEURONPROF_SANITIZE}>:-O0>)
   if(NOT TARGET neuronprof_torch_pch)
     set(main ${PROJECT_BINARY_DIR}/neuronprof_torch_pch.cc)
     file(WRITE ${main} "int main() { return 0; }\n")
@@ -32,7 +31,7 @@ function(neuronprof_torch_pch target)
     target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES})
     target_compile_definitions(neuronprof_torch_pch PRIVATE NDEBUG)
     target_compile_options(neuronprof_torch_pch PRIVATE -pthread
-                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1> ${sanitize_o0})
+                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1> ${NEURONPROF_TEST_OPTIMIZE})
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   # Replaces the unit tests' PCH (neuronprof_test) where a target had it.
@@ -40,7 +39,7 @@ function(neuronprof_torch_pch target)
   add_dependencies(${target} neuronprof_torch_pch)
   # -pthread, NDEBUG and the optimization level must match (clang refuses
   # the PCH otherwise, GCC ignores it). NDEBUG is what libtorch is built
-  # with; the sanitizer builds compile tests at -O0 (tests/CMakeLists.txt).
-  target_compile_options(${target} PRIVATE -pthread ${sanitize_o0})
+  # with; NEURONPROF_TEST_OPTIMIZE is the tests' (NeuronprofSanitizers.cmake).
+  target_compile_options(${target} PRIVATE -pthread ${NEURONPROF_TEST_OPTIMIZE})
   target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()
