@@ -21,8 +21,6 @@ option(NEURONPROF_PCH "Precompile the headers shared by many targets" ${pch_defa
 # users share: libtorch's, NDEBUG (Debian's libtorch is built with it, and
 # its users define it), -pthread, line tables.
 function(neuronprof_torch_pch target)
-  # Keeps the build's optimization in a unit test (tests/CMakeLists.txt).
-  set_property(TARGET ${target} PROPERTY NEURONPROF_TORCH_USER ON)
   if(NOT NEURONPROF_PCH)
     return()
   endif()
@@ -33,14 +31,15 @@ function(neuronprof_torch_pch target)
     target_link_libraries(neuronprof_torch_pch PRIVATE ${TORCH_LIBRARIES})
     target_compile_definitions(neuronprof_torch_pch PRIVATE NDEBUG)
     target_compile_options(neuronprof_torch_pch PRIVATE -pthread
-                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1>)
+                           $<$<CONFIG:Debug,RelWithDebInfo>:-g1> ${NEURONPROF_TEST_OPTIMIZE})
     target_precompile_headers(neuronprof_torch_pch PRIVATE <torch/torch.h>)
   endif()
   # Replaces the unit tests' PCH (neuronprof_test) where a target had it.
   set_property(TARGET ${target} PROPERTY PRECOMPILE_HEADERS_REUSE_FROM neuronprof_torch_pch)
   add_dependencies(${target} neuronprof_torch_pch)
-  # -pthread and NDEBUG must match (clang refuses the PCH otherwise, GCC
-  # ignores it). NDEBUG is what libtorch is built with.
-  target_compile_options(${target} PRIVATE -pthread)
+  # -pthread, NDEBUG and the optimization level must match (clang refuses
+  # the PCH otherwise, GCC ignores it). NDEBUG is what libtorch is built
+  # with; NEURONPROF_TEST_OPTIMIZE is the tests' (NeuronprofSanitizers.cmake).
+  target_compile_options(${target} PRIVATE -pthread ${NEURONPROF_TEST_OPTIMIZE})
   target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()

@@ -11,7 +11,7 @@ if(NEURONPROF_SANITIZE)
   endif()
 endif()
 
-# The unit tests' own code and their PCH (tests/CMakeLists.txt; not libtorch's users)
+# The unit tests' own code (tests/CMakeLists.txt) and the PCHs they share
 # are compiled at -O0 in the sanitizer builds: half of clang's -O1
 # ASan/UBSan compile of a test, while the library keeps the build's flags.
 set(NEURONPROF_TEST_OPTIMIZE "")
