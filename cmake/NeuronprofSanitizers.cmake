@@ -10,3 +10,11 @@ if(NEURONPROF_SANITIZE)
     add_compile_options(-Wno-tsan)
   endif()
 endif()
+
+# The unit tests' own code (tests/CMakeLists.txt) and the PCHs they share
+# are compiled at -O0 in the sanitizer builds: half of clang's -O1
+# ASan/UBSan compile of a test, while the library keeps the build's flags.
+set(NEURONPROF_TEST_OPTIMIZE "")
+if(NEURONPROF_SANITIZE)
+  set(NEURONPROF_TEST_OPTIMIZE -O0)
+endif()

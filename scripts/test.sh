@@ -29,7 +29,8 @@ NEURONPROF_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/interop -q
 
 if [ "${NEURONPROF_SKIP_SANITIZERS:-0}" != "1" ]; then
   # One clang build serves the ASan/UBSan unit tests and the fuzzers
-  # (NEURONPROF_FUZZ=ON, cmake/NeuronprofFuzz.cmake); -O1 keeps both quick.
+  # (NEURONPROF_FUZZ=ON, cmake/NeuronprofFuzz.cmake); -O1 keeps both quick
+  # (the unit tests' own code is compiled at -O0 there: tests/CMakeLists.txt).
   # Sanitizer reports need only line tables: -gline-tables-only here makes
   # objects and binaries a third smaller, -g1 in the TSan build takes ~15 %
   # off its compile; call_stack_test and write_stack_xplane add their own
