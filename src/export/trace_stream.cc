@@ -1,53 +1,47 @@
 #include "src/export/trace_stream.h"
 
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
-#include "src/xplane/saturating.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
+#include "src/export/plane_gather.h"
 
 namespace neuronprof {
 namespace exporter {
-namespace {
 
-using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 
-// A plane's lines by (id, name): a fragment's line goes to the line it
-// continues.
-struct LineKey {
-  int64_t id;
-  std::string name;
-  bool operator==(const LineKey& o) const { return id == o.id && name == o.name; }
-  template <typename H>
-  friend H AbslHashValue(H h, const LineKey& key) {
-    return H::combine(std::move(h), key.id, key.name);
-  }
-};
-
-}  // namespace
-
 class TraceStream::Impl {
  public:
-  Impl(TraceFormat format, ByteSink* sink) : format_(format), sink_(sink) {}
+  Impl(TraceFormat format, ByteSink* sink) : format_(format), sink_(sink) {
+    if (format == TraceFormat::kChrome) chrome_ = std::make_unique<ChromeTraceStream>(sink);
+  }
 
   absl::Status Append(const XSpace& fragment) {
     if (finished_) return absl::FailedPreconditionError("TraceStream: Append after Finish");
-    for (const XPlane& plane : fragment.planes()) AppendPlane(plane);
+    if (chrome_ != nullptr) return chrome_->Append(fragment);
+    for (const XPlane& plane : fragment.planes()) {
+      auto [it, inserted] = planes_.try_emplace(plane.name(), nullptr);
+      if (inserted) {
+        it->second = std::make_unique<PlaneGather>();
+        order_.push_back(it->second.get());
+      }
+      it->second->Append(plane);
+    }
     if (!seen_space_) {
       seen_space_ = true;
       // The space's own fields (hostnames, warnings, errors) come with the
       // first fragment.
-      XSpace header = fragment;
-      header.clear_planes();
-      XSpace planes = std::move(space_);
-      space_ = std::move(header);
-      *space_.mutable_planes() = std::move(*planes.mutable_planes());
+      space_ = fragment;
+      space_.clear_planes();
     }
     return absl::OkStatus();
   }
@@ -55,56 +49,18 @@ class TraceStream::Impl {
   absl::Status Finish() {
     if (finished_) return absl::FailedPreconditionError("TraceStream: Finish called twice");
     finished_ = true;
-    return format_ == TraceFormat::kKineto ? WriteKinetoTrace(space_, sink_)
-                                           : WriteChromeTrace(space_, sink_);
+    if (chrome_ != nullptr) return chrome_->Finish();
+    for (const PlaneGather* plane : order_) *space_.add_planes() = plane->plane();
+    return WriteKinetoTrace(space_, sink_);
   }
 
  private:
-  struct PlaneState {
-    XPlane* plane;
-    absl::flat_hash_map<LineKey, XLine*> lines;
-  };
-
-  // The fragment's events after those of the same plane (by name) and line
-  // (by id and name); a new plane or line is added after the others.
-  void AppendPlane(const XPlane& fragment) {
-    auto [it, inserted] = planes_.try_emplace(fragment.name());
-    PlaneState& state = it->second;
-    if (inserted) {
-      state.plane = space_.add_planes();
-      *state.plane = fragment;
-      for (XLine& line : *state.plane->mutable_lines()) {
-        state.lines.try_emplace(LineKey{line.id(), line.name()}, &line);
-      }
-      return;
-    }
-    for (const XLine& line : fragment.lines()) {
-      auto [at, fresh] = state.lines.try_emplace(LineKey{line.id(), line.name()}, nullptr);
-      if (fresh) {
-        // Pointers into a repeated field stay valid as it grows.
-        at->second = state.plane->add_lines();
-        *at->second = line;
-        continue;
-      }
-      XLine& whole = *at->second;
-      whole.mutable_events()->Reserve(whole.events_size() + line.events_size());
-      for (const auto& event : line.events()) {
-        auto* copy = whole.add_events();
-        *copy = event;
-        // Offsets are from the fragment's line timestamp.
-        if (line.timestamp_ns() != whole.timestamp_ns()) {
-          copy->set_offset_ps(SaturatingAdd(
-              event.offset_ps(),
-              SaturatingMul(SaturatingSub(line.timestamp_ns(), whole.timestamp_ns()), 1000)));
-        }
-      }
-    }
-  }
-
   const TraceFormat format_;
   ByteSink* const sink_;
+  std::unique_ptr<ChromeTraceStream> chrome_;
   XSpace space_;
-  absl::flat_hash_map<std::string, PlaneState> planes_;
+  absl::flat_hash_map<std::string, std::unique_ptr<PlaneGather>> planes_;
+  std::vector<PlaneGather*> order_;
   bool seen_space_ = false;
   bool finished_ = false;
 };
