@@ -452,7 +452,7 @@ int64_t ProcBytes(const char* key) {
   return static_cast<int64_t>(bench::ProcStatusMb(key) * 1024 * 1024);
 }
 
-TEST_CASE("a streamed dump of a full ring takes at most the ring's pages and gives them back") {
+TEST_CASE("a streamed dump of a full ring takes less than the ring's pages and gives them back") {
   if (kShadowInRss) {
     WARN("ThreadSanitizer's shadow memory is in the RSS: no page count to check");
     return;
@@ -482,9 +482,11 @@ TEST_CASE("a streamed dump of a full ring takes at most the ring's pages and giv
   REQUIRE(dump.ok());
   CHECK(dump->events > 200000);
   CAPTURE(before, peak, after);
-  // The copy (one mapping of the ring's size) and one chunk of events;
-  // built whole, the XSpace alone took ~2.6x the ring.
-  CHECK(peak - before <= kRing + (int64_t{1} << 20));
+  // The copy and one chunk of events; built whole, the XSpace alone took
+  // ~2.6x the ring. The copy holds the records and each repeated name (its
+  // arguments included) once, and never touches the mapping's middle: well
+  // under the ring, which is a third names.
+  CHECK(peak - before <= kRing * 3 / 4);
   CHECK(after - before <= int64_t{1} << 20);
 }
 
