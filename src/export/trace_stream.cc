@@ -5,63 +5,45 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
-#include "src/export/plane_gather.h"
 
 namespace neuronprof {
 namespace exporter {
 
-using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
 
 class TraceStream::Impl {
  public:
-  Impl(TraceFormat format, ByteSink* sink) : format_(format), sink_(sink) {
-    if (format == TraceFormat::kChrome) chrome_ = std::make_unique<ChromeTraceStream>(sink);
+  Impl(TraceFormat format, ByteSink* sink) {
+    if (format == TraceFormat::kChrome) {
+      chrome_ = std::make_unique<ChromeTraceStream>(sink);
+    } else {
+      kineto_ = std::make_unique<KinetoTraceStream>(sink);
+    }
   }
 
   absl::Status Append(const XSpace& fragment) {
     if (finished_) return absl::FailedPreconditionError("TraceStream: Append after Finish");
-    if (chrome_ != nullptr) return chrome_->Append(fragment);
-    for (const XPlane& plane : fragment.planes()) {
-      auto [it, inserted] = planes_.try_emplace(plane.name(), nullptr);
-      if (inserted) {
-        it->second = std::make_unique<PlaneGather>();
-        order_.push_back(it->second.get());
-      }
-      it->second->Append(plane);
-    }
-    if (!seen_space_) {
-      seen_space_ = true;
-      // The space's own fields (hostnames, warnings, errors) come with the
-      // first fragment.
-      space_ = fragment;
-      space_.clear_planes();
-    }
-    return absl::OkStatus();
+    return chrome_ != nullptr ? chrome_->Append(fragment) : kineto_->Append(fragment);
   }
 
   absl::Status Finish() {
     if (finished_) return absl::FailedPreconditionError("TraceStream: Finish called twice");
     finished_ = true;
-    if (chrome_ != nullptr) return chrome_->Finish();
-    for (const PlaneGather* plane : order_) *space_.add_planes() = plane->plane();
-    return WriteKinetoTrace(space_, sink_);
+    return chrome_ != nullptr ? chrome_->Finish() : kineto_->Finish();
+  }
+
+  size_t HeldItems() const {
+    return chrome_ != nullptr ? chrome_->HeldItems() : kineto_->HeldItems();
   }
 
  private:
-  const TraceFormat format_;
-  ByteSink* const sink_;
   std::unique_ptr<ChromeTraceStream> chrome_;
-  XSpace space_;
-  absl::flat_hash_map<std::string, std::unique_ptr<PlaneGather>> planes_;
-  std::vector<PlaneGather*> order_;
-  bool seen_space_ = false;
+  std::unique_ptr<KinetoTraceStream> kineto_;
   bool finished_ = false;
 };
 
@@ -70,6 +52,7 @@ TraceStream::TraceStream(TraceFormat format, ByteSink* sink)
 TraceStream::~TraceStream() = default;
 absl::Status TraceStream::Append(const XSpace& fragment) { return impl_->Append(fragment); }
 absl::Status TraceStream::Finish() { return impl_->Finish(); }
+size_t TraceStream::HeldItems() const { return impl_->HeldItems(); }
 
 class TraceFileStream::Impl {
  public:

@@ -24,6 +24,7 @@
 #ifndef NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 #define NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,11 @@ class TraceStream {
   // Writes what crosses fragments and the trailer; the sink's first error.
   // Call it once, after the last Append().
   absl::Status Finish();
+  // What the stream holds between fragments (for tests): the planes and
+  // lines, the threads named, and the events and spans that links need
+  // (flow ends, runtime calls, device work, host spans around calls);
+  // never one per host marker.
+  size_t HeldItems() const;
 
  private:
   class Impl;
