@@ -54,7 +54,7 @@ struct StreamedCapture {
   // before).
   absl::Status WriteHostFragments(tensorflow::profiler::XPlane* fragment,
                                   const std::function<absl::Status()>& ready) const;
-  static constexpr int kFragmentEvents = 64 * 1024;
+  static constexpr int kFragmentEvents = 8 * 1024;
 
   CaptureResult result;
   core::RecordedCapture records;
