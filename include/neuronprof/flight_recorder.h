@@ -26,20 +26,18 @@
 // threads recording at full speed on 2 vCPUs, which keep the dumping
 // thread off the cores, lost 0.45-4.0 M events per whole-ring dump) and
 // writes the files afterwards, on the calling thread. Its memory: the
-// copy, at most ring_bytes (one mapping, committed whole for last_ms 0;
-// its unused pages given back after the freeze), unmapped when Dump
-// returns. With the .xplane.pb alone (the default: write_chrome_trace and
-// write_pytorch_trace false) the host plane is streamed into the file
-// 512 events at a time, each thread's markers sorted in the copy: a dump
-// of a full ring peaks at the copy plus its heap (that chunk, a 32 KiB
-// write buffer, the distinct names; up to ~0.5 MiB on a thread's first
-// dump) above the RSS before it, 63.8-64.4 MiB for a 64 MiB ring, and
-// RSS comes back to within 1 MiB.
-// The Chrome and Kineto writers read a whole XSpace: with them it is
-// built from the copy on mapped blocks (~72 bytes per event plus ~40 per
-// argument, ~3.6x ring_bytes in all for steps of scopes with two
-// arguments), and RSS stays 27-49 MiB above its level after (glibc's
-// thread arenas of the writer threads) (docs/guide/flight-recorder.md).
+// copy, at most ring_bytes (one mapping: for last_ms 0 the records' part
+// committed before the freeze, the names faulted in as copied, a name that
+// repeats a recent one's bytes copied once; the untouched middle given
+// back after the freeze), unmapped when Dump returns. No XSpace is built:
+// the host plane is streamed into the .xplane.pb 512 events at a time,
+// each thread's markers sorted in the copy, and the Chrome and Kineto
+// files (write_chrome_trace, write_pytorch_trace) come from fragments of
+// it built again, 8K events at a time. A dump of a full 64 MiB ring of
+// steps of scopes with two arguments peaks 42.7-44.1 MiB above the RSS
+// before it with the .xplane.pb alone (the default), 56-71 MiB with all
+// three files; RSS comes back to within 1 MiB (with the traces, 12-14 MiB
+// of the writer threads' malloc arenas stay) (docs/guide/flight-recorder.md).
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.

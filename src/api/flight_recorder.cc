@@ -187,24 +187,15 @@ class FlightRecorder::Impl {
   }
 
   // The ring's copy is a mapping of its own, unmapped when the dump ends.
-  // With the xplane.pb alone, its host plane is streamed into the file a
-  // chunk of events at a time: the dump holds the copy and one chunk. The
-  // Chrome and Kineto writers read a whole XSpace, built on a mapped arena
-  // (unmapped too); their buffers are malloc's, handed back after.
+  // No XSpace is built: the host plane is streamed into the xplane.pb a
+  // chunk of events at a time, then built again in fragments for the
+  // Chrome and Kineto files when asked (RunWriter::WriteStreamed): the
+  // dump holds the copy and one chunk or fragment.
   absl::StatusOr<ProfileResult> DumpLocked(std::string_view reason, int64_t last_ms,
                                            std::string_view note) {
-    absl::StatusOr<ProfileResult> written;
-    if (streams_) {
-      auto snapshot = session_->SnapshotForStreaming(last_ms, kRingAdvice, note);
-      if (!snapshot.ok()) return snapshot.status();
-      written = Write(reason, &snapshot->result, [&](xplane::XPlaneSink* sink) {
-        return snapshot->WriteHostPlane(sink);
-      });
-    } else {
-      auto captured = session_->Snapshot(last_ms, kRingAdvice, note);
-      if (!captured.ok()) return captured.status();
-      written = Write(reason, &*captured, {});
-    }
+    auto snapshot = session_->SnapshotForStreaming(last_ms, kRingAdvice, note);
+    if (!snapshot.ok()) return snapshot.status();
+    absl::StatusOr<ProfileResult> written = Write(reason, &*snapshot);
     ReleaseFreedHeap();
     return written;
   }
@@ -213,15 +204,12 @@ class FlightRecorder::Impl {
   // taken (n: this recorder's counter, so a storm of dumps in one second
   // never runs out of names), and written as every run is (api::RunWriter:
   // working folder, fallback folder when the logdir cannot be written).
-  absl::StatusOr<ProfileResult> Write(std::string_view reason,
-                                      session::CaptureResult* captured,
-                                      const exporter::StreamedPlane& streamed) {
+  absl::StatusOr<ProfileResult> Write(std::string_view reason, session::StreamedCapture* captured) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
     const std::string run =
-        absl::StrCat(exporter::RunNameForTime(captured->stop_epoch_ns),
+        absl::StrCat(exporter::RunNameForTime(captured->result.stop_epoch_ns),
                      plain_reason.empty() ? "" : "_", plain_reason);
-    return writer_->WriteSpace(&captured->space, captured->stats, captured->start_epoch_ns,
-                               captured->stop_epoch_ns, run, &next_run_number_, streamed);
+    return writer_->WriteStreamed(captured, run, &next_run_number_);
   }
 
   static ProfilerOptions RunOptions(const FlightRecorderOptions& options) {
@@ -236,9 +224,6 @@ class FlightRecorder::Impl {
 
   const FlightRecorderOptions options_;
   const ProfilerOptions run_options_ = RunOptions(options_);  // What writer_ reads.
-  // Only the xplane.pb is written: its host plane is streamed.
-  const bool streams_ =
-      !api::WritesChromeTrace(run_options_) && !run_options_.write_pytorch_trace;
   absl::Status status_;
   // Made once recording runs: with it the port's server, whose failure
   // becomes a warning of every dump.

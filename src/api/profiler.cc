@@ -185,21 +185,37 @@ class WindowProfiler : public Profiler::Impl {
     // count the steps that follow until Stop().
     const bool cut = !stop_requested_ && !awaited_;
     lock.unlock();
-    auto captured = session_->Stop();
-    if (cut) {
-      if (captured.ok()) xplane::AddWarning(&captured->space, WindowWarning());
-      session::StartCountingUnrecordedSteps();
-      lock.lock();
-      counting_late_steps_ = true;
-      lock.unlock();
-    }
-    absl::StatusOr<ProfileResult> result =
-        captured.ok() ? files_.Write(std::move(*captured), options_.run_name)
-                      : captured.status();
+    absl::StatusOr<ProfileResult> result = StopAndWrite(cut);
     if (result.ok()) files_.NotifyTraceReady(&*result);
     lock.lock();
     capturing_ = false;
     result_ = std::move(result);
+  }
+
+  // Host markers alone are written from their records, each file in a
+  // pass over them, never as a whole XSpace (a peak of a few times their
+  // bytes); any other capture is collected into one.
+  absl::StatusOr<ProfileResult> StopAndWrite(bool cut) {
+    if (session_->CanStreamHostPlane()) {
+      auto streamed = session_->StopForStreaming();
+      Stopped(cut, streamed.ok() ? &streamed->result.space : nullptr);
+      if (!streamed.ok()) return streamed.status();
+      return files_.WriteStreamed(&*streamed, options_.run_name);
+    }
+    auto captured = session_->Stop();
+    Stopped(cut, captured.ok() ? &captured->space : nullptr);
+    if (!captured.ok()) return captured.status();
+    return files_.Write(std::move(*captured), options_.run_name);
+  }
+
+  // The window ended by itself (`cut`): say so in the files, and count the
+  // steps that follow until Stop(), from now (not after the writing).
+  void Stopped(bool cut, tensorflow::profiler::XSpace* space) {
+    if (!cut) return;
+    if (space != nullptr) xplane::AddWarning(space, WindowWarning());
+    session::StartCountingUnrecordedSteps();
+    std::lock_guard<std::mutex> lock(mutex_);
+    counting_late_steps_ = true;
   }
 
   std::string WindowWarning() const {

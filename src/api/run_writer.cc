@@ -76,13 +76,26 @@ absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
                     captured.stop_epoch_ns, run_name, numbered);
 }
 
+absl::StatusOr<ProfileResult> RunWriter::WriteStreamed(session::StreamedCapture* captured,
+                                                      const std::string& run_name,
+                                                      uint64_t* numbered) const {
+  return WriteSpace(
+      &captured->result.space, captured->result.stats, captured->result.start_epoch_ns,
+      captured->result.stop_epoch_ns, run_name, numbered,
+      [captured](xplane::XPlaneSink* sink) { return captured->WriteHostPlane(sink); },
+      [captured](tensorflow::profiler::XPlane* plane, const std::function<absl::Status()>& ready) {
+        return captured->WriteHostFragments(plane, ready);
+      });
+}
+
 absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace* space,
                                                   const collectors::CollectStats& stats,
                                                   int64_t start_epoch_ns,
                                                   int64_t stop_epoch_ns,
                                                   const std::string& run_name,
                                                   uint64_t* numbered,
-                                                  const exporter::StreamedPlane& streamed) const {
+                                                  const exporter::StreamedPlane& streamed,
+                                                  const exporter::PlaneFragments& fragments) const {
   const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
   space->add_hostnames(machine);
@@ -116,7 +129,7 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
   absl::Status written = run_dir.status();
   if (run_dir.ok()) {
     result.run_dir = run_dir->path;
-    written = WriteRun(*space, run_dir->path, host, streamed, &result.files);
+    written = WriteRun(*space, run_dir->path, host, streamed, fragments, &result.files);
     count();
     if (written.ok()) return result;
     if (run_dir->created) {
@@ -137,6 +150,7 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
     export_options.chrome_trace = WritesChromeTrace(options_);
     if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
     export_options.streamed_plane = streamed;
+    export_options.plane_fragments = fragments;
     fallback_status =
         exporter::WriteProfileFiles(*space, *fallback, host, export_options)
             .status();
@@ -201,6 +215,7 @@ absl::StatusOr<exporter::RunDirectory> RunWriter::OpenFreeRunDirectory(
 absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
                                  const std::string& run_dir, const std::string& host,
                                  const exporter::StreamedPlane& streamed,
+                                 const exporter::PlaneFragments& fragments,
                                  std::vector<std::string>* files) const {
   const std::string run = run_dir.substr(run_dir.rfind('/') + 1);
   const std::string working_root =
@@ -223,6 +238,7 @@ absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
   export_options.xplane_staging_dir = working;
   export_options.keep_staged_xplane = !options_.delete_working;
   export_options.streamed_plane = streamed;
+  export_options.plane_fragments = fragments;
   // torch-tb-profiler takes every folder holding *.pt.trace.json.gz as a
   // run: <logdir>/<run>/ shows up under the same name as in xprof.
   if (options_.write_pytorch_trace) {

@@ -68,16 +68,24 @@ class RunWriter {
   absl::StatusOr<ProfileResult> Write(session::CaptureResult captured,
                                       const std::string& run_name,
                                       uint64_t* numbered = nullptr) const;
+  // Write's work for a capture whose host plane is streamed from its
+  // records (session::StreamedCapture): the same files, of the same
+  // meaning, without the plane ever held whole.
+  absl::StatusOr<ProfileResult> WriteStreamed(session::StreamedCapture* captured,
+                                              const std::string& run_name,
+                                              uint64_t* numbered = nullptr) const;
   // Write's work, for an XSpace that lives elsewhere (a flight recorder's
   // arena): `space` gets the host name and job identity added. With
   // `streamed`, the xplane.pb also holds that plane (ExportOptions::
-  // streamed_plane), which counts its events into `stats` as it is written.
+  // streamed_plane), which counts its events into `stats` as it is written,
+  // and the traces read it from `fragments`.
   absl::StatusOr<ProfileResult> WriteSpace(tensorflow::profiler::XSpace* space,
                                            const collectors::CollectStats& stats,
                                            int64_t start_epoch_ns, int64_t stop_epoch_ns,
                                            const std::string& run_name,
                                            uint64_t* numbered = nullptr,
-                                           const exporter::StreamedPlane& streamed = {}) const;
+                                           const exporter::StreamedPlane& streamed = {},
+                                           const exporter::PlaneFragments& fragments = {}) const;
 
   // Runs options.on_trace_ready (if any) on `result`; an exception it
   // throws becomes a warning of the result.
@@ -98,6 +106,7 @@ class RunWriter {
   absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
                         const std::string& run_dir, const std::string& host,
                         const exporter::StreamedPlane& streamed,
+                        const exporter::PlaneFragments& fragments,
                         std::vector<std::string>* files) const;
 
   const ProfilerOptions& options_;  // Owned by the Profiler, outlives this.

@@ -29,14 +29,15 @@ static_assert(sizeof(EventBlock) == EventBlock::kBytes, "block layout");
 
 // In a ring (flight recorder) pool the first 32 bytes of every block hold
 // this header instead of EventBlock::next. `state` is the only field two
-// threads race on; the others are written by the block's claimer inside
-// its write section and read by a snapshot only while claims are frozen
-// (see src/core/recorder.cc, "Ring mode").
+// threads race on (and `kind`, atomic for a snapshot's estimate of its
+// copy before the freeze); the others are written by the block's claimer
+// inside its write section and read by a snapshot only while claims are
+// frozen (see src/core/recorder.cc, "Ring mode").
 struct RingBlockHeader {
   enum State : uint32_t { kFree = 0, kRetired = 1, kCurrent = 2 };
   enum Kind : uint32_t { kRecords = 1, kNames = 2 };
   std::atomic<uint32_t> state;  // kCurrent: some thread writes into it.
-  uint32_t kind;
+  std::atomic<uint32_t> kind;  // Kind; relaxed.
   uint64_t ticket;       // Claim number: orders a thread's blocks by age.
   uint64_t claim_ticks;  // NowTicks() when claimed; names written later.
   const void* owner;     // The ThreadSlot that claimed it.

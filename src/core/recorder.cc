@@ -143,7 +143,7 @@ RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot,
                            RingBlockHeader::Kind kind) {
   RingBlockHeader* header = pool->ClaimRingBlock();
   if (header == nullptr) return nullptr;
-  header->kind = kind;
+  header->kind.store(kind, std::memory_order_relaxed);
   header->owner = slot;
   // Read after the block is ours and before any name is copied into it.
   header->claim_ticks = internal::NowTicks();
@@ -637,10 +637,25 @@ bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& r
   const bool copied_at_end = record.args_offset != internal::kSourceLocationTag &&
                              (record.args_offset & internal::kNameCopiedAtEnd) != 0;
   const uint64_t after_copy = copied_at_end ? record.end_ticks : record.start_ticks;
-  return header->kind == RingBlockHeader::kNames && header->owner == owner &&
+  return header->kind.load(std::memory_order_relaxed) == RingBlockHeader::kNames &&
+         header->owner == owner &&
          static_cast<int64_t>(after_copy - header->claim_ticks) > 0 &&
          record.name >= block + sizeof(RingBlockHeader) &&
          record.name_length <= static_cast<size_t>(block + EventBlock::kBytes - record.name);
+}
+
+// What the records of the ring's blocks take in a copy now (blocks
+// claimed later add theirs as the copy fills).
+uint64_t RingRecordBytes(const EventPool& pool) {
+  uint64_t blocks = 0;
+  for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
+    const RingBlockHeader* header = pool.ring_header(i);
+    if (header->state.load(std::memory_order_acquire) != RingBlockHeader::kFree &&
+        header->kind.load(std::memory_order_relaxed) == RingBlockHeader::kRecords) {
+      ++blocks;
+    }
+  }
+  return blocks * EventBlock::kRecords * sizeof(EventRecord);
 }
 
 }  // namespace
@@ -657,10 +672,13 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
         absl::StrCat("last_ms must be >= 0 (0 = everything retained), got ", last_ms));
   }
   EventPool& pool = *g_owned_pool;
-  // Mapped before the freeze; for the whole ring also committed, so that
-  // the copy made during the freeze (when threads that fill their block
-  // drop events) takes no page fault.
-  auto copy = SnapshotCopy::Create(pool.capacity_bytes(), /*commit=*/last_ms == 0);
+  // Mapped before the freeze; for the whole ring its records' part also
+  // committed, so that the copy made during the freeze (when threads that
+  // fill their block drop events) takes few page faults: the names' part
+  // faults in as it fills (a few huge pages), and the pages between never
+  // do, so a dump never takes the ring's size.
+  auto copy = SnapshotCopy::Create(pool.capacity_bytes(),
+                                   last_ms == 0 ? RingRecordBytes(pool) : 0);
   if (!copy.ok()) return copy.status();
   // Freeze claims, then wait until every section that may have missed the
   // freeze has ended (the argument at the top of this file).
@@ -687,7 +705,7 @@ absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
   for (uint64_t i = 0; i < pool.num_blocks(); ++i) {
     const RingBlockHeader* header = pool.ring_header(i);
     if (header->state.load(std::memory_order_acquire) == RingBlockHeader::kFree ||
-        header->kind != RingBlockHeader::kRecords) {
+        header->kind.load(std::memory_order_relaxed) != RingBlockHeader::kRecords) {
       continue;
     }
     blocks[header->owner].emplace_back(header->ticket,

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 
@@ -16,7 +17,8 @@
 namespace neuronprof {
 namespace core {
 
-absl::StatusOr<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t bytes, bool commit) {
+absl::StatusOr<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t bytes,
+                                                                   uint64_t commit_bytes) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
@@ -25,7 +27,8 @@ absl::StatusOr<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t byte
         std::strerror(errno)));
   }
   madvise(base, bytes, MADV_HUGEPAGE);
-  if (commit) madvise(base, bytes, MADV_POPULATE_WRITE);
+  commit_bytes = std::min(commit_bytes, bytes);
+  if (commit_bytes > 0) madvise(base, commit_bytes, MADV_POPULATE_WRITE);
   return std::unique_ptr<SnapshotCopy>(new SnapshotCopy(static_cast<char*>(base), bytes));
 }
 

@@ -15,6 +15,7 @@
 #include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/ordered_jobs.h"
+#include "src/export/plane_gather.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/names.h"
@@ -50,29 +51,17 @@ uint64_t CorrelationId(const EventVisitor& event, int64_t stat_id) {
   return static_cast<uint64_t>(event.IntStat(stat_id).value_or(0));
 }
 
-// Correlation ids present on both a host event (a runtime call) and a device
-// event: each becomes a flow arrow from the call to the device work.
-absl::flat_hash_set<uint64_t> LinkedCorrelationIds(const XSpace& space) {
-  absl::flat_hash_set<uint64_t> host, linked;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const XPlane& plane : space.planes()) {
-      if (!(pass == 0 ? xplane::IsHostPlane(plane) : xplane::IsDevicePlane(plane))) continue;
-      const PlaneVisitor visitor(plane);
-      const int64_t stat_id = visitor.StatId(xplane::kCorrelationIdStat);
-      if (stat_id < 0) continue;
-      visitor.ForEachEvent([&](const EventVisitor& event) {
-        const uint64_t id = CorrelationId(event, stat_id);
-        if (id == 0) return;
-        if (pass == 0) {
-          host.insert(id);
-        } else if (host.contains(id)) {
-          linked.insert(id);
-        }
-      });
-    }
-  }
-  return linked;
-}
+// An event's correlation id, kept until Finish(): a flow arrow goes from a
+// host event (a runtime call) to a device event of the same id, wherever
+// in the capture the two are.
+struct CorrelationEnd {
+  uint64_t id;
+  int64_t pid;
+  int64_t tid;
+  int64_t ts_ns;
+  bool host;    // On a host plane: the flow's start.
+  bool device;  // On a device plane.
+};
 
 // One end of a flow ("s" at its start, "f" bound to the enclosing slice at
 // its end) named `name` in category `cat`, on thread (pid, tid) at `ts_ns`.
@@ -107,13 +96,6 @@ void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_vi
   WriteFlow(out, start, "flow", cat, id, pid, tid, ts_ns);
 }
 
-// One end of a producer -> consumer flow on an event.
-struct ContextFlowEnd {
-  uint64_t id;
-  bool start;  // The producer's end.
-  std::string cat;
-};
-
 // What a plane's events are written with, shared by the writers of its
 // jobs (read only while they run).
 struct PlaneContext {
@@ -125,12 +107,20 @@ struct PlaneContext {
   const StatNames keys;
   int64_t correlation_stat = -1;
   bool host_plane = false;
+  bool device_plane = false;
   // Serving events (neuronprof/trace_events.h) live on the host plane.
   bool serving = false;
   int64_t instant_stat = -1;
   int64_t async_id_stat = -1;
-  absl::flat_hash_map<const tensorflow::profiler::XEvent*, std::vector<ContextFlowEnd>>
-      flow_ends;
+};
+
+// What crosses fragments of a plane: its pid, the names written, the
+// events that end producer -> consumer flows.
+struct PlaneSeen {
+  int64_t pid = 0;
+  bool named = false;
+  absl::flat_hash_set<LineKey> named_lines;  // Thread names written.
+  PlaneGather flow_events;
 };
 
 // Events [begin, end) of a line; `named`: the line's thread name first.
@@ -143,35 +133,49 @@ struct LineJob {
 
 class ChromeWriter {
  public:
-  ChromeWriter(const XSpace& space, ByteSink* sink)
-      : space_(space), out_(sink), linked_owned_(LinkedCorrelationIds(space)),
-        linked_(&linked_owned_) {}
+  explicit ChromeWriter(ByteSink* sink) : out_(sink) {}
   // A job's writer: its text stays in `buffer` (json::Writer without a sink).
   ChromeWriter(const ChromeWriter& parent, fmt::memory_buffer&& buffer)
-      : space_(parent.space_), out_(std::move(buffer)), linked_(parent.linked_),
-        plane_(parent.plane_) {}
+      : out_(std::move(buffer)), plane_(parent.plane_) {}
 
-  absl::Status Write() {
-    // Times are microseconds from the profile start, printed exactly from
-    // integer ns: epoch microseconds (~1.8e15) would lose sub-microsecond
-    // precision in every JSON reader's doubles. The epoch start is kept in
-    // baseTimeNanoseconds, as Kineto's traces do.
-    out_.Raw("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
-    out_.Int(xplane::ProfileStartEpochNs(space_));
-    out_.Raw(",\"traceEvents\":[\n");
-    int64_t pid = 0;
-    for (const XPlane& plane : space_.planes()) {
-      ++pid;
-      if (plane.lines_size() > 0) WritePlane(PlaneVisitor(plane), pid);
+  // The fragment's events, plane by plane, line by line; the header first.
+  absl::Status Append(const XSpace& fragment) {
+    if (!started_) {
+      started_ = true;
+      // Times are microseconds from the profile start, printed exactly from
+      // integer ns: epoch microseconds (~1.8e15) would lose sub-microsecond
+      // precision in every JSON reader's doubles. The epoch start is kept in
+      // baseTimeNanoseconds, as Kineto's traces do.
+      out_.Raw("{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":");
+      out_.Int(xplane::ProfileStartEpochNs(fragment));
+      out_.Raw(",\"traceEvents\":[\n");
+      warnings_.assign(fragment.warnings().begin(), fragment.warnings().end());
+    }
+    for (const XPlane& plane : fragment.planes()) {
+      auto [it, inserted] = planes_.try_emplace(plane.name(), nullptr);
+      if (inserted) {
+        it->second = std::make_unique<PlaneSeen>();
+        it->second->pid = static_cast<int64_t>(planes_.size());  // Planes in order, from 1.
+      }
+      if (plane.lines_size() > 0) WritePlane(PlaneVisitor(plane), *it->second);
+    }
+    return out_.status();
+  }
+
+  // The flows, whose ends may be in any fragment, and the trailer.
+  absl::Status Finish() {
+    WriteCorrelationFlows();
+    for (const auto& [name, seen] : planes_) {
+      if (seen->flow_events.events() > 0) WriteContextFlows(*seen);
     }
     // A final metadata event keeps the list free of a trailing comma.
     out_.Raw("{\"ph\":\"M\",\"name\":\"neuronprof\",\"pid\":0,\"args\":{\"warnings\":[");
-    for (int i = 0; i < space_.warnings_size(); ++i) {
+    for (size_t i = 0; i < warnings_.size(); ++i) {
       if (i) out_.Char(',');
-      out_.String(space_.warnings(i));
+      out_.String(warnings_[i]);
     }
     if (unplaceable_ > 0) {
-      if (space_.warnings_size() > 0) out_.Char(',');
+      if (!warnings_.empty()) out_.Char(',');
       out_.String(xplane::UnplaceableEventsWarning(unplaceable_));
     }
     out_.Raw("]}}\n]}\n");
@@ -180,21 +184,35 @@ class ChromeWriter {
 
   fmt::memory_buffer TakeBuffer() { return out_.TakeBuffer(); }
 
+  // What the writer holds between fragments, for tests: it grows with the
+  // planes, lines and flow ends, never with the events.
+  size_t HeldItems() const {
+    size_t items = planes_.size() + correlation_ends_.size() + warnings_.size();
+    for (const auto& [name, seen] : planes_) {
+      items += seen->named_lines.size() + seen->flow_events.events();
+    }
+    return items;
+  }
+
  private:
   // Events per job: ~2 MB of text, a few jobs in flight at a time.
   static constexpr int kJobEvents = 8192;
   static constexpr size_t kJobsInFlight = 3;
 
-  void WritePlane(const PlaneVisitor& visitor, int64_t pid) {
-    WriteMetadataEvent(out_, "process_name", pid, nullptr, visitor.Name());
+  void WritePlane(const PlaneVisitor& visitor, PlaneSeen& seen) {
+    const int64_t pid = seen.pid;
+    if (!seen.named) {
+      seen.named = true;
+      WriteMetadataEvent(out_, "process_name", pid, nullptr, visitor.Name());
+    }
     PlaneContext plane(visitor, pid);
-    plane.correlation_stat =
-        linked_->empty() ? -1 : visitor.StatId(xplane::kCorrelationIdStat);
+    plane.correlation_stat = visitor.StatId(xplane::kCorrelationIdStat);
     plane.host_plane = xplane::IsHostPlane(visitor.raw());
+    plane.device_plane = xplane::IsDevicePlane(visitor.raw());
     plane.serving = visitor.Name() == xplane::kHostPlaneName;
     plane.instant_stat = plane.serving ? visitor.StatId(xplane::kInstantStat) : -1;
     plane.async_id_stat = plane.serving ? visitor.StatId(xplane::kAsyncIdStat) : -1;
-    if (plane.serving) FindContextFlows(visitor, &plane.flow_ends);
+    if (plane.serving) GatherFlowEvents(visitor, seen);
     plane_ = &plane;
     // Lines cut into jobs; a counter line is one job.
     std::vector<LineJob> jobs;
@@ -206,8 +224,10 @@ class ChromeWriter {
         continue;
       }
       const bool async = plane.serving && xplane::IsAsyncLineId(line.Id());
+      const bool named =
+          !async && seen.named_lines.insert(LineKey{line.Id(), std::string(line.Name())}).second;
       for (int at = 0; at == 0 || at < events; at += kJobEvents) {
-        jobs.push_back({l, at, std::min(events, at + kJobEvents), at == 0 && !async});
+        jobs.push_back({l, at, std::min(events, at + kJobEvents), at == 0 && named});
       }
     }
     if (visitor.NumEvents() <= kJobEvents) {
@@ -220,6 +240,8 @@ class ChromeWriter {
       };
       const auto take = [&](size_t, ChromeWriter& done) {
         unplaceable_ += done.unplaceable_;
+        correlation_ends_.insert(correlation_ends_.end(), done.correlation_ends_.begin(),
+                                 done.correlation_ends_.end());
         out_.Splice(done.out_.text());
       };
       RunJobsInOrder(jobs.size(), kJobsInFlight, run, take);
@@ -258,20 +280,55 @@ class ChromeWriter {
       } else {
         WriteEvent(event, prefix, *time);
       }
-      if (!plane.flow_ends.empty()) {
-        auto ends = plane.flow_ends.find(&event.raw());
-        if (ends != plane.flow_ends.end()) {
-          for (const ContextFlowEnd& end : ends->second) {
-            WriteContextFlow(out_, end.start, end.id, end.cat, pid, tid, time->start_ns);
-          }
-        }
-      }
       if (plane.correlation_stat >= 0) {
         const uint64_t id = CorrelationId(event, plane.correlation_stat);
-        if (id != 0 && linked_->contains(id)) {
-          WriteFlowEvent(out_, plane.host_plane, id, pid, tid, time->start_ns);
+        if (id != 0) {
+          correlation_ends_.push_back(
+              {id, pid, tid, time->start_ns, plane.host_plane, plane.device_plane});
         }
       }
+      out_.MaybeFlush();
+    }
+  }
+
+  // Launch -> device flows: every end of an id found on both a host and a
+  // device plane ("s" on the host, "f" on the device), in capture order.
+  void WriteCorrelationFlows() {
+    absl::flat_hash_set<uint64_t> host, device;
+    for (const CorrelationEnd& end : correlation_ends_) {
+      if (end.host) host.insert(end.id);
+      if (end.device) device.insert(end.id);
+    }
+    for (const CorrelationEnd& end : correlation_ends_) {
+      if (!host.contains(end.id) || !device.contains(end.id)) continue;
+      WriteFlowEvent(out_, end.host, end.id, end.pid, end.tid, end.ts_ns);
+      out_.MaybeFlush();
+    }
+  }
+
+  // The serving plane's events that produce or consume a context, kept
+  // for WriteContextFlows (the two ends may be fragments apart).
+  void GatherFlowEvents(const PlaneVisitor& visitor, PlaneSeen& seen) {
+    const int64_t producer = visitor.StatId(xplane::kProducerIdStat);
+    const int64_t consumer = visitor.StatId(xplane::kConsumerIdStat);
+    if (producer < 0 && consumer < 0) return;
+    seen.flow_events.Append(visitor.raw(), [&](const tensorflow::profiler::XEvent& event) {
+      for (const auto& stat : event.stats()) {
+        if (stat.metadata_id() == producer || stat.metadata_id() == consumer) return true;
+      }
+      return false;
+    });
+  }
+
+  // Producer -> consumer flows: every linked pair gets an id.
+  void WriteContextFlows(const PlaneSeen& seen) {
+    for (const xplane::FlowLink& link : xplane::LinkFlows(PlaneVisitor(seen.flow_events.plane()))) {
+      const uint64_t id = next_flow_id_++;
+      const std::string cat = xplane::ContextTypeName(link.context_type);
+      WriteContextFlow(out_, true, id, cat, seen.pid, link.producer.line->id(),
+                       link.producer.start_ns);
+      WriteContextFlow(out_, false, id, cat, seen.pid, link.consumer.line->id(),
+                       link.consumer.start_ns);
       out_.MaybeFlush();
     }
   }
@@ -295,19 +352,6 @@ class ChromeWriter {
     }
     args.Close();
     out_.Raw("},\n");
-  }
-
-  // Flow ends by event: every linked (producer, consumer) pair gets an id.
-  void FindContextFlows(
-      const PlaneVisitor& plane,
-      absl::flat_hash_map<const tensorflow::profiler::XEvent*, std::vector<ContextFlowEnd>>*
-          flow_ends) {
-    for (const xplane::FlowLink& link : xplane::LinkFlows(plane)) {
-      const uint64_t id = next_flow_id_++;
-      std::string cat = xplane::ContextTypeName(link.context_type);
-      (*flow_ends)[link.producer.event].push_back({id, true, cat});
-      (*flow_ends)[link.consumer.event].push_back({id, false, std::move(cat)});
-    }
   }
 
   // The counter line: one "C" sample per event, a track per counter name.
@@ -398,19 +442,36 @@ class ChromeWriter {
     out_.Raw("},\n");
   }
 
-  const XSpace& space_;
   json::Writer out_;
-  const absl::flat_hash_set<uint64_t> linked_owned_;  // The whole writer's.
-  const absl::flat_hash_set<uint64_t>* linked_;
   const PlaneContext* plane_ = nullptr;  // The plane being written.
   int64_t unplaceable_ = 0;  // Events whose times do not fit int64 ns.
+  // Across fragments (the job writers use only the above).
+  bool started_ = false;
+  std::vector<std::string> warnings_;  // The space's, from the first fragment.
+  absl::flat_hash_map<std::string, std::unique_ptr<PlaneSeen>> planes_;
+  std::vector<CorrelationEnd> correlation_ends_;
   uint64_t next_flow_id_ = 1;
 };
 
 }  // namespace
 
+class ChromeTraceStream::Writer : public ChromeWriter {
+ public:
+  using ChromeWriter::ChromeWriter;
+};
+
+ChromeTraceStream::ChromeTraceStream(ByteSink* sink) : writer_(std::make_unique<Writer>(sink)) {}
+ChromeTraceStream::~ChromeTraceStream() = default;
+absl::Status ChromeTraceStream::Append(const XSpace& fragment) {
+  return writer_->Append(fragment);
+}
+absl::Status ChromeTraceStream::Finish() { return writer_->Finish(); }
+size_t ChromeTraceStream::HeldItems() const { return writer_->HeldItems(); }
+
 absl::Status WriteChromeTrace(const XSpace& space, ByteSink* sink) {
-  return ChromeWriter(space, sink).Write();
+  ChromeTraceStream stream(sink);
+  if (absl::Status s = stream.Append(space); !s.ok()) return s;
+  return stream.Finish();
 }
 
 absl::Status WriteChromeTraceFile(const XSpace& space, const std::string& path) {

@@ -1,10 +1,15 @@
 // XSpace -> Chrome trace event format (JSON), which Perfetto UI and
 // chrome://tracing open. Every plane becomes a process, every line a thread,
 // every event a complete ("X") event whose args are its stats (its own and
-// its metadata's). The text is streamed: never held whole.
+// its metadata's); flow arrows (launch -> device work, producer -> consumer)
+// come after the events. The text is streamed: never held whole, and the
+// capture may come in fragments (trace_stream.h): a whole XSpace is written
+// as one fragment.
 #ifndef NEURONPROF_SRC_EXPORT_CHROME_TRACE_H_
 #define NEURONPROF_SRC_EXPORT_CHROME_TRACE_H_
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,6 +18,26 @@
 
 namespace neuronprof {
 namespace exporter {
+
+// The trace of a capture fed in fragments (trace_stream.h's contract): each
+// fragment's events are formatted when it comes, plane by plane and line by
+// line; what crosses fragments (process and thread names written, the
+// events that end flows, the warnings) is kept until Finish().
+class ChromeTraceStream {
+ public:
+  explicit ChromeTraceStream(ByteSink* sink);  // `sink` must outlive it.
+  ~ChromeTraceStream();
+  // The sink's first error so far.
+  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
+  // The flows and the trailer; the sink's first error. Once.
+  absl::Status Finish();
+  // Planes, lines named and flow ends held (for tests): never per event.
+  size_t HeldItems() const;
+
+ private:
+  class Writer;
+  std::unique_ptr<Writer> writer_;
+};
 
 // The trace's JSON text, handed to `sink` in pieces of about 256 KiB; the
 // sink's first error.

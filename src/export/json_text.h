@@ -68,6 +68,8 @@ class Writer {
   }
   // Hands over the rest; the first error of the sink, if any.
   absl::Status Finish();
+  // The sink's first error so far (text still buffered is not yet handed).
+  const absl::Status& status() const { return status_; }
 
   // Without a sink: the text so far, and its buffer taken back for reuse.
   std::string_view text() const { return std::string_view(buffer_.data(), buffer_.size()); }

@@ -22,6 +22,7 @@
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
 #include "src/export/ordered_jobs.h"
+#include "src/export/plane_gather.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
@@ -52,16 +53,23 @@ constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
 
 enum class HostKind : uint8_t { kOperator, kStep, kAnnotation };
 
-// One per host span of the capture (48 bytes: a large capture holds
-// millions); its thread is its line's id.
+// A host span as the writer keeps it past its fragment (40 bytes): the
+// ends of forward -> backward and collective flows, and, in a capture with
+// runtime calls, every span (the calls take the External id of the span
+// around them). Its thread is its line's id.
 struct HostSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t external_id = 0;
+  int64_t tid = 0;
+  HostKind kind = HostKind::kAnnotation;
+};
+
+// A span of the fragment being written, with its event.
+struct FragmentSpan {
+  HostSpan span;
   const XLine* line = nullptr;
   const XEvent* event = nullptr;
-  HostKind kind = HostKind::kAnnotation;
-  int64_t tid() const { return line->id(); }
 };
 
 bool IsRuntimePlane(std::string_view name) {
@@ -129,36 +137,31 @@ struct HostStatIds {
 
 class KinetoWriter {
  public:
-  KinetoWriter(const XSpace& space, ByteSink* sink) : space_(space), out_(sink) {}
+  // `borrow`: the fragments outlive the writer (the whole writer's one
+  // fragment), so runtime and device planes are read in place, not copied.
+  KinetoWriter(ByteSink* sink, bool borrow) : out_(sink), borrow_(borrow) {}
   // A job's writer: its text stays in `buffer` (json::Writer without a sink).
-  KinetoWriter(const XSpace& space, fmt::memory_buffer&& buffer)
-      : space_(space), out_(std::move(buffer)) {}
+  explicit KinetoWriter(fmt::memory_buffer&& buffer) : out_(std::move(buffer)) {}
 
-  absl::Status Write() {
-    Classify();
-    out_.Raw("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
-    WriteDeviceProperties();
-    // HTA refuses a trace without distributedInfo.rank and tells ranks
-    // apart by it; keys as torch.profiler writes them (backend only when
-    // known). A single process is rank 0 of world size 1. Spaced as Kineto
-    // spaces it: HTA finds the rank with the regex "rank":\s+(\d+) on the
-    // raw text, so a compact "rank":2 reads as no rank (every file rank 0).
-    const xplane::JobIdentity identity = xplane::ReadJobIdentity(space_);
-    out_.Raw("],\n\"distributedInfo\": {");
-    if (!identity.backend.empty()) {
-      out_.Raw("\"backend\": ");
-      out_.String(identity.backend);
-      out_.Raw(", ");
+  // The header with the first fragment; then the fragment's host events.
+  // Runtime calls and device work are linked to host spans of any
+  // fragment: they are written at Finish().
+  absl::Status Append(const XSpace& fragment) {
+    Classify(fragment);
+    if (!started_) {
+      started_ = true;
+      WriteHeader(fragment);
     }
-    out_.Raw("\"rank\": ");
-    out_.Int(identity.rank);
-    out_.Raw(", \"world_size\": ");
-    out_.Int(identity.world_size);
-    out_.Raw("},");
-    out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
-    out_.Int(xplane::ProfileStartEpochNs(space_));
-    out_.Raw(",\n\"traceEvents\":[");
-    WriteHost();
+    for (const XPlane& plane : fragment.planes()) {
+      if (plane.name() == xplane::kHostPlaneName) WriteHost(plane);
+    }
+    return out_.status();
+  }
+
+  absl::Status Finish() {
+    for (const auto& [name, gather] : gathered_) {
+      (IsRuntimePlane(name) ? runtime_planes_ : device_planes_).push_back(&gather->plane());
+    }
     WriteRuntime();
     WriteDevices();
     WriteFlows();
@@ -178,7 +181,47 @@ class KinetoWriter {
     return out_.Finish();
   }
 
+  // What the writer holds between fragments, for tests: threads, the
+  // spans and events that links need, the runtime and device events.
+  size_t HeldItems() const {
+    size_t items = named_threads_.size() + named_lanes_.size() + forward_ops_.size() +
+                   backward_ops_.size() + comm_enqueue_.size() + comm_work_.size() +
+                   host_flow_events_.events();
+    for (const auto& [tid, spans] : host_spans_) items += 1 + spans.size();
+    for (const auto& [name, gather] : gathered_) items += 1 + gather->events();
+    return items;
+  }
+
  private:
+  void WriteHeader(const XSpace& fragment) {
+    out_.Raw("{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
+    WriteDeviceProperties(fragment);
+    // HTA refuses a trace without distributedInfo.rank and tells ranks
+    // apart by it; keys as torch.profiler writes them (backend only when
+    // known). A single process is rank 0 of world size 1. Spaced as Kineto
+    // spaces it: HTA finds the rank with the regex "rank":\s+(\d+) on the
+    // raw text, so a compact "rank":2 reads as no rank (every file rank 0).
+    const xplane::JobIdentity identity = xplane::ReadJobIdentity(fragment);
+    out_.Raw("],\n\"distributedInfo\": {");
+    if (!identity.backend.empty()) {
+      out_.Raw("\"backend\": ");
+      out_.String(identity.backend);
+      out_.Raw(", ");
+    }
+    out_.Raw("\"rank\": ");
+    out_.Int(identity.rank);
+    out_.Raw(", \"world_size\": ");
+    out_.Int(identity.world_size);
+    out_.Raw("},");
+    out_.Raw("\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":");
+    profile_start_ns_ = xplane::ProfileStartEpochNs(fragment);
+    out_.Int(profile_start_ns_);
+    out_.Raw(",\n\"traceEvents\":[");
+    const std::string process =
+        fragment.hostnames_size() > 0 ? fragment.hostnames(0) : std::string("host");
+    Metadata("process_name", host_pid_, nullptr, process);
+  }
+
   // Opens an event object (with a separator); the caller closes it.
   void BeginEvent(const char* ph, const char* cat, std::string_view name) {
     OpenEvent(ph, cat);
@@ -239,20 +282,31 @@ class KinetoWriter {
     return time;
   }
 
-  // Sorts the planes into host, runtime and device planes, and finds the pid.
-  void Classify() {
-    for (const XPlane& plane : space_.planes()) {
+  // Keeps the fragment's runtime and device planes (their events are few:
+  // launches and device work, not markers) and, from the first fragment,
+  // the pid and the window's stop.
+  void Classify(const XSpace& fragment) {
+    const XPlane* host = nullptr;
+    const XPlane* task = nullptr;
+    for (const XPlane& plane : fragment.planes()) {
+      const bool runtime = IsRuntimePlane(plane.name());
       if (plane.name() == xplane::kHostPlaneName) {
-        host_plane_ = &plane;
-      } else if (IsRuntimePlane(plane.name())) {
-        runtime_planes_.push_back(&plane);
-      } else if (absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) {
-        device_planes_.push_back(&plane);
+        host = &plane;
+      } else if (runtime || absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) {
+        if (runtime) keep_spans_ = true;  // Calls find the spans around them.
+        if (borrow_) {
+          (runtime ? runtime_planes_ : device_planes_).push_back(&plane);
+          continue;
+        }
+        auto [it, inserted] = gather_by_name_.try_emplace(plane.name(), gathered_.size());
+        if (inserted) gathered_.emplace_back(plane.name(), std::make_unique<PlaneGather>());
+        gathered_[it->second].second->Append(plane);
       } else if (plane.name() == xplane::kTaskEnvironmentPlaneName) {
-        task_plane_ = &plane;
+        task = &plane;
       }
     }
-    for (const XPlane* plane : {host_plane_, task_plane_}) {
+    if (started_) return;
+    for (const XPlane* plane : {host, task}) {
       if (plane == nullptr || host_pid_ != 0) continue;
       for (std::string_view name : kProcessIdStats) {
         if (auto pid = PlaneIntStat(*plane, name)) {
@@ -261,22 +315,23 @@ class KinetoWriter {
         }
       }
     }
+    if (task != nullptr) profile_stop_ns_ = PlaneIntStat(*task, xplane::kProfileStopTimeStat);
   }
 
   int64_t WindowEndNs() const {
-    if (task_plane_ != nullptr) {
-      auto stop = PlaneIntStat(*task_plane_, xplane::kProfileStopTimeStat);
-      const int64_t start = xplane::ProfileStartEpochNs(space_);
-      if (stop && start > 0 && *stop >= start) return std::max(*stop - start, max_end_ns_);
+    const int64_t start = profile_start_ns_;
+    if (profile_stop_ns_ && start > 0 && *profile_stop_ns_ >= start) {
+      return std::max(*profile_stop_ns_ - start, max_end_ns_);
     }
     return max_end_ns_;
   }
 
   // ---- deviceProperties: entry i describes device i (readers index it).
-  void WriteDeviceProperties() {
+  void WriteDeviceProperties(const XSpace& fragment) {
     std::map<int64_t, const XPlane*> by_id;
-    for (const XPlane* plane : device_planes_) {
-      if (auto id = DeviceNumber(plane->name())) by_id.emplace(*id, plane);
+    for (const XPlane& plane : fragment.planes()) {
+      if (!absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) continue;
+      if (auto id = DeviceNumber(plane.name())) by_id.emplace(*id, &plane);
     }
     if (by_id.empty()) return;
     const int64_t count = std::min<int64_t>(by_id.rbegin()->first, 1023) + 1;
@@ -324,38 +379,40 @@ class KinetoWriter {
     }
   }
 
-  // ---- Host plane: operators, steps, annotations.
-  void WriteHost() {
-    const std::string process =
-        space_.hostnames_size() > 0 ? space_.hostnames(0) : std::string("host");
-    Metadata("process_name", host_pid_, nullptr, process);
-    if (host_plane_ == nullptr) return;
-    const PlaneVisitor plane(*host_plane_);
+  // ---- Host plane: operators, steps, annotations, a fragment at a time.
+  void WriteHost(const XPlane& host_plane) {
+    const PlaneVisitor plane(host_plane);
     ids_ = HostStatIds(plane);
-    host_stat_names_ = std::make_unique<StatNames>(plane);
-    host_event_names_ = std::make_unique<EventNames>(plane);
-    names_ = host_stat_names_.get();
-    event_names_ = host_event_names_.get();
+    const StatNames stat_names(plane);  // Shared with the jobs' writers.
+    const EventNames event_names(plane);
+    names_ = &stat_names;
+    event_names_ = &event_names;
+    GatherFlowEvents(plane);
     // Every span is placed before any is written: the writers keep pointers
     // into these vectors, and a crafted plane can repeat a line id (its
     // events then share one thread and one vector).
     std::vector<int64_t> tids;  // In line order, each once.
+    absl::flat_hash_map<int64_t, std::vector<FragmentSpan>> fragment_spans;
     std::vector<HostItem> items;  // Written first, in line order.
     for (int l = 0; l < plane.NumLines(); ++l) {
       const LineVisitor line = plane.Line(l);
       if (xplane::IsCounterLine(line.Name())) {
-        items.push_back({HostItem::kCounterLine, &line.raw(), nullptr, 0});
+        items.push_back({HostItem::kCounterLine, false, &line.raw(), nullptr, 0});
         continue;
       }
       if (xplane::IsAsyncLineId(line.Id())) {
-        items.push_back({HostItem::kAsyncLane, &line.raw(), nullptr, 0});
+        const bool named = named_lanes_.insert(line.Id()).second;
+        items.push_back({HostItem::kAsyncLane, named, &line.raw(), nullptr, 0});
         continue;
       }
-      items.push_back({HostItem::kThreadName, &line.raw(), nullptr, 0});
-      if (named_threads_.insert(line.Id()).second) tids.push_back(line.Id());
-      std::vector<HostSpan>& spans = host_spans_[line.Id()];
+      if (named_threads_.insert(line.Id()).second) {
+        items.push_back({HostItem::kThreadName, true, &line.raw(), nullptr, 0});
+      }
+      auto [at, fresh] = fragment_spans.try_emplace(line.Id());
+      if (fresh) tids.push_back(line.Id());
+      std::vector<FragmentSpan>& spans = at->second;
       // Room for every event at once: growing by doubling would hold twice
-      // the spans of a large capture while moving them.
+      // the spans of a large fragment while moving them.
       spans.reserve(spans.size() + static_cast<size_t>(line.NumEvents()));
       for (int e = 0; e < line.NumEvents(); ++e) {
         const EventVisitor stats = line.Event(e);
@@ -363,16 +420,17 @@ class KinetoWriter {
         if (!time) continue;
         if (xplane::IsMemoryEventName(stats.Name())) {
           // An instant, not a span: no external id, encloses nothing.
-          items.push_back({HostItem::kMemory, &line.raw(), &stats.raw(), time->start_ns});
+          items.push_back({HostItem::kMemory, false, &line.raw(), &stats.raw(), time->start_ns});
           continue;
         }
         if (ids_.instant >= 0 && stats.IntStat(ids_.instant).has_value()) {
-          items.push_back({HostItem::kInstant, &line.raw(), &stats.raw(), time->start_ns});
+          items.push_back({HostItem::kInstant, false, &line.raw(), &stats.raw(), time->start_ns});
           continue;
         }
-        HostSpan span;
-        span.start_ns = time->start_ns;
-        span.end_ns = time->end_ns();
+        FragmentSpan span;
+        span.span.start_ns = time->start_ns;
+        span.span.end_ns = time->end_ns();
+        span.span.tid = line.Id();
         span.line = &line.raw();
         span.event = &stats.raw();
         spans.push_back(span);
@@ -385,13 +443,14 @@ class KinetoWriter {
       job.item_count = std::min(kChunkEvents, items.size() - at);
       jobs.push_back(job);
     }
-    // External ids in time order, thread by thread, as Kineto numbers its ops.
-    int64_t next_external_id = 1;
+    // External ids in time order, thread by thread (fragment by fragment),
+    // as Kineto numbers its ops.
+    const auto before = [](const FragmentSpan& a, const FragmentSpan& b) {
+      return a.span.start_ns != b.span.start_ns ? a.span.start_ns < b.span.start_ns
+                                                : a.span.end_ns > b.span.end_ns;
+    };
     for (int64_t tid : tids) {
-      std::vector<HostSpan>& spans = host_spans_[tid];
-      const auto before = [](const HostSpan& a, const HostSpan& b) {
-        return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-      };
+      std::vector<FragmentSpan>& spans = fragment_spans[tid];
       // The host collector writes lines in this order already; a stable
       // sort would allocate a copy of them to find that out.
       if (!std::is_sorted(spans.begin(), spans.end(), before)) {
@@ -401,12 +460,34 @@ class KinetoWriter {
         Job job;
         job.spans = spans.data() + at;
         job.span_count = std::min(kChunkEvents, spans.size() - at);
-        job.first_external_id = next_external_id;
-        next_external_id += static_cast<int64_t>(job.span_count);
+        job.first_external_id = next_external_id_;
+        next_external_id_ += static_cast<int64_t>(job.span_count);
         jobs.push_back(job);
       }
     }
     WriteJobs(jobs, plane);
+    if (keep_spans_) {
+      for (int64_t tid : tids) {
+        std::vector<HostSpan>& kept = host_spans_[tid];
+        for (const FragmentSpan& span : fragment_spans[tid]) kept.push_back(span.span);
+      }
+    }
+    names_ = nullptr;
+    event_names_ = nullptr;
+  }
+
+  // The host plane's events that produce or consume a context, kept for
+  // WriteFlows (the two ends may be fragments apart).
+  void GatherFlowEvents(const PlaneVisitor& plane) {
+    const int64_t producer = plane.StatId(xplane::kProducerIdStat);
+    const int64_t consumer = plane.StatId(xplane::kConsumerIdStat);
+    if (producer < 0 && consumer < 0) return;
+    host_flow_events_.Append(plane.raw(), [&](const XEvent& event) {
+      for (const auto& stat : event.stats()) {
+        if (stat.metadata_id() == producer || stat.metadata_id() == consumer) return true;
+      }
+      return false;
+    });
   }
 
   // What the host plane writes before its spans, in line order: a thread's
@@ -415,6 +496,7 @@ class KinetoWriter {
   struct HostItem {
     enum Kind : uint8_t { kThreadName, kMemory, kInstant, kCounterLine, kAsyncLane };
     Kind kind;
+    bool named;  // An async lane's first fragment: its thread name first.
     const XLine* line;
     const XEvent* event;
     int64_t ts_ns;
@@ -424,7 +506,7 @@ class KinetoWriter {
   struct Job {
     const HostItem* items = nullptr;
     size_t item_count = 0;
-    HostSpan* spans = nullptr;
+    FragmentSpan* spans = nullptr;
     size_t span_count = 0;
     int64_t first_external_id = 0;
   };
@@ -456,7 +538,7 @@ class KinetoWriter {
         WriteInstant(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kCounterLine: WriteCounters(line); break;
-      case HostItem::kAsyncLane: WriteAsyncLane(line); break;
+      case HostItem::kAsyncLane: WriteAsyncLane(line, item.named); break;
     }
   }
 
@@ -474,14 +556,13 @@ class KinetoWriter {
   // and their text spliced in order; what they add to the flows and the
   // window is merged as if written here.
   void WriteJobs(const std::vector<Job>& jobs, const PlaneVisitor& plane) {
-    int64_t steps_seen = 0;
     if (jobs.size() <= 1) {
-      for (const Job& job : jobs) WriteJob(job, plane, steps_seen);
+      for (const Job& job : jobs) WriteJob(job, plane, steps_seen_);
       return;
     }
     const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
       auto done = std::make_unique<ChunkText>();
-      done->writer = std::make_unique<KinetoWriter>(space_, std::move(buffer));
+      done->writer = std::make_unique<KinetoWriter>(std::move(buffer));
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
       writer.names_ = names_;
@@ -495,15 +576,15 @@ class KinetoWriter {
     };
     const auto take = [&](size_t index, ChunkText& done) {
       xplane::CountWork(done.work);
-      if (done.writer->step_numbered_by_count_ && steps_seen != 0) {
+      if (done.writer->step_numbered_by_count_ && steps_seen_ != 0) {
         // A step without a number is numbered by the steps before it, which
         // its thread did not know: written again here, in order.
-        WriteJob(jobs[index], plane, steps_seen);
+        WriteJob(jobs[index], plane, steps_seen_);
         return;
       }
       MergeChunk(*done.writer);
       out_.Splice(done.writer->out_.text());
-      steps_seen += done.steps;
+      steps_seen_ += done.steps;
     };
     RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
   }
@@ -516,7 +597,7 @@ class KinetoWriter {
     for (const auto& [key, span] : chunk.backward_ops_) backward_ops_.emplace(key, span);
     for (const auto& [key, span] : chunk.forward_ops_) {
       auto [it, inserted] = forward_ops_.emplace(key, span);
-      if (!inserted && span->start_ns < it->second->start_ns) it->second = span;
+      if (!inserted && span.start_ns < it->second.start_ns) it->second = span;
     }
     for (const auto& [id, span] : chunk.comm_enqueue_) comm_enqueue_.emplace(id, span);
     for (const auto& [id, span] : chunk.comm_work_) comm_work_.emplace(id, span);
@@ -544,9 +625,9 @@ class KinetoWriter {
 
   // An async track's lane: a thread of its own (tid = the line's display
   // id, named after the track) whose spans are user annotations.
-  void WriteAsyncLane(const LineVisitor& line) {
+  void WriteAsyncLane(const LineVisitor& line, bool named) {
     const std::string tid = std::to_string(line.DisplayId());
-    Metadata("thread_name", host_pid_, &tid, line.DisplayName());
+    if (named) Metadata("thread_name", host_pid_, &tid, line.DisplayName());
     for (int e = 0; e < line.NumEvents(); ++e) {
       const EventVisitor stats = line.Event(e);
       const std::optional<xplane::EventTime> time = Placed(stats);
@@ -616,10 +697,11 @@ class KinetoWriter {
     out_.Char('}');
   }
 
-  void WriteHostSpan(HostSpan& span, const PlaneVisitor& plane, int64_t external_id,
+  void WriteHostSpan(FragmentSpan& in_fragment, const PlaneVisitor& plane, int64_t external_id,
                      int64_t& steps_seen) {
+    HostSpan& span = in_fragment.span;
     span.external_id = external_id;
-    const EventVisitor stats(plane, *span.line, *span.event);
+    const EventVisitor stats(plane, *in_fragment.line, *in_fragment.event);
     if (stats.Stat(ids_.framework).has_value()) {
       span.kind = HostKind::kOperator;
       WriteOperator(span, stats);
@@ -633,13 +715,13 @@ class KinetoWriter {
     } else {
       span.kind = HostKind::kAnnotation;
       BeginEscaped("X", "user_annotation", event_names_->Find(stats.MetadataId()));
-      PidTid(host_pid_, span.tid());
+      PidTid(host_pid_, span.tid);
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
       WriteCommArgs(stats, args);
       WriteCommInputs(stats, args);
-      if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, &span);
+      if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, span);
       args.PassThrough(stats, *names_, {});
       args.Close();
       out_.Char('}');
@@ -688,7 +770,7 @@ class KinetoWriter {
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
     BeginEscaped("X", "cpu_op", event_names_->Find(stats.MetadataId()));
-    PidTid(host_pid_, span.tid());
+    PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -735,7 +817,7 @@ class KinetoWriter {
       copied.push_back(ids_.stack);
     }
     WriteCommArgs(stats, args);
-    if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, &span);
+    if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, *names_, copied);
@@ -748,11 +830,11 @@ class KinetoWriter {
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
     if (backward) {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
-      backward_ops_.emplace(key, &span);  // Spans come in start order per line.
+      backward_ops_.emplace(key, span);  // Spans come in start order per line.
     } else {
-      const FlowKey key{seq, span.tid()};
-      auto [it, inserted] = forward_ops_.emplace(key, &span);
-      if (!inserted && span.start_ns < it->second->start_ns) it->second = &span;
+      const FlowKey key{seq, span.tid};
+      auto [it, inserted] = forward_ops_.emplace(key, span);
+      if (!inserted && span.start_ns < it->second.start_ns) it->second = span;
     }
   }
 
@@ -760,7 +842,7 @@ class KinetoWriter {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
     BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
-    PidTid(host_pid_, span.tid());
+    PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -778,11 +860,18 @@ class KinetoWriter {
   // than one after it can never be the answer again. What stays, per kind,
   // is a stack of falling ends, searched in O(log n) per call.
   std::vector<int64_t> EnclosingExternalIds(
-      int64_t tid, const std::vector<std::pair<int64_t, int64_t>>& calls) const {
+      int64_t tid, const std::vector<std::pair<int64_t, int64_t>>& calls) {
     std::vector<int64_t> ids(calls.size(), 0);
     auto found = host_spans_.find(tid);
     if (found == host_spans_.end()) return ids;
-    const std::vector<HostSpan>& spans = found->second;
+    std::vector<HostSpan>& spans = found->second;
+    const auto before = [](const HostSpan& a, const HostSpan& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    };
+    // Sorted in each fragment; fragments of a line follow in time.
+    if (!std::is_sorted(spans.begin(), spans.end(), before)) {
+      std::stable_sort(spans.begin(), spans.end(), before);
+    }
     std::vector<size_t> order(calls.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
@@ -1008,7 +1097,7 @@ class KinetoWriter {
       const HostSpan* forward = nullptr;
       auto exact = forward_ops_.find(key);
       if (exact != forward_ops_.end()) {
-        forward = exact->second;
+        forward = &exact->second;
       } else {
         // No forward thread, or one given as libtorch's own thread number
         // (not the OS id our lines carry): the seq alone, when only one
@@ -1017,7 +1106,7 @@ class KinetoWriter {
         if (first != forward_ops_.end() && first->first.seq == key.seq) {
           auto after = std::next(first);
           if (after == forward_ops_.end() || after->first.seq != key.seq) {
-            forward = first->second;
+            forward = &first->second;
           }
         }
       }
@@ -1025,7 +1114,7 @@ class KinetoWriter {
       for (const char* cat : {"fwdbwd", "forward_backward"}) {
         const int64_t id = next_id++;
         WriteFlowEnd("s", cat, id, *forward);
-        WriteFlowEnd("f", cat, id, *backward);
+        WriteFlowEnd("f", cat, id, backward);
       }
     }
     // A collective's enqueue op -> its work on the backend's thread
@@ -1034,12 +1123,13 @@ class KinetoWriter {
       auto work = comm_work_.find(comm_id);
       if (work == comm_work_.end()) continue;
       const int64_t id = next_id++;
-      WriteFlowEnd("s", "comm", id, *enqueue);
-      WriteFlowEnd("f", "comm", id, *work->second);
+      WriteFlowEnd("s", "comm", id, enqueue);
+      WriteFlowEnd("f", "comm", id, work->second);
     }
     // TraceProducer -> TraceConsumer (xplane::LinkFlows): one id per pair.
-    if (host_plane_ == nullptr) return;
-    for (const xplane::FlowLink& link : xplane::LinkFlows(PlaneVisitor(*host_plane_))) {
+    if (host_flow_events_.events() == 0) return;
+    for (const xplane::FlowLink& link :
+         xplane::LinkFlows(PlaneVisitor(host_flow_events_.plane()))) {
       const int64_t id = next_id++;
       WriteFlowAt("s", id, link.producer);
       WriteFlowAt("f", id, link.consumer);
@@ -1061,19 +1151,16 @@ class KinetoWriter {
     BeginEvent(ph, cat, cat);
     out_.Raw(",\"id\":");
     out_.Int(id);
-    PidTid(host_pid_, span.tid());
+    PidTid(host_pid_, span.tid);
     out_.Raw(",\"ts\":");
     out_.Micros(span.start_ns);
     if (ph[0] == 'f') out_.Raw(",\"bp\":\"e\"");
     out_.Char('}');
   }
 
-  const XSpace& space_;
   json::Writer out_;
   HostStatIds ids_;
-  // The host plane's names, escaped once (shared with the chunks' writers).
-  std::unique_ptr<StatNames> host_stat_names_;
-  std::unique_ptr<EventNames> host_event_names_;
+  // The host fragment's names, escaped once (shared with the jobs' writers).
   const StatNames* names_ = nullptr;
   const EventNames* event_names_ = nullptr;
   bool first_event_ = true;
@@ -1081,26 +1168,53 @@ class KinetoWriter {
   int64_t max_end_ns_ = 0;
   int64_t unplaceable_ = 0;  // Events left out: times past int64 ns.
   int64_t host_pid_ = 0;
-  const XPlane* host_plane_ = nullptr;
-  const XPlane* task_plane_ = nullptr;
+  // Across fragments (the job writers use only the above and the flow ends).
+  const bool borrow_ = false;
+  bool started_ = false;
+  int64_t profile_start_ns_ = 0;
+  std::optional<int64_t> profile_stop_ns_;
+  int64_t next_external_id_ = 1;
+  int64_t steps_seen_ = 0;
+  bool keep_spans_ = false;  // The capture has runtime calls.
+  // Runtime and device planes: borrowed, or gathered from the fragments.
+  std::vector<std::pair<std::string, std::unique_ptr<PlaneGather>>> gathered_;  // In order.
+  absl::flat_hash_map<std::string, size_t> gather_by_name_;
   std::vector<const XPlane*> runtime_planes_;
   std::vector<const XPlane*> device_planes_;
-  absl::flat_hash_map<int64_t, std::vector<HostSpan>> host_spans_;
+  PlaneGather host_flow_events_;
+  absl::flat_hash_map<int64_t, std::vector<HostSpan>> host_spans_;  // keep_spans_.
   absl::flat_hash_set<int64_t> named_threads_;
+  absl::flat_hash_set<int64_t> named_lanes_;  // Async lanes, by line id.
   absl::flat_hash_map<int64_t, int64_t> correlation_external_;
   // Runtime launches by correlation id: (thread, start ns).
   absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> launches_;
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
-  std::map<FlowKey, const HostSpan*> forward_ops_;
-  std::map<FlowKey, const HostSpan*> backward_ops_;
-  std::map<int64_t, const HostSpan*> comm_enqueue_;  // By comm_id.
-  absl::flat_hash_map<int64_t, const HostSpan*> comm_work_;
+  std::map<FlowKey, HostSpan> forward_ops_;
+  std::map<FlowKey, HostSpan> backward_ops_;
+  std::map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
+  absl::flat_hash_map<int64_t, HostSpan> comm_work_;
 };
 
 }  // namespace
 
+class KinetoTraceStream::Writer : public KinetoWriter {
+ public:
+  using KinetoWriter::KinetoWriter;
+};
+
+KinetoTraceStream::KinetoTraceStream(ByteSink* sink)
+    : writer_(std::make_unique<Writer>(sink, /*borrow=*/false)) {}
+KinetoTraceStream::~KinetoTraceStream() = default;
+absl::Status KinetoTraceStream::Append(const XSpace& fragment) {
+  return writer_->Append(fragment);
+}
+absl::Status KinetoTraceStream::Finish() { return writer_->Finish(); }
+size_t KinetoTraceStream::HeldItems() const { return writer_->HeldItems(); }
+
 absl::Status WriteKinetoTrace(const XSpace& space, ByteSink* sink) {
-  return KinetoWriter(space, sink).Write();
+  KinetoWriter writer(sink, /*borrow=*/true);
+  if (absl::Status s = writer.Append(space); !s.ok()) return s;
+  return writer.Finish();
 }
 
 absl::Status WriteKinetoTraceFile(const XSpace& space, const std::string& path) {

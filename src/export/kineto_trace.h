@@ -18,6 +18,8 @@
 #ifndef NEURONPROF_SRC_EXPORT_KINETO_TRACE_H_
 #define NEURONPROF_SRC_EXPORT_KINETO_TRACE_H_
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -29,8 +31,33 @@ namespace exporter {
 
 inline constexpr char kPyTorchTraceSuffix[] = ".pt.trace.json.gz";
 
+// The trace of a capture fed in fragments (trace_stream.h's contract): each
+// fragment's host events are formatted when it comes (External ids numbered
+// thread by thread within a fragment, fragment after fragment; steps
+// numbered across fragments). Runtime calls, device work and the flows,
+// which link events of any fragment, are kept (they are few: launches,
+// device work, flow ends) and written at Finish(); host spans are kept only
+// in a capture with runtime calls, to find the span around each call.
+class KinetoTraceStream {
+ public:
+  explicit KinetoTraceStream(ByteSink* sink);  // `sink` must outlive it.
+  ~KinetoTraceStream();
+  // The sink's first error so far.
+  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
+  // The runtime, device and flow events and the trailer; the sink's first
+  // error. Once.
+  absl::Status Finish();
+  // Threads, spans and events held for links (for tests): in a capture of
+  // host markers, never one per event.
+  size_t HeldItems() const;
+
+ private:
+  class Writer;
+  std::unique_ptr<Writer> writer_;
+};
+
 // The trace's JSON text, handed to `sink` in pieces of about 256 KiB; the
-// sink's first error.
+// sink's first error. The capture is written as one fragment.
 absl::Status WriteKinetoTrace(const tensorflow::profiler::XSpace& space, ByteSink* sink);
 // Written atomically to `path`, gzipped when it ends in ".gz"
 // (WriteFileStreamed); on error nothing is left under `path`.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -16,6 +17,7 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_trace.h"
+#include "src/export/trace_stream.h"
 #include "src/export/xspace_file.h"
 
 namespace neuronprof {
@@ -180,16 +182,106 @@ absl::Status WriteXPlaneInto(const tensorflow::profiler::XSpace& space,
   return PlaceFile(staged, xplane_path, options.keep_staged_xplane);
 }
 
+// Feeds fragments of `space` plus a streamed plane to the trace files:
+// the first fragment carries `space` whole, the next ones its planes
+// without their lines (each line's events come once).
+class FragmentFeed {
+ public:
+  explicit FragmentFeed(const tensorflow::profiler::XSpace& space) : fragment_(space) {}
+
+  tensorflow::profiler::XPlane* plane() {
+    if (plane_ == nullptr) plane_ = fragment_.add_planes();
+    return plane_;
+  }
+  absl::Status Append(const std::vector<std::unique_ptr<TraceFileStream>>& files) {
+    for (const auto& file : files) {
+      if (absl::Status s = file->Append(fragment_); !s.ok()) return s;
+    }
+    if (!first_done_) {
+      first_done_ = true;
+      for (tensorflow::profiler::XPlane& other : *fragment_.mutable_planes()) {
+        if (&other != plane_) other.clear_lines();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  tensorflow::profiler::XSpace fragment_;
+  tensorflow::profiler::XPlane* plane_ = nullptr;
+  bool first_done_ = false;
+};
+
+// The Chrome and Kineto traces of `space` plus the streamed plane, from
+// options.plane_fragments: one pass over the records feeds both.
+absl::Status WriteTracesFromFragments(const tensorflow::profiler::XSpace& space,
+                                      const std::vector<std::string>& paths,
+                                      const std::vector<TraceFormat>& formats,
+                                      const ExportOptions& options) {
+  std::vector<std::unique_ptr<TraceFileStream>> files;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto file = TraceFileStream::Open(formats[i], paths[i]);
+    if (!file.ok()) return file.status();
+    files.push_back(std::move(*file));
+  }
+  FragmentFeed feed(space);
+  if (absl::Status s = options.plane_fragments(feed.plane(), [&] { return feed.Append(files); });
+      !s.ok()) {
+    return s;  // The files are removed: none was finished.
+  }
+  for (const auto& file : files) {
+    if (absl::Status s = file->Finish(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// WriteProfileFiles with a streamed plane: the xplane.pb first (the pass
+// that makes the plane's metadata), then both traces from one more pass.
+// Neither holds the plane whole.
+absl::StatusOr<std::vector<std::string>> WriteStreamedProfileFiles(
+    const tensorflow::profiler::XSpace& space, const std::string& dir, const std::string& host,
+    const ExportOptions& options) {
+  const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
+  std::vector<std::string> paths = {xplane_path};
+  std::vector<TraceFormat> formats;
+  if (options.chrome_trace) {
+    paths.push_back(absl::StrCat(dir, "/", host, kChromeTraceSuffix));
+    formats.push_back(TraceFormat::kChrome);
+  }
+  if (!options.pytorch_trace_dir.empty()) {
+    paths.push_back(absl::StrCat(options.pytorch_trace_dir, "/", host, kPyTorchTraceSuffix));
+    formats.push_back(TraceFormat::kKineto);
+  }
+  if (!formats.empty() && !options.plane_fragments) {
+    return absl::InvalidArgumentError(
+        "a streamed xplane.pb needs its plane's fragments for a Chrome or Kineto trace beside it");
+  }
+  if (absl::Status s = WriteXPlaneInto(space, xplane_path, host, options); !s.ok()) return s;
+  absl::Status traces = absl::OkStatus();
+  if (!options.pytorch_trace_dir.empty()) traces = MakeDirectories(options.pytorch_trace_dir);
+  if (traces.ok() && !formats.empty()) {
+    traces = WriteTracesFromFragments(space, {paths.begin() + 1, paths.end()}, formats, options);
+  }
+  if (!traces.ok()) {
+    // As WriteProfileFiles: no part of a failed export stays.
+    unlink(xplane_path.c_str());
+    if (!options.xplane_staging_dir.empty() && options.keep_staged_xplane) {
+      unlink(absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix).c_str());
+    }
+    return traces;
+  }
+  if (!options.xplane_staging_dir.empty() && options.keep_staged_xplane) {
+    paths.push_back(absl::StrCat(options.xplane_staging_dir, "/", host, kXPlaneSuffix));
+  }
+  return paths;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
     const tensorflow::profiler::XSpace& space, const std::string& dir,
     const std::string& host, const ExportOptions& options) {
-  if (options.streamed_plane && (options.chrome_trace || !options.pytorch_trace_dir.empty())) {
-    return absl::InvalidArgumentError(
-        "a streamed xplane.pb cannot have a Chrome or Kineto trace beside it: they read the "
-        "whole XSpace");
-  }
+  if (options.streamed_plane) return WriteStreamedProfileFiles(space, dir, host, options);
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
   std::vector<std::string> paths = {xplane_path};
   // The writers only read the XSpace: the JSON + gzip ones (most of the

@@ -3,6 +3,7 @@
 #define NEURONPROF_SRC_EXPORT_LOGDIR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ absl::StatusOr<RunDirectory> JoinRunDirectory(const std::string& logdir,
 // not be written to their logdir.
 absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run);
 
+using PlaneFragments = std::function<absl::Status(
+    tensorflow::profiler::XPlane* plane, const std::function<absl::Status()>& ready)>;
+
 struct ExportOptions {
   bool chrome_trace = true;
   // When set, also <pytorch_trace_dir>/<host>.pt.trace.json.gz (Kineto
@@ -74,9 +78,14 @@ struct ExportOptions {
   bool keep_staged_xplane = false;
   // When set, xplane.pb holds `space` and this plane after its planes,
   // written while it is built (WriteXSpaceStreamed), perhaps more than
-  // once (the fallback folder). Not with the Chrome or Kineto trace: they
-  // read the whole space.
+  // once (the fallback folder). The Chrome and Kineto traces then need
+  // `plane_fragments`.
   StreamedPlane streamed_plane;
+  // The streamed plane again, in fragments for the trace writers
+  // (trace_stream.h), after streamed_plane has run: it fills `plane` (the
+  // last plane of a fragment that holds `space`) with the whole plane's
+  // metadata, then with each fragment's events, and calls `ready` for each.
+  PlaneFragments plane_fragments;
 };
 
 // Writes <dir>/<host>.xplane.pb and the other exports, each atomically.

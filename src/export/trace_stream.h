@@ -10,16 +10,21 @@
 // is added after the planes seen so far. Nothing of a fragment is kept once
 // Append() returns: it may be freed or reused.
 //
-// The text of a capture cut into fragments is that of WriteChromeTrace /
-// WriteKinetoTrace of the whole capture (byte for byte:
-// tests/export/trace_stream_test.cc cuts captures into fragments of 1, 7
-// and 64K events). For now Append() gathers the fragments' events into one
-// XSpace (copied) and Finish() writes it with those writers, the one
-// formatting path; formatting each fragment as it comes, so that the
-// whole capture is never held, is to follow behind this interface.
+// Each fragment's events are written when it comes, plane by plane and
+// line by line (on the writers' worker threads), so the text lists the
+// capture's events fragment after fragment; the whole-XSpace writers
+// (WriteChromeTrace / WriteKinetoTrace) write the capture as one fragment.
+// A capture cut any way gives the same events, names and links as the
+// whole writer's, in another order (tests/export/trace_stream_test.cc cuts
+// captures into fragments of 1, 7 and 64K events). Kept across fragments:
+// the header's facts (from the first fragment), the process and thread
+// names written, and the few events whose links may cross fragments (flow
+// ends, launch -> device correlations): never one entry per marker.
+// Kineto: for now Append() gathers the fragments and Finish() writes them.
 #ifndef NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 #define NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -50,6 +55,11 @@ class TraceStream {
   // Writes what crosses fragments and the trailer; the sink's first error.
   // Call it once, after the last Append().
   absl::Status Finish();
+  // What the stream holds between fragments (for tests): the planes and
+  // lines, the threads named, and the events and spans that links need
+  // (flow ends, runtime calls, device work, host spans around calls);
+  // never one per host marker.
+  size_t HeldItems() const;
 
  private:
   class Impl;

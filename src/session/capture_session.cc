@@ -216,6 +216,49 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
   return result;
 }
 
+bool CaptureSession::CanStreamHostPlane() const {
+  return !stopped_ && collectors_.size() == 1 && discard_before_ns_ == 0;
+}
+
+absl::StatusOr<StreamedCapture> CaptureSession::StopForStreaming() {
+  if (!CanStreamHostPlane()) {
+    return absl::FailedPreconditionError("capture already stopped, or not of host markers alone");
+  }
+  // As Stop() does for the host collector, which is the only one.
+  StreamedCapture streamed;
+  CaptureResult& result = streamed.result;
+  result.start_epoch_ns = start_epoch_ns_;
+  collectors::Collector& host = *collectors_.front();
+  const absl::Status status = host.Stop();
+  result.stop_epoch_ns = core::EpochNowNs();
+  Release();
+  if (!status.ok()) {
+    xplane::AddError(&result.space,
+                     absl::StrCat(host.name(), " collector failed to stop: ", status.ToString()));
+  }
+  xplane::SetProfileTimes(&result.space, start_epoch_ns_, result.stop_epoch_ns);
+  if (status.ok()) streamed.records = collectors::TakeHostRecords(&host, &result.space);
+  return streamed;
+}
+
+absl::Status StreamedCapture::WriteHostPlane(xplane::XPlaneSink* sink) {
+  result.stats = collectors::CollectStats();  // Counted again by each write.
+  built = false;
+  absl::Status status =
+      collectors::StreamHostPlane(records, result.space, sink, &result.stats, &host_plane);
+  built = status.ok();
+  return status;
+}
+
+absl::Status StreamedCapture::WriteHostFragments(tensorflow::profiler::XPlane* fragment,
+                                                 const std::function<absl::Status()>& ready) const {
+  if (!built) {
+    return absl::FailedPreconditionError("the host plane's fragments come after its xplane.pb");
+  }
+  return collectors::FragmentHostPlane(records, result.space, host_plane, fragment,
+                                       kFragmentEvents, ready);
+}
+
 void StartCountingUnrecordedSteps() { core::StartCountingUnrecordedSteps(); }
 int64_t StopCountingUnrecordedSteps() { return core::StopCountingUnrecordedSteps(); }
 

@@ -4,6 +4,7 @@
 #ifndef NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_
 #define NEURONPROF_SRC_SESSION_CAPTURE_SESSION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 #include "google/protobuf/arena.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/collector.h"
+#include "src/core/recorder.h"
 #include "src/session/capture_gate.h"
+#include "src/xplane/plane_sink.h"
 
 namespace neuronprof {
 namespace session {
@@ -33,6 +36,31 @@ struct CaptureResult {
   collectors::CollectStats stats;
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;
+};
+
+// A capture whose host plane is written while it is built, never held
+// whole (a flight dump's, a host-markers-only window's): `result` holds
+// the rest of the XSpace (profile times, warnings), `records` the host
+// recorder's records, read in place by each pass.
+struct StreamedCapture {
+  StreamedCapture() : result(SpaceStorage::kHeap) {}
+  // The host plane, after result.space's planes, into `sink` (the
+  // xplane.pb); its events and threads counted into result.stats. May run
+  // more than once (a write that failed, then the fallback folder's).
+  absl::Status WriteHostPlane(xplane::XPlaneSink* sink);
+  // The same plane again, cut into fragments of kFragmentEvents events for
+  // the trace writers (collectors::FragmentHostPlane); after
+  // WriteHostPlane, whose plane metadata it hands on (FailedPrecondition
+  // before).
+  absl::Status WriteHostFragments(tensorflow::profiler::XPlane* fragment,
+                                  const std::function<absl::Status()>& ready) const;
+  static constexpr int kFragmentEvents = 8 * 1024;
+
+  CaptureResult result;
+  core::RecordedCapture records;
+  // WriteHostPlane's plane but its lines; `built` once it has run whole.
+  tensorflow::profiler::XPlane host_plane;
+  bool built = false;
 };
 
 // Discards what a capture recorded before `epoch_ns` (a schedule's warmup):
@@ -70,6 +98,14 @@ class CaptureSession {
   // plane. Collector failures become errors in the XSpace rather than
   // losing the other planes.
   absl::StatusOr<CaptureResult> Stop(SpaceStorage storage = SpaceStorage::kArena);
+  // Whether StopForStreaming() may stop this capture: the host recorder
+  // is its only collector (no operators, no device plug-in) and nothing is
+  // to be discarded; the other planes are the small ones Stop() adds.
+  bool CanStreamHostPlane() const;
+  // Stop() without building the host plane: the XSpace that Stop() would
+  // give but that plane, which the records it returns hold (written by
+  // StreamedCapture's passes, with the same events, stats and names).
+  absl::StatusOr<StreamedCapture> StopForStreaming();
 
  private:
   CaptureSession() = default;

@@ -106,11 +106,11 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
   return result;
 }
 
-absl::StatusOr<StreamedSnapshot> FlightSession::SnapshotForStreaming(
+absl::StatusOr<StreamedCapture> FlightSession::SnapshotForStreaming(
     int64_t last_ms, const std::string& buffer_advice, std::string_view note) const {
   auto snapshot = core::SnapshotRing(last_ms);
   if (!snapshot.ok()) return snapshot.status();
-  StreamedSnapshot streamed;
+  StreamedCapture streamed;
   streamed.records = std::move(*snapshot);
   collectors::SortSnapshotRecords(&streamed.records);  // No index of pointers.
   CaptureResult& result = streamed.result;
@@ -121,11 +121,6 @@ absl::StatusOr<StreamedSnapshot> FlightSession::SnapshotForStreaming(
   AddSnapshotWarnings(streamed.records, last_ms, note, result.start_epoch_ns,
                       result.stop_epoch_ns, &result.space);
   return streamed;
-}
-
-absl::Status StreamedSnapshot::WriteHostPlane(xplane::XPlaneSink* sink) {
-  result.stats = collectors::CollectStats();  // Counted again by each write.
-  return collectors::StreamHostPlane(records, result.space, sink, &result.stats);
 }
 
 }  // namespace session

@@ -14,24 +14,9 @@
 #include "src/session/capture_gate.h"
 #include "src/core/recorder.h"
 #include "src/session/capture_session.h"
-#include "src/xplane/plane_sink.h"
 
 namespace neuronprof {
 namespace session {
-
-// A snapshot whose host plane is written while it is built (a dump's
-// xplane.pb), never held whole: `result` holds the rest of the XSpace
-// (profile times, warnings), `records` the ring's copy.
-struct StreamedSnapshot {
-  StreamedSnapshot() : result(SpaceStorage::kHeap) {}
-  // The host plane, after result.space's planes, into `sink`; its events
-  // and threads counted into result.stats. May run more than once (a
-  // write that failed, then the fallback folder's).
-  absl::Status WriteHostPlane(xplane::XPlaneSink* sink);
-
-  CaptureResult result;
-  core::RecordedCapture records;
-};
 
 class FlightSession {
  public:
@@ -57,7 +42,7 @@ class FlightSession {
 
   // The same snapshot, its host plane left to be streamed: what Snapshot
   // gives without the XSpace's ~135 bytes per event.
-  absl::StatusOr<StreamedSnapshot> SnapshotForStreaming(int64_t last_ms,
+  absl::StatusOr<StreamedCapture> SnapshotForStreaming(int64_t last_ms,
                                                         const std::string& buffer_advice,
                                                         std::string_view note = {}) const;
 

@@ -1,8 +1,9 @@
-// Records every kind of host record into a flight recorder's ring and
-// snapshots it: nested scopes with integer and string arguments, call-site
-// scopes, steps, instants, counters, async spans, flows, two threads, and
-// one line of several streaming chunks. Shared by the streamed-plane test
-// and write_streamed_xplane (the CLI and xprof read its files).
+// Records every kind of host record, into a flight recorder's ring (then
+// snapshots it) or a window: nested scopes with integer and string
+// arguments, call-site scopes, steps, instants, counters, async spans,
+// flows, two threads, and one line of several streaming chunks. Shared by
+// the streamed-plane tests and write_streamed_xplane (the CLI and xprof
+// read its files).
 #ifndef NEURONPROF_TESTS_EXPORT_RING_VARIETY_H_
 #define NEURONPROF_TESTS_EXPORT_RING_VARIETY_H_
 
@@ -23,8 +24,8 @@ namespace testing {
 // streaming): more than one chunk.
 inline constexpr int kVarietySteps = 600;
 
-inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
-  if (absl::Status s = core::StartRingRecording(2, uint64_t{16} << 20); !s.ok()) return s;
+// Records the variety into whatever records now (a ring, a window).
+inline void RecordVariety() {
   AsyncTrace life("requests", "request", 7);
   uint64_t produced = 0;
   for (int step = 0; step < kVarietySteps; ++step) {
@@ -51,6 +52,11 @@ inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
   });
   worker.join();
   life = AsyncTrace();  // Ends the span.
+}
+
+inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
+  if (absl::Status s = core::StartRingRecording(2, uint64_t{16} << 20); !s.ok()) return s;
+  RecordVariety();
   auto snapshot = core::SnapshotRing(0);
   core::StopRecording().IgnoreError();
   return snapshot;

@@ -1,17 +1,25 @@
 // The streaming trace writers (trace_stream.h) fed a capture cut into
-// fragments write the same text as the whole-XSpace writers.
+// fragments write the same events as the whole-XSpace writers (which write
+// the capture as one fragment), each fragment's in its own place.
 #include "src/export/trace_stream.h"
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "neuronprof/trace.h"
 #include "src/export/gzip.h"
 #include "src/export/atomic_file.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/host_plane_capture.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/memory_space.h"
 #include "tests/export/trace_text.h"
+#include "tests/live_heap.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {
@@ -19,28 +27,44 @@ namespace {
 
 using tensorflow::profiler::XSpace;
 
-// `space` cut into fragments of at most `events` events each: every
-// fragment has every plane with its metadata and lines, each line holding
-// the next of its events, taken line after line.
+// `space` cut into fragments of at most `events` events each, taken line
+// after line: every fragment has every plane with its metadata; a line is
+// there from the fragment of its first event on (from the first, if it has
+// none), holding the next of its events. After the first fragment come an
+// empty one and one with planes but no lines.
 std::vector<XSpace> Cut(const XSpace& space, int events) {
   XSpace empty = space;
-  for (auto& plane : *empty.mutable_planes()) {
-    for (auto& line : *plane.mutable_lines()) line.clear_events();
+  for (auto& plane : *empty.mutable_planes()) plane.clear_lines();
+  XSpace first = empty;
+  for (int p = 0; p < space.planes_size(); ++p) {
+    for (const auto& line : space.planes(p).lines()) {
+      if (line.events_size() == 0) *first.mutable_planes(p)->add_lines() = line;
+    }
   }
-  std::vector<XSpace> fragments(1, empty);
+  std::vector<XSpace> fragments = {first};
   int in_fragment = 0;
   for (int p = 0; p < space.planes_size(); ++p) {
     for (int l = 0; l < space.planes(p).lines_size(); ++l) {
-      for (const auto& event : space.planes(p).lines(l).events()) {
+      const auto& whole = space.planes(p).lines(l);
+      tensorflow::profiler::XLine* line = nullptr;
+      for (const auto& event : whole.events()) {
         if (in_fragment == events) {
           fragments.push_back(empty);
           in_fragment = 0;
+          line = nullptr;
         }
-        // Each fragment's lines start a little later (as a collector's
-        // may): its offsets are from its own line's timestamp.
-        const int64_t shift_ns = static_cast<int64_t>(fragments.size() % 3);
-        auto* line = fragments.back().mutable_planes(p)->mutable_lines(l);
-        line->set_timestamp_ns(space.planes(p).lines(l).timestamp_ns() + shift_ns);
+        if (line == nullptr) {
+          line = fragments.back().mutable_planes(p)->add_lines();
+          line->set_id(whole.id());
+          line->set_display_id(whole.display_id());
+          line->set_name(whole.name());
+          line->set_display_name(whole.display_name());
+          // Each fragment's lines start a little later (as a collector's
+          // may): its offsets are from its own line's timestamp.
+          const int64_t shift_ns = static_cast<int64_t>(fragments.size() % 3);
+          line->set_timestamp_ns(whole.timestamp_ns() + shift_ns);
+        }
+        const int64_t shift_ns = line->timestamp_ns() - whole.timestamp_ns();
         auto* copy = line->add_events();
         *copy = event;
         copy->set_offset_ps(event.offset_ps() - shift_ns * 1000);
@@ -48,7 +72,73 @@ std::vector<XSpace> Cut(const XSpace& space, int events) {
       }
     }
   }
+  fragments.insert(fragments.begin() + 1, {XSpace(), empty});
   return fragments;
+}
+
+// Steps, flows whose producer and consumer are on two threads, an async
+// span across them, counters and instants: a fragment cut line after line
+// leaves each flow's ends, and the async span's, in different fragments.
+XSpace ServingSpace() {
+  return testing::CaptureHostPlane([] {
+    uint64_t request = 0;
+    AsyncTrace life("requests", "request");
+    for (int step = 0; step < 20; ++step) {
+      StepTrace step_trace("train", step);
+      ScopedTrace op("op", {{"i", step}});
+      if (step == 3) {
+        TraceProducer producer("accept");
+        request = producer.context_id();
+        TraceCounter("queue_depth", 2);
+      }
+    }
+    std::thread([&] {
+      SetCurrentThreadName("worker");
+      for (int i = 0; i < 10; ++i) NEURONPROF_SCOPE("work");
+      { TraceConsumer infer("infer", ContextType::kGeneric, request); }
+      { TraceConsumer reply("reply", ContextType::kGeneric, request); }
+      TraceInstant("cache_miss", {{"key", "k7"}});
+      life.End();
+    }).join();
+  });
+}
+
+// Host markers only, as a capture of NEURONPROF_SCOPE writes them: on
+// `threads` lines of `per_line` events each, every 16th a step marker
+// without a number (the Kineto writer numbers it by the steps before it),
+// starting `at_ns` after the capture start.
+XSpace MarkerSpace(int threads, int per_line, int64_t at_ns) {
+  XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  const int64_t zone = host.EventMetadataId("zone");
+  const int64_t step = host.EventMetadataId("step");
+  for (int t = 0; t < threads; ++t) {
+    auto* line = host.AddLine(100 + t, "thread_" + std::to_string(t), at_ns);
+    for (int e = 0; e < per_line; ++e) {
+      const bool is_step = e % 16 == 0;
+      auto* event = host.AddEvent(line, is_step ? step : zone, int64_t{e} * 10'000, 5'000);
+      if (is_step) host.AddStat(event, xplane::kRootLevelStat, int64_t{1});
+      host.AddStat(event, "batch", int64_t{e});
+    }
+  }
+  return space;
+}
+
+// The text's lines (one event each in both writers), sorted, each without
+// its separating comma: the same events whatever their order.
+std::vector<std::string> SortedEvents(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    if (!line.empty() && line.back() == ',') line.pop_back();
+    lines.push_back(std::move(line));
+    at = end + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
 }
 
 std::string Streamed(exporter::TraceFormat format, const std::vector<XSpace>& fragments) {
@@ -59,17 +149,70 @@ std::string Streamed(exporter::TraceFormat format, const std::vector<XSpace>& fr
   return sink.text();
 }
 
-TEST_CASE("trace stream: fragments of 1, 7 and 64K events write the whole writer's text") {
-  // Operators, steps and GPU work past one job of spans; memory events.
-  for (const XSpace& space : {testing::ManyStepsSpace(1500), testing::MemorySpace()}) {
+TEST_CASE("trace stream: fragments of 1, 7 and 64K events write the whole writer's events") {
+  // Operators, steps and GPU work past one job of spans; memory events;
+  // flows, async spans, counters and instants of a real capture.
+  for (const XSpace& space : {testing::ManyStepsSpace(1500), testing::MemorySpace(),
+                              ServingSpace(), MarkerSpace(3, 100, 0)}) {
     const std::string chrome = testing::ChromeTraceText(space);
     const std::string kineto = testing::KinetoTraceText(space);
     for (int events : {1, 7, 65536}) {
       INFO("fragments of " << events);
       const std::vector<XSpace> fragments = Cut(space, events);
-      CHECK(Streamed(exporter::TraceFormat::kChrome, fragments) == chrome);
-      CHECK(Streamed(exporter::TraceFormat::kKineto, fragments) == kineto);
+      const std::string chrome_streamed = Streamed(exporter::TraceFormat::kChrome, fragments);
+      const std::string kineto_streamed = Streamed(exporter::TraceFormat::kKineto, fragments);
+      CHECK(SortedEvents(chrome_streamed) == SortedEvents(chrome));
+      CHECK(SortedEvents(kineto_streamed) == SortedEvents(kineto));
+      if (fragments.size() == 3) {  // The whole writers write one fragment.
+        CHECK(chrome_streamed == chrome);
+        CHECK(kineto_streamed == kineto);
+      }
     }
+  }
+}
+
+// Keeps nothing: the bytes are only counted.
+class CountingSink : public exporter::ByteSink {
+ public:
+  absl::Status Append(std::string_view bytes) override {
+    bytes_ += bytes.size();
+    return absl::OkStatus();
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_ = 0;
+};
+
+TEST_CASE("trace stream: what a stream holds does not grow with host markers") {
+  // 4 threads x 4096 markers a fragment: past one job of each writer.
+  XSpace fragment = MarkerSpace(4, 4096, 0);
+  for (const auto format : {exporter::TraceFormat::kChrome, exporter::TraceFormat::kKineto}) {
+    INFO("format " << static_cast<int>(format));
+    CountingSink sink;
+    exporter::TraceStream stream(format, &sink);
+    size_t held = 0;
+    int64_t live = 0;
+    for (int i = 0; i < 200; ++i) {
+      // The next 16384 markers: the same lines, later.
+      for (auto& line : *fragment.mutable_planes(0)->mutable_lines()) {
+        line.set_timestamp_ns(int64_t{i} * 50'000'000);
+      }
+      REQUIRE(stream.Append(fragment).ok());
+      if (i == 9) {
+        held = stream.HeldItems();
+        live = testing::LiveHeapBytes();
+      }
+    }
+    // 190 more fragments (3.1M markers) add no held item and no heap byte
+    // that stays (a byte per 40 markers would be 78 KB).
+    // The 4 threads named, and the Chrome writer's plane.
+    CHECK(held == (format == exporter::TraceFormat::kChrome ? 5u : 4u));
+    CHECK(stream.HeldItems() == held);
+    INFO("heap bytes kept by 190 fragments: " << testing::LiveHeapBytes() - live);
+    CHECK(testing::LiveHeapBytes() - live < 16 * 1024);
+    REQUIRE(stream.Finish().ok());
+    CHECK(sink.bytes() > size_t{200} * 16384 * 40);
   }
 }
 
@@ -89,7 +232,7 @@ TEST_CASE("trace stream: a file is there only after Finish, gzipped by its name"
   REQUIRE(bytes.ok());
   auto text = exporter::GzipDecompress(*bytes);
   REQUIRE(text.ok());
-  CHECK(*text == testing::KinetoTraceText(space));
+  CHECK(SortedEvents(*text) == SortedEvents(testing::KinetoTraceText(space)));
   {
     auto file = exporter::TraceFileStream::Open(exporter::TraceFormat::kChrome, dir + "/gone.json");
     REQUIRE(file.ok());

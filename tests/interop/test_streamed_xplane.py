@@ -3,12 +3,16 @@
 tests/export/write_streamed_xplane records every kind of host record into a
 ring and writes one snapshot twice: built whole, and with its host plane
 streamed as a dump writes it (length placeholders as 5-byte varints, the
-plane's metadata after its lines). Python's protobuf and xprof's converters
-must read both as the same profile.
+plane's metadata after its lines), with the Chrome and Kineto traces
+written whole and from fragments of the plane (as Stop() of host markers
+writes them). Python's protobuf, xprof's converters and the PyTorch
+plugin's loader must read both as the same profile.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import subprocess
 
@@ -43,3 +47,34 @@ def test_xprof_converters_read_the_streamed_file_as_the_whole_one(build_binary, 
   assert sorted(map(key, events[0])) == sorted(map(key, events[1]))
   assert {e["name"] for e in events[1]} >= {"op", "layer_3", "enqueue", "run_batch"}
   assert xprof_tools.framework_op_stats(whole) == xprof_tools.framework_op_stats(streamed)
+
+
+def test_traces_from_fragments_read_as_the_whole_ones(build_binary, tmp_path):
+  _write(build_binary, tmp_path)
+  texts = {}
+  for kind in ("whole", "streamed"):
+    for name in ("host.trace.json.gz", "host.pt.trace.json.gz"):
+      with gzip.open(os.path.join(str(tmp_path), kind, name), "rt") as f:
+        texts[kind, name] = json.load(f)
+  # The same events; a trace written from fragments lists them in its order.
+  for name in ("host.trace.json.gz", "host.pt.trace.json.gz"):
+    events = {}
+    for kind in ("whole", "streamed"):
+      trace = dict(texts[kind, name])
+      events[kind] = sorted(json.dumps(e, sort_keys=True) for e in trace.pop("traceEvents"))
+      texts[kind, name] = trace
+    assert events["streamed"] == events["whole"], name
+    assert len(events["streamed"]) > 8192
+    assert texts["streamed", name] == texts["whole", name], name
+  # What the PyTorch plugin's loader makes of each Kineto trace.
+  from torch_tb_profiler.profiler.data import RunProfileData
+  loaded = []
+  for kind in ("whole", "streamed"):
+    cache = tmp_path / ("cache_" + kind)
+    cache.mkdir()
+    data = RunProfileData.parse("host", None,
+                                os.path.join(str(tmp_path), kind, "host.pt.trace.json.gz"),
+                                str(cache))
+    loaded.append((data.steps_names, [step.costs for step in data.steps_costs or []]))
+  assert loaded[0] == loaded[1]
+  assert loaded[1][0], "no steps"

@@ -157,6 +157,27 @@ TEST_CASE("warnings a collector reports in CollectStats become XSpace warnings")
   CHECK(result->stats.warnings.empty());  // Moved, not reported twice.
 }
 
+TEST_CASE("only host markers alone, with nothing to discard, are stopped for streaming") {
+  {
+    auto session = session::CaptureSession::Start({});
+    REQUIRE(session.ok());
+    CHECK((*session)->CanStreamHostPlane());
+    (*session)->DiscardEarlierEvents();  // A schedule's warmup ended.
+    CHECK_FALSE((*session)->CanStreamHostPlane());
+    CHECK(absl::IsFailedPrecondition((*session)->StopForStreaming().status()));
+    CHECK((*session)->Stop().ok());  // The XSpace path stops it.
+  }
+  std::vector<std::string> calls;
+  FakeScript other{"other", &calls};
+  auto registered = RegisterFake(&other);
+  auto session = session::CaptureSession::Start({});
+  REQUIRE(session.ok());
+  CHECK_FALSE((*session)->CanStreamHostPlane());  // Its plane is collected with the host's.
+  auto result = (*session)->Stop();
+  REQUIRE(result.ok());
+  CHECK(xplane::FindPlane(result->space, "/fake:other") != nullptr);
+}
+
 TEST_CASE("the session annotates operator events when a collector records operators") {
   std::vector<std::string> calls;
   FakeScript ops{"ops", &calls};

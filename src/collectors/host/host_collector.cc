@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -311,29 +312,54 @@ bool InLineOrder(const core::ThreadEvents& thread) {
 }
 
 // Where the plane's finished pieces go: nowhere (the plane keeps its lines:
-// an XSpace), or a sink that writes each line out, in chunks of
-// kStreamChunkEvents events while it is built, and takes it off the plane: the
-// plane then never holds more than one chunk of events.
+// an XSpace); a sink that writes each line out, in chunks of
+// kStreamChunkEvents events while it is built, and takes it off the plane;
+// or fragments (export/trace_stream.h), whose lines take the events over
+// while it is built. Streamed or cut, the plane never holds more than one
+// chunk or one fragment of events.
 class LineOutput {
  public:
   explicit LineOutput(xplane::XPlaneSink* sink) : sink_(sink) {}
-  bool streams() const { return sink_ != nullptr; }
+  // Fragments of at most `max_events` events into `fragment`, handed to
+  // `ready` (which may take them), then cleared.
+  LineOutput(tensorflow::profiler::XPlane* fragment, int max_events,
+             const std::function<absl::Status()>* ready)
+      : sink_(nullptr), fragment_(fragment), max_events_(max_events), ready_(ready) {}
+  bool streams() const { return sink_ != nullptr || fragment_ != nullptr; }
 
   // After each event added to `line`.
   void EventAdded(tensorflow::profiler::XLine* line) {
+    if (fragment_ != nullptr) {
+      if (pending_ + line->events_size() >= max_events_) {
+        MoveToFragment(line);
+        FragmentReady();
+      }
+      return;
+    }
     if (sink_ != nullptr && line->events_size() >= kStreamChunkEvents) WriteEvents(line);
   }
   // The plane's last line is complete.
   void LineDone(tensorflow::profiler::XPlane* plane) {
-    if (sink_ == nullptr) return;
+    if (!streams()) return;
     tensorflow::profiler::XLine* line = plane->mutable_lines(plane->lines_size() - 1);
-    WriteEvents(line);
-    if (status_.ok()) status_ = sink_->EndLine(*line);
+    if (fragment_ != nullptr) {
+      // A line whose events all went in earlier fragments needs no piece.
+      if (line->events_size() > 0 || !line_handed_) {
+        MoveToFragment(line)->set_duration_ps(line->duration_ps());
+      }
+      line_handed_ = false;
+    } else {
+      WriteEvents(line);
+      if (status_.ok()) status_ = sink_->EndLine(*line);
+    }
     plane->mutable_lines()->RemoveLast();  // Kept cleared, for the next line.
   }
   // The plane (its lines gone when streamed) is complete.
   absl::Status PlaneDone(const tensorflow::profiler::XPlane& plane) {
     if (sink_ != nullptr && status_.ok()) status_ = sink_->EndPlane(plane);
+    // The last fragment; the only one of a plane without events, which
+    // still brings the space's other planes and fields.
+    if (fragment_ != nullptr && (pending_ > 0 || !handed_)) FragmentReady();
     return status_;
   }
 
@@ -343,8 +369,36 @@ class LineOutput {
     line->mutable_events()->Clear();  // The events stay allocated, for reuse.
   }
 
+  // The events of `line` (the one being built) go to a line of its own in
+  // the fragment: swapped, so the line gets the fragment's cleared ones.
+  tensorflow::profiler::XLine* MoveToFragment(tensorflow::profiler::XLine* line) {
+    tensorflow::profiler::XLine* piece = fragment_->add_lines();
+    piece->set_id(line->id());
+    piece->set_display_id(line->display_id());
+    piece->set_name(line->name());
+    piece->set_display_name(line->display_name());
+    piece->set_timestamp_ns(line->timestamp_ns());
+    piece->mutable_events()->Swap(line->mutable_events());
+    pending_ += piece->events_size();
+    line_handed_ = true;
+    return piece;
+  }
+
+  void FragmentReady() {
+    handed_ = true;
+    if (status_.ok()) status_ = (*ready_)();
+    pending_ = 0;
+    fragment_->mutable_lines()->Clear();  // Lines and events stay allocated, for reuse.
+  }
+
   xplane::XPlaneSink* const sink_;
-  absl::Status status_;  // The sink's first error.
+  absl::Status status_;  // The sink's (or `ready`'s) first error.
+  tensorflow::profiler::XPlane* const fragment_ = nullptr;
+  const int max_events_ = 0;
+  const std::function<absl::Status()>* const ready_ = nullptr;
+  int pending_ = 0;           // Events in the fragment.
+  bool handed_ = false;       // A fragment went to `ready`.
+  bool line_handed_ = false;  // The line being built has a piece in a fragment.
 };
 
 // The host plane's lines of async spans and counters (names in
@@ -484,6 +538,11 @@ class HostCollector : public Collector {
     return absl::OkStatus();
   }
 
+  core::RecordedCapture TakeRecords(tensorflow::profiler::XSpace* space) {
+    AddHostWarnings(capture_, space, options_.buffer_advice);
+    return std::move(capture_);
+  }
+
  private:
   CaptureOptions options_;
   core::RecordedCapture capture_;
@@ -604,17 +663,45 @@ void AddHostPlane(const core::RecordedCapture& capture,
   AddHostWarnings(capture, space, buffer_advice);
 }
 
-absl::Status StreamHostPlane(const core::RecordedCapture& capture,
-                             const tensorflow::profiler::XSpace& space,
-                             xplane::XPlaneSink* sink, CollectStats* stats) {
-  int64_t base_epoch_ns = xplane::ProfileStartEpochNs(space);
-  if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
+// The plane StreamHostPlane adds after `space`'s planes: its id and name.
+tensorflow::profiler::XPlane NewStreamedPlane(const tensorflow::profiler::XSpace& space) {
   tensorflow::profiler::XPlane plane;  // As FindOrAddPlane would add it.
   plane.set_id(space.planes_size());
   plane.set_name(xplane::kHostPlaneName);
+  return plane;
+}
+
+int64_t StreamBaseEpochNs(const core::RecordedCapture& capture,
+                          const tensorflow::profiler::XSpace& space) {
+  const int64_t base_epoch_ns = xplane::ProfileStartEpochNs(space);
+  return base_epoch_ns != 0 ? base_epoch_ns : capture.start_epoch_ns;
+}
+
+absl::Status StreamHostPlane(const core::RecordedCapture& capture,
+                             const tensorflow::profiler::XSpace& space,
+                             xplane::XPlaneSink* sink, CollectStats* stats,
+                             tensorflow::profiler::XPlane* built) {
+  tensorflow::profiler::XPlane plane = NewStreamedPlane(space);
   LineOutput streamed(sink);
-  BuildHostPlane(capture, base_epoch_ns, &plane, stats, &streamed);
-  return streamed.PlaneDone(plane);
+  BuildHostPlane(capture, StreamBaseEpochNs(capture, space), &plane, stats, &streamed);
+  absl::Status status = streamed.PlaneDone(plane);
+  if (built != nullptr) *built = std::move(plane);
+  return status;
+}
+
+absl::Status FragmentHostPlane(const core::RecordedCapture& capture,
+                               const tensorflow::profiler::XSpace& space,
+                               const tensorflow::profiler::XPlane& built,
+                               tensorflow::profiler::XPlane* fragment, int max_events,
+                               const std::function<absl::Status()>& ready) {
+  *fragment = built;
+  fragment->clear_lines();
+  // Built again alike, for its events: the metadata `built` already has.
+  tensorflow::profiler::XPlane plane = NewStreamedPlane(space);
+  LineOutput cut(fragment, std::max(max_events, 1), &ready);
+  CollectStats counted_before;  // `built`'s writer counted the events.
+  BuildHostPlane(capture, StreamBaseEpochNs(capture, space), &plane, &counted_before, &cut);
+  return cut.PlaneDone(plane);
 }
 
 void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
@@ -654,6 +741,11 @@ void SortSnapshotRecords(core::RecordedCapture* snapshot) {
     }
     if (markers_only && !std::is_sorted(first, last, Before)) std::sort(first, last, Before);
   }
+}
+
+core::RecordedCapture TakeHostRecords(Collector* host_collector,
+                                      tensorflow::profiler::XSpace* space) {
+  return static_cast<HostCollector*>(host_collector)->TakeRecords(space);
 }
 
 std::unique_ptr<Collector> CreateHostCollector(const CaptureOptions& options) {
