@@ -17,12 +17,15 @@
 // so the difference between variants is the memory path alone, and "a
 // capture without memory profiling" shows what an allocation costs when
 // neuronprof records operators but not memory. An allocate(64) is a
-// posix_memalign, whose cost depends on the heap the variant before it
-// left (70-120 ns here): in a fixed order, one variant always follows the
-// same one and its median moves by tens of ns, hence the random order.
+// posix_memalign, whose cost depends on the state of the heap (70-120 ns
+// here): a variant that left or found a fragmented heap measured tens of
+// ns more with no code of its own on the path, hence a consolidated heap
+// (malloc_trim) before each loop and the variants in a random order.
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <ctime>
@@ -57,6 +60,7 @@ double ThreadCpuNs() {
 
 double NsPerIteration(Loop loop, int iterations) {
   c10::Allocator* allocator = c10::GetCPUAllocator();
+  malloc_trim(0);  // Each variant's loop starts from a consolidated heap.
   const double start = ThreadCpuNs();
   for (int i = 0; i < iterations; ++i) {
     if (loop == Loop::kTensor) {
