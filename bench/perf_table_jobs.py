@@ -199,7 +199,7 @@ def job_linking(b):
     return ns
 
 
-MLP_FILTER = ("MlpStep_(NoProfiler|Neuronprof|NeuronprofShapes|NeuronprofStacks"
+MLP_FILTER = ("MlpStep_(NoProfiler|EmptyCallback|Neuronprof|NeuronprofShapes|NeuronprofStacks"
               "|TorchLegacyProfiler|TorchLegacyProfilerShapes)(/|$)")
 
 
@@ -218,7 +218,7 @@ def job_torch_ops(b):
     times, counters = b.gbench(cmd_torch_ops(b))
     us = {k.removeprefix("BM_MlpStep_").split("/")[0]: median(v) / 1e3 for k, v in times.items()}
     ops = [r["ops_per_step"] for runs in counters.values() for r in runs if "ops_per_step" in r]
-    if len(us) != (4 if b.quick else 6) or not ops:
+    if len(us) != (5 if b.quick else 7) or not ops:
         raise RowError(f"unexpected benchmarks: {sorted(us)}")
     return {"us": us, "ops": median(ops)}
 

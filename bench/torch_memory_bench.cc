@@ -1,7 +1,8 @@
 // Cost per recorded allocation: neuronprof's libtorch memory reporter
 // against libtorch's legacy profiler with profile_memory, on a loop of
 // torch::empty({16}) (one operator, one allocation, one free each), in one
-// run with the variants interleaved in rounds; medians reported.
+// run with the variants interleaved in rounds, in a new random order each
+// round; medians reported.
 //
 //   neuronprof_torch_memory_bench [--rounds R] [--iterations N] [--only K]
 //
@@ -15,10 +16,16 @@
 // allocator itself (c10::GetCPUAllocator, as every CPU tensor's storage),
 // so the difference between variants is the memory path alone, and "a
 // capture without memory profiling" shows what an allocation costs when
-// neuronprof records operators but not memory.
+// neuronprof records operators but not memory. An allocate(64) is a
+// posix_memalign, whose cost depends on the state of the heap (70-120 ns
+// here): a variant that left or found a fragmented heap measured tens of
+// ns more with no code of its own on the path, hence a consolidated heap
+// (malloc_trim) before each loop and the variants in a random order.
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <ctime>
@@ -26,6 +33,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -51,6 +60,7 @@ double ThreadCpuNs() {
 
 double NsPerIteration(Loop loop, int iterations) {
   c10::Allocator* allocator = c10::GetCPUAllocator();
+  malloc_trim(0);  // Each variant's loop starts from a consolidated heap.
   const double start = ThreadCpuNs();
   for (int i = 0; i < iterations; ++i) {
     if (loop == Loop::kTensor) {
@@ -132,8 +142,12 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  std::vector<size_t> order(variants.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 random(1);  // Fixed: the same orders every run.
   for (int round = 0; round < rounds; ++round) {
-    for (Variant& variant : variants) variant.ns.push_back(variant.run());
+    std::shuffle(order.begin(), order.end(), random);
+    for (size_t i : order) variants[i].ns.push_back(variants[i].run());
   }
   const char* titles[] = {"torch::empty({16}) + free", "CPU allocator: allocate(64) + free"};
   for (int table = 0; table < 2; ++table) {
@@ -154,7 +168,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("thread CPU ns, medians of %d interleaved rounds, %d iterations each\n", rounds,
+  std::printf("thread CPU ns, medians of %d rounds (variants in random order), %d iterations "
+              "each\n", rounds,
               iterations);
   return 0;
 }

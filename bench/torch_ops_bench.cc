@@ -87,19 +87,42 @@ void BM_MlpStep_NoProfiler(benchmark::State& state) {
 }
 BENCHMARK(BM_MlpStep_NoProfiler)->Unit(benchmark::kMicrosecond);
 
-// libtorch's own cost of having one global RecordFunction callback: the
-// floor under any callback-based op profiler.
+// libtorch's own cost of calling a profiler's RecordFunction callbacks:
+// no-op callbacks registered as neuronprof registers its own
+// (op_callbacks.cc: the operator scopes, and a USER_SCOPE callback with
+// inputs for c10d Work), the floor under any callback-based op profiler.
+// The MLP step's time above this floor is neuronprof's own.
 std::unique_ptr<at::ObserverContext> EmptyStart(const at::RecordFunction&) { return nullptr; }
 void EmptyEnd(const at::RecordFunction&, at::ObserverContext*) {}
+
+class EmptyCallbacks {
+ public:
+  explicit EmptyCallbacks(bool inputs) {
+    at::RecordFunctionCallback ops(&EmptyStart, &EmptyEnd);
+    ops.needsInputs(inputs).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                                    at::RecordScope::TORCHSCRIPT_FUNCTION});
+    ops_ = at::addGlobalCallback(ops);
+    at::RecordFunctionCallback work(&EmptyStart, &EmptyEnd);
+    work.needsInputs(true).scopes({at::RecordScope::USER_SCOPE});
+    work_ = at::addGlobalCallback(work);
+  }
+  ~EmptyCallbacks() {
+    at::removeCallback(ops_);
+    at::removeCallback(work_);
+  }
+
+ private:
+  at::CallbackHandle ops_ = 0;
+  at::CallbackHandle work_ = 0;
+};
 
 void RunEmptyCallback(benchmark::State& state, bool inputs) {
   Step step;
   const double ops = OpsPerStep(step);
-  at::RecordFunctionCallback callback(&EmptyStart, &EmptyEnd);
-  callback.needsInputs(inputs).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
-  const at::CallbackHandle handle = at::addGlobalCallback(callback);
-  for (auto _ : state) step.Run();
-  at::removeCallback(handle);
+  {
+    EmptyCallbacks callbacks(inputs);
+    for (auto _ : state) step.Run();
+  }
   Report(state, ops);
 }
 
@@ -134,6 +157,34 @@ BENCHMARK(BM_MlpStep_NeuronprofShapes)->Unit(benchmark::kMicrosecond);
 // record_stacks: each op unwinds its caller's frames (up to 32).
 void BM_MlpStep_NeuronprofStacks(benchmark::State& state) { RunNeuronprof(state, false, true); }
 BENCHMARK(BM_MlpStep_NeuronprofStacks)->Unit(benchmark::kMicrosecond);
+
+// One RECORD_FUNCTION scope in a loop (cache-warm): what each op pays for
+// the callbacks alone, libtorch's no-op floor against neuronprof's.
+void RecordFunctionLoop(benchmark::State& state) {
+  for (auto _ : state) {
+    RECORD_FUNCTION("aten::addmm", std::vector<c10::IValue>());
+  }
+}
+
+void BM_RecordFunction_EmptyCallback(benchmark::State& state) {
+  EmptyCallbacks callbacks(false);
+  RecordFunctionLoop(state);
+}
+BENCHMARK(BM_RecordFunction_EmptyCallback);
+
+void BM_RecordFunction_Neuronprof(benchmark::State& state) {
+  if (!neuronprof::core::StartRecording(2, uint64_t{1} << 30).ok() ||
+      !neuronprof::collectors::libtorch::AddOperatorCallbacks(false, 1, false).ok()) {
+    state.SkipWithError("cannot start recording");
+    return;
+  }
+  RecordFunctionLoop(state);
+  neuronprof::collectors::libtorch::RemoveOperatorCallbacks();
+  auto capture = neuronprof::core::StopRecording();
+  if (capture.ok()) state.counters["drops"] = static_cast<double>(capture->dropped);
+}
+// 1 GiB of buffer holds ~10M ops: bound the iterations.
+BENCHMARK(BM_RecordFunction_Neuronprof)->Iterations(3'000'000);
 
 void RunLegacy(benchmark::State& state, bool shapes) {
   Step step;

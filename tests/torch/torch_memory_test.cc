@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <catch2/catch.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
@@ -91,6 +93,30 @@ TEST_CASE("memory: profile_memory = false records operators without memory") {
   const auto ops = HostEvents(CaptureOperators([] { TrainSteps(1); }, options).space);
   CHECK(testing::Named(ops, "aten::addmm").size() == 2);
   for (const Op& op : ops) CHECK_FALSE(IsMemoryEvent(op));
+}
+
+TEST_CASE("memory: profile_memory = false puts no reporter on the allocator's path") {
+  // libtorch's allocators ask the reporter in the thread's PROFILER_STATE
+  // slot on every allocation and free (c10::memoryProfilingEnabled): with
+  // memory off, the slot stays empty, so allocations call nothing of ours.
+  TorchOperatorOptions options;
+  options.profile_memory = false;
+  int reporters_seen = 0;
+  const auto ops = testing::CaptureOps(
+      [&] {
+        const auto tensor = torch::ones({4});
+        for (int i = 0; i < 3; ++i) {
+          // A view allocates no storage: what the op's start left in the
+          // slot is still there after it.
+          const auto view = tensor.view({2, 2});
+          reporters_seen +=
+              c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) != nullptr;
+          reporters_seen += c10::memoryProfilingEnabled();
+        }
+      },
+      options);
+  CHECK(testing::Named(ops, "aten::view").size() == 3);
+  CHECK(reporters_seen == 0);
 }
 
 TEST_CASE("memory: after the window libtorch's own profiler can start on the thread") {

@@ -34,7 +34,9 @@ struct PendingOp {
   uint32_t args_offset;
   bool backward;           // Opened a backward region (see OnOpStart).
   bool enqueue;            // Pushed a collective's debug info (collectives.h).
-  const char* direction;   // The direction stat; nested ops inherit a phase.
+  // The direction stat, one of the k* texts below (compared by address);
+  // nested ops inherit a phase.
+  std::string_view direction;
 };
 
 constexpr uint32_t kMaxDepth = 256;
@@ -83,10 +85,10 @@ bool OpensBackwardRegion(const at::RecordFunction& fn, std::string_view name) {
          name.substr(0, kEngineWrapperPrefix.size()) == kEngineWrapperPrefix;
 }
 
-constexpr char kFprop[] = "fprop";
-constexpr char kBprop[] = "bprop";
-constexpr char kLoss[] = "loss";
-constexpr char kOptimizer[] = "optimizer";
+constexpr std::string_view kFprop = "fprop";
+constexpr std::string_view kBprop = "bprop";
+constexpr std::string_view kLoss = "loss";
+constexpr std::string_view kOptimizer = "optimizer";
 
 // aten's loss functions: every "*_loss" op (mse_loss, cross_entropy_loss,
 // nll_loss, smooth_l1_loss, ctc_loss, ...) and the three without the suffix.
@@ -112,14 +114,14 @@ bool IsLossName(std::string_view name) {
 //   torch::optim's step() runs its updates under a NoGradGuard, and nothing
 //   else in a training loop does. Inference under no_grad with no backward
 //   since the thread's last grad-mode op stays fprop.
-const char* Direction(ThreadOps* ops, std::string_view name, bool backward) {
+std::string_view Direction(ThreadOps* ops, std::string_view name, bool backward) {
   if (backward && ops->backward_depth == 1) {
     g_backward_epoch.fetch_add(1, std::memory_order_relaxed);
   }
   if (ops->backward_depth > 0) return kBprop;
   if (ops->depth > 1) {
-    const char* parent = ops->stack[ops->depth - 2].direction;
-    if (parent != kFprop) return parent;
+    const std::string_view parent = ops->stack[ops->depth - 2].direction;
+    if (parent.data() != kFprop.data()) return parent;
     return IsLossName(name) ? kLoss : kFprop;
   }
   const uint64_t epoch = g_backward_epoch.load(std::memory_order_relaxed);
@@ -153,6 +155,31 @@ std::string ScriptStack() noexcept try {
   return std::string();
 }
 
+// The name and the stats of an op with neither shapes, stacks nor a
+// collective's arguments (most ops), as typed arguments: sized and copied
+// inline, the same bytes as the TraceArg path of OnOpStart.
+template <typename... A>
+const char* CopyPlainOp(uint32_t state, std::string_view name, PendingOp* op, const A&... more) {
+  return internal::CopyNameWithTypedArgs(
+      state, name, &op->name_length, &op->args_offset,
+      internal::TextArg{xplane::kOpFrameworkStat, "torch"},
+      internal::TextArg{xplane::kOpDirectionStat, op->direction}, more...);
+}
+
+const char* CopyPlainOp(uint32_t state, std::string_view name, PendingOp* op,
+                        const at::RecordFunction& fn) {
+  const int64_t sequence = fn.seqNr();
+  const uint64_t forward_thread = op->backward ? fn.forwardThreadId() : 0;
+  const internal::NumberArg sequence_arg = Arg(xplane::kOpSequenceStat, sequence);
+  const internal::NumberArg forward_arg = Arg(xplane::kOpForwardThreadStat, forward_thread);
+  if (sequence >= 0) {
+    return forward_thread != 0 ? CopyPlainOp(state, name, op, sequence_arg, forward_arg)
+                               : CopyPlainOp(state, name, op, sequence_arg);
+  }
+  return forward_thread != 0 ? CopyPlainOp(state, name, op, forward_arg)
+                             : CopyPlainOp(state, name, op);
+}
+
 std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   EnsureMemoryReporterOnThisThread();
   ThreadOps* ops = CurrentThreadOps();
@@ -173,6 +200,19 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     op.state = 0;
     return nullptr;
   }
+  const bool shapes = g_record_shapes.load(std::memory_order_relaxed);
+  const bool stacks = g_record_stacks.load(std::memory_order_relaxed);
+  const bool collective =
+      !name.empty() && ((name[0] == 'r' && name == kParamCommsName) || IsDispatcherCollective(name));
+  if (!shapes && !stacks && !collective) {
+    op.name = CopyPlainOp(op.state, name, &op, fn);
+    if (op.name == nullptr) {
+      op.state = 0;  // Window closed, buffer full or op too large (counted).
+      return nullptr;
+    }
+    op.start_ticks = internal::NowTicks();
+    return nullptr;
+  }
 
   alignas(TraceArg) unsigned char storage[10 * sizeof(TraceArg)];
   auto* args = reinterpret_cast<TraceArg*>(storage);
@@ -186,7 +226,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpForwardThreadStat, fn.forwardThreadId());
   }
   FormattedInputs inputs;
-  if (g_record_shapes.load(std::memory_order_relaxed) && fn.needsInputs() &&
+  if (shapes && fn.needsInputs() &&
       FormatInputs(fn.inputs(), &ops->scratch, &inputs)) {
     new (&args[count++]) TraceArg(xplane::kOpInputDimsStat, inputs.dims);
     new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
@@ -194,7 +234,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   }
   uint64_t frames[internal::kMaxStackFrames];
   std::string script_stack;
-  if (g_record_stacks.load(std::memory_order_relaxed)) {
+  if (stacks) {
     script_stack = ScriptStack();
     if (!script_stack.empty()) {
       new (&args[count++]) TraceArg(internal::kScriptStackKey, script_stack);
