@@ -2,15 +2,12 @@
 // writing dumps as logdir runs.
 #include "neuronprof/flight_recorder.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <array>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "src/api/run_writer.h"
+#include "src/export/heap_trim.h"
 #include "src/export/logdir.h"
 #include "src/session/flight_session.h"
 #include "src/session/signal_dump.h"
@@ -23,15 +20,6 @@ constexpr char kRingAdvice[] =
     "a thread filled its block while a dump copied the ring; raise "
     "FlightRecorderOptions::ring_bytes";
 constexpr size_t kMaxReasonBytes = 64;  // Of the run folder's name.
-
-// Gives the heap a dump freed back to the system: glibc keeps freed
-// memory in its arenas (one per thread that dumped), so without this a
-// long-running recorder's RSS would ratchet up dump after dump.
-void ReleaseFreedHeap() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 absl::Status ValidateFlightOptions(const FlightRecorderOptions& options) {
   if (options.ring_bytes <= 0) {
@@ -196,7 +184,7 @@ class FlightRecorder::Impl {
     auto snapshot = session_->SnapshotForStreaming(last_ms, kRingAdvice, note);
     if (!snapshot.ok()) return snapshot.status();
     absl::StatusOr<ProfileResult> written = Write(reason, &*snapshot);
-    ReleaseFreedHeap();
+    exporter::ReleaseFreedHeap();  // A dump's heap back to the system.
     return written;
   }
 

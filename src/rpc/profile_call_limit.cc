@@ -1,12 +1,10 @@
 #include "src/rpc/profile_call_limit.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+
+#include "src/export/heap_trim.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -17,14 +15,6 @@ constexpr char kProfileMethod[] = "/tensorflow.ProfilerService/Profile";
 std::atomic<int> g_calls{0};
 std::atomic<int> g_dropped{0};
 std::atomic<int> g_one_pass{0};
-
-// A response is large and short-lived: glibc would keep its freed heap
-// (as after the flight recorder's dumps), and RSS would stay at its peak.
-void TrimHeap() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 }  // namespace
 
@@ -134,7 +124,8 @@ void ProfileCallLimit::CallEnded(const grpc::ServerContextBase* context) {
     if (calls_.erase(context) == 0) return;
     g_calls.fetch_sub(1);
   }
-  TrimHeap();
+  // A response is large and short-lived: RSS would otherwise stay at its peak.
+  exporter::ReleaseFreedHeap();
 }
 
 void ProfileCallLimit::CancelOverdue() {
@@ -146,7 +137,7 @@ void ProfileCallLimit::CancelOverdue() {
       garbage.swap(garbage_);
       lock.unlock();
       garbage.clear();
-      TrimHeap();
+      exporter::ReleaseFreedHeap();
       lock.lock();
       continue;
     }
