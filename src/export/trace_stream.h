@@ -10,17 +10,23 @@
 // is added after the planes seen so far. Nothing of a fragment is kept once
 // Append() returns: it may be freed or reused.
 //
-// Each fragment's events are written when it comes, plane by plane and
-// line by line (on the writers' worker threads), so the text lists the
-// capture's events fragment after fragment; the whole-XSpace writers
-// (WriteChromeTrace / WriteKinetoTrace) write the capture as one fragment.
-// A capture cut any way gives the same events, names and links as the
-// whole writer's, in another order (tests/export/trace_stream_test.cc cuts
-// captures into fragments of 1, 7 and 64K events). Kept across fragments:
-// the header's facts (from the first fragment), the process and thread
-// names written, and the few events whose links may cross fragments (flow
-// ends, launch -> device correlations): never one entry per marker.
-// Kineto: for now Append() gathers the fragments and Finish() writes them.
+// Each fragment's events are formatted when it comes (on the writers'
+// worker threads, fragment by fragment), so the text lists the capture's
+// events fragment after fragment, plane by plane and line by line within
+// one; the whole-XSpace writers (WriteChromeTrace / WriteKinetoTrace) write
+// the capture as one fragment. A capture cut any way gives the same events,
+// names, ids and links as the whole writer's, in another order
+// (tests/export/trace_stream_test.cc cuts captures into fragments of 1, 7
+// and 64K events, with lines first appearing late and empty fragments).
+//
+// The header's facts (start time, hostnames, warnings, devices, rank, pid)
+// come from the first fragment, which must carry every plane (its lines may
+// be empty). Kept across fragments: the process and thread names written,
+// the step count and the next External id, and the events whose links may
+// cross fragments: flow ends, runtime calls and device work (written at
+// Finish), and, in a capture with runtime calls, each host span's times (a
+// call takes the External id of the span around it). For host markers that
+// is O(planes + lines), never one entry per marker (HeldItems() counts it).
 #ifndef NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 #define NEURONPROF_SRC_EXPORT_TRACE_STREAM_H_
 

@@ -141,6 +141,18 @@ std::vector<std::string> SortedEvents(const std::string& text) {
   return lines;
 }
 
+// "" when both texts have the same events, else the first event (sorted)
+// where they differ: a short message, not two whole traces.
+std::string EventDifference(const std::string& a, const std::string& b) {
+  const std::vector<std::string> x = SortedEvents(a), y = SortedEvents(b);
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const std::string left = i < x.size() ? x[i] : "(none)";
+    const std::string right = i < y.size() ? y[i] : "(none)";
+    if (left != right) return left + "\n  vs\n" + right;
+  }
+  return "";
+}
+
 std::string Streamed(exporter::TraceFormat format, const std::vector<XSpace>& fragments) {
   exporter::StringSink sink;
   exporter::TraceStream stream(format, &sink);
@@ -161,8 +173,8 @@ TEST_CASE("trace stream: fragments of 1, 7 and 64K events write the whole writer
       const std::vector<XSpace> fragments = Cut(space, events);
       const std::string chrome_streamed = Streamed(exporter::TraceFormat::kChrome, fragments);
       const std::string kineto_streamed = Streamed(exporter::TraceFormat::kKineto, fragments);
-      CHECK(SortedEvents(chrome_streamed) == SortedEvents(chrome));
-      CHECK(SortedEvents(kineto_streamed) == SortedEvents(kineto));
+      CHECK(EventDifference(chrome_streamed, chrome) == "");
+      CHECK(EventDifference(kineto_streamed, kineto) == "");
       if (fragments.size() == 3) {  // The whole writers write one fragment.
         CHECK(chrome_streamed == chrome);
         CHECK(kineto_streamed == kineto);
@@ -232,7 +244,7 @@ TEST_CASE("trace stream: a file is there only after Finish, gzipped by its name"
   REQUIRE(bytes.ok());
   auto text = exporter::GzipDecompress(*bytes);
   REQUIRE(text.ok());
-  CHECK(SortedEvents(*text) == SortedEvents(testing::KinetoTraceText(space)));
+  CHECK(EventDifference(*text, testing::KinetoTraceText(space)) == "");
   {
     auto file = exporter::TraceFileStream::Open(exporter::TraceFormat::kChrome, dir + "/gone.json");
     REQUIRE(file.ok());
