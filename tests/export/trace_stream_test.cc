@@ -124,27 +124,10 @@ XSpace MarkerSpace(int threads, int per_line, int64_t at_ns) {
   return space;
 }
 
-// The text's lines (one event each in both writers), sorted, each without
-// its separating comma: the same events whatever their order.
-std::vector<std::string> SortedEvents(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(at, end - at);
-    if (!line.empty() && line.back() == ',') line.pop_back();
-    lines.push_back(std::move(line));
-    at = end + 1;
-  }
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
 // "" when both texts have the same events, else the first event (sorted)
 // where they differ: a short message, not two whole traces.
 std::string EventDifference(const std::string& a, const std::string& b) {
-  const std::vector<std::string> x = SortedEvents(a), y = SortedEvents(b);
+  const std::vector<std::string> x = testing::SortedTraceLines(a), y = testing::SortedTraceLines(b);
   for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
     const std::string left = i < x.size() ? x[i] : "(none)";
     const std::string right = i < y.size() ? y[i] : "(none)";
