@@ -452,25 +452,12 @@ void BM_Export1M_TraceJsonGz(benchmark::State& state) {
 }
 BENCHMARK(BM_Export1M_TraceJsonGz)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// Counts the bytes it is given.
-class CountingSink : public exporter::ByteSink {
- public:
-  absl::Status Append(std::string_view bytes) override {
-    bytes_ += bytes.size();
-    return absl::OkStatus();
-  }
-  size_t bytes() const { return bytes_; }
-
- private:
-  size_t bytes_ = 0;
-};
-
 // Just the JSON text (no gzip, no write), to split the .json.gz figure.
 void BM_Export1M_TraceJsonOnly(benchmark::State& state) {
   ExportFixture& f = Fixture();
   size_t json_bytes = 0;
   for (auto _ : state) {
-    CountingSink sink;
+    exporter::CountingSink sink;
     if (!exporter::WriteChromeTrace(*f.space, &sink).ok()) std::abort();
     json_bytes = sink.bytes();
   }

@@ -1,9 +1,10 @@
 // Where written bytes go, in order: a file (atomic_file.h), a gzip stream
-// (gzip.h), a string. Writers hand over bounded pieces, so no whole file is
+// (gzip.h), a string, a count. Writers hand over bounded pieces, so no whole file is
 // held in memory.
 #ifndef NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 #define NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,20 @@ class StringSink : public ByteSink {
 
  private:
   std::string text_;
+};
+
+// Keeps nothing: the bytes are only counted (benchmarks and tests of a
+// writer's own memory and speed).
+class CountingSink : public ByteSink {
+ public:
+  absl::Status Append(std::string_view bytes) override {
+    bytes_ += bytes.size();
+    return absl::OkStatus();
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_ = 0;
 };
 
 }  // namespace exporter

@@ -166,25 +166,12 @@ TEST_CASE("trace stream: fragments of 1, 7 and 64K events write the whole writer
   }
 }
 
-// Keeps nothing: the bytes are only counted.
-class CountingSink : public exporter::ByteSink {
- public:
-  absl::Status Append(std::string_view bytes) override {
-    bytes_ += bytes.size();
-    return absl::OkStatus();
-  }
-  size_t bytes() const { return bytes_; }
-
- private:
-  size_t bytes_ = 0;
-};
-
 TEST_CASE("trace stream: what a stream holds does not grow with host markers") {
   // 4 threads x 4096 markers a fragment: past one job of each writer.
   XSpace fragment = MarkerSpace(4, 4096, 0);
   for (const auto format : {exporter::TraceFormat::kChrome, exporter::TraceFormat::kKineto}) {
     INFO("format " << static_cast<int>(format));
-    CountingSink sink;
+    exporter::CountingSink sink;
     exporter::TraceStream stream(format, &sink);
     size_t held = 0;
     int64_t live = 0;
