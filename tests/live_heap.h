@@ -1,7 +1,8 @@
 // The bytes that operator new has handed out and delete not yet taken back,
 // in the whole process (every thread): a test links tests/live_heap.cc, which
-// replaces the global operator new and delete, to check by counting that
-// something holds no memory per item it handles.
+// replaces the global operator new and delete (under ASan or TSan it asks the
+// sanitizer's allocator instead), to check by counting that something holds
+// no memory per item it handles.
 #ifndef NEURONPROF_TESTS_LIVE_HEAP_H_
 #define NEURONPROF_TESTS_LIVE_HEAP_H_
 

@@ -433,18 +433,19 @@ TEST_CASE("a streamed dump into an unwritable logdir is kept whole in a fallback
   std::filesystem::remove_all(fallback);
 }
 
-// ThreadSanitizer's shadow memory grows with every page a dump touches:
-// RSS then measures the shadow, not the dump.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kShadowInRss = true;
+// RSS measures the sanitizer, not the dump: ThreadSanitizer's shadow grows
+// with every page a dump touches, AddressSanitizer's quarantine keeps freed
+// blocks resident.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizerInRss = true;
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kShadowInRss = true;
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+constexpr bool kSanitizerInRss = true;
 #else
-constexpr bool kShadowInRss = false;
+constexpr bool kSanitizerInRss = false;
 #endif
 #else
-constexpr bool kShadowInRss = false;
+constexpr bool kSanitizerInRss = false;
 #endif
 
 // Resident bytes now (VmRSS) and at the peak since ResetPeakRss (VmHWM).
@@ -459,8 +460,8 @@ constexpr int64_t kRing = int64_t{16} << 20;
 // RSS before it (at most `peak`) and the RSS after it (at most `after`
 // above the RSS before).
 void CheckFullRingDump(FlightRecorderOptions options, int64_t peak_bound, int64_t after_bound) {
-  if (kShadowInRss) {
-    WARN("ThreadSanitizer's shadow memory is in the RSS: no page count to check");
+  if (kSanitizerInRss) {
+    WARN("a sanitizer's shadow or quarantine is in the RSS: no page count to check");
     return;
   }
   options.ring_bytes = kRing;
