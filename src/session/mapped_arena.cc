@@ -10,6 +10,20 @@
 #include <new>
 #include <thread>
 
+// LeakSanitizer scans the heap, not these mappings: registered as roots,
+// the strings and messages that an arena block points to are not leaks.
+#if defined(__SANITIZE_ADDRESS__)
+#define NEURONPROF_LSAN_ROOTS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NEURONPROF_LSAN_ROOTS 1
+#endif
+#endif
+#ifdef NEURONPROF_LSAN_ROOTS
+extern "C" void __lsan_register_root_region(const void* p, size_t size);
+extern "C" void __lsan_unregister_root_region(const void* p, size_t size);
+#endif
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels say EINVAL.
 #endif
@@ -118,10 +132,16 @@ void* MapBlock(size_t bytes) {
   if (block == nullptr) block = bytes >= kHugePageBytes ? MapHugeAligned(bytes) : Map(bytes);
   g_mapped_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   g_blocks_ever.fetch_add(1, std::memory_order_relaxed);
+#ifdef NEURONPROF_LSAN_ROOTS
+  __lsan_register_root_region(block, bytes);
+#endif
   return block;
 }
 
 void UnmapBlock(void* block, size_t bytes) {
+#ifdef NEURONPROF_LSAN_ROOTS
+  __lsan_unregister_root_region(block, bytes);
+#endif
   munmap(block, bytes);
   g_mapped_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
