@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -106,6 +107,26 @@ TEST_CASE("gzip: the same bytes wherever the compressor's state lies") {
     for (int depth = 1; depth <= 64; ++depth) {
       INFO("depth " << depth);
       REQUIRE(GzipDeeper(data, depth) == expected);
+    }
+  }
+}
+
+TEST_CASE("gzip: every level reads back, input that does not compress too") {
+  std::string noise(2 * exporter::GzipSink::kBlockBytes + 99, '\0');
+  uint64_t state = 88172645463325252u;  // xorshift64
+  for (char& c : noise) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    c = static_cast<char>(state);
+  }
+  for (int level = 0; level <= 3; ++level) {
+    INFO("level " << level);
+    for (int threads : {0, 2}) {
+      exporter::StringSink out;
+      exporter::GzipSink gzip(&out, level, threads);
+      REQUIRE(gzip.Append(noise).ok());
+      REQUIRE(gzip.Finish().ok());
+      CHECK(out.text().size() < noise.size() + noise.size() / 64 + 1024);
+      CHECK(exporter::GzipDecompress(out.text()).value() == noise);
     }
   }
 }
