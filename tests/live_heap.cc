@@ -9,16 +9,9 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define NEURONPROF_LIVE_HEAP_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NEURONPROF_LIVE_HEAP_SANITIZER 1
-#endif
+#include "src/xplane/sanitizers.h"
 
-#ifdef NEURONPROF_LIVE_HEAP_SANITIZER
+#if NEURONPROF_SANITIZER_ALLOCATOR
 // A sanitizer's allocator owns new and delete (replacing them beside it
 // mismatches its own allocations): it counts the same bytes itself.
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
@@ -66,4 +59,4 @@ int64_t LiveHeapBytes() { return live_bytes.load(std::memory_order_relaxed); }
 }  // namespace testing
 }  // namespace neuronprof
 
-#endif  // NEURONPROF_LIVE_HEAP_SANITIZER
+#endif  // NEURONPROF_SANITIZER_ALLOCATOR

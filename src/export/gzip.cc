@@ -41,27 +41,69 @@ class GzipSink::Compressor {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    isal_zstream stream{};  // Every field zero: isal_deflate_stateless_init does not set them all.
-    isal_deflate_stateless_init(&stream);
-    stream.level = static_cast<uint32_t>(level_);
-    stream.level_buf = level_buf_.get();
-    stream.level_buf_size = static_cast<uint32_t>(level_buf_size_);
-    stream.gzip_flag = IGZIP_GZIP;
-    stream.end_of_stream = 1;
-    stream.flush = NO_FLUSH;
-    stream.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(input.data()));
-    stream.avail_in = static_cast<uint32_t>(input.size());
-    stream.next_out = reinterpret_cast<uint8_t*>(block->output.get());
-    stream.avail_out = static_cast<uint32_t>(block->output_capacity);
-    const int result = isal_deflate_stateless(&stream);
-    if (result != COMP_OK) {
-      block->status = absl::InternalError(absl::StrCat("igzip compression failed (", result, ")"));
+    isal_zstream stream{};  // Every field zero: the inits do not set them all.
+    const bool done =
+        level_ == 0 ? Stateless(&stream, input, block) : InTwoCalls(&stream, input, block);
+    if (!done) {
+      block->status = absl::InternalError("igzip compression failed");
       return;
     }
     block->output_size = stream.total_out;
   }
 
  private:
+  static constexpr size_t kFirstBytes = 17;
+
+  void Prepare(isal_zstream* stream, const std::string& input, Block* block) const {
+    stream->level = static_cast<uint32_t>(level_);
+    stream->level_buf = level_buf_.get();
+    stream->level_buf_size = static_cast<uint32_t>(level_buf_size_);
+    stream->gzip_flag = IGZIP_GZIP;
+    stream->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(input.data()));
+    stream->avail_in = static_cast<uint32_t>(input.size());
+    stream->next_out = reinterpret_cast<uint8_t*>(block->output.get());
+    stream->avail_out = static_cast<uint32_t>(block->output_capacity);
+  }
+
+  // Level 0's body hashes from the input alone; in one call, what does not
+  // compress is stored.
+  bool Stateless(isal_zstream* stream, const std::string& input, Block* block) const {
+    isal_deflate_stateless_init(stream);
+    Prepare(stream, input, block);
+    stream->end_of_stream = 1;
+    stream->flush = NO_FLUSH;
+    return isal_deflate_stateless(stream) == COMP_OK;
+  }
+
+  // Two calls, so that the bytes do not depend on where `stream` lies.
+  // igzip's deflate body for levels 1 and 2 (x86 with SSE4.2 and up;
+  // ISA-L 2.30, still so upstream in 2.32) starts a stream by hashing its
+  // third byte from a register that holds `stream`'s address instead of the
+  // input (.write_first_byte in igzip_icf_body_h1_gr_bt.asm), so another
+  // thread's stack or another process can give other (valid) bytes. It
+  // takes that path only at a stream's first byte and goes on from there
+  // only when more than its 16-byte margin (when flushing) follows: fed the
+  // first kFirstBytes alone and flushed, it stops right after that byte, and
+  // the rest goes on from a correct history.
+  bool InTwoCalls(isal_zstream* stream, const std::string& input, Block* block) const {
+    isal_deflate_init(stream);
+    Prepare(stream, input, block);
+    const size_t first = std::min(input.size(), kFirstBytes);
+    const bool more = first < input.size();
+    return Deflate(stream, first, more ? SYNC_FLUSH : NO_FLUSH, !more) &&
+           (!more || Deflate(stream, input.size() - first, NO_FLUSH, true));
+  }
+
+  // `bytes` more of the input; true when all of it was taken (and, at the
+  // end, the member finished) within the output's room.
+  static bool Deflate(isal_zstream* stream, size_t bytes, int flush, bool end) {
+    stream->avail_in = static_cast<uint32_t>(bytes);
+    stream->flush = static_cast<uint16_t>(flush);
+    stream->end_of_stream = end ? 1 : 0;
+    return isal_deflate(stream) == COMP_OK && stream->avail_in == 0 &&
+           (!end || stream->internal_state.state == ZSTATE_END);
+  }
+
   static size_t LevelBufferBytes(int level) {
     switch (level) {
       case 0: return ISAL_DEF_LVL0_DEFAULT;

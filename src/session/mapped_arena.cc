@@ -10,16 +10,12 @@
 #include <new>
 #include <thread>
 
+#include "src/xplane/sanitizers.h"
+
 // LeakSanitizer scans the heap, not these mappings: registered as roots,
 // the strings and messages that an arena block points to are not leaks.
-#if defined(__SANITIZE_ADDRESS__)
+#if NEURONPROF_ASAN
 #define NEURONPROF_LSAN_ROOTS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NEURONPROF_LSAN_ROOTS 1
-#endif
-#endif
-#ifdef NEURONPROF_LSAN_ROOTS
 extern "C" void __lsan_register_root_region(const void* p, size_t size);
 extern "C" void __lsan_unregister_root_region(const void* p, size_t size);
 #endif
@@ -149,7 +145,7 @@ void UnmapBlock(void* block, size_t bytes) {
 }  // namespace
 
 std::unique_ptr<google::protobuf::Arena> NewMappedArena() {
-#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#if NEURONPROF_GCC_TSAN
   return nullptr;
 #endif
   google::protobuf::ArenaOptions options;

@@ -22,6 +22,7 @@
 #include "neuronprof/neuronprof.h"
 #include "src/core/clock.h"
 #include "src/export/logdir.h"
+#include "src/xplane/sanitizers.h"
 #include "tests/session/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
@@ -436,17 +437,7 @@ TEST_CASE("a streamed dump into an unwritable logdir is kept whole in a fallback
 // RSS measures the sanitizer, not the dump: ThreadSanitizer's shadow grows
 // with every page a dump touches, AddressSanitizer's quarantine keeps freed
 // blocks resident.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizerInRss = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kSanitizerInRss = true;
-#else
-constexpr bool kSanitizerInRss = false;
-#endif
-#else
-constexpr bool kSanitizerInRss = false;
-#endif
+constexpr bool kSanitizerInRss = kThreadSanitizer || kAddressSanitizer;
 
 // Resident bytes now (VmRSS) and at the peak since ResetPeakRss (VmHWM).
 int64_t ProcBytes(const char* key) {
