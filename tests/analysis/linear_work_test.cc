@@ -23,6 +23,7 @@
 #include "src/export/byte_sink.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/kineto_trace.h"
+#include "src/xplane/sanitizers.h"
 #include "src/xplane/work_count.h"
 #include "tests/analysis/rank_space.h"
 #include "tests/analysis/worst_shapes.h"
@@ -32,17 +33,7 @@ namespace {
 
 // Sanitizer builds run 10-20x slower: smaller captures still tell n log n
 // from n^2 by orders of magnitude.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kScale = 20;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int kScale = 20;
-#else
-constexpr int kScale = 1;
-#endif
-#else
-constexpr int kScale = 1;
-#endif
+constexpr int kScale = kAddressSanitizer || kThreadSanitizer ? 20 : 1;
 
 // The work allowed for `n` events: a few steps per event and level of a
 // balanced search (the readers take about 10 per event today).

@@ -19,10 +19,11 @@
 #include "tests/core/record_args.h"
 #include "src/core/event_pool.h"
 #include "src/core/recorder.h"
+#include "src/xplane/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if NEURONPROF_ASAN
 // A marker that kept a pointer into a returned stack frame must be an ASan
-// error here (GCC's runtime leaves this check off by default).
+// error here (the runtimes leave this check off by default).
 extern "C" const char* __asan_default_options() {
   return "detect_stack_use_after_return=1";
 }

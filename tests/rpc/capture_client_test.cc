@@ -43,6 +43,7 @@
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
+#include "src/xplane/sanitizers.h"
 #include "tests/export/map_churn.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
@@ -786,12 +787,7 @@ constexpr int64_t kHourNs = int64_t{3600} * 1000 * 1000 * 1000;
 // clang links ASan's runtime into the executable itself: libfaketime,
 // preloaded before it, deadlocks such a child at startup.
 #if defined(__clang__)
-#if __has_feature(address_sanitizer)
-#define NEURONPROF_TEST_CLANG_ASAN
-#endif
-#endif
-#ifdef NEURONPROF_TEST_CLANG_ASAN
-constexpr bool kClangAsan = true;
+constexpr bool kClangAsan = neuronprof::kAddressSanitizer;
 #else
 constexpr bool kClangAsan = false;
 #endif
