@@ -4,6 +4,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -66,6 +67,12 @@ TEST_CASE("a line built in two halves on two threads is the plane one pass build
   REQUIRE(one.planes(0).lines(0).events_size() > kSteps * 4);
   CHECK(two_stats.events == one_stats.events);
   CHECK(DeterministicBytes(two) == DeterministicBytes(one));
+  // On an arena, as a capture's XSpace is: its events move over in place.
+  google::protobuf::Arena arena;
+  auto* on_arena = google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(&arena);
+  collectors::CollectStats arena_stats;
+  collectors::AddHostPlane(*capture, on_arena, &arena_stats, collectors::kLocalBufferAdvice, 2);
+  CHECK(DeterministicBytes(*on_arena) == DeterministicBytes(one));
 }
 
 TEST_CASE("calls with one signature share a metadata; each keeps its own sequence number") {
