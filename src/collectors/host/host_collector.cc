@@ -637,14 +637,22 @@ void AddInTwoHalves(const LineWriter& writer, const std::vector<const EventRecor
       }
     }
   }
-  std::vector<XEvent*> moved(half_events->size());
+  // Each event's pointer moves over (no copy), then leaves the scratch line.
   auto* line_events = line->mutable_events();
-  if (arena != nullptr) {
-    half_events->UnsafeArenaExtractSubrange(0, half_events->size(), moved.data());
-    for (XEvent* event : moved) line_events->UnsafeArenaAddAllocated(event);
-  } else {
-    half_events->ExtractSubrange(0, half_events->size(), moved.data());
-    for (XEvent* event : moved) line_events->AddAllocated(event);
+  const int moved = half_events->size();
+  for (int i = 0; i < moved; ++i) {
+    if (arena != nullptr) {
+      line_events->UnsafeArenaAddAllocated(half_events->Mutable(i));
+    } else {
+      line_events->AddAllocated(half_events->Mutable(i));
+    }
+  }
+  for (int i = 0; i < moved; ++i) {
+    if (arena != nullptr) {
+      half_events->UnsafeArenaReleaseLast();
+    } else {
+      static_cast<void>(half_events->ReleaseLast());  // Owned by `line` now.
+    }
   }
 }
 
