@@ -455,7 +455,9 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
         if (op.parent >= 0) op.parent += offset;
         first.ops.push_back(std::move(op));
       }
-      if (first.malformed_inputs == 0) first.first_input_error = std::move(second.first_input_error);
+      if (first.malformed_inputs == 0) {
+        first.first_input_error = std::move(second.first_input_error);
+      }
       first.malformed_inputs += second.malformed_inputs;
       result.store->Adopt(std::move(second.own_store));
     }

@@ -1,6 +1,7 @@
 // The arena a capture's XSpace is built on: its blocks keep 4 KiB pages
 // (a huge page's first touch costs more than its 512 small ones on a VM),
-// and every block goes back to the system with the arena. Checked in the kernel's own view (/proc/self/smaps).
+// and every block goes back to the system with the arena. Checked in the
+// kernel's own view (/proc/self/smaps).
 #include "src/session/mapped_arena.h"
 
 #include <unistd.h>

@@ -610,7 +610,9 @@ void AddInTwoHalves(const LineWriter& writer, const std::vector<const EventRecor
     }
   });
   std::vector<core::DecodedArg> args;
-  for (size_t i = 0; i < split; ++i) writer.Add(*events[i], plane_stats, plane, line, &args, line_end);
+  for (size_t i = 0; i < split; ++i) {
+    writer.Add(*events[i], plane_stats, plane, line, &args, line_end);
+  }
   second.join();
   if (static_cast<int64_t>(half_end - *line_end) > 0) *line_end = half_end;
 
