@@ -1,8 +1,10 @@
 #include "src/analysis/operator_events.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -144,11 +146,232 @@ const CachedCost& CostByInputs(const xplane::EventVisitor& event, const Operator
   return cached->second;
 }
 
+// One walk over a run of a line's events (in nesting order) that starts
+// with nothing open, and what it keeps for itself: its ops, the strings
+// and costs they point to, and its caches. Two walks of one line run side
+// by side on runs cut where nothing is open (see SplitPoint).
+struct RangeWalk {
+  std::vector<OperatorEvent> ops;
+  OperatorEventsStore* store = nullptr;
+  std::unique_ptr<OperatorEventsStore> own_store;  // The second walk's.
+  absl::node_hash_map<std::string, CachedCost> costs;  // Stays where it is.
+  absl::flat_hash_map<std::pair<int64_t, bool>, const CachedCost*> by_signature;
+  // Costs read from the file (see below), one per (flops, bytes).
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, const OpCost*> written_costs;
+  std::string cost_key;
+  int64_t malformed_inputs = 0;
+  std::string first_input_error;
+};
+
+// Where one plane's walks read from.
+struct PlaneWalk {
+  int plane;
+  const xplane::PlaneVisitor& visitor;
+  const OperatorStatIds& ids;
+  const absl::flat_hash_set<int64_t>& memory_metadata;
+};
+struct LineAt {
+  int plane, line;
+};
+
+// Walks `order[begin, end)` of line `l`, appending its ops to walk->ops
+// (parents by index into it).
+void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, size_t begin,
+               size_t end_index, RangeWalk* walk) {
+  const LineAt at{at_plane.plane, l};
+  const xplane::LineVisitor line = at_plane.visitor.Line(l);
+  const OperatorStatIds& ids = at_plane.ids;
+  const absl::flat_hash_set<int64_t>& memory_metadata = at_plane.memory_metadata;
+  const int64_t line_ps = LineStartPs(line.TimestampNs());
+  std::vector<OperatorEvent>& ops = walk->ops;
+  OperatorEventsStore& store = *walk->store;
+  std::vector<Open> stack;
+  for (size_t i = begin; i < end_index; ++i) {
+    const int e = order[i];
+    const XEvent& raw = line.raw().events(e);
+    const int64_t start = SaturatingAdd(line_ps, raw.offset_ps());
+    const int64_t end = SaturatingAdd(start, raw.duration_ps());
+    while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
+    if (memory_metadata.contains(raw.metadata_id())) continue;  // Instants, not scopes.
+    const xplane::EventVisitor event = line.Event(e);
+    if (!event.Stat(ids.framework)) {
+      const bool step = event.IntStat(ids.root).value_or(0) != 0;
+      Open open{end, -1, -1, {}, {}};
+      if (!stack.empty()) open = stack.back();
+      open.end_ps = end;
+      open.op_index = -1;
+      if (!step) {  // Steps are not scopes.
+        const std::string_view marker = event.Name();
+        if (!open.scope_full) {
+          open.scope = BoundedPath(store, open.scope, '/', JoinPath(open.scope, '/', marker),
+                                   &open.scope_full);
+        }
+        if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix && !open.layer_full) {
+          open.layer = BoundedPath(store, open.layer, ':',
+                                   LayerPath(open.layer, marker.substr(kLayerPrefixSize)),
+                                   &open.layer_full);
+        }
+      }
+      stack.push_back(std::move(open));
+      continue;
+    }
+    OperatorEvent op;
+    op.plane = at.plane;
+    op.line = at.line;
+    op.event = e;
+    op.name = event.Name();
+    op.start_ps = start;
+    op.duration_ps = event.DurationPs();
+    op.self_ps = op.duration_ps;
+    if (const auto direction = event.Stat(ids.direction)) {
+      std::string scratch;
+      op.direction = store.Intern(direction->TextValue(&scratch));
+    }
+    const std::optional<int64_t> seq = event.IntStat(ids.seq);
+    op.has_seq = seq.has_value();
+    op.seq = seq.value_or(op.seq);
+    if (!stack.empty()) op.parent = stack.back().enclosing_op;  // the innermost wins
+    if (!stack.empty()) {
+      op.scope = stack.back().scope;
+      op.layer = stack.back().layer;
+    }
+    if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
+    if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
+
+    const Direction direction =
+        op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
+    // Calls of one signature share the event metadata that holds their
+    // inputs: unless an event carries input stats of its own, its cost
+    // is found by (metadata, direction), without reading the inputs.
+    const bool inputs_on_metadata = !CarriesInputStats(event.raw(), ids);
+    const std::pair<int64_t, bool> signature{event.MetadataId(),
+                                             direction == Direction::kBackward};
+    const CachedCost* cached = nullptr;
+    if (inputs_on_metadata) {
+      const auto it = walk->by_signature.find(signature);
+      if (it != walk->by_signature.end()) cached = it->second;
+    }
+    if (cached == nullptr) {
+      cached = &CostByInputs(event, ids, op.name, direction, &walk->cost_key, &walk->costs, &store);
+      if (inputs_on_metadata) walk->by_signature.emplace(signature, cached);
+    }
+    if (!cached->error.empty() && walk->malformed_inputs++ == 0) {
+      walk->first_input_error = std::string(op.name) + ": " + cached->error;
+    }
+    op.formula = cached->cost;
+    if (!op.formula->known && !op.formula->container) {
+      // The cost the recording process wrote for an op no formula here
+      // knows: a formula registered there (neuronprof/op_costs.h).
+      const std::optional<int64_t> flops = event.IntStat(ids.flops);
+      const int64_t bytes = event.IntStat(ids.bytes).value_or(-1);
+      if (flops && *flops >= 0 && bytes >= 0) {
+        const OpCost*& written = walk->written_costs[{*flops, bytes}];
+        if (written == nullptr) {
+          OpCost cost = *op.formula;
+          cost.known = true;
+          cost.flops = *flops;
+          cost.bytes = bytes;
+          written = store.Keep(std::move(cost));
+        }
+        op.formula = written;
+      }
+    }
+    if (op.parent >= 0) {
+      ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
+    }
+    // Ops pass their enclosing scope on unchanged.
+    Open open{end, -1, -1, {}, {}};
+    if (!stack.empty()) open = stack.back();
+    open.end_ps = end;
+    open.op_index = open.enclosing_op = static_cast<int>(ops.size());
+    stack.push_back(std::move(open));
+    ops.push_back(std::move(op));
+  }
+}
+
+// Self costs of the ops from `first_op` on, one line's (children follow
+// their parents, parents index into `ops`).
+void ResolveSelfCosts(size_t first_op, std::vector<OperatorEvent>* all) {
+  std::vector<OperatorEvent>& ops = *all;
+  // Resolve self costs (children follow their parents). FLOPs go to
+  // the innermost ops with a non-zero FLOP formula, so a wrapper never
+  // repeats its callee's work; an op that owns its FLOPs also owns the
+  // bytes of everything nested in it (a GEMM's bias broadcast copy is
+  // part of the GEMM); elsewhere bytes go to the innermost costed ops.
+  const size_t count = ops.size() - first_op;
+  std::vector<char> flops_below(count, 0), bytes_below(count, 0),
+      has_children(count, 0);
+  for (size_t i = ops.size(); i-- > first_op;) {
+    OperatorEvent& op = ops[i];
+    op.self_ps = std::max<int64_t>(op.self_ps, 0);
+    if (op.parent < 0) continue;
+    const size_t parent = op.parent - first_op, self = i - first_op;
+    const bool known = op.formula->known;
+    flops_below[parent] |= flops_below[self] || (known && op.formula->flops > 0);
+    bytes_below[parent] |= bytes_below[self] || (known && op.formula->bytes > 0);
+    has_children[parent] = 1;
+  }
+  std::vector<char> bytes_owned_above(count, 0);
+  for (size_t i = first_op; i < ops.size(); ++i) {
+    OperatorEvent& op = ops[i];
+    const size_t self = i - first_op;
+    const bool container = op.formula->container && has_children[self];
+    const bool known = op.formula->known && !container;
+    const bool owns_flops = known && op.formula->flops > 0 && !flops_below[self];
+    bool owned_above = false;
+    if (op.parent >= 0) {
+      const size_t parent = op.parent - first_op;
+      owned_above = bytes_owned_above[parent] ||
+                    (ops[op.parent].source == CostSource::kOwn &&
+                     ops[op.parent].self_flops > 0);
+    }
+    bytes_owned_above[self] = owned_above;
+    op.self_flops = owns_flops ? op.formula->flops : 0;
+    op.self_bytes = 0;
+    if (known && !owned_above && (owns_flops || !bytes_below[self])) {
+      op.self_bytes = op.formula->bytes;
+    }
+    if (owns_flops || (known && !flops_below[self] && !bytes_below[self])) {
+      op.source = CostSource::kOwn;
+    } else if (flops_below[self] || bytes_below[self] || container) {
+      op.source = CostSource::kInChildren;
+    } else {
+      op.source = CostSource::kUnknown;
+    }
+  }
+}
+
+// Lines shorter than this are walked in one run.
+constexpr size_t kMinSplitEvents = 100000;
+
+// An index near the middle of `order` where nothing opened before it is
+// still open (every earlier non-memory event ends before the event there),
+// or 0 when there is none. A walk that starts there with an empty stack
+// finds what one walk of the whole line finds.
+size_t SplitPoint(const PlaneWalk& at_plane, const XLine& line, const std::vector<int>& order) {
+  const int64_t line_ps = LineStartPs(line.timestamp_ns());  // Times as WalkRange computes them.
+  const size_t middle = order.size() / 2;
+  int64_t max_end = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < order.size(); ++i) {
+    const XEvent& event = line.events(order[i]);
+    const int64_t end =
+        SaturatingAdd(SaturatingAdd(line_ps, event.offset_ps()), event.duration_ps());
+    if (i >= middle && i > 0 && max_end < end) return i;
+    if (at_plane.memory_metadata.contains(event.metadata_id())) continue;  // Never opens.
+    max_end = std::max(max_end, end);
+  }
+  return 0;
+}
+
 }  // namespace
 
 const OpCost* OperatorEventsStore::Keep(OpCost cost) {
   costs_.push_back(std::move(cost));
   return &costs_.back();
+}
+
+void OperatorEventsStore::Adopt(std::unique_ptr<OperatorEventsStore> other) {
+  adopted_.push_back(std::move(other));
 }
 
 std::string_view OperatorEventsStore::Intern(std::string_view text) {
@@ -184,180 +407,64 @@ std::vector<int> SortedEventIndices(const XLine& line) {
 }
 
 OperatorEvents CollectOperatorEvents(const XSpace& space) {
+  return CollectOperatorEvents(space, kMinSplitEvents);
+}
+
+OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_events) {
   OperatorEvents result;
   std::vector<OperatorEvent>& ops = result.ops;
-  OperatorEventsStore& store = *result.store;
-  absl::node_hash_map<std::string, CachedCost> costs;  // Stays where it is.
-  absl::flat_hash_map<std::pair<int64_t, bool>, const CachedCost*> by_signature;
-  // Costs read from the file (see below), one per (flops, bytes).
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, const OpCost*> written_costs;
-  std::string cost_key;
+  RangeWalk first;
+  first.store = result.store.get();
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsHostPlane(space.planes(p))) continue;
     const xplane::PlaneVisitor plane(space.planes(p));
     const OperatorStatIds ids(plane);
     if (ids.framework < 0) continue;  // No operators on this plane.
-    ops.reserve(ops.size() + plane.NumEvents());
+    first.ops.reserve(first.ops.size() + plane.NumEvents());
     // Memory events (about half of a kOperator capture's) are told by their
     // metadata id, without a visitor's metadata look-up per event.
     absl::flat_hash_set<int64_t> memory_metadata;
     for (const auto& [id, metadata] : space.planes(p).event_metadata()) {
       if (xplane::IsMemoryEventName(metadata.name())) memory_metadata.insert(id);
     }
+    const PlaneWalk at_plane{p, plane, ids, memory_metadata};
     for (int l = 0; l < plane.NumLines(); ++l) {
-      const xplane::LineVisitor line = plane.Line(l);
-      const int64_t line_ps = LineStartPs(line.TimestampNs());
-      const size_t first_op = ops.size();
-      std::vector<Open> stack;
-      for (int e : SortedEventIndices(line.raw())) {
-        const XEvent& raw = line.raw().events(e);
-        const int64_t start = SaturatingAdd(line_ps, raw.offset_ps());
-        const int64_t end = SaturatingAdd(start, raw.duration_ps());
-        while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
-        if (memory_metadata.contains(raw.metadata_id())) continue;  // Instants, not scopes.
-        const xplane::EventVisitor event = line.Event(e);
-        if (!event.Stat(ids.framework)) {
-          const bool step = event.IntStat(ids.root).value_or(0) != 0;
-          Open open{end, -1, -1, {}, {}};
-          if (!stack.empty()) open = stack.back();
-          open.end_ps = end;
-          open.op_index = -1;
-          if (!step) {  // Steps are not scopes.
-            const std::string_view marker = event.Name();
-            if (!open.scope_full) {
-              open.scope = BoundedPath(store, open.scope, '/', JoinPath(open.scope, '/', marker),
-                                       &open.scope_full);
-            }
-            if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix && !open.layer_full) {
-              open.layer = BoundedPath(store, open.layer, ':',
-                                       LayerPath(open.layer, marker.substr(kLayerPrefixSize)),
-                                       &open.layer_full);
-            }
-          }
-          stack.push_back(std::move(open));
-          continue;
-        }
-        OperatorEvent op;
-        op.plane = p;
-        op.line = l;
-        op.event = e;
-        op.name = event.Name();
-        op.start_ps = start;
-        op.duration_ps = event.DurationPs();
-        op.self_ps = op.duration_ps;
-        if (const auto direction = event.Stat(ids.direction)) {
-          std::string scratch;
-          op.direction = store.Intern(direction->TextValue(&scratch));
-        }
-        const std::optional<int64_t> seq = event.IntStat(ids.seq);
-        op.has_seq = seq.has_value();
-        op.seq = seq.value_or(op.seq);
-        if (!stack.empty()) op.parent = stack.back().enclosing_op;  // the innermost wins
-        if (!stack.empty()) {
-          op.scope = stack.back().scope;
-          op.layer = stack.back().layer;
-        }
-        if (op.direction.empty() && op.parent >= 0) op.direction = ops[op.parent].direction;
-        if (op.direction.empty() && IsAutogradNodeName(op.name)) op.direction = "bprop";
-
-        const Direction direction =
-            op.direction == "bprop" ? Direction::kBackward : Direction::kForward;
-        // Calls of one signature share the event metadata that holds their
-        // inputs: unless an event carries input stats of its own, its cost
-        // is found by (metadata, direction), without reading the inputs.
-        const bool inputs_on_metadata = !CarriesInputStats(event.raw(), ids);
-        const std::pair<int64_t, bool> signature{event.MetadataId(),
-                                                 direction == Direction::kBackward};
-        const CachedCost* cached = nullptr;
-        if (inputs_on_metadata) {
-          const auto it = by_signature.find(signature);
-          if (it != by_signature.end()) cached = it->second;
-        }
-        if (cached == nullptr) {
-          cached = &CostByInputs(event, ids, op.name, direction, &cost_key, &costs, &store);
-          if (inputs_on_metadata) by_signature.emplace(signature, cached);
-        }
-        if (!cached->error.empty() && result.malformed_inputs++ == 0) {
-          result.first_input_error = std::string(op.name) + ": " + cached->error;
-        }
-        op.formula = cached->cost;
-        if (!op.formula->known && !op.formula->container) {
-          // The cost the recording process wrote for an op no formula here
-          // knows: a formula registered there (neuronprof/op_costs.h).
-          const std::optional<int64_t> flops = event.IntStat(ids.flops);
-          const int64_t bytes = event.IntStat(ids.bytes).value_or(-1);
-          if (flops && *flops >= 0 && bytes >= 0) {
-            const OpCost*& written = written_costs[{*flops, bytes}];
-            if (written == nullptr) {
-              OpCost cost = *op.formula;
-              cost.known = true;
-              cost.flops = *flops;
-              cost.bytes = bytes;
-              written = store.Keep(std::move(cost));
-            }
-            op.formula = written;
-          }
-        }
-        if (op.parent >= 0) {
-          ops[op.parent].self_ps = SaturatingSub(ops[op.parent].self_ps, op.duration_ps);
-        }
-        // Ops pass their enclosing scope on unchanged.
-        Open open{end, -1, -1, {}, {}};
-        if (!stack.empty()) open = stack.back();
-        open.end_ps = end;
-        open.op_index = open.enclosing_op = static_cast<int>(ops.size());
-        stack.push_back(std::move(open));
-        ops.push_back(std::move(op));
+      const XLine& line = space.planes(p).lines(l);
+      const std::vector<int> order = SortedEventIndices(line);
+      const size_t split = order.size() >= min_split_events ? SplitPoint(at_plane, line, order) : 0;
+      const size_t first_op = first.ops.size();
+      if (split == 0) {
+        WalkRange(at_plane, l, order, 0, order.size(), &first);
+        ResolveSelfCosts(first_op, &first.ops);
+        continue;
       }
-
-      // Resolve self costs (children follow their parents). FLOPs go to
-      // the innermost ops with a non-zero FLOP formula, so a wrapper never
-      // repeats its callee's work; an op that owns its FLOPs also owns the
-      // bytes of everything nested in it (a GEMM's bias broadcast copy is
-      // part of the GEMM); elsewhere bytes go to the innermost costed ops.
-      const size_t count = ops.size() - first_op;
-      std::vector<char> flops_below(count, 0), bytes_below(count, 0),
-          has_children(count, 0);
-      for (size_t i = ops.size(); i-- > first_op;) {
-        OperatorEvent& op = ops[i];
-        op.self_ps = std::max<int64_t>(op.self_ps, 0);
-        if (op.parent < 0) continue;
-        const size_t parent = op.parent - first_op, self = i - first_op;
-        const bool known = op.formula->known;
-        flops_below[parent] |= flops_below[self] || (known && op.formula->flops > 0);
-        bytes_below[parent] |= bytes_below[self] || (known && op.formula->bytes > 0);
-        has_children[parent] = 1;
+      // The second half on another core, with its own store and caches.
+      RangeWalk second;
+      second.own_store = std::make_unique<OperatorEventsStore>();
+      second.store = second.own_store.get();
+      second.ops.reserve(order.size() - split);
+      std::thread other([&] {
+        WalkRange(at_plane, l, order, split, order.size(), &second);
+        ResolveSelfCosts(0, &second.ops);
+      });
+      WalkRange(at_plane, l, order, 0, split, &first);
+      ResolveSelfCosts(first_op, &first.ops);
+      other.join();
+      const int offset = static_cast<int>(first.ops.size());
+      for (OperatorEvent& op : second.ops) {
+        if (op.parent >= 0) op.parent += offset;
+        first.ops.push_back(std::move(op));
       }
-      std::vector<char> bytes_owned_above(count, 0);
-      for (size_t i = first_op; i < ops.size(); ++i) {
-        OperatorEvent& op = ops[i];
-        const size_t self = i - first_op;
-        const bool container = op.formula->container && has_children[self];
-        const bool known = op.formula->known && !container;
-        const bool owns_flops = known && op.formula->flops > 0 && !flops_below[self];
-        bool owned_above = false;
-        if (op.parent >= 0) {
-          const size_t parent = op.parent - first_op;
-          owned_above = bytes_owned_above[parent] ||
-                        (ops[op.parent].source == CostSource::kOwn &&
-                         ops[op.parent].self_flops > 0);
-        }
-        bytes_owned_above[self] = owned_above;
-        op.self_flops = owns_flops ? op.formula->flops : 0;
-        op.self_bytes = 0;
-        if (known && !owned_above && (owns_flops || !bytes_below[self])) {
-          op.self_bytes = op.formula->bytes;
-        }
-        if (owns_flops || (known && !flops_below[self] && !bytes_below[self])) {
-          op.source = CostSource::kOwn;
-        } else if (flops_below[self] || bytes_below[self] || container) {
-          op.source = CostSource::kInChildren;
-        } else {
-          op.source = CostSource::kUnknown;
-        }
+      if (first.malformed_inputs == 0) {
+        first.first_input_error = std::move(second.first_input_error);
       }
+      first.malformed_inputs += second.malformed_inputs;
+      result.store->Adopt(std::move(second.own_store));
     }
   }
+  ops = std::move(first.ops);
+  result.malformed_inputs = first.malformed_inputs;
+  result.first_input_error = std::move(first.first_input_error);
 
   // PyProf: backward ops take the layer of their forward op (same seq).
   absl::flat_hash_map<int64_t, std::string_view> forward_layer;

@@ -62,10 +62,13 @@ class OperatorEventsStore {
  public:
   std::string_view Intern(std::string_view text);
   const OpCost* Keep(OpCost cost);
+  // Keeps `other` (and what points into it) alive as long as this one.
+  void Adopt(std::unique_ptr<OperatorEventsStore> other);
 
  private:
   absl::node_hash_set<std::string> strings_;
   std::deque<OpCost> costs_;
+  std::vector<std::unique_ptr<OperatorEventsStore>> adopted_;
 };
 
 struct OperatorEvents {
@@ -81,7 +84,13 @@ struct OperatorEvents {
 std::vector<int> SortedEventIndices(const tensorflow::profiler::XLine& line);
 
 // Every operator (event with the framework stat) on planes named "/host:*".
+// A line of many events is walked in two runs on two threads (cut where no
+// event is open), with the same result as one walk.
 OperatorEvents CollectOperatorEvents(const tensorflow::profiler::XSpace& space);
+// The same, splitting lines of at least `min_split_events` events (tests
+// split small ones).
+OperatorEvents CollectOperatorEvents(const tensorflow::profiler::XSpace& space,
+                                     size_t min_split_events);
 
 }  // namespace analysis
 }  // namespace neuronprof

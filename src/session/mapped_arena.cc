@@ -29,12 +29,12 @@ namespace session {
 namespace {
 
 // Blocks grow to 2 MiB: a few hundred mappings for a dump of millions of
-// events. A block of 2 MiB or more starts on a 2 MiB boundary and asks for
-// transparent huge pages: one fault per 2 MiB instead of 512 (~40 ms less
-// for the ~80 MB of a million events, and its unmap ~10 ms less).
+// events. Small pages, not transparent huge ones: on a VM whose free pages
+// went back to the hypervisor, the first touch of a 2 MiB page cost ~2.3 ms
+// per MB against ~0.4 ms with 4 KiB pages (a 1M-event Stop() spent ~0.5 s
+// of CPU zeroing huge pages), so the blocks say MADV_NOHUGEPAGE.
 constexpr size_t kStartBlockBytes = size_t{64} << 10;
 constexpr size_t kMaxBlockBytes = size_t{2} << 20;
-constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 // A PrefaultedBlocks' address space: far more than any capture takes,
 // never committed beyond what its thread populates (MAP_NORESERVE).
@@ -92,7 +92,7 @@ void CommitAhead(Reservation* r) {
   r->committed_more.notify_all();
 }
 
-// A 2 MiB-multiple block cut from the live reservation, or nullptr.
+// A block of whole 2 MiB cut from the live reservation, or nullptr.
 void* CutReserved(size_t bytes) {
   Reservation& r = TheReservation();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -107,25 +107,13 @@ void* CutReserved(size_t bytes) {
 void* Map(size_t bytes) {
   void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();  // As operator new would.
-  return block;
-}
-
-// `bytes` from a 2 MiB boundary: mapped with a huge page to spare, the
-// rest before and after unmapped again.
-void* MapHugeAligned(size_t bytes) {
-  char* const mapped = static_cast<char*>(Map(bytes + kHugePageBytes));
-  const uintptr_t address = reinterpret_cast<uintptr_t>(mapped);
-  char* const block = mapped + ((kHugePageBytes - address % kHugePageBytes) % kHugePageBytes);
-  if (block > mapped) munmap(mapped, static_cast<size_t>(block - mapped));
-  char* const end = mapped + bytes + kHugePageBytes;
-  if (end > block + bytes) munmap(block + bytes, static_cast<size_t>(end - (block + bytes)));
-  madvise(block, bytes, MADV_HUGEPAGE);
+  madvise(block, bytes, MADV_NOHUGEPAGE);  // Also where THP is "always".
   return block;
 }
 
 void* MapBlock(size_t bytes) {
-  void* block = bytes % kHugePageBytes == 0 ? CutReserved(bytes) : nullptr;
-  if (block == nullptr) block = bytes >= kHugePageBytes ? MapHugeAligned(bytes) : Map(bytes);
+  void* block = bytes % kMaxBlockBytes == 0 ? CutReserved(bytes) : nullptr;
+  if (block == nullptr) block = Map(bytes);
   g_mapped_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   g_blocks_ever.fetch_add(1, std::memory_order_relaxed);
 #ifdef NEURONPROF_LSAN_ROOTS
@@ -160,18 +148,11 @@ PrefaultedBlocks::PrefaultedBlocks() {
   Reservation& r = TheReservation();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (r.base != nullptr) return;  // Another one is live.
-  void* mapped = mmap(nullptr, kReservationBytes + kHugePageBytes, PROT_READ | PROT_WRITE,
+  void* mapped = mmap(nullptr, kReservationBytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapped == MAP_FAILED) return;
-  char* const start = static_cast<char*>(mapped);
-  const uintptr_t address = reinterpret_cast<uintptr_t>(start);
-  char* const base = start + (kHugePageBytes - address % kHugePageBytes) % kHugePageBytes;
-  if (base > start) munmap(start, static_cast<size_t>(base - start));
-  char* const end = start + kReservationBytes + kHugePageBytes;
-  if (end > base + kReservationBytes) {
-    munmap(base + kReservationBytes, static_cast<size_t>(end - (base + kReservationBytes)));
-  }
-  madvise(base, kReservationBytes, MADV_HUGEPAGE);
+  char* const base = static_cast<char*>(mapped);
+  madvise(base, kReservationBytes, MADV_NOHUGEPAGE);
   r.base = base;
   r.cut = r.committed = 0;
   r.stop = r.thread_done = false;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "src/analysis/op_table.h"
@@ -231,6 +232,52 @@ TEST_CASE("malformed input stats make the op unknown and are counted") {
   CHECK(events.first_input_error.find("aten::mm: operator stat input_dims") == 0);
   const std::string text = FormatSummaryText(Summarize(space), 10);
   CHECK(text.find("1 operator events had malformed input stats") != std::string::npos);
+}
+
+TEST_CASE("a line walked in two runs on two threads gives what one walk gives") {
+  // Steps enclose everything, so the walk may cut between two steps (not
+  // at the middle of the line's 95 events: that is in step 3's MLP marker,
+  // which its ops' scopes would lose); memory events inside a step and
+  // after the last never open; a malformed op in the last step is the
+  // first error.
+  auto space = testing::MakeOperatorSpace(6, false);
+  xplane::XPlaneBuilder host(space.mutable_planes(0));
+  auto* line = space.mutable_planes(0)->mutable_lines(0);
+  auto add_last = [&](const char* name, int64_t start_us, int64_t duration_us) {
+    auto* e = host.AddEvent(line, host.EventMetadataId(name), start_us * kUs, duration_us * kUs);
+    return e;
+  };
+  add_last(xplane::kMemoryAllocationEvent, 5 * testing::kStepUs + 50, 0);
+  auto* bad = add_last("aten::mm", 5 * testing::kStepUs + 950, 10);
+  host.AddStat(bad, xplane::kOpFrameworkStat, std::string_view("torch"));
+  host.AddStat(bad, xplane::kOpInputDimsStat, std::string_view("[[2,3],[3"));
+  host.AddStat(bad, xplane::kOpInputTypesStat, std::string_view("Float,Float"));
+  for (int i = 0; i < 3; ++i) add_last(xplane::kMemoryAllocationEvent, 6 * testing::kStepUs, 0);
+  REQUIRE(line->events_size() == 95);
+
+  const OperatorEvents one = CollectOperatorEvents(space, SIZE_MAX);
+  const OperatorEvents two = CollectOperatorEvents(space, 2);
+  REQUIRE(one.ops.size() == 6 * std::size(testing::kStepOps) + 1);
+  REQUIRE(two.ops.size() == one.ops.size());
+  CHECK(two.malformed_inputs == 1);
+  CHECK(two.first_input_error == one.first_input_error);
+  CHECK(two.first_input_error.find("aten::mm: ") == 0);
+  for (size_t i = 0; i < one.ops.size(); ++i) {
+    const OperatorEvent& a = one.ops[i];
+    const OperatorEvent& b = two.ops[i];
+    INFO("op " << i << " " << a.name);
+    CHECK(std::tie(a.plane, a.line, a.event, a.parent, a.name, a.direction, a.scope, a.layer) ==
+          std::tie(b.plane, b.line, b.event, b.parent, b.name, b.direction, b.scope, b.layer));
+    CHECK(std::tie(a.seq, a.has_seq, a.start_ps, a.duration_ps, a.self_ps) ==
+          std::tie(b.seq, b.has_seq, b.start_ps, b.duration_ps, b.self_ps));
+    CHECK(std::tie(a.self_flops, a.self_bytes, a.source) ==
+          std::tie(b.self_flops, b.self_bytes, b.source));
+    CHECK(std::tie(a.formula->known, a.formula->flops, a.formula->bytes) ==
+          std::tie(b.formula->known, b.formula->flops, b.formula->bytes));
+  }
+  // Inside the last step: its scope and layer came from markers in it.
+  CHECK(two.ops.back().scope == one.ops.back().scope);
+  CHECK(Find(two, "aten::addmm", 5).scope == "MLP/layer:fc1");
 }
 
 TEST_CASE("the op table aggregates calls, times and self costs per (layer, dir, op, params)") {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -548,12 +549,121 @@ class HostCollector : public Collector {
   core::RecordedCapture capture_;
 };
 
+// Writes one line's records as its events.
+struct LineWriter {
+  uint64_t line_start;
+  double ns_per_tick;
+
+  // `record` as an event of `line`; `*line_end` becomes its end when later.
+  tensorflow::profiler::XEvent* Add(const EventRecord& record, HostPlaneStats* plane_stats,
+                                    xplane::XPlaneBuilder* plane, tensorflow::profiler::XLine* line,
+                                    std::vector<core::DecodedArg>* args, uint64_t* line_end) const {
+    auto* event = plane->AddEvent(line, /*metadata_id=*/0,
+                                  TicksToPs(line_start, record.start_ticks, ns_per_tick),
+                                  TicksToPs(record.start_ticks, record.end_ticks, ns_per_tick));
+    if (static_cast<int64_t>(record.end_ticks - *line_end) > 0) *line_end = record.end_ticks;
+    Describe(record, plane_stats, args, event);
+    return event;
+  }
+
+  // The metadata and stats of `record`'s event.
+  static void Describe(const EventRecord& record, HostPlaneStats* plane_stats,
+                       std::vector<core::DecodedArg>* args, tensorflow::profiler::XEvent* event) {
+    core::DecodeArgs(record, args);
+    if (!args->empty() && (*args)[0].key == internal::kInstantKey) {
+      plane_stats->WriteInstant(core::PlainName(record), *args, event);
+    } else {
+      plane_stats->Write(core::PlainName(record), *args, core::SourceLocationOf(record), event);
+    }
+  }
+};
+
+// Writes `events` into `line` (of a kept plane), the second half on another
+// thread into a scratch plane with ids of its own. Then, in order, each of
+// the second half's records that made metadata there is described again
+// with the plane's `plane_stats` (which makes here what one pass would
+// have made, in its order), the scratch ids are mapped to the plane's and
+// the events move over: the plane one pass writes, ids included.
+void AddInTwoHalves(const LineWriter& writer, const std::vector<const EventRecord*>& events,
+                    HostPlaneStats* plane_stats, xplane::XPlaneBuilder* plane,
+                    tensorflow::profiler::XLine* line, uint64_t* line_end) {
+  using tensorflow::profiler::XEvent;
+  using tensorflow::profiler::XPlane;
+  const size_t split = events.size() / 2;
+  google::protobuf::Arena* const arena = line->GetArena();
+  XPlane* const scratch = google::protobuf::Arena::CreateMessage<XPlane>(arena);
+  std::unique_ptr<XPlane> scratch_owner(arena == nullptr ? scratch : nullptr);
+  tensorflow::profiler::XLine* const half = scratch->add_lines();
+  std::vector<size_t> made_metadata;  // Indices into `events`.
+  uint64_t half_end = writer.line_start;
+  std::thread second([&] {
+    xplane::XPlaneBuilder scratch_plane(scratch);
+    HostPlaneStats scratch_stats(&scratch_plane);
+    std::vector<core::DecodedArg> args;
+    half->mutable_events()->Reserve(static_cast<int>(events.size() - split));
+    size_t metadata = 0;
+    for (size_t i = split; i < events.size(); ++i) {
+      writer.Add(*events[i], &scratch_stats, &scratch_plane, half, &args, &half_end);
+      const size_t now = scratch->event_metadata_size() + scratch->stat_metadata_size();
+      if (now != metadata) made_metadata.push_back(i);
+      metadata = now;
+    }
+  });
+  std::vector<core::DecodedArg> args;
+  for (size_t i = 0; i < split; ++i) {
+    writer.Add(*events[i], plane_stats, plane, line, &args, line_end);
+  }
+  second.join();
+  if (static_cast<int64_t>(half_end - *line_end) > 0) *line_end = half_end;
+
+  // Each event metadata the second half made was its record's own; its
+  // stat metadata are found by name (the replay made each here).
+  std::vector<int64_t> event_ids(scratch->event_metadata_size() + 1, 0);
+  XEvent again;
+  for (const size_t i : made_metadata) {
+    again.Clear();
+    LineWriter::Describe(*events[i], plane_stats, &args, &again);
+    event_ids[half->events(static_cast<int>(i - split)).metadata_id()] = again.metadata_id();
+  }
+  std::vector<int64_t> stat_ids(scratch->stat_metadata_size() + 1, 0);
+  for (const auto& [id, metadata] : scratch->stat_metadata()) {
+    stat_ids[id] = plane->StatMetadataId(metadata.name());
+  }
+  auto* half_events = half->mutable_events();
+  for (XEvent& event : *half_events) {
+    event.set_metadata_id(event_ids[event.metadata_id()]);
+    for (tensorflow::profiler::XStat& stat : *event.mutable_stats()) {
+      stat.set_metadata_id(stat_ids[stat.metadata_id()]);
+      if (stat.value_case() == tensorflow::profiler::XStat::kRefValue) {
+        stat.set_ref_value(static_cast<uint64_t>(stat_ids[stat.ref_value()]));
+      }
+    }
+  }
+  // Each event's pointer moves over (no copy), then leaves the scratch line.
+  auto* line_events = line->mutable_events();
+  const int moved = half_events->size();
+  for (int i = 0; i < moved; ++i) {
+    if (arena != nullptr) {
+      line_events->UnsafeArenaAddAllocated(half_events->Mutable(i));
+    } else {
+      line_events->AddAllocated(half_events->Mutable(i));
+    }
+  }
+  for (int i = 0; i < moved; ++i) {
+    if (arena != nullptr) {
+      half_events->UnsafeArenaReleaseLast();
+    } else {
+      static_cast<void>(half_events->ReleaseLast());  // Owned by `line` now.
+    }
+  }
+}
+
 // The host plane of `capture` into `proto` (an empty plane, or one with
 // metadata to reuse), its lines going where `output` says. Line times are
 // relative to `base_epoch_ns`.
 void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
                     tensorflow::profiler::XPlane* proto, CollectStats* stats,
-                    LineOutput* output) {
+                    LineOutput* output, size_t split_line_events = kSplitLineEvents) {
   xplane::XPlaneBuilder plane(proto);
   // Exporters that key by process (Kineto's pid) read it from here.
   plane.AddPlaneStat(xplane::kProcessIdStat, static_cast<int64_t>(getpid()));
@@ -607,25 +717,19 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
     // Streamed, the line holds one chunk at a time.
     if (!output->streams()) line->mutable_events()->Reserve(static_cast<int>(count));
     uint64_t line_end = line_start;
-    auto add = [&](const EventRecord* record) {
-      auto* event = plane.AddEvent(
-          line, /*metadata_id=*/0, TicksToPs(line_start, record->start_ticks, ns_per_tick),
-          TicksToPs(record->start_ticks, record->end_ticks, ns_per_tick));
-      if (static_cast<int64_t>(record->end_ticks - line_end) > 0) {
-        line_end = record->end_ticks;
-      }
-      core::DecodeArgs(*record, &args);
-      if (!args.empty() && args[0].key == internal::kInstantKey) {
-        plane_stats.WriteInstant(core::PlainName(*record), args, event);
-      } else {
-        plane_stats.Write(core::PlainName(*record), args, core::SourceLocationOf(*record), event);
-      }
-      output->EventAdded(line);
-    };
+    const LineWriter writer{line_start, ns_per_tick};
     if (in_order != nullptr) {
-      for (const EventRecord& record : in_order->events) add(&record);
+      for (const EventRecord& record : in_order->events) {
+        writer.Add(record, &plane_stats, &plane, line, &args, &line_end);
+        output->EventAdded(line);
+      }
+    } else if (output->streams() || events.size() < std::max<size_t>(split_line_events, 2)) {
+      for (const EventRecord* record : events) {
+        writer.Add(*record, &plane_stats, &plane, line, &args, &line_end);
+        output->EventAdded(line);
+      }
     } else {
-      for (const EventRecord* record : events) add(record);
+      AddInTwoHalves(writer, events, &plane_stats, &plane, line, &line_end);
     }
     line->set_duration_ps(TicksToPs(line_start, line_end, ns_per_tick));
     output->LineDone(proto);
@@ -650,7 +754,7 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
 
 void AddHostPlane(const core::RecordedCapture& capture,
                   tensorflow::profiler::XSpace* space, CollectStats* stats,
-                  const std::string& buffer_advice) {
+                  const std::string& buffer_advice, size_t split_line_events) {
   // Lines are relative to the profile start of the whole capture (the
   // Task Environment plane, set by the session before collecting), which
   // other collectors' planes share; the recorder itself starts a little
@@ -659,7 +763,7 @@ void AddHostPlane(const core::RecordedCapture& capture,
   if (base_epoch_ns == 0) base_epoch_ns = capture.start_epoch_ns;
   LineOutput kept(nullptr);
   BuildHostPlane(capture, base_epoch_ns, xplane::FindOrAddPlane(space, xplane::kHostPlaneName),
-                 stats, &kept);
+                 stats, &kept, split_line_events);
   AddHostWarnings(capture, space, buffer_advice);
 }
 

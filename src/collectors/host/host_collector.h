@@ -3,6 +3,7 @@
 #ifndef NEURONPROF_SRC_COLLECTORS_HOST_HOST_COLLECTOR_H_
 #define NEURONPROF_SRC_COLLECTORS_HOST_HOST_COLLECTOR_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,11 +15,17 @@
 namespace neuronprof {
 namespace collectors {
 
+// Lines of at least this many events (a libtorch thread's) are built in
+// two halves on two threads: the same plane, ids included.
+inline constexpr size_t kSplitLineEvents = 100000;
+
 // Builds the host plane from one recorded capture; adds a warning to the
 // space when events were dropped, ending with `buffer_advice`.
+// `split_line_events`: for tests, which split short lines.
 void AddHostPlane(const core::RecordedCapture& capture,
                   tensorflow::profiler::XSpace* space, CollectStats* stats,
-                  const std::string& buffer_advice = kLocalBufferAdvice);
+                  const std::string& buffer_advice = kLocalBufferAdvice,
+                  size_t split_line_events = kSplitLineEvents);
 
 // Events a streamed host plane holds at most: its chunk (~128 KiB).
 inline constexpr int kStreamChunkEvents = 512;
