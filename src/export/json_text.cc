@@ -110,8 +110,8 @@ void Writer::Micros(int64_t ns) {
   const char fraction[4] = {'.', static_cast<char>('0' + rest / 100),
                             static_cast<char>('0' + rest / 10 % 10),
                             static_cast<char>('0' + rest % 10)};
-  buffer_.append(whole.data(), whole.data() + whole.size());
-  buffer_.append(fraction, fraction + 4);
+  Raw(std::string_view(whole.data(), whole.size()));
+  Raw(std::string_view(fraction, 4));
 }
 
 void Writer::Flush() {

@@ -1,6 +1,7 @@
 #include "src/export/kineto_trace.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <map>
 #include <memory>
@@ -42,6 +43,7 @@ using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
 using xplane::EventVisitor;
 using xplane::LineVisitor;
 using xplane::PlaneVisitor;
@@ -133,6 +135,158 @@ struct HostStatIds {
           fwd_thread = -1, direction = -1, memory_device_type = -1, allocator = -1,
           allocation_bytes = -1, requested_bytes = -1, device_id = -1, address = -1,
           bytes_allocated = -1, pool_reserved = -1, instant = -1, stack = -1;
+};
+
+// The stats of HostStatIds that one host event has, found in one pass over
+// the event's stats and then its metadata's (the first of an id wins, the
+// event's own before its metadata's, as EventVisitor::Stat finds them):
+// not a scan of both per stat read.
+enum HostRole : uint8_t {
+  kFramework, kRootLevel, kStepNum, kIterNum, kCommId, kCollective, kCommNelems,
+  kCommOutNelems, kWorldSize, kCommDtype, kInputDims, kInputTypes, kInputValues, kSequence,
+  kFwdThread, kDirection, kMemoryDeviceType, kAllocator, kAllocationBytes, kRequestedBytes,
+  kDeviceId, kAddress, kBytesAllocated, kPoolReserved, kInstant, kStack, kHostRoles,
+  kNoRole = 0xff
+};
+
+// Stat id -> HostRole, for one host plane.
+class HostRoles {
+ public:
+  HostRoles() = default;
+  HostRoles(const XPlane& plane, const HostStatIds& ids) : plane_(&plane) {
+    const size_t stat_metadata = static_cast<size_t>(plane.stat_metadata_size());
+    ids_ = {ids.framework, ids.root_level, ids.step_num, ids.iter_num, ids.comm_id,
+            ids.collective, ids.comm_nelems, ids.comm_out_nelems, ids.world_size,
+            ids.comm_dtype, ids.input_dims, ids.input_types, ids.input_values, ids.sequence,
+            ids.fwd_thread, ids.direction, ids.memory_device_type, ids.allocator,
+            ids.allocation_bytes, ids.requested_bytes, ids.device_id, ids.address,
+            ids.bytes_allocated, ids.pool_reserved, ids.instant, ids.stack};
+    // A table by id when the ids are small (the usual: ids count from 1);
+    // a crafted plane's huge ids are compared one by one instead.
+    const int64_t dense_below = 4 * static_cast<int64_t>(stat_metadata) + 64;
+    int64_t top = -1;
+    for (int64_t id : ids_) top = std::max(top, id);
+    if (top >= dense_below) return;
+    by_id_.assign(static_cast<size_t>(top + 1), kNoRole);
+    for (size_t role = 0; role < ids_.size(); ++role) {
+      if (ids_[role] >= 0) by_id_[static_cast<size_t>(ids_[role])] = static_cast<uint8_t>(role);
+    }
+    dense_ = true;
+  }
+  const XPlane& plane() const { return *plane_; }
+  uint8_t Of(int64_t id) const {
+    if (id < 0) return kNoRole;
+    if (dense_) {
+      return static_cast<uint64_t>(id) < by_id_.size() ? by_id_[static_cast<size_t>(id)]
+                                                        : kNoRole;
+    }
+    for (size_t role = 0; role < ids_.size(); ++role) {
+      if (ids_[role] == id) return static_cast<uint8_t>(role);
+    }
+    return kNoRole;
+  }
+
+ private:
+  const XPlane* plane_ = nullptr;
+  std::array<int64_t, kHostRoles> ids_{};
+  std::vector<uint8_t> by_id_;
+  bool dense_ = false;
+};
+
+// One host event's stats by role (nullptr: the event has none).
+struct HostStats {
+  HostStats(const HostRoles& roles, const EventVisitor& event) : plane(&roles.plane()) {
+    for (const XStat& stat : event.raw().stats()) Take(roles, stat);
+    if (event.Metadata() == nullptr) return;
+    for (const XStat& stat : event.Metadata()->stats()) Take(roles, stat);
+  }
+  bool Has(HostRole role) const { return at[role] != nullptr; }
+  std::optional<int64_t> Int(HostRole role) const { return xplane::IntValue(at[role]); }
+  std::optional<std::string_view> Str(HostRole role) const {
+    return xplane::StrValue(*plane, at[role]);
+  }
+
+  const XPlane* plane;
+  std::array<const XStat*, kHostRoles> at{};
+
+ private:
+  void Take(const HostRoles& roles, const XStat& stat) {
+    const uint8_t role = roles.Of(stat.metadata_id());
+    if (role != kNoRole && at[role] == nullptr) at[role] = &stat;
+  }
+};
+
+// What a host plane's event metadata carry for its operators, resolved once
+// per plane and shared by the jobs: the metadata by id (not a protobuf map
+// look-up per event) and the translation of each signature stat (input
+// dims, types, concrete inputs: a few hundred distinct ones on a million
+// operators).
+class HostMetadata {
+ public:
+  struct Inputs {
+    bool strict_array = false;  // Input Dims / Concrete Inputs: copied verbatim.
+    std::string types;          // Input type: the JSON array written.
+  };
+
+  HostMetadata(const PlaneVisitor& plane, const HostRoles& roles) : plane_(&plane) {
+    const auto& metadata = plane.raw().event_metadata();
+    const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
+    for (const auto& [id, event] : metadata) {
+      if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
+          static_cast<uint64_t>(id) >= dense_.size()) {
+        dense_.resize(static_cast<size_t>(id) + 1);
+      }
+    }
+    for (const auto& [id, event] : metadata) {
+      if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+        dense_[static_cast<size_t>(id)] = &event;
+      }
+      for (const XStat& stat : event.stats()) {
+        const uint8_t role = roles.Of(stat.metadata_id());
+        if (role != kInputDims && role != kInputTypes && role != kInputValues) continue;
+        const std::optional<std::string_view> text = xplane::StrValue(plane.raw(), &stat);
+        if (!text) continue;
+        inputs_[&stat] = Translate(static_cast<HostRole>(role), *text);
+      }
+    }
+  }
+  const tensorflow::profiler::XEventMetadata* Find(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+      return dense_[static_cast<size_t>(id)];
+    }
+    return plane_->EventMetadata(id);
+  }
+  // The translation of an input stat of a metadata; nullptr for an
+  // event's own (Translate it).
+  const Inputs* Cached(const XStat* stat) const {
+    auto it = inputs_.find(stat);
+    return it == inputs_.end() ? nullptr : &it->second;
+  }
+
+  static Inputs Translate(HostRole role, std::string_view text) {
+    Inputs inputs;
+    if (role != kInputTypes) {
+      inputs.strict_array = json_reader::IsStrictJsonArray(text);
+      return inputs;
+    }
+    fmt::memory_buffer buffer;
+    json::Writer out(std::move(buffer));
+    out.Char('[');
+    bool first = true;
+    for (std::string_view type : kineto::KinetoInputTypes(text)) {
+      if (!first) out.Char(',');
+      first = false;
+      out.String(type);
+    }
+    out.Char(']');
+    inputs.types = std::string(out.text());
+    return inputs;
+  }
+
+ private:
+  const PlaneVisitor* plane_;
+  std::vector<const tensorflow::profiler::XEventMetadata*> dense_;
+  absl::flat_hash_map<const XStat*, Inputs> inputs_;
 };
 
 class KinetoWriter {
@@ -383,8 +537,13 @@ class KinetoWriter {
   void WriteHost(const XPlane& host_plane) {
     const PlaneVisitor plane(host_plane);
     ids_ = HostStatIds(plane);
-    const StatNames stat_names(plane);  // Shared with the jobs' writers.
+    // Shared with the jobs' writers.
+    const HostRoles roles(host_plane, ids_);
+    const HostMetadata metadata(plane, roles);
+    const StatNames stat_names(plane);
     const EventNames event_names(plane);
+    roles_ = &roles;
+    metadata_ = &metadata;
     names_ = &stat_names;
     event_names_ = &event_names;
     GatherFlowEvents(plane);
@@ -414,8 +573,8 @@ class KinetoWriter {
       // Room for every event at once: growing by doubling would hold twice
       // the spans of a large fragment while moving them.
       spans.reserve(spans.size() + static_cast<size_t>(line.NumEvents()));
-      for (int e = 0; e < line.NumEvents(); ++e) {
-        const EventVisitor stats = line.Event(e);
+      for (const XEvent& event : line.raw().events()) {
+        const EventVisitor stats(plane, line.raw(), event, metadata.Find(event.metadata_id()));
         const std::optional<xplane::EventTime> time = Placed(stats);
         if (!time) continue;
         if (xplane::IsMemoryEventName(stats.Name())) {
@@ -472,6 +631,8 @@ class KinetoWriter {
         for (const FragmentSpan& span : fragment_spans[tid]) kept.push_back(span.span);
       }
     }
+    roles_ = nullptr;
+    metadata_ = nullptr;
     names_ = nullptr;
     event_names_ = nullptr;
   }
@@ -532,10 +693,10 @@ class KinetoWriter {
         break;
       }
       case HostItem::kMemory:
-        WriteMemoryEvent(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        WriteMemoryEvent(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kInstant:
-        WriteInstant(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        WriteInstant(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kCounterLine: WriteCounters(line); break;
       case HostItem::kAsyncLane: WriteAsyncLane(line, item.named); break;
@@ -565,6 +726,8 @@ class KinetoWriter {
       done->writer = std::make_unique<KinetoWriter>(std::move(buffer));
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
+      writer.roles_ = roles_;
+      writer.metadata_ = metadata_;
       writer.names_ = names_;
       writer.event_names_ = event_names_;
       writer.host_pid_ = host_pid_;
@@ -660,14 +823,27 @@ class KinetoWriter {
     out_.Char('}');
   }
 
+  // A host event with its metadata from the plane's table.
+  EventVisitor HostEvent(const PlaneVisitor& plane, const XLine& line, const XEvent& event) const {
+    return EventVisitor(plane, line, event, metadata_->Find(event.metadata_id()));
+  }
+
+  // An operator's input stat of `role` (its text `text`) as translated:
+  // cached per metadata, else translated into scratch_inputs_.
+  const HostMetadata::Inputs& Inputs(const HostStats& host, HostRole role, std::string_view text) {
+    if (const HostMetadata::Inputs* cached = metadata_->Cached(host.at[role])) return *cached;
+    scratch_inputs_ = HostMetadata::Translate(role, text);
+    return scratch_inputs_;
+  }
+
   // A memory event as torch.profiler writes it with profile_memory: the
   // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
   void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
-    const int64_t device_type = kineto::TorchDeviceType(
-        stats.StrStat(ids_.memory_device_type).value_or(""),
-        stats.StrStat(ids_.allocator).value_or(""));
-    int64_t bytes = stats.IntStat(ids_.allocation_bytes)
-                        .value_or(stats.IntStat(ids_.requested_bytes).value_or(0));
+    const HostStats host(*roles_, stats);
+    const int64_t device_type = kineto::TorchDeviceType(host.Str(kMemoryDeviceType).value_or(""),
+                                                        host.Str(kAllocator).value_or(""));
+    int64_t bytes =
+        host.Int(kAllocationBytes).value_or(host.Int(kRequestedBytes).value_or(0));
     if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
     BeginEvent("i", nullptr, "[memory]");
@@ -679,17 +855,17 @@ class KinetoWriter {
     JsonArgs args(&out_);
     args.Int("Device Type", device_type);
     // torch writes -1 for the CPU, which has no index.
-    args.Int("Device Id", stats.IntStat(ids_.device_id)
-                              .value_or(device_type == kineto::kTorchCpu ? -1 : 0));
+    args.Int("Device Id",
+             host.Int(kDeviceId).value_or(device_type == kineto::kTorchCpu ? -1 : 0));
     // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
     // device with an "Addr" enters its curve as device None and breaks the
     // sort of device names, so such an address stays under its own "addr".
     const bool plugin_device =
         device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
-    if (plugin_device) args.Int("Addr", stats.IntStat(ids_.address).value_or(0));
+    if (plugin_device) args.Int("Addr", host.Int(kAddress).value_or(0));
     args.Int("Bytes", bytes);
-    args.Int("Total Allocated", stats.IntStat(ids_.bytes_allocated).value_or(0));
-    args.Int("Total Reserved", stats.IntStat(ids_.pool_reserved).value_or(0));
+    args.Int("Total Allocated", host.Int(kBytesAllocated).value_or(0));
+    args.Int("Total Reserved", host.Int(kPoolReserved).value_or(0));
     args.PassThrough(stats, *names_,
                      {ids_.device_id, plugin_device ? ids_.address : -1, ids_.allocation_bytes,
                       ids_.bytes_allocated, ids_.pool_reserved});
@@ -701,14 +877,15 @@ class KinetoWriter {
                      int64_t& steps_seen) {
     HostSpan& span = in_fragment.span;
     span.external_id = external_id;
-    const EventVisitor stats(plane, *in_fragment.line, *in_fragment.event);
-    if (stats.Stat(ids_.framework).has_value()) {
+    const EventVisitor stats = HostEvent(plane, *in_fragment.line, *in_fragment.event);
+    const HostStats host(*roles_, stats);
+    if (host.Has(kFramework)) {
       span.kind = HostKind::kOperator;
-      WriteOperator(span, stats);
-    } else if (stats.IntStat(ids_.root_level).value_or(0) != 0) {
+      WriteOperator(span, stats, host);
+    } else if (host.Int(kRootLevel).value_or(0) != 0) {
       span.kind = HostKind::kStep;
-      auto number = stats.IntStat(ids_.step_num);
-      if (!number) number = stats.IntStat(ids_.iter_num);
+      auto number = host.Int(kStepNum);
+      if (!number) number = host.Int(kIterNum);
       if (!number) step_numbered_by_count_ = true;
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
@@ -719,9 +896,9 @@ class KinetoWriter {
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
-      WriteCommArgs(stats, args);
-      WriteCommInputs(stats, args);
-      if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, span);
+      WriteCommArgs(host, args);
+      WriteCommInputs(host, args);
+      if (auto id = host.Int(kCommId)) comm_work_.emplace(*id, span);
       args.PassThrough(stats, *names_, {});
       args.Close();
       out_.Char('}');
@@ -731,19 +908,19 @@ class KinetoWriter {
   // c10d collectives (collectors/torch/collectives.h): also under the
   // names torch.profiler gives record_param_comms' arguments, which HTA
   // and the plugin read; the stats themselves follow under their names.
-  void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) const {
-    const auto collective = stats.StrStat(ids_.collective);
+  void WriteCommArgs(const HostStats& host, JsonArgs& args) const {
+    const auto collective = host.Str(kCollective);
     if (!collective) return;
     args.Str("Collective name", *collective);
-    const auto in = stats.IntStat(ids_.comm_nelems);
+    const auto in = host.Int(kCommNelems);
     if (in) args.Int("In msg nelems", *in);
-    if (auto out = stats.IntStat(ids_.comm_out_nelems)) {
+    if (auto out = host.Int(kCommOutNelems)) {
       args.Int("Out msg nelems", *out);
     } else if (in) {
       args.Int("Out msg nelems", *in);
     }
-    if (auto group = stats.IntStat(ids_.world_size)) args.Int("Group size", *group);
-    if (auto dtype = stats.StrStat(ids_.comm_dtype)) args.Str("dtype", *dtype);
+    if (auto group = host.Int(kWorldSize)) args.Int("Group size", *group);
+    if (auto dtype = host.Str(kCommDtype)) args.Str("dtype", *dtype);
   }
 
   // A c10d Work span ("gloo:all_reduce") as torch.profiler records it with
@@ -751,11 +928,11 @@ class KinetoWriter {
   // as one flattened tensor of msg_nelems elements. The plugin's
   // Distributed view sizes communication from these two only (0 bytes
   // without them).
-  void WriteCommInputs(const EventVisitor& stats, JsonArgs& args) {
-    if (!stats.StrStat(ids_.collective)) return;
-    const auto nelems = stats.IntStat(ids_.comm_nelems);
-    const auto dtype = stats.StrStat(ids_.comm_dtype);
-    if (!nelems || !dtype || stats.Stat(ids_.input_dims)) return;
+  void WriteCommInputs(const HostStats& host, JsonArgs& args) {
+    if (!host.Str(kCollective)) return;
+    const auto nelems = host.Int(kCommNelems);
+    const auto dtype = host.Str(kCommDtype);
+    if (!nelems || !dtype || host.Has(kInputDims)) return;
     if (args.Key("Input Dims")) {
       out_.Raw("[[");
       out_.Int(*nelems);
@@ -768,56 +945,44 @@ class KinetoWriter {
     }
   }
 
-  void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
+  void WriteOperator(const HostSpan& span, const EventVisitor& stats, const HostStats& host) {
     BeginEscaped("X", "cpu_op", event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     absl::InlinedVector<int64_t, 8> copied = {ids_.framework};
-    if (auto dims = stats.StrStat(ids_.input_dims);
-        dims && json_reader::IsStrictJsonArray(*dims)) {
+    if (auto dims = host.Str(kInputDims); dims && Inputs(host, kInputDims, *dims).strict_array) {
       args.Raw("Input Dims", *dims);
       copied.push_back(ids_.input_dims);
     }
-    if (auto types = stats.StrStat(ids_.input_types)) {
-      if (args.Key("Input type")) {
-        out_.Char('[');
-        bool first = true;
-        for (std::string_view type : kineto::KinetoInputTypes(*types)) {
-          if (!first) out_.Char(',');
-          first = false;
-          out_.String(type);
-        }
-        out_.Char(']');
-      }
+    if (auto types = host.Str(kInputTypes)) {
+      if (args.Key("Input type")) out_.Raw(Inputs(host, kInputTypes, *types).types);
       copied.push_back(ids_.input_types);
     }
-    if (auto values = stats.StrStat(ids_.input_values);
-        values && json_reader::IsStrictJsonArray(*values)) {
+    if (auto values = host.Str(kInputValues);
+        values && Inputs(host, kInputValues, *values).strict_array) {
       args.Raw("Concrete Inputs", *values);
       copied.push_back(ids_.input_values);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
-    const int64_t seq = stats.IntStat(ids_.sequence).value_or(-1);
+    const int64_t seq = host.Int(kSequence).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
-    if (stats.Stat(ids_.sequence).has_value()) {
-      copied.push_back(ids_.sequence);
-    }
-    const auto fwd_thread = stats.IntStat(ids_.fwd_thread);
+    if (host.Has(kSequence)) copied.push_back(ids_.sequence);
+    const auto fwd_thread = host.Int(kFwdThread);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(ids_.fwd_thread);
     }
     // torch.profiler's with_stack field, one frame after another, which
     // the plugin's operator view groups by and shows.
-    if (auto stack = stats.StrStat(ids_.stack)) {
+    if (auto stack = host.Str(kStack)) {
       args.Str("Call stack", absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()),
                                                 {{"\n", ";"}}));
       copied.push_back(ids_.stack);
     }
-    WriteCommArgs(stats, args);
-    if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, span);
+    WriteCommArgs(host, args);
+    if (auto id = host.Int(kCommId)) comm_enqueue_.emplace(*id, span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, *names_, copied);
@@ -826,7 +991,7 @@ class KinetoWriter {
 
     // Forward -> backward links: by (seq, forward thread), outermost first.
     if (seq < 0) return;
-    const std::optional<std::string_view> direction = stats.StrStat(ids_.direction);
+    const std::optional<std::string_view> direction = host.Str(kDirection);
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
     if (backward) {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
@@ -1160,7 +1325,11 @@ class KinetoWriter {
 
   json::Writer out_;
   HostStatIds ids_;
-  // The host fragment's names, escaped once (shared with the jobs' writers).
+  // The host fragment's stat roles, metadata and names, escaped once
+  // (shared with the jobs' writers).
+  const HostRoles* roles_ = nullptr;
+  const HostMetadata* metadata_ = nullptr;
+  HostMetadata::Inputs scratch_inputs_;
   const StatNames* names_ = nullptr;
   const EventNames* event_names_ = nullptr;
   bool first_event_ = true;
