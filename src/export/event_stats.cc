@@ -1,6 +1,7 @@
 #include "src/export/event_stats.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "src/xplane/work_count.h"
 
@@ -67,17 +68,36 @@ void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
   }
 }
 
+uint64_t JsonArgs::Print(std::string_view key) {
+  // In registers (one 8-byte load, or the bytes of a short key shifted in):
+  // bytes stored and read back as a word would stall the store buffer.
+  uint64_t head = 0;
+  if (key.size() >= 8) {
+    std::memcpy(&head, key.data(), 8);
+  } else {
+    for (size_t i = 0; i < key.size(); ++i) {
+      head |= uint64_t{static_cast<unsigned char>(key[i])} << (8 * i);
+    }
+  }
+  return head << 8 ^ static_cast<uint8_t>(key.size());
+}
+
 bool JsonArgs::Seen(std::string_view key) {
+  const uint64_t print = Print(key);
   if (keys_.size() < kIndexAt) {
     xplane::CountWork(keys_.size());
-    if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return true;
+    for (const Written& written : keys_) {
+      if (written.print == print && written.key == key) return true;
+    }
   } else {
-    if (index_.empty()) index_.insert(keys_.begin(), keys_.end());
+    if (index_.empty()) {
+      for (const Written& written : keys_) index_.insert(written.key);
+    }
     xplane::CountWork();
     if (!index_.insert(key).second) return true;
   }
   out_->Raw(keys_.empty() ? ",\"args\":{" : ",");
-  keys_.push_back(key);
+  keys_.push_back({print, key});
   return false;
 }
 

@@ -100,10 +100,17 @@ class JsonArgs {
   bool Seen(std::string_view key);
 
   json::Writer* out_;
+  // A key's length and first bytes in one word: keys that differ there
+  // (nearly all) are told apart without comparing their text.
+  static uint64_t Print(std::string_view key);
+  struct Written {
+    uint64_t print;
+    std::string_view key;
+  };
   // Written so far: a few, searched in order; past kIndexAt, also hashed,
   // so that an event with many stats is not quadratic in them.
   static constexpr size_t kIndexAt = 16;
-  absl::InlinedVector<std::string_view, kIndexAt> keys_;  // No allocation below the index.
+  absl::InlinedVector<Written, kIndexAt> keys_;  // No allocation below the index.
   absl::flat_hash_set<std::string_view> index_;
 };
 

@@ -49,14 +49,23 @@ class Writer {
       buffer_.append(text.data(), text.data() + text.size());
     }
   }
-  void Char(char c) { buffer_.push_back(c); }
+  void Char(char c) {
+    const size_t size = buffer_.size();
+    if (size < buffer_.capacity()) {
+      buffer_.data()[size] = c;
+      buffer_.try_resize(size + 1);
+    } else {
+      buffer_.push_back(c);
+    }
+  }
   // `text` as a quoted JSON string: control characters as \uXXXX (or \n,
   // \t, \r), '"' and '\' escaped, invalid UTF-8 replaced by U+FFFD.
   void String(std::string_view text);
+  // Digits written in place (no format string to interpret, no copy).
   template <typename Integer>
   void Int(Integer value) {
-    const fmt::format_int text(value);  // Digits on the stack, no format string.
-    Raw(std::string_view(text.data(), text.size()));
+    char* at = Room(kMaxIntChars);
+    Commit(fmt::format_to(at, FMT_COMPILE("{}"), value));
   }
   // Shortest text that reads back as the same double; NaN and infinities
   // (not JSON) as null.
@@ -83,6 +92,15 @@ class Writer {
   absl::Status Finish();
   // The sink's first error so far (text still buffered is not yet handed).
   const absl::Status& status() const { return status_; }
+
+  // Room for `bytes` more at the end of the buffer: where to write them
+  // (then Commit(end of what was written)).
+  char* Room(size_t bytes) {
+    buffer_.try_reserve(buffer_.size() + bytes);
+    return buffer_.data() + buffer_.size();
+  }
+  void Commit(const char* end) { buffer_.try_resize(static_cast<size_t>(end - buffer_.data())); }
+  static constexpr size_t kMaxIntChars = 40;  // "-" and the digits of any integer to 128 bits
 
   // Without a sink: the text so far, and its buffer taken back for reuse.
   std::string_view text() const { return std::string_view(buffer_.data(), buffer_.size()); }

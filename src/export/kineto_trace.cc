@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -195,18 +196,26 @@ class HostRoles {
 
 // One host event's stats by role (nullptr: the event has none).
 struct HostStats {
-  HostStats(const HostRoles& roles, const EventVisitor& event) : plane(&roles.plane()) {
+  HostStats(const HostRoles& roles, const StatNames& names, const EventVisitor& event)
+      : names(&names) {
     for (const XStat& stat : event.raw().stats()) Take(roles, stat);
     if (event.Metadata() == nullptr) return;
     for (const XStat& stat : event.Metadata()->stats()) Take(roles, stat);
   }
   bool Has(HostRole role) const { return at[role] != nullptr; }
   std::optional<int64_t> Int(HostRole role) const { return xplane::IntValue(at[role]); }
+  // xplane::StrValue's answer, an interned string's text taken from the
+  // plane's names (not a protobuf map look-up).
   std::optional<std::string_view> Str(HostRole role) const {
-    return xplane::StrValue(*plane, at[role]);
+    const XStat* stat = at[role];
+    if (stat == nullptr) return std::nullopt;
+    if (stat->value_case() == XStat::kStrValue) return std::string_view(stat->str_value());
+    if (stat->value_case() != XStat::kRefValue) return std::nullopt;
+    const StatNames::Entry* entry = names->Find(static_cast<int64_t>(stat->ref_value()));
+    return entry == nullptr ? std::string_view() : entry->name;
   }
 
-  const XPlane* plane;
+  const StatNames* names;
   std::array<const XStat*, kHostRoles> at{};
 
  private:
@@ -224,6 +233,7 @@ struct HostStats {
 class HostMetadata {
  public:
   struct Inputs {
+    std::string_view text;      // The stat's string.
     bool strict_array = false;  // Input Dims / Concrete Inputs: copied verbatim.
     std::string types;          // Input type: the JSON array written.
   };
@@ -265,6 +275,7 @@ class HostMetadata {
 
   static Inputs Translate(HostRole role, std::string_view text) {
     Inputs inputs;
+    inputs.text = text;
     if (role != kInputTypes) {
       inputs.strict_array = json_reader::IsStrictJsonArray(text);
       return inputs;
@@ -386,6 +397,17 @@ class KinetoWriter {
     OpenEvent(ph, cat);
     out_.Raw(name);
   }
+  // OpenEvent with what follows "ph":" given as one literal (the host
+  // events of a large trace: one copy of known length).
+  void OpenEventAs(std::string_view ph_cat_name) {
+    out_.MaybeFlush();
+    out_.Raw(first_event_ ? std::string_view("\n{\"ph\":\"") : std::string_view(",\n{\"ph\":\""));
+    first_event_ = false;
+    out_.Raw(ph_cat_name);
+  }
+  static constexpr std::string_view kCpuOp = R"(X","cat":"cpu_op","name":)";
+  static constexpr std::string_view kUserAnnotation = R"(X","cat":"user_annotation","name":)";
+  static constexpr std::string_view kMemory = R"(i","name":"[memory]")";
   // ... up to the name's value.
   void OpenEvent(const char* ph, const char* cat) {
     out_.MaybeFlush();  // Between two events: the text may be cut here.
@@ -828,25 +850,29 @@ class KinetoWriter {
     return EventVisitor(plane, line, event, metadata_->Find(event.metadata_id()));
   }
 
-  // An operator's input stat of `role` (its text `text`) as translated:
-  // cached per metadata, else translated into scratch_inputs_.
-  const HostMetadata::Inputs& Inputs(const HostStats& host, HostRole role, std::string_view text) {
-    if (const HostMetadata::Inputs* cached = metadata_->Cached(host.at[role])) return *cached;
-    scratch_inputs_ = HostMetadata::Translate(role, text);
-    return scratch_inputs_;
+  // An operator's input stat of `role` as translated (cached per metadata,
+  // else translated into scratch_inputs_); nullptr when the event has no
+  // such stat or it is no string.
+  const HostMetadata::Inputs* Inputs(const HostStats& host, HostRole role) {
+    if (host.at[role] == nullptr) return nullptr;
+    if (const HostMetadata::Inputs* cached = metadata_->Cached(host.at[role])) return cached;
+    const std::optional<std::string_view> text = host.Str(role);
+    if (!text) return nullptr;
+    scratch_inputs_ = HostMetadata::Translate(role, *text);
+    return &scratch_inputs_;
   }
 
   // A memory event as torch.profiler writes it with profile_memory: the
   // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
   void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
-    const HostStats host(*roles_, stats);
+    const HostStats host(*roles_, *names_, stats);
     const int64_t device_type = kineto::TorchDeviceType(host.Str(kMemoryDeviceType).value_or(""),
                                                         host.Str(kAllocator).value_or(""));
     int64_t bytes =
         host.Int(kAllocationBytes).value_or(host.Int(kRequestedBytes).value_or(0));
     if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
-    BeginEvent("i", nullptr, "[memory]");
+    OpenEventAs(kMemory);
     PidTid(host_pid_, tid);
     out_.Raw(",\"ts\":");
     out_.Micros(ts_ns);
@@ -878,7 +904,7 @@ class KinetoWriter {
     HostSpan& span = in_fragment.span;
     span.external_id = external_id;
     const EventVisitor stats = HostEvent(plane, *in_fragment.line, *in_fragment.event);
-    const HostStats host(*roles_, stats);
+    const HostStats host(*roles_, *names_, stats);
     if (host.Has(kFramework)) {
       span.kind = HostKind::kOperator;
       WriteOperator(span, stats, host);
@@ -891,7 +917,8 @@ class KinetoWriter {
       ++steps_seen;
     } else {
       span.kind = HostKind::kAnnotation;
-      BeginEscaped("X", "user_annotation", event_names_->Find(stats.MetadataId()));
+      OpenEventAs(kUserAnnotation);
+      out_.Raw(event_names_->Find(stats.MetadataId()));
       PidTid(host_pid_, span.tid);
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
@@ -946,23 +973,23 @@ class KinetoWriter {
   }
 
   void WriteOperator(const HostSpan& span, const EventVisitor& stats, const HostStats& host) {
-    BeginEscaped("X", "cpu_op", event_names_->Find(stats.MetadataId()));
+    OpenEventAs(kCpuOp);
+    out_.Raw(event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     absl::InlinedVector<int64_t, 8> copied = {ids_.framework};
-    if (auto dims = host.Str(kInputDims); dims && Inputs(host, kInputDims, *dims).strict_array) {
-      args.Raw("Input Dims", *dims);
+    if (const auto* dims = Inputs(host, kInputDims); dims && dims->strict_array) {
+      args.Raw("Input Dims", dims->text);
       copied.push_back(ids_.input_dims);
     }
-    if (auto types = host.Str(kInputTypes)) {
-      if (args.Key("Input type")) out_.Raw(Inputs(host, kInputTypes, *types).types);
+    if (const auto* types = Inputs(host, kInputTypes)) {
+      if (args.Key("Input type")) out_.Raw(types->types);
       copied.push_back(ids_.input_types);
     }
-    if (auto values = host.Str(kInputValues);
-        values && Inputs(host, kInputValues, *values).strict_array) {
-      args.Raw("Concrete Inputs", *values);
+    if (const auto* values = Inputs(host, kInputValues); values && values->strict_array) {
+      args.Raw("Concrete Inputs", values->text);
       copied.push_back(ids_.input_values);
     }
     // A negative seq means "not recorded by autograd", as in PyTorch.
@@ -1006,7 +1033,8 @@ class KinetoWriter {
   void WriteStep(const HostSpan& span, const EventVisitor& stats, int64_t number) {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
-    BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
+    OpenEventAs(kCpuOp);
+    out_.String(absl::StrCat("ProfilerStep#", number));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
@@ -1358,9 +1386,11 @@ class KinetoWriter {
   // Runtime launches by correlation id: (thread, start ns).
   absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> launches_;
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
-  std::map<FlowKey, HostSpan> forward_ops_;
-  std::map<FlowKey, HostSpan> backward_ops_;
-  std::map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
+  // B-trees: one node per many ops (a large trace has a flow end per
+  // autograd op), ordered as WriteFlows reads them.
+  absl::btree_map<FlowKey, HostSpan> forward_ops_;
+  absl::btree_map<FlowKey, HostSpan> backward_ops_;
+  absl::btree_map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
   absl::flat_hash_map<int64_t, HostSpan> comm_work_;
 };
 
