@@ -22,6 +22,7 @@
 
 #include "src/export/byte_sink.h"
 #include "src/export/kineto_trace.h"
+#include <google/protobuf/arena.h>
 #include "src/export/xspace_file.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -59,11 +60,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto space = neuronprof::exporter::ReadXSpaceFile(input);
-  if (!space.ok()) {
-    std::fprintf(stderr, "%s\n", space.status().ToString().c_str());
+  // Parsed onto an arena, as a capture builds its XSpace (events and their
+  // stats side by side in memory, not each on the heap).
+  auto file = neuronprof::exporter::ReadRegularFile(input, neuronprof::exporter::kMaxXSpaceFileBytes, "an XSpace file");
+  if (!file.ok()) {
+    std::fprintf(stderr, "%s\n", file.status().ToString().c_str());
     return 1;
   }
+  google::protobuf::Arena arena;
+  auto* space = google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(&arena);
+  if (!space->ParseFromString(*file)) {
+    std::fprintf(stderr, "%s: not an XSpace\n", input.c_str());
+    return 1;
+  }
+  file->clear();
   const double events = static_cast<double>(neuronprof::xplane::NumEvents(*space));
   if (!out.empty()) {
     // Not gzipped unless FILE ends in .gz.

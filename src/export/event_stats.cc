@@ -84,20 +84,23 @@ uint64_t JsonArgs::Print(std::string_view key) {
 
 bool JsonArgs::Seen(std::string_view key) {
   const uint64_t print = Print(key);
-  if (keys_.size() < kIndexAt) {
-    xplane::CountWork(keys_.size());
-    for (const Written& written : keys_) {
-      if (written.print == print && written.key == key) return true;
+  if (written_ < kIndexAt) {
+    xplane::CountWork(written_);
+    for (size_t i = 0; i < written_; ++i) {
+      if (prints_[i] == print && std::string_view(key_data_[i], key_size_[i]) == key) return true;
     }
+    prints_[written_] = print;
+    key_data_[written_] = key.data();
+    key_size_[written_] = key.size();
   } else {
     if (index_.empty()) {
-      for (const Written& written : keys_) index_.insert(written.key);
+      for (size_t i = 0; i < kIndexAt; ++i) index_.emplace(key_data_[i], key_size_[i]);
     }
     xplane::CountWork();
     if (!index_.insert(key).second) return true;
   }
-  out_->Raw(keys_.empty() ? ",\"args\":{" : ",");
-  keys_.push_back({print, key});
+  out_->Raw(written_ == 0 ? ",\"args\":{" : ",");
+  ++written_;
   return false;
 }
 
@@ -153,7 +156,7 @@ void JsonArgs::PassThrough(const xplane::EventVisitor& event, const StatNames& n
 }
 
 void JsonArgs::Close() {
-  if (!keys_.empty()) out_->Char('}');
+  if (written_ > 0) out_->Char('}');
 }
 
 }  // namespace exporter

@@ -300,6 +300,150 @@ class HostMetadata {
   absl::flat_hash_map<const XStat*, Inputs> inputs_;
 };
 
+// The args an operator's metadata gives every event of it, formatted once
+// (a few hundred signatures for a million operators): the translated
+// inputs that follow "External id", and the metadata's stats that follow
+// the event's own. An event writes them as they are when nothing of its
+// own could change them (no stat of its own overrides, renames or repeats
+// one; see Fits); other events take the general path, whose output is the
+// same.
+class OperatorSignatures {
+ public:
+  struct Signature {
+    bool usable = false;
+    std::string inputs;  // ,"Input Dims":..,"Input type":..,"Concrete Inputs":..
+    std::string tail;    // ,"<name>":<value> of the metadata's stats not translated
+    absl::InlinedVector<int64_t, 8> ids;       // The metadata's stat ids.
+    absl::InlinedVector<int64_t, 8> name_ids;  // StatNames::Entry::name_id of each named one.
+  };
+
+  OperatorSignatures(const PlaneVisitor& plane, const HostRoles& roles, const HostMetadata& metadata,
+                     const StatNames& names)
+      : roles_(&roles), names_(&names) {
+    for (const auto& [id, event] : plane.raw().event_metadata()) {
+      if (metadata.Find(id) != &event || id < 0) continue;  // Dense ids only.
+      if (static_cast<uint64_t>(id) >= by_id_.size()) by_id_.resize(static_cast<size_t>(id) + 1);
+      by_id_[static_cast<size_t>(id)] = Make(plane, metadata, event);
+    }
+  }
+
+  // The signature of metadata `id` if the event `own` stats may use it.
+  const Signature* For(int64_t id, const XEvent& event) const {
+    if (id < 0 || static_cast<uint64_t>(id) >= by_id_.size()) return nullptr;
+    const Signature& signature = by_id_[static_cast<size_t>(id)];
+    return signature.usable && Fits(signature, event) ? &signature : nullptr;
+  }
+
+  // Whether a stat named `name` could meet a key the operator path writes.
+  static bool IsOperatorKey(std::string_view name) {
+    for (std::string_view key :
+         {"External id", "Input Dims", "Input type", "Concrete Inputs", "Sequence number",
+          "Fwd thread id", "Call stack", "Collective name", "In msg nelems", "Out msg nelems",
+          "Group size", "dtype"}) {
+      if (name == key) return true;
+    }
+    return false;
+  }
+
+ private:
+  Signature Make(const PlaneVisitor& plane, const HostMetadata& metadata,
+                 const tensorflow::profiler::XEventMetadata& event) const {
+    Signature signature;
+    const XStat* by_role[kHostRoles] = {};
+    for (const XStat& stat : event.stats()) {
+      const int64_t id = stat.metadata_id();
+      const uint8_t role = roles_->Of(id);
+      const bool allowed = role == kNoRole || role == kFramework || role == kDirection ||
+                           role == kInputDims || role == kInputTypes || role == kInputValues;
+      if (id < 0 || !allowed ||
+          std::find(signature.ids.begin(), signature.ids.end(), id) != signature.ids.end()) {
+        return Signature();  // Repeated or translated otherwise: the general path.
+      }
+      signature.ids.push_back(id);
+      if (role != kNoRole) by_role[role] = &stat;
+      const StatNames::Entry* entry = names_->Find(id);
+      if (entry == nullptr || entry->name.empty()) continue;
+      if (IsOperatorKey(entry->name) ||
+          std::find(signature.name_ids.begin(), signature.name_ids.end(), entry->name_id) !=
+              signature.name_ids.end()) {
+        return Signature();
+      }
+      signature.name_ids.push_back(entry->name_id);
+    }
+    // As WriteOperator translates them.
+    const auto inputs = [&](HostRole role) -> const HostMetadata::Inputs* {
+      return by_role[role] == nullptr ? nullptr : metadata.Cached(by_role[role]);
+    };
+    absl::InlinedVector<const XStat*, 4> translated;
+    if (const auto* dims = inputs(kInputDims); dims && dims->strict_array) {
+      signature.inputs += ",\"Input Dims\":";
+      signature.inputs += dims->text;
+      translated.push_back(by_role[kInputDims]);
+    }
+    if (const auto* types = inputs(kInputTypes)) {
+      signature.inputs += ",\"Input type\":";
+      signature.inputs += types->types;
+      translated.push_back(by_role[kInputTypes]);
+    }
+    if (const auto* values = inputs(kInputValues); values && values->strict_array) {
+      signature.inputs += ",\"Concrete Inputs\":";
+      signature.inputs += values->text;
+      translated.push_back(by_role[kInputValues]);
+    }
+    json::Writer tail{fmt::memory_buffer()};
+    for (const XStat& stat : event.stats()) {
+      if (roles_->Of(stat.metadata_id()) == kFramework ||
+          std::find(translated.begin(), translated.end(), &stat) != translated.end()) {
+        continue;
+      }
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty()) continue;
+      tail.Char(',');
+      tail.Raw(entry->escaped);
+      tail.Char(':');
+      WriteStatValue(&tail, xplane::StatVisitor(plane, stat), *names_);
+    }
+    signature.tail = std::string(tail.text());
+    signature.usable = true;
+    return signature;
+  }
+
+  // The event's own stats leave the signature's text as it is: none is
+  // one of the metadata's (overriding it), none translated but the
+  // sequence number and an integer forward thread, and the names of those
+  // passed through are neither a key written nor repeated.
+  bool Fits(const Signature& signature, const XEvent& event) const {
+    absl::InlinedVector<int64_t, 8> own_names;
+    for (const XStat& stat : event.stats()) {
+      const int64_t id = stat.metadata_id();
+      if (std::find(signature.ids.begin(), signature.ids.end(), id) != signature.ids.end()) {
+        return false;
+      }
+      const uint8_t role = roles_->Of(id);
+      if (role == kSequence) continue;  // Written translated, never passed through.
+      if (role == kFwdThread) {
+        if (!xplane::IntValue(&stat)) return false;
+        continue;
+      }
+      if (role != kNoRole && role != kDirection) return false;
+      const StatNames::Entry* entry = names_->Find(id);
+      if (entry == nullptr || entry->name.empty()) continue;
+      if (IsOperatorKey(entry->name) ||
+          std::find(signature.name_ids.begin(), signature.name_ids.end(), entry->name_id) !=
+              signature.name_ids.end() ||
+          std::find(own_names.begin(), own_names.end(), entry->name_id) != own_names.end()) {
+        return false;
+      }
+      own_names.push_back(entry->name_id);
+    }
+    return true;
+  }
+
+  const HostRoles* roles_;
+  const StatNames* names_;
+  std::vector<Signature> by_id_;
+};
+
 class KinetoWriter {
  public:
   // `borrow`: the fragments outlive the writer (the whole writer's one
@@ -564,8 +708,10 @@ class KinetoWriter {
     const HostMetadata metadata(plane, roles);
     const StatNames stat_names(plane);
     const EventNames event_names(plane);
+    const OperatorSignatures signatures(plane, roles, metadata, stat_names);
     roles_ = &roles;
     metadata_ = &metadata;
+    signatures_ = &signatures;
     names_ = &stat_names;
     event_names_ = &event_names;
     GatherFlowEvents(plane);
@@ -655,6 +801,7 @@ class KinetoWriter {
     }
     roles_ = nullptr;
     metadata_ = nullptr;
+    signatures_ = nullptr;
     names_ = nullptr;
     event_names_ = nullptr;
   }
@@ -750,6 +897,7 @@ class KinetoWriter {
       writer.ids_ = ids_;
       writer.roles_ = roles_;
       writer.metadata_ = metadata_;
+      writer.signatures_ = signatures_;
       writer.names_ = names_;
       writer.event_names_ = event_names_;
       writer.host_pid_ = host_pid_;
@@ -907,7 +1055,7 @@ class KinetoWriter {
     const HostStats host(*roles_, *names_, stats);
     if (host.Has(kFramework)) {
       span.kind = HostKind::kOperator;
-      WriteOperator(span, stats, host);
+      WriteOperator(span, plane, stats, host);
     } else if (host.Int(kRootLevel).value_or(0) != 0) {
       span.kind = HostKind::kStep;
       auto number = host.Int(kStepNum);
@@ -972,11 +1120,56 @@ class KinetoWriter {
     }
   }
 
-  void WriteOperator(const HostSpan& span, const EventVisitor& stats, const HostStats& host) {
+  void WriteOperator(const HostSpan& span, const PlaneVisitor& plane, const EventVisitor& stats,
+                     const HostStats& host) {
     OpenEventAs(kCpuOp);
     out_.Raw(event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
+    // A negative seq means "not recorded by autograd", as in PyTorch.
+    const int64_t seq = host.Int(kSequence).value_or(-1);
+    const auto fwd_thread = host.Int(kFwdThread);
+    if (const auto* signature = signatures_->For(stats.MetadataId(), stats.raw())) {
+      WriteSignatureArgs(span, plane, stats, *signature, seq, fwd_thread);
+    } else {
+      WriteOperatorArgs(span, stats, host, seq, fwd_thread);
+    }
+    out_.Char('}');
+    LinkForwardBackward(span, host, seq, fwd_thread);
+  }
+
+  // WriteOperatorArgs' text for an event that fits its signature.
+  void WriteSignatureArgs(const HostSpan& span, const PlaneVisitor& plane,
+                          const EventVisitor& stats,
+                          const OperatorSignatures::Signature& signature, int64_t seq,
+                          std::optional<int64_t> fwd_thread) {
+    out_.Raw(",\"args\":{\"External id\":");
+    out_.Int(span.external_id);
+    out_.Raw(signature.inputs);
+    if (seq >= 0) {
+      out_.Raw(",\"Sequence number\":");
+      out_.Int(seq);
+    }
+    if (fwd_thread) {
+      out_.Raw(",\"Fwd thread id\":");
+      out_.Int(*fwd_thread);
+    }
+    for (const XStat& stat : stats.raw().stats()) {
+      const uint8_t role = roles_->Of(stat.metadata_id());
+      if (role == kSequence || role == kFwdThread) continue;
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty()) continue;
+      out_.Char(',');
+      out_.Raw(entry->escaped);
+      out_.Char(':');
+      WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+    }
+    out_.Raw(signature.tail);
+    out_.Char('}');
+  }
+
+  void WriteOperatorArgs(const HostSpan& span, const EventVisitor& stats, const HostStats& host,
+                         int64_t seq, std::optional<int64_t> fwd_thread) {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     absl::InlinedVector<int64_t, 8> copied = {ids_.framework};
@@ -992,11 +1185,8 @@ class KinetoWriter {
       args.Raw("Concrete Inputs", values->text);
       copied.push_back(ids_.input_values);
     }
-    // A negative seq means "not recorded by autograd", as in PyTorch.
-    const int64_t seq = host.Int(kSequence).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
     if (host.Has(kSequence)) copied.push_back(ids_.sequence);
-    const auto fwd_thread = host.Int(kFwdThread);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(ids_.fwd_thread);
@@ -1014,9 +1204,11 @@ class KinetoWriter {
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, *names_, copied);
     args.Close();
-    out_.Char('}');
+  }
 
-    // Forward -> backward links: by (seq, forward thread), outermost first.
+  // Forward -> backward links: by (seq, forward thread), outermost first.
+  void LinkForwardBackward(const HostSpan& span, const HostStats& host, int64_t seq,
+                           std::optional<int64_t> fwd_thread) {
     if (seq < 0) return;
     const std::optional<std::string_view> direction = host.Str(kDirection);
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
@@ -1357,6 +1549,7 @@ class KinetoWriter {
   // (shared with the jobs' writers).
   const HostRoles* roles_ = nullptr;
   const HostMetadata* metadata_ = nullptr;
+  const OperatorSignatures* signatures_ = nullptr;
   HostMetadata::Inputs scratch_inputs_;
   const StatNames* names_ = nullptr;
   const EventNames* event_names_ = nullptr;
