@@ -320,6 +320,9 @@ class OperatorSignatures {
   OperatorSignatures(const PlaneVisitor& plane, const HostRoles& roles, const HostMetadata& metadata,
                      const StatNames& names)
       : roles_(&roles), names_(&names) {
+    for (const auto& [id, stat] : plane.raw().stat_metadata()) {
+      if (IsOperatorKey(stat.name())) operator_keys_.push_back(id);
+    }
     for (const auto& [id, event] : plane.raw().event_metadata()) {
       if (metadata.Find(id) != &event || id < 0) continue;  // Dense ids only.
       if (static_cast<uint64_t>(id) >= by_id_.size()) by_id_.resize(static_cast<size_t>(id) + 1);
@@ -336,13 +339,11 @@ class OperatorSignatures {
 
   // Whether a stat named `name` could meet a key the operator path writes.
   static bool IsOperatorKey(std::string_view name) {
-    for (std::string_view key :
-         {"External id", "Input Dims", "Input type", "Concrete Inputs", "Sequence number",
-          "Fwd thread id", "Call stack", "Collective name", "In msg nelems", "Out msg nelems",
-          "Group size", "dtype"}) {
-      if (name == key) return true;
-    }
-    return false;
+    static constexpr std::string_view kKeys[] = {
+        "External id",     "Input Dims",    "Input type",    "Concrete Inputs",
+        "Sequence number", "Fwd thread id", "Call stack",    "Collective name",
+        "In msg nelems",   "Out msg nelems", "Group size",   "dtype"};
+    return std::find(std::begin(kKeys), std::end(kKeys), name) != std::end(kKeys);
   }
 
  private:
@@ -428,7 +429,7 @@ class OperatorSignatures {
       if (role != kNoRole && role != kDirection) return false;
       const StatNames::Entry* entry = names_->Find(id);
       if (entry == nullptr || entry->name.empty()) continue;
-      if (IsOperatorKey(entry->name) ||
+      if (std::find(operator_keys_.begin(), operator_keys_.end(), id) != operator_keys_.end() ||
           std::find(signature.name_ids.begin(), signature.name_ids.end(), entry->name_id) !=
               signature.name_ids.end() ||
           std::find(own_names.begin(), own_names.end(), entry->name_id) != own_names.end()) {
@@ -441,6 +442,7 @@ class OperatorSignatures {
 
   const HostRoles* roles_;
   const StatNames* names_;
+  std::vector<int64_t> operator_keys_;  // Stat ids named like a key written (crafted files).
   std::vector<Signature> by_id_;
 };
 

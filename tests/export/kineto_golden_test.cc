@@ -101,6 +101,13 @@ tensorflow::profiler::XSpace SignatureSpace() {
   host.AddStat(backward, xplane::kOpSequenceStat, int64_t{1});
   host.AddStat(backward, xplane::kOpForwardThreadStat, int64_t{1001});
   op(view);
+  // Own stats that must not take the shared text: one named like a key
+  // the writer adds, one overriding a metadata stat, one repeated.
+  host.AddStat(op(addmm), "dtype", std::string_view("float32"));
+  host.AddStat(op(addmm), xplane::kOpDirectionStat, std::string_view("bprop"));
+  tensorflow::profiler::XEvent* twice = op(addmm);
+  host.AddStat(twice, "flops", int64_t{1});
+  host.AddStat(twice, "flops", int64_t{2});
   xplane::SetProfileTimes(&space, testing::kStartEpochNs, testing::kStartEpochNs + 100'000);
   return space;
 }
