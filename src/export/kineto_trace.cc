@@ -711,6 +711,14 @@ class KinetoWriter {
     const StatNames stat_names(plane);
     const EventNames event_names(plane);
     const OperatorSignatures signatures(plane, roles, metadata, stat_names);
+    std::vector<int64_t> memory_keys;  // Stat name ids named like a memory event's key.
+    for (const auto& [id, stat] : host_plane.stat_metadata()) {
+      for (std::string_view key : {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated",
+                                   "Total Reserved"}) {
+        if (stat.name() == key) memory_keys.push_back(plane.StatId(stat.name()));
+      }
+    }
+    memory_keys_ = &memory_keys;
     roles_ = &roles;
     metadata_ = &metadata;
     signatures_ = &signatures;
@@ -809,6 +817,7 @@ class KinetoWriter {
     roles_ = nullptr;
     metadata_ = nullptr;
     signatures_ = nullptr;
+    memory_keys_ = nullptr;
     names_ = nullptr;
     event_names_ = nullptr;
   }
@@ -870,7 +879,7 @@ class KinetoWriter {
         break;
       }
       case HostItem::kMemory:
-        WriteMemoryEvent(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        WriteMemoryEvent(plane, HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kInstant:
         WriteInstant(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
@@ -906,6 +915,7 @@ class KinetoWriter {
       writer.roles_ = roles_;
       writer.metadata_ = metadata_;
       writer.signatures_ = signatures_;
+      writer.memory_keys_ = memory_keys_;
       writer.names_ = names_;
       writer.event_names_ = event_names_;
       writer.host_pid_ = host_pid_;
@@ -1020,7 +1030,8 @@ class KinetoWriter {
 
   // A memory event as torch.profiler writes it with profile_memory: the
   // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
-  void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
+  void WriteMemoryEvent(const PlaneVisitor& plane, const EventVisitor& stats, int64_t tid,
+                        int64_t ts_ns) {
     const HostStats host(*roles_, *names_, stats);
     const int64_t device_type = kineto::TorchDeviceType(host.Str(kMemoryDeviceType).value_or(""),
                                                         host.Str(kAllocator).value_or(""));
@@ -1034,25 +1045,80 @@ class KinetoWriter {
     out_.Micros(ts_ns);
     max_end_ns_ = std::max(max_end_ns_, ts_ns);
     out_.Raw(",\"s\":\"t\"");
-    JsonArgs args(&out_);
-    args.Int("Device Type", device_type);
     // torch writes -1 for the CPU, which has no index.
-    args.Int("Device Id",
-             host.Int(kDeviceId).value_or(device_type == kineto::kTorchCpu ? -1 : 0));
+    const int64_t device_id =
+        host.Int(kDeviceId).value_or(device_type == kineto::kTorchCpu ? -1 : 0);
     // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
     // device with an "Addr" enters its curve as device None and breaks the
     // sort of device names, so such an address stays under its own "addr".
     const bool plugin_device =
         device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
+    const std::array<int64_t, 5> skip = {ids_.device_id, plugin_device ? ids_.address : -1,
+                                         ids_.allocation_bytes, ids_.bytes_allocated,
+                                         ids_.pool_reserved};
+    if (PlainMemoryStats(stats, skip)) {
+      // What JsonArgs writes below, without looking for repeated keys:
+      // there are none.
+      out_.Raw(",\"args\":{\"Device Type\":");
+      out_.Int(device_type);
+      out_.Raw(",\"Device Id\":");
+      out_.Int(device_id);
+      if (plugin_device) {
+        out_.Raw(",\"Addr\":");
+        out_.Int(host.Int(kAddress).value_or(0));
+      }
+      out_.Raw(",\"Bytes\":");
+      out_.Int(bytes);
+      out_.Raw(",\"Total Allocated\":");
+      out_.Int(host.Int(kBytesAllocated).value_or(0));
+      out_.Raw(",\"Total Reserved\":");
+      out_.Int(host.Int(kPoolReserved).value_or(0));
+      for (const XStat& stat : stats.raw().stats()) {
+        const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+        if (entry == nullptr || entry->name.empty() ||
+            std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
+          continue;
+        }
+        out_.Char(',');
+        out_.Raw(entry->escaped);
+        out_.Char(':');
+        WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+      }
+      out_.Raw("}}");
+      return;
+    }
+    JsonArgs args(&out_);
+    args.Int("Device Type", device_type);
+    args.Int("Device Id", device_id);
     if (plugin_device) args.Int("Addr", host.Int(kAddress).value_or(0));
     args.Int("Bytes", bytes);
     args.Int("Total Allocated", host.Int(kBytesAllocated).value_or(0));
     args.Int("Total Reserved", host.Int(kPoolReserved).value_or(0));
-    args.PassThrough(stats, *names_,
-                     {ids_.device_id, plugin_device ? ids_.address : -1, ids_.allocation_bytes,
-                      ids_.bytes_allocated, ids_.pool_reserved});
+    args.PassThrough(stats, *names_, skip);
     args.Close();
     out_.Char('}');
+  }
+
+  // Whether a memory event's args need no look-out for repeated keys: its
+  // metadata has no stats, and the stats passed through are not named like
+  // a key written nor like each other.
+  bool PlainMemoryStats(const EventVisitor& stats, const std::array<int64_t, 5>& skip) const {
+    if (stats.Metadata() != nullptr && !stats.Metadata()->stats().empty()) return false;
+    absl::InlinedVector<int64_t, 16> names;
+    for (const XStat& stat : stats.raw().stats()) {
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty() ||
+          std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
+        continue;
+      }
+      if (std::find(memory_keys_->begin(), memory_keys_->end(), entry->name_id) !=
+              memory_keys_->end() ||
+          std::find(names.begin(), names.end(), entry->name_id) != names.end()) {
+        return false;
+      }
+      names.push_back(entry->name_id);
+    }
+    return true;
   }
 
   void WriteHostSpan(FragmentSpan& in_fragment, const PlaneVisitor& plane, int64_t external_id,
@@ -1558,6 +1624,7 @@ class KinetoWriter {
   const HostRoles* roles_ = nullptr;
   const HostMetadata* metadata_ = nullptr;
   const OperatorSignatures* signatures_ = nullptr;
+  const std::vector<int64_t>* memory_keys_ = nullptr;
   HostMetadata::Inputs scratch_inputs_;
   const StatNames* names_ = nullptr;
   const EventNames* event_names_ = nullptr;
