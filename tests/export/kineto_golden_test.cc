@@ -112,6 +112,40 @@ tensorflow::profiler::XSpace SignatureSpace() {
   return space;
 }
 
+// Memory events as libtorch's allocator records them, and crafted ones
+// whose args must be checked for repeated keys: a stat named like a key
+// written, a stat repeated, stats on the event's metadata.
+tensorflow::profiler::XSpace CraftedMemorySpace() {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  xplane::XLine* main = host.AddLine(1001, "MainThread", 0);
+  int64_t at_ps = 0;
+  const auto alloc = [&](int64_t metadata_id, std::string_view device) {
+    at_ps += 1'000'000;
+    tensorflow::profiler::XEvent* event = host.AddEvent(main, metadata_id, at_ps, 0);
+    host.AddStat(event, xplane::kAllocatorNameStat, std::string_view("cpu"));
+    host.AddStat(event, xplane::kMemoryDeviceTypeStat, device);
+    host.AddStat(event, xplane::kAddressStat, int64_t{4096});
+    host.AddStat(event, xplane::kAllocationBytesStat, int64_t{512});
+    host.AddStat(event, xplane::kBytesAllocatedStat, int64_t{1024});
+    host.AddStat(event, xplane::kTfOpStat, std::string_view("aten::empty"));
+    return event;
+  };
+  const int64_t allocation = host.EventMetadataId(xplane::kMemoryAllocationEvent);
+  alloc(allocation, "CPU");
+  alloc(allocation, "NPU");
+  host.AddStat(alloc(allocation, "CPU"), "Bytes", std::string_view("mine"));
+  host.AddStat(alloc(allocation, "CPU"), xplane::kTfOpStat, std::string_view("aten::zeros"));
+  tensorflow::profiler::XEventMetadata* shared =
+      host.NewEventMetadata(xplane::kMemoryDeallocationEvent);
+  tensorflow::profiler::XStat* on_metadata = shared->add_stats();
+  on_metadata->set_metadata_id(host.StatMetadataId(xplane::kTfOpStat));
+  on_metadata->set_str_value("aten::add");
+  alloc(shared->id(), "CUDA");
+  xplane::SetProfileTimes(&space, testing::kStartEpochNs, testing::kStartEpochNs + 100'000);
+  return space;
+}
+
 uint64_t Fnv1a(std::string_view text) {
   uint64_t hash = 14695981039346656037ull;
   for (char c : text) {
@@ -131,6 +165,10 @@ TEST_CASE("kineto golden: operator inputs shared on their metadata, some overrid
 
 TEST_CASE("kineto golden: memory events of every device and allocator") {
   CHECK(FirstDifference("memory", testing::KinetoTraceText(testing::MemorySpace())) == "");
+}
+
+TEST_CASE("kineto golden: crafted memory events that repeat a key") {
+  CHECK(FirstDifference("memory_crafted", testing::KinetoTraceText(CraftedMemorySpace())) == "");
 }
 
 TEST_CASE("kineto golden: hostile strings and int64 extremes") {
