@@ -154,7 +154,7 @@ enum HostRole : uint8_t {
 class HostRoles {
  public:
   HostRoles() = default;
-  HostRoles(const XPlane& plane, const HostStatIds& ids) : plane_(&plane) {
+  HostRoles(const XPlane& plane, const HostStatIds& ids) {
     const size_t stat_metadata = static_cast<size_t>(plane.stat_metadata_size());
     ids_ = {ids.framework, ids.root_level, ids.step_num, ids.iter_num, ids.comm_id,
             ids.collective, ids.comm_nelems, ids.comm_out_nelems, ids.world_size,
@@ -174,12 +174,11 @@ class HostRoles {
     }
     dense_ = true;
   }
-  const XPlane& plane() const { return *plane_; }
   uint8_t Of(int64_t id) const {
     if (id < 0) return kNoRole;
     if (dense_) {
       return static_cast<uint64_t>(id) < by_id_.size() ? by_id_[static_cast<size_t>(id)]
-                                                        : kNoRole;
+                                                        : static_cast<uint8_t>(kNoRole);
     }
     for (size_t role = 0; role < ids_.size(); ++role) {
       if (ids_[role] == id) return static_cast<uint8_t>(role);
@@ -188,7 +187,6 @@ class HostRoles {
   }
 
  private:
-  const XPlane* plane_ = nullptr;
   std::array<int64_t, kHostRoles> ids_{};
   std::vector<uint8_t> by_id_;
   bool dense_ = false;
