@@ -9,7 +9,8 @@
 // Prints one line per repetition (cpu_ms: the process's user + system CPU
 // during the write; on a shared machine compare it, not wall_ms) and one
 // with the medians, in ns per event of the space. --out also writes the
-// text to FILE, to compare two builds' output byte for byte (cmp).
+// text to FILE, to compare two builds' output byte for byte (cmp). The
+// space is parsed onto an arena, as a capture builds it.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -20,9 +21,10 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/arena.h>
+
 #include "src/export/byte_sink.h"
 #include "src/export/kineto_trace.h"
-#include <google/protobuf/arena.h>
 #include "src/export/xspace_file.h"
 #include "src/xplane/xplane_visitor.h"
 
