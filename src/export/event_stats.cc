@@ -1,6 +1,7 @@
 #include "src/export/event_stats.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "src/xplane/work_count.h"
 
@@ -67,17 +68,39 @@ void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
   }
 }
 
-bool JsonArgs::Seen(std::string_view key) {
-  if (keys_.size() < kIndexAt) {
-    xplane::CountWork(keys_.size());
-    if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return true;
+uint64_t JsonArgs::Print(std::string_view key) {
+  // In registers (one 8-byte load, or the bytes of a short key shifted in):
+  // bytes stored and read back as a word would stall the store buffer.
+  uint64_t head = 0;
+  if (key.size() >= 8) {
+    std::memcpy(&head, key.data(), 8);
   } else {
-    if (index_.empty()) index_.insert(keys_.begin(), keys_.end());
+    for (size_t i = 0; i < key.size(); ++i) {
+      head |= uint64_t{static_cast<unsigned char>(key[i])} << (8 * i);
+    }
+  }
+  return head << 8 ^ static_cast<uint8_t>(key.size());
+}
+
+bool JsonArgs::Seen(std::string_view key) {
+  const uint64_t print = Print(key);
+  if (written_ < kIndexAt) {
+    xplane::CountWork(written_);
+    for (size_t i = 0; i < written_; ++i) {
+      if (prints_[i] == print && std::string_view(key_data_[i], key_size_[i]) == key) return true;
+    }
+    prints_[written_] = print;
+    key_data_[written_] = key.data();
+    key_size_[written_] = key.size();
+  } else {
+    if (index_.empty()) {
+      for (size_t i = 0; i < kIndexAt; ++i) index_.emplace(key_data_[i], key_size_[i]);
+    }
     xplane::CountWork();
     if (!index_.insert(key).second) return true;
   }
-  out_->Raw(keys_.empty() ? ",\"args\":{" : ",");
-  keys_.push_back(key);
+  out_->Raw(written_ == 0 ? ",\"args\":{" : ",");
+  ++written_;
   return false;
 }
 
@@ -133,7 +156,7 @@ void JsonArgs::PassThrough(const xplane::EventVisitor& event, const StatNames& n
 }
 
 void JsonArgs::Close() {
-  if (!keys_.empty()) out_->Char('}');
+  if (written_ > 0) out_->Char('}');
 }
 
 }  // namespace exporter

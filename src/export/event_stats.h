@@ -3,6 +3,7 @@
 #ifndef NEURONPROF_SRC_EXPORT_EVENT_STATS_H_
 #define NEURONPROF_SRC_EXPORT_EVENT_STATS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -100,10 +101,19 @@ class JsonArgs {
   bool Seen(std::string_view key);
 
   json::Writer* out_;
-  // Written so far: a few, searched in order; past kIndexAt, also hashed,
-  // so that an event with many stats is not quadratic in them.
+  // A key's length and first bytes in one word: keys that differ there
+  // (nearly all) are told apart without comparing their text.
+  static uint64_t Print(std::string_view key);
+  // Written so far: the first kIndexAt in arrays searched in order (no
+  // allocation; pointers and sizes apart, so that no key is copied as one
+  // 16-byte word right after being stored in halves, a stall); past them,
+  // all in a hash set, so that an event with many stats is not quadratic
+  // in them.
   static constexpr size_t kIndexAt = 16;
-  absl::InlinedVector<std::string_view, kIndexAt> keys_;  // No allocation below the index.
+  size_t written_ = 0;
+  std::array<uint64_t, kIndexAt> prints_;  // Print(key)
+  std::array<const char*, kIndexAt> key_data_;
+  std::array<size_t, kIndexAt> key_size_;
   absl::flat_hash_set<std::string_view> index_;
 };
 

@@ -1,6 +1,7 @@
 #include "src/export/kineto_trace.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -42,6 +44,7 @@ using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using tensorflow::profiler::XStat;
 using xplane::EventVisitor;
 using xplane::LineVisitor;
 using xplane::PlaneVisitor;
@@ -133,6 +136,312 @@ struct HostStatIds {
           fwd_thread = -1, direction = -1, memory_device_type = -1, allocator = -1,
           allocation_bytes = -1, requested_bytes = -1, device_id = -1, address = -1,
           bytes_allocated = -1, pool_reserved = -1, instant = -1, stack = -1;
+};
+
+// The stats of HostStatIds that one host event has, found in one pass over
+// the event's stats and then its metadata's (the first of an id wins, the
+// event's own before its metadata's, as EventVisitor::Stat finds them):
+// not a scan of both per stat read.
+enum HostRole : uint8_t {
+  kFramework, kRootLevel, kStepNum, kIterNum, kCommId, kCollective, kCommNelems,
+  kCommOutNelems, kWorldSize, kCommDtype, kInputDims, kInputTypes, kInputValues, kSequence,
+  kFwdThread, kDirection, kMemoryDeviceType, kAllocator, kAllocationBytes, kRequestedBytes,
+  kDeviceId, kAddress, kBytesAllocated, kPoolReserved, kInstant, kStack, kHostRoles,
+  kNoRole = 0xff
+};
+
+// Stat id -> HostRole, for one host plane.
+class HostRoles {
+ public:
+  HostRoles() = default;
+  HostRoles(const XPlane& plane, const HostStatIds& ids) {
+    const size_t stat_metadata = static_cast<size_t>(plane.stat_metadata_size());
+    ids_ = {ids.framework, ids.root_level, ids.step_num, ids.iter_num, ids.comm_id,
+            ids.collective, ids.comm_nelems, ids.comm_out_nelems, ids.world_size,
+            ids.comm_dtype, ids.input_dims, ids.input_types, ids.input_values, ids.sequence,
+            ids.fwd_thread, ids.direction, ids.memory_device_type, ids.allocator,
+            ids.allocation_bytes, ids.requested_bytes, ids.device_id, ids.address,
+            ids.bytes_allocated, ids.pool_reserved, ids.instant, ids.stack};
+    // A table by id when the ids are small (the usual: ids count from 1);
+    // a crafted plane's huge ids are compared one by one instead.
+    const int64_t dense_below = 4 * static_cast<int64_t>(stat_metadata) + 64;
+    int64_t top = -1;
+    for (int64_t id : ids_) top = std::max(top, id);
+    if (top >= dense_below) return;
+    by_id_.assign(static_cast<size_t>(top + 1), kNoRole);
+    for (size_t role = 0; role < ids_.size(); ++role) {
+      if (ids_[role] >= 0) by_id_[static_cast<size_t>(ids_[role])] = static_cast<uint8_t>(role);
+    }
+    dense_ = true;
+  }
+  uint8_t Of(int64_t id) const {
+    if (id < 0) return kNoRole;
+    if (dense_) {
+      return static_cast<uint64_t>(id) < by_id_.size() ? by_id_[static_cast<size_t>(id)]
+                                                        : static_cast<uint8_t>(kNoRole);
+    }
+    for (size_t role = 0; role < ids_.size(); ++role) {
+      if (ids_[role] == id) return static_cast<uint8_t>(role);
+    }
+    return kNoRole;
+  }
+
+ private:
+  std::array<int64_t, kHostRoles> ids_{};
+  std::vector<uint8_t> by_id_;
+  bool dense_ = false;
+};
+
+// One host event's stats by role (nullptr: the event has none).
+struct HostStats {
+  HostStats(const HostRoles& roles, const StatNames& names, const EventVisitor& event)
+      : names(&names) {
+    for (const XStat& stat : event.raw().stats()) Take(roles, stat);
+    if (event.Metadata() == nullptr) return;
+    for (const XStat& stat : event.Metadata()->stats()) Take(roles, stat);
+  }
+  bool Has(HostRole role) const { return at[role] != nullptr; }
+  std::optional<int64_t> Int(HostRole role) const { return xplane::IntValue(at[role]); }
+  // xplane::StrValue's answer, an interned string's text taken from the
+  // plane's names (not a protobuf map look-up).
+  std::optional<std::string_view> Str(HostRole role) const {
+    const XStat* stat = at[role];
+    if (stat == nullptr) return std::nullopt;
+    if (stat->value_case() == XStat::kStrValue) return std::string_view(stat->str_value());
+    if (stat->value_case() != XStat::kRefValue) return std::nullopt;
+    const StatNames::Entry* entry = names->Find(static_cast<int64_t>(stat->ref_value()));
+    return entry == nullptr ? std::string_view() : entry->name;
+  }
+
+  const StatNames* names;
+  std::array<const XStat*, kHostRoles> at{};
+
+ private:
+  void Take(const HostRoles& roles, const XStat& stat) {
+    const uint8_t role = roles.Of(stat.metadata_id());
+    if (role != kNoRole && at[role] == nullptr) at[role] = &stat;
+  }
+};
+
+// What a host plane's event metadata carry for its operators, resolved once
+// per plane and shared by the jobs: the metadata by id (not a protobuf map
+// look-up per event) and the translation of each signature stat (input
+// dims, types, concrete inputs: a few hundred distinct ones on a million
+// operators).
+class HostMetadata {
+ public:
+  struct Inputs {
+    std::string_view text;      // The stat's string.
+    bool strict_array = false;  // Input Dims / Concrete Inputs: copied verbatim.
+    std::string types;          // Input type: the JSON array written.
+  };
+
+  HostMetadata(const PlaneVisitor& plane, const HostRoles& roles) : plane_(&plane) {
+    const auto& metadata = plane.raw().event_metadata();
+    const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
+    for (const auto& [id, event] : metadata) {
+      if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
+          static_cast<uint64_t>(id) >= dense_.size()) {
+        dense_.resize(static_cast<size_t>(id) + 1);
+      }
+    }
+    for (const auto& [id, event] : metadata) {
+      if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+        dense_[static_cast<size_t>(id)] = &event;
+      }
+      for (const XStat& stat : event.stats()) {
+        const uint8_t role = roles.Of(stat.metadata_id());
+        if (role != kInputDims && role != kInputTypes && role != kInputValues) continue;
+        const std::optional<std::string_view> text = xplane::StrValue(plane.raw(), &stat);
+        if (!text) continue;
+        inputs_[&stat] = Translate(static_cast<HostRole>(role), *text);
+      }
+    }
+  }
+  const tensorflow::profiler::XEventMetadata* Find(int64_t id) const {
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+      return dense_[static_cast<size_t>(id)];
+    }
+    return plane_->EventMetadata(id);
+  }
+  // The translation of an input stat of a metadata; nullptr for an
+  // event's own (Translate it).
+  const Inputs* Cached(const XStat* stat) const {
+    auto it = inputs_.find(stat);
+    return it == inputs_.end() ? nullptr : &it->second;
+  }
+
+  static Inputs Translate(HostRole role, std::string_view text) {
+    Inputs inputs;
+    inputs.text = text;
+    if (role != kInputTypes) {
+      inputs.strict_array = json_reader::IsStrictJsonArray(text);
+      return inputs;
+    }
+    fmt::memory_buffer buffer;
+    json::Writer out(std::move(buffer));
+    out.Char('[');
+    bool first = true;
+    for (std::string_view type : kineto::KinetoInputTypes(text)) {
+      if (!first) out.Char(',');
+      first = false;
+      out.String(type);
+    }
+    out.Char(']');
+    inputs.types = std::string(out.text());
+    return inputs;
+  }
+
+ private:
+  const PlaneVisitor* plane_;
+  std::vector<const tensorflow::profiler::XEventMetadata*> dense_;
+  absl::flat_hash_map<const XStat*, Inputs> inputs_;
+};
+
+// The args an operator's metadata gives every event of it, formatted once
+// (a few hundred signatures for a million operators): the translated
+// inputs that follow "External id", and the metadata's stats that follow
+// the event's own. An event writes them as they are when nothing of its
+// own could change them (no stat of its own overrides, renames or repeats
+// one; see Fits); other events take the general path, whose output is the
+// same.
+class OperatorSignatures {
+ public:
+  struct Signature {
+    bool usable = false;
+    std::string inputs;  // ,"Input Dims":..,"Input type":..,"Concrete Inputs":..
+    std::string tail;    // ,"<name>":<value> of the metadata's stats not translated
+    absl::InlinedVector<int64_t, 8> ids;       // The metadata's stat ids.
+    absl::InlinedVector<int64_t, 8> name_ids;  // StatNames::Entry::name_id of each named one.
+  };
+
+  OperatorSignatures(const PlaneVisitor& plane, const HostRoles& roles, const HostMetadata& metadata,
+                     const StatNames& names)
+      : roles_(&roles), names_(&names) {
+    for (const auto& [id, stat] : plane.raw().stat_metadata()) {
+      if (IsOperatorKey(stat.name())) operator_keys_.push_back(id);
+    }
+    for (const auto& [id, event] : plane.raw().event_metadata()) {
+      if (metadata.Find(id) != &event || id < 0) continue;  // Dense ids only.
+      if (static_cast<uint64_t>(id) >= by_id_.size()) by_id_.resize(static_cast<size_t>(id) + 1);
+      by_id_[static_cast<size_t>(id)] = Make(plane, metadata, event);
+    }
+  }
+
+  // The signature of metadata `id` if the event `own` stats may use it.
+  const Signature* For(int64_t id, const XEvent& event) const {
+    if (id < 0 || static_cast<uint64_t>(id) >= by_id_.size()) return nullptr;
+    const Signature& signature = by_id_[static_cast<size_t>(id)];
+    return signature.usable && Fits(signature, event) ? &signature : nullptr;
+  }
+
+  // Whether a stat named `name` could meet a key the operator path writes.
+  static bool IsOperatorKey(std::string_view name) {
+    static constexpr std::string_view kKeys[] = {
+        "External id",     "Input Dims",    "Input type",    "Concrete Inputs",
+        "Sequence number", "Fwd thread id", "Call stack",    "Collective name",
+        "In msg nelems",   "Out msg nelems", "Group size",   "dtype"};
+    return std::find(std::begin(kKeys), std::end(kKeys), name) != std::end(kKeys);
+  }
+
+ private:
+  Signature Make(const PlaneVisitor& plane, const HostMetadata& metadata,
+                 const tensorflow::profiler::XEventMetadata& event) const {
+    Signature signature;
+    const XStat* by_role[kHostRoles] = {};
+    for (const XStat& stat : event.stats()) {
+      const int64_t id = stat.metadata_id();
+      const uint8_t role = roles_->Of(id);
+      const bool allowed = role == kNoRole || role == kFramework || role == kDirection ||
+                           role == kInputDims || role == kInputTypes || role == kInputValues;
+      if (id < 0 || !allowed ||
+          std::find(signature.ids.begin(), signature.ids.end(), id) != signature.ids.end()) {
+        return Signature();  // Repeated or translated otherwise: the general path.
+      }
+      signature.ids.push_back(id);
+      if (role != kNoRole) by_role[role] = &stat;
+      const StatNames::Entry* entry = names_->Find(id);
+      if (entry == nullptr || entry->name.empty()) continue;
+      if (IsOperatorKey(entry->name) ||
+          std::find(signature.name_ids.begin(), signature.name_ids.end(), entry->name_id) !=
+              signature.name_ids.end()) {
+        return Signature();
+      }
+      signature.name_ids.push_back(entry->name_id);
+    }
+    // As WriteOperator translates them.
+    const auto inputs = [&](HostRole role) -> const HostMetadata::Inputs* {
+      return by_role[role] == nullptr ? nullptr : metadata.Cached(by_role[role]);
+    };
+    absl::InlinedVector<const XStat*, 4> translated;
+    if (const auto* dims = inputs(kInputDims); dims && dims->strict_array) {
+      signature.inputs += ",\"Input Dims\":";
+      signature.inputs += dims->text;
+      translated.push_back(by_role[kInputDims]);
+    }
+    if (const auto* types = inputs(kInputTypes)) {
+      signature.inputs += ",\"Input type\":";
+      signature.inputs += types->types;
+      translated.push_back(by_role[kInputTypes]);
+    }
+    if (const auto* values = inputs(kInputValues); values && values->strict_array) {
+      signature.inputs += ",\"Concrete Inputs\":";
+      signature.inputs += values->text;
+      translated.push_back(by_role[kInputValues]);
+    }
+    json::Writer tail{fmt::memory_buffer()};
+    for (const XStat& stat : event.stats()) {
+      if (roles_->Of(stat.metadata_id()) == kFramework ||
+          std::find(translated.begin(), translated.end(), &stat) != translated.end()) {
+        continue;
+      }
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty()) continue;
+      tail.Char(',');
+      tail.Raw(entry->escaped);
+      tail.Char(':');
+      WriteStatValue(&tail, xplane::StatVisitor(plane, stat), *names_);
+    }
+    signature.tail = std::string(tail.text());
+    signature.usable = true;
+    return signature;
+  }
+
+  // The event's own stats leave the signature's text as it is: none is
+  // one of the metadata's (overriding it), none translated but the
+  // sequence number and an integer forward thread, and the names of those
+  // passed through are neither a key written nor repeated.
+  bool Fits(const Signature& signature, const XEvent& event) const {
+    absl::InlinedVector<int64_t, 8> own_names;
+    for (const XStat& stat : event.stats()) {
+      const int64_t id = stat.metadata_id();
+      if (std::find(signature.ids.begin(), signature.ids.end(), id) != signature.ids.end()) {
+        return false;
+      }
+      const uint8_t role = roles_->Of(id);
+      if (role == kSequence) continue;  // Written translated, never passed through.
+      if (role == kFwdThread) {
+        if (!xplane::IntValue(&stat)) return false;
+        continue;
+      }
+      if (role != kNoRole && role != kDirection) return false;
+      const StatNames::Entry* entry = names_->Find(id);
+      if (entry == nullptr || entry->name.empty()) continue;
+      if (std::find(operator_keys_.begin(), operator_keys_.end(), id) != operator_keys_.end() ||
+          std::find(signature.name_ids.begin(), signature.name_ids.end(), entry->name_id) !=
+              signature.name_ids.end() ||
+          std::find(own_names.begin(), own_names.end(), entry->name_id) != own_names.end()) {
+        return false;
+      }
+      own_names.push_back(entry->name_id);
+    }
+    return true;
+  }
+
+  const HostRoles* roles_;
+  const StatNames* names_;
+  std::vector<int64_t> operator_keys_;  // Stat ids named like a key written (crafted files).
+  std::vector<Signature> by_id_;
 };
 
 class KinetoWriter {
@@ -232,6 +541,17 @@ class KinetoWriter {
     OpenEvent(ph, cat);
     out_.Raw(name);
   }
+  // OpenEvent with what follows "ph":" given as one literal (the host
+  // events of a large trace: one copy of known length).
+  void OpenEventAs(std::string_view ph_cat_name) {
+    out_.MaybeFlush();
+    out_.Raw(first_event_ ? std::string_view("\n{\"ph\":\"") : std::string_view(",\n{\"ph\":\""));
+    first_event_ = false;
+    out_.Raw(ph_cat_name);
+  }
+  static constexpr std::string_view kCpuOp = R"(X","cat":"cpu_op","name":)";
+  static constexpr std::string_view kUserAnnotation = R"(X","cat":"user_annotation","name":)";
+  static constexpr std::string_view kMemory = R"(i","name":"[memory]")";
   // ... up to the name's value.
   void OpenEvent(const char* ph, const char* cat) {
     out_.MaybeFlush();  // Between two events: the text may be cut here.
@@ -383,8 +703,23 @@ class KinetoWriter {
   void WriteHost(const XPlane& host_plane) {
     const PlaneVisitor plane(host_plane);
     ids_ = HostStatIds(plane);
-    const StatNames stat_names(plane);  // Shared with the jobs' writers.
+    // Shared with the jobs' writers.
+    const HostRoles roles(host_plane, ids_);
+    const HostMetadata metadata(plane, roles);
+    const StatNames stat_names(plane);
     const EventNames event_names(plane);
+    const OperatorSignatures signatures(plane, roles, metadata, stat_names);
+    std::vector<int64_t> memory_keys;  // Stat name ids named like a memory event's key.
+    for (const auto& [id, stat] : host_plane.stat_metadata()) {
+      for (std::string_view key : {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated",
+                                   "Total Reserved"}) {
+        if (stat.name() == key) memory_keys.push_back(plane.StatId(stat.name()));
+      }
+    }
+    memory_keys_ = &memory_keys;
+    roles_ = &roles;
+    metadata_ = &metadata;
+    signatures_ = &signatures;
     names_ = &stat_names;
     event_names_ = &event_names;
     GatherFlowEvents(plane);
@@ -414,8 +749,13 @@ class KinetoWriter {
       // Room for every event at once: growing by doubling would hold twice
       // the spans of a large fragment while moving them.
       spans.reserve(spans.size() + static_cast<size_t>(line.NumEvents()));
-      for (int e = 0; e < line.NumEvents(); ++e) {
-        const EventVisitor stats = line.Event(e);
+      const auto& events = line.raw().events();
+      for (int e = 0; e < events.size(); ++e) {
+        // Events lie apart in memory and this loop is bound by fetching
+        // them: the next ones are asked for while this one is placed.
+        if (e + kPrefetchEvents < events.size()) __builtin_prefetch(&events.Get(e + kPrefetchEvents));
+        const XEvent& event = events.Get(e);
+        const EventVisitor stats(plane, line.raw(), event, metadata.Find(event.metadata_id()));
         const std::optional<xplane::EventTime> time = Placed(stats);
         if (!time) continue;
         if (xplane::IsMemoryEventName(stats.Name())) {
@@ -472,6 +812,10 @@ class KinetoWriter {
         for (const FragmentSpan& span : fragment_spans[tid]) kept.push_back(span.span);
       }
     }
+    roles_ = nullptr;
+    metadata_ = nullptr;
+    signatures_ = nullptr;
+    memory_keys_ = nullptr;
     names_ = nullptr;
     event_names_ = nullptr;
   }
@@ -510,6 +854,7 @@ class KinetoWriter {
     size_t span_count = 0;
     int64_t first_external_id = 0;
   };
+  static constexpr int kPrefetchEvents = 8;
   // Events per job: ~3 MB of text, a few jobs in flight at a time.
   static constexpr size_t kChunkEvents = 8192;
   static constexpr size_t kChunksInFlight = 3;
@@ -532,10 +877,10 @@ class KinetoWriter {
         break;
       }
       case HostItem::kMemory:
-        WriteMemoryEvent(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        WriteMemoryEvent(plane, HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kInstant:
-        WriteInstant(EventVisitor(plane, *item.line, *item.event), line.Id(), item.ts_ns);
+        WriteInstant(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
       case HostItem::kCounterLine: WriteCounters(line); break;
       case HostItem::kAsyncLane: WriteAsyncLane(line, item.named); break;
@@ -565,6 +910,10 @@ class KinetoWriter {
       done->writer = std::make_unique<KinetoWriter>(std::move(buffer));
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
+      writer.roles_ = roles_;
+      writer.metadata_ = metadata_;
+      writer.signatures_ = signatures_;
+      writer.memory_keys_ = memory_keys_;
       writer.names_ = names_;
       writer.event_names_ = event_names_;
       writer.host_pid_ = host_pid_;
@@ -660,68 +1009,143 @@ class KinetoWriter {
     out_.Char('}');
   }
 
+  // A host event with its metadata from the plane's table.
+  EventVisitor HostEvent(const PlaneVisitor& plane, const XLine& line, const XEvent& event) const {
+    return EventVisitor(plane, line, event, metadata_->Find(event.metadata_id()));
+  }
+
+  // An operator's input stat of `role` as translated (cached per metadata,
+  // else translated into scratch_inputs_); nullptr when the event has no
+  // such stat or it is no string.
+  const HostMetadata::Inputs* Inputs(const HostStats& host, HostRole role) {
+    if (host.at[role] == nullptr) return nullptr;
+    if (const HostMetadata::Inputs* cached = metadata_->Cached(host.at[role])) return cached;
+    const std::optional<std::string_view> text = host.Str(role);
+    if (!text) return nullptr;
+    scratch_inputs_ = HostMetadata::Translate(role, *text);
+    return &scratch_inputs_;
+  }
+
   // A memory event as torch.profiler writes it with profile_memory: the
   // "[memory]" instant that the PyTorch plugin's Memory view and HTA read.
-  void WriteMemoryEvent(const EventVisitor& stats, int64_t tid, int64_t ts_ns) {
-    const int64_t device_type = kineto::TorchDeviceType(
-        stats.StrStat(ids_.memory_device_type).value_or(""),
-        stats.StrStat(ids_.allocator).value_or(""));
-    int64_t bytes = stats.IntStat(ids_.allocation_bytes)
-                        .value_or(stats.IntStat(ids_.requested_bytes).value_or(0));
+  void WriteMemoryEvent(const PlaneVisitor& plane, const EventVisitor& stats, int64_t tid,
+                        int64_t ts_ns) {
+    const HostStats host(*roles_, *names_, stats);
+    const int64_t device_type = kineto::TorchDeviceType(host.Str(kMemoryDeviceType).value_or(""),
+                                                        host.Str(kAllocator).value_or(""));
+    int64_t bytes =
+        host.Int(kAllocationBytes).value_or(host.Int(kRequestedBytes).value_or(0));
     if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
-    BeginEvent("i", nullptr, "[memory]");
+    OpenEventAs(kMemory);
     PidTid(host_pid_, tid);
     out_.Raw(",\"ts\":");
     out_.Micros(ts_ns);
     max_end_ns_ = std::max(max_end_ns_, ts_ns);
     out_.Raw(",\"s\":\"t\"");
-    JsonArgs args(&out_);
-    args.Int("Device Type", device_type);
     // torch writes -1 for the CPU, which has no index.
-    args.Int("Device Id", stats.IntStat(ids_.device_id)
-                              .value_or(device_type == kineto::kTorchCpu ? -1 : 0));
+    const int64_t device_id =
+        host.Int(kDeviceId).value_or(device_type == kineto::kTorchCpu ? -1 : 0);
     // The plugin (0.4.3) names only CPU and CUDA devices; a record of another
     // device with an "Addr" enters its curve as device None and breaks the
     // sort of device names, so such an address stays under its own "addr".
     const bool plugin_device =
         device_type == kineto::kTorchCpu || device_type == kineto::kTorchCuda;
-    if (plugin_device) args.Int("Addr", stats.IntStat(ids_.address).value_or(0));
+    const std::array<int64_t, 5> skip = {ids_.device_id, plugin_device ? ids_.address : -1,
+                                         ids_.allocation_bytes, ids_.bytes_allocated,
+                                         ids_.pool_reserved};
+    if (PlainMemoryStats(stats, skip)) {
+      // What JsonArgs writes below, without looking for repeated keys:
+      // there are none.
+      out_.Raw(",\"args\":{\"Device Type\":");
+      out_.Int(device_type);
+      out_.Raw(",\"Device Id\":");
+      out_.Int(device_id);
+      if (plugin_device) {
+        out_.Raw(",\"Addr\":");
+        out_.Int(host.Int(kAddress).value_or(0));
+      }
+      out_.Raw(",\"Bytes\":");
+      out_.Int(bytes);
+      out_.Raw(",\"Total Allocated\":");
+      out_.Int(host.Int(kBytesAllocated).value_or(0));
+      out_.Raw(",\"Total Reserved\":");
+      out_.Int(host.Int(kPoolReserved).value_or(0));
+      for (const XStat& stat : stats.raw().stats()) {
+        const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+        if (entry == nullptr || entry->name.empty() ||
+            std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
+          continue;
+        }
+        out_.Char(',');
+        out_.Raw(entry->escaped);
+        out_.Char(':');
+        WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+      }
+      out_.Raw("}}");
+      return;
+    }
+    JsonArgs args(&out_);
+    args.Int("Device Type", device_type);
+    args.Int("Device Id", device_id);
+    if (plugin_device) args.Int("Addr", host.Int(kAddress).value_or(0));
     args.Int("Bytes", bytes);
-    args.Int("Total Allocated", stats.IntStat(ids_.bytes_allocated).value_or(0));
-    args.Int("Total Reserved", stats.IntStat(ids_.pool_reserved).value_or(0));
-    args.PassThrough(stats, *names_,
-                     {ids_.device_id, plugin_device ? ids_.address : -1, ids_.allocation_bytes,
-                      ids_.bytes_allocated, ids_.pool_reserved});
+    args.Int("Total Allocated", host.Int(kBytesAllocated).value_or(0));
+    args.Int("Total Reserved", host.Int(kPoolReserved).value_or(0));
+    args.PassThrough(stats, *names_, skip);
     args.Close();
     out_.Char('}');
+  }
+
+  // Whether a memory event's args need no look-out for repeated keys: its
+  // metadata has no stats, and the stats passed through are not named like
+  // a key written nor like each other.
+  bool PlainMemoryStats(const EventVisitor& stats, const std::array<int64_t, 5>& skip) const {
+    if (stats.Metadata() != nullptr && !stats.Metadata()->stats().empty()) return false;
+    absl::InlinedVector<int64_t, 16> names;
+    for (const XStat& stat : stats.raw().stats()) {
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty() ||
+          std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
+        continue;
+      }
+      if (std::find(memory_keys_->begin(), memory_keys_->end(), entry->name_id) !=
+              memory_keys_->end() ||
+          std::find(names.begin(), names.end(), entry->name_id) != names.end()) {
+        return false;
+      }
+      names.push_back(entry->name_id);
+    }
+    return true;
   }
 
   void WriteHostSpan(FragmentSpan& in_fragment, const PlaneVisitor& plane, int64_t external_id,
                      int64_t& steps_seen) {
     HostSpan& span = in_fragment.span;
     span.external_id = external_id;
-    const EventVisitor stats(plane, *in_fragment.line, *in_fragment.event);
-    if (stats.Stat(ids_.framework).has_value()) {
+    const EventVisitor stats = HostEvent(plane, *in_fragment.line, *in_fragment.event);
+    const HostStats host(*roles_, *names_, stats);
+    if (host.Has(kFramework)) {
       span.kind = HostKind::kOperator;
-      WriteOperator(span, stats);
-    } else if (stats.IntStat(ids_.root_level).value_or(0) != 0) {
+      WriteOperator(span, plane, stats, host);
+    } else if (host.Int(kRootLevel).value_or(0) != 0) {
       span.kind = HostKind::kStep;
-      auto number = stats.IntStat(ids_.step_num);
-      if (!number) number = stats.IntStat(ids_.iter_num);
+      auto number = host.Int(kStepNum);
+      if (!number) number = host.Int(kIterNum);
       if (!number) step_numbered_by_count_ = true;
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
     } else {
       span.kind = HostKind::kAnnotation;
-      BeginEscaped("X", "user_annotation", event_names_->Find(stats.MetadataId()));
+      OpenEventAs(kUserAnnotation);
+      out_.Raw(event_names_->Find(stats.MetadataId()));
       PidTid(host_pid_, span.tid);
       Times(span.start_ns, span.end_ns - span.start_ns);
       JsonArgs args(&out_);
       args.Int("External id", span.external_id);
-      WriteCommArgs(stats, args);
-      WriteCommInputs(stats, args);
-      if (auto id = stats.IntStat(ids_.comm_id)) comm_work_.emplace(*id, span);
+      WriteCommArgs(host, args);
+      WriteCommInputs(host, args);
+      if (auto id = host.Int(kCommId)) comm_work_.emplace(*id, span);
       args.PassThrough(stats, *names_, {});
       args.Close();
       out_.Char('}');
@@ -731,19 +1155,19 @@ class KinetoWriter {
   // c10d collectives (collectors/torch/collectives.h): also under the
   // names torch.profiler gives record_param_comms' arguments, which HTA
   // and the plugin read; the stats themselves follow under their names.
-  void WriteCommArgs(const EventVisitor& stats, JsonArgs& args) const {
-    const auto collective = stats.StrStat(ids_.collective);
+  void WriteCommArgs(const HostStats& host, JsonArgs& args) const {
+    const auto collective = host.Str(kCollective);
     if (!collective) return;
     args.Str("Collective name", *collective);
-    const auto in = stats.IntStat(ids_.comm_nelems);
+    const auto in = host.Int(kCommNelems);
     if (in) args.Int("In msg nelems", *in);
-    if (auto out = stats.IntStat(ids_.comm_out_nelems)) {
+    if (auto out = host.Int(kCommOutNelems)) {
       args.Int("Out msg nelems", *out);
     } else if (in) {
       args.Int("Out msg nelems", *in);
     }
-    if (auto group = stats.IntStat(ids_.world_size)) args.Int("Group size", *group);
-    if (auto dtype = stats.StrStat(ids_.comm_dtype)) args.Str("dtype", *dtype);
+    if (auto group = host.Int(kWorldSize)) args.Int("Group size", *group);
+    if (auto dtype = host.Str(kCommDtype)) args.Str("dtype", *dtype);
   }
 
   // A c10d Work span ("gloo:all_reduce") as torch.profiler records it with
@@ -751,11 +1175,11 @@ class KinetoWriter {
   // as one flattened tensor of msg_nelems elements. The plugin's
   // Distributed view sizes communication from these two only (0 bytes
   // without them).
-  void WriteCommInputs(const EventVisitor& stats, JsonArgs& args) {
-    if (!stats.StrStat(ids_.collective)) return;
-    const auto nelems = stats.IntStat(ids_.comm_nelems);
-    const auto dtype = stats.StrStat(ids_.comm_dtype);
-    if (!nelems || !dtype || stats.Stat(ids_.input_dims)) return;
+  void WriteCommInputs(const HostStats& host, JsonArgs& args) {
+    if (!host.Str(kCollective)) return;
+    const auto nelems = host.Int(kCommNelems);
+    const auto dtype = host.Str(kCommDtype);
+    if (!nelems || !dtype || host.Has(kInputDims)) return;
     if (args.Key("Input Dims")) {
       out_.Raw("[[");
       out_.Int(*nelems);
@@ -768,65 +1192,97 @@ class KinetoWriter {
     }
   }
 
-  void WriteOperator(const HostSpan& span, const EventVisitor& stats) {
-    BeginEscaped("X", "cpu_op", event_names_->Find(stats.MetadataId()));
+  void WriteOperator(const HostSpan& span, const PlaneVisitor& plane, const EventVisitor& stats,
+                     const HostStats& host) {
+    OpenEventAs(kCpuOp);
+    out_.Raw(event_names_->Find(stats.MetadataId()));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
+    // A negative seq means "not recorded by autograd", as in PyTorch.
+    const int64_t seq = host.Int(kSequence).value_or(-1);
+    const auto fwd_thread = host.Int(kFwdThread);
+    if (const auto* signature = signatures_->For(stats.MetadataId(), stats.raw())) {
+      WriteSignatureArgs(span, plane, stats, *signature, seq, fwd_thread);
+    } else {
+      WriteOperatorArgs(span, stats, host, seq, fwd_thread);
+    }
+    out_.Char('}');
+    LinkForwardBackward(span, host, seq, fwd_thread);
+  }
+
+  // WriteOperatorArgs' text for an event that fits its signature.
+  void WriteSignatureArgs(const HostSpan& span, const PlaneVisitor& plane,
+                          const EventVisitor& stats,
+                          const OperatorSignatures::Signature& signature, int64_t seq,
+                          std::optional<int64_t> fwd_thread) {
+    out_.Raw(",\"args\":{\"External id\":");
+    out_.Int(span.external_id);
+    out_.Raw(signature.inputs);
+    if (seq >= 0) {
+      out_.Raw(",\"Sequence number\":");
+      out_.Int(seq);
+    }
+    if (fwd_thread) {
+      out_.Raw(",\"Fwd thread id\":");
+      out_.Int(*fwd_thread);
+    }
+    for (const XStat& stat : stats.raw().stats()) {
+      const uint8_t role = roles_->Of(stat.metadata_id());
+      if (role == kSequence || role == kFwdThread) continue;
+      const StatNames::Entry* entry = names_->Find(stat.metadata_id());
+      if (entry == nullptr || entry->name.empty()) continue;
+      out_.Char(',');
+      out_.Raw(entry->escaped);
+      out_.Char(':');
+      WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+    }
+    out_.Raw(signature.tail);
+    out_.Char('}');
+  }
+
+  void WriteOperatorArgs(const HostSpan& span, const EventVisitor& stats, const HostStats& host,
+                         int64_t seq, std::optional<int64_t> fwd_thread) {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
     absl::InlinedVector<int64_t, 8> copied = {ids_.framework};
-    if (auto dims = stats.StrStat(ids_.input_dims);
-        dims && json_reader::IsStrictJsonArray(*dims)) {
-      args.Raw("Input Dims", *dims);
+    if (const auto* dims = Inputs(host, kInputDims); dims && dims->strict_array) {
+      args.Raw("Input Dims", dims->text);
       copied.push_back(ids_.input_dims);
     }
-    if (auto types = stats.StrStat(ids_.input_types)) {
-      if (args.Key("Input type")) {
-        out_.Char('[');
-        bool first = true;
-        for (std::string_view type : kineto::KinetoInputTypes(*types)) {
-          if (!first) out_.Char(',');
-          first = false;
-          out_.String(type);
-        }
-        out_.Char(']');
-      }
+    if (const auto* types = Inputs(host, kInputTypes)) {
+      if (args.Key("Input type")) out_.Raw(types->types);
       copied.push_back(ids_.input_types);
     }
-    if (auto values = stats.StrStat(ids_.input_values);
-        values && json_reader::IsStrictJsonArray(*values)) {
-      args.Raw("Concrete Inputs", *values);
+    if (const auto* values = Inputs(host, kInputValues); values && values->strict_array) {
+      args.Raw("Concrete Inputs", values->text);
       copied.push_back(ids_.input_values);
     }
-    // A negative seq means "not recorded by autograd", as in PyTorch.
-    const int64_t seq = stats.IntStat(ids_.sequence).value_or(-1);
     if (seq >= 0) args.Int("Sequence number", seq);
-    if (stats.Stat(ids_.sequence).has_value()) {
-      copied.push_back(ids_.sequence);
-    }
-    const auto fwd_thread = stats.IntStat(ids_.fwd_thread);
+    if (host.Has(kSequence)) copied.push_back(ids_.sequence);
     if (fwd_thread) {
       args.Int("Fwd thread id", *fwd_thread);
       copied.push_back(ids_.fwd_thread);
     }
     // torch.profiler's with_stack field, one frame after another, which
     // the plugin's operator view groups by and shows.
-    if (auto stack = stats.StrStat(ids_.stack)) {
+    if (auto stack = host.Str(kStack)) {
       args.Str("Call stack", absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()),
                                                 {{"\n", ";"}}));
       copied.push_back(ids_.stack);
     }
-    WriteCommArgs(stats, args);
-    if (auto id = stats.IntStat(ids_.comm_id)) comm_enqueue_.emplace(*id, span);
+    WriteCommArgs(host, args);
+    if (auto id = host.Int(kCommId)) comm_enqueue_.emplace(*id, span);
     // Whatever was not translated keeps its own name (an unparsable
     // input_dims stays visible as the raw string).
     args.PassThrough(stats, *names_, copied);
     args.Close();
-    out_.Char('}');
+  }
 
-    // Forward -> backward links: by (seq, forward thread), outermost first.
+  // Forward -> backward links: by (seq, forward thread), outermost first.
+  void LinkForwardBackward(const HostSpan& span, const HostStats& host, int64_t seq,
+                           std::optional<int64_t> fwd_thread) {
     if (seq < 0) return;
-    const std::optional<std::string_view> direction = stats.StrStat(ids_.direction);
+    const std::optional<std::string_view> direction = host.Str(kDirection);
     const bool backward = fwd_thread.has_value() || (direction && *direction == "bprop");
     if (backward) {
       const FlowKey key{seq, fwd_thread.value_or(-1)};
@@ -841,7 +1297,8 @@ class KinetoWriter {
   void WriteStep(const HostSpan& span, const EventVisitor& stats, int64_t number) {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
-    BeginEvent("X", "cpu_op", absl::StrCat("ProfilerStep#", number));
+    OpenEventAs(kCpuOp);
+    out_.String(absl::StrCat("ProfilerStep#", number));
     PidTid(host_pid_, span.tid);
     Times(span.start_ns, span.end_ns - span.start_ns);
     JsonArgs args(&out_);
@@ -1160,7 +1617,13 @@ class KinetoWriter {
 
   json::Writer out_;
   HostStatIds ids_;
-  // The host fragment's names, escaped once (shared with the jobs' writers).
+  // The host fragment's stat roles, metadata and names, escaped once
+  // (shared with the jobs' writers).
+  const HostRoles* roles_ = nullptr;
+  const HostMetadata* metadata_ = nullptr;
+  const OperatorSignatures* signatures_ = nullptr;
+  const std::vector<int64_t>* memory_keys_ = nullptr;
+  HostMetadata::Inputs scratch_inputs_;
   const StatNames* names_ = nullptr;
   const EventNames* event_names_ = nullptr;
   bool first_event_ = true;
@@ -1189,9 +1652,11 @@ class KinetoWriter {
   // Runtime launches by correlation id: (thread, start ns).
   absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> launches_;
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
-  std::map<FlowKey, HostSpan> forward_ops_;
-  std::map<FlowKey, HostSpan> backward_ops_;
-  std::map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
+  // B-trees: one node per many ops (a large trace has a flow end per
+  // autograd op), ordered as WriteFlows reads them.
+  absl::btree_map<FlowKey, HostSpan> forward_ops_;
+  absl::btree_map<FlowKey, HostSpan> backward_ops_;
+  absl::btree_map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
   absl::flat_hash_map<int64_t, HostSpan> comm_work_;
 };
 

@@ -54,6 +54,14 @@ class EventVisitor {
  public:
   EventVisitor(const PlaneVisitor& plane, const tensorflow::profiler::XLine& line,
                const tensorflow::profiler::XEvent& event);
+  // With the event's metadata already found (plane.EventMetadata of its
+  // metadata_id): for writers that resolve a plane's metadata once.
+  EventVisitor(const PlaneVisitor& plane, const tensorflow::profiler::XLine& line,
+               const tensorflow::profiler::XEvent& event,
+               const tensorflow::profiler::XEventMetadata* metadata)
+      : plane_(&plane), line_(&line), event_(&event), metadata_(metadata) {
+    CountWork();
+  }
 
   int64_t MetadataId() const { return event_->metadata_id(); }
   std::string_view Name() const;         // the metadata's name ("" if none)
