@@ -462,10 +462,10 @@ class ChromeTraceStream::Writer : public ChromeWriter {
 
 ChromeTraceStream::ChromeTraceStream(ByteSink* sink) : writer_(std::make_unique<Writer>(sink)) {}
 ChromeTraceStream::~ChromeTraceStream() = default;
-absl::Status ChromeTraceStream::Append(const XSpace& fragment) {
+absl::Status ChromeTraceStream::AppendFragment(const XSpace& fragment) {
   return writer_->Append(fragment);
 }
-absl::Status ChromeTraceStream::Finish() { return writer_->Finish(); }
+absl::Status ChromeTraceStream::FinishTrace() { return writer_->Finish(); }
 size_t ChromeTraceStream::HeldItems() const { return writer_->HeldItems(); }
 
 absl::Status WriteChromeTrace(const XSpace& space, ByteSink* sink) {

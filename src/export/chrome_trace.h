@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "proto/xplane.pb.h"
 #include "src/export/json_text.h"
+#include "src/export/trace_stream.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -23,18 +24,16 @@ namespace exporter {
 // fragment's events are formatted when it comes, plane by plane and line by
 // line; what crosses fragments (process and thread names written, the
 // events that end flows, the warnings) is kept until Finish().
-class ChromeTraceStream {
+class ChromeTraceStream final : public TraceStream {
  public:
   explicit ChromeTraceStream(ByteSink* sink);  // `sink` must outlive it.
-  ~ChromeTraceStream();
-  // The sink's first error so far.
-  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
-  // The flows and the trailer; the sink's first error. Once.
-  absl::Status Finish();
-  // Planes, lines named and flow ends held (for tests): never per event.
-  size_t HeldItems() const;
+  ~ChromeTraceStream() override;
+  size_t HeldItems() const override;
 
  private:
+  absl::Status AppendFragment(const tensorflow::profiler::XSpace& fragment) override;
+  absl::Status FinishTrace() override;
+
   class Writer;
   std::unique_ptr<Writer> writer_;
 };

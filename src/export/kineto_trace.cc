@@ -1670,10 +1670,10 @@ class KinetoTraceStream::Writer : public KinetoWriter {
 KinetoTraceStream::KinetoTraceStream(ByteSink* sink)
     : writer_(std::make_unique<Writer>(sink, /*borrow=*/false)) {}
 KinetoTraceStream::~KinetoTraceStream() = default;
-absl::Status KinetoTraceStream::Append(const XSpace& fragment) {
+absl::Status KinetoTraceStream::AppendFragment(const XSpace& fragment) {
   return writer_->Append(fragment);
 }
-absl::Status KinetoTraceStream::Finish() { return writer_->Finish(); }
+absl::Status KinetoTraceStream::FinishTrace() { return writer_->Finish(); }
 size_t KinetoTraceStream::HeldItems() const { return writer_->HeldItems(); }
 
 absl::Status WriteKinetoTrace(const XSpace& space, ByteSink* sink) {

@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "proto/xplane.pb.h"
 #include "src/export/json_text.h"
+#include "src/export/trace_stream.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -38,20 +39,16 @@ inline constexpr char kPyTorchTraceSuffix[] = ".pt.trace.json.gz";
 // which link events of any fragment, are kept (they are few: launches,
 // device work, flow ends) and written at Finish(); host spans are kept only
 // in a capture with runtime calls, to find the span around each call.
-class KinetoTraceStream {
+class KinetoTraceStream final : public TraceStream {
  public:
   explicit KinetoTraceStream(ByteSink* sink);  // `sink` must outlive it.
-  ~KinetoTraceStream();
-  // The sink's first error so far.
-  absl::Status Append(const tensorflow::profiler::XSpace& fragment);
-  // The runtime, device and flow events and the trailer; the sink's first
-  // error. Once.
-  absl::Status Finish();
-  // Threads, spans and events held for links (for tests): in a capture of
-  // host markers, never one per event.
-  size_t HeldItems() const;
+  ~KinetoTraceStream() override;
+  size_t HeldItems() const override;
 
  private:
+  absl::Status AppendFragment(const tensorflow::profiler::XSpace& fragment) override;
+  absl::Status FinishTrace() override;
+
   class Writer;
   std::unique_ptr<Writer> writer_;
 };

@@ -16,54 +16,32 @@ namespace exporter {
 
 using tensorflow::profiler::XSpace;
 
-class TraceStream::Impl {
- public:
-  Impl(TraceFormat format, ByteSink* sink) {
-    if (format == TraceFormat::kChrome) {
-      chrome_ = std::make_unique<ChromeTraceStream>(sink);
-    } else {
-      kineto_ = std::make_unique<KinetoTraceStream>(sink);
-    }
-  }
+absl::Status TraceStream::Append(const XSpace& fragment) {
+  if (finished_) return absl::FailedPreconditionError("TraceStream: Append after Finish");
+  return AppendFragment(fragment);
+}
 
-  absl::Status Append(const XSpace& fragment) {
-    if (finished_) return absl::FailedPreconditionError("TraceStream: Append after Finish");
-    return chrome_ != nullptr ? chrome_->Append(fragment) : kineto_->Append(fragment);
-  }
+absl::Status TraceStream::Finish() {
+  if (finished_) return absl::FailedPreconditionError("TraceStream: Finish called twice");
+  finished_ = true;
+  return FinishTrace();
+}
 
-  absl::Status Finish() {
-    if (finished_) return absl::FailedPreconditionError("TraceStream: Finish called twice");
-    finished_ = true;
-    return chrome_ != nullptr ? chrome_->Finish() : kineto_->Finish();
-  }
-
-  size_t HeldItems() const {
-    return chrome_ != nullptr ? chrome_->HeldItems() : kineto_->HeldItems();
-  }
-
- private:
-  std::unique_ptr<ChromeTraceStream> chrome_;
-  std::unique_ptr<KinetoTraceStream> kineto_;
-  bool finished_ = false;
-};
-
-TraceStream::TraceStream(TraceFormat format, ByteSink* sink)
-    : impl_(std::make_unique<Impl>(format, sink)) {}
-TraceStream::~TraceStream() = default;
-absl::Status TraceStream::Append(const XSpace& fragment) { return impl_->Append(fragment); }
-absl::Status TraceStream::Finish() { return impl_->Finish(); }
-size_t TraceStream::HeldItems() const { return impl_->HeldItems(); }
+std::unique_ptr<TraceStream> NewTraceStream(TraceFormat format, ByteSink* sink) {
+  if (format == TraceFormat::kChrome) return std::make_unique<ChromeTraceStream>(sink);
+  return std::make_unique<KinetoTraceStream>(sink);
+}
 
 class TraceFileStream::Impl {
  public:
   Impl(TraceFormat format, AtomicFile file, bool gzip)
       : file_(std::move(file)),
         gzip_(gzip ? std::make_unique<GzipSink>(&file_) : nullptr),
-        stream_(format, gzip_ ? static_cast<ByteSink*>(gzip_.get()) : &file_) {}
+        stream_(NewTraceStream(format, gzip_ ? static_cast<ByteSink*>(gzip_.get()) : &file_)) {}
 
-  absl::Status Append(const XSpace& fragment) { return stream_.Append(fragment); }
+  absl::Status Append(const XSpace& fragment) { return stream_->Append(fragment); }
   absl::Status Finish() {
-    if (absl::Status s = stream_.Finish(); !s.ok()) return s;
+    if (absl::Status s = stream_->Finish(); !s.ok()) return s;
     if (gzip_ != nullptr) {
       if (absl::Status s = gzip_->Finish(); !s.ok()) return s;
     }
@@ -73,7 +51,7 @@ class TraceFileStream::Impl {
  private:
   AtomicFile file_;  // Removed unless committed.
   std::unique_ptr<GzipSink> gzip_;
-  TraceStream stream_;
+  std::unique_ptr<TraceStream> stream_;
 };
 
 absl::StatusOr<std::unique_ptr<TraceFileStream>> TraceFileStream::Open(TraceFormat format,

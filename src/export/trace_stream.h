@@ -47,14 +47,16 @@ enum class TraceFormat {
   kKineto,  // kineto_trace.h: the PyTorch plugin, HTA.
 };
 
-// The trace's JSON text, handed to a ByteSink in pieces as fragments come.
+// One format's writer fed fragment by fragment: ChromeTraceStream
+// (chrome_trace.h) and KinetoTraceStream (kineto_trace.h) are the two;
+// NewTraceStream makes either. The trace's JSON text goes to a ByteSink in
+// pieces as fragments come.
 class TraceStream {
  public:
-  // `sink` must outlive the stream.
-  TraceStream(TraceFormat format, ByteSink* sink);
+  TraceStream() = default;
   TraceStream(const TraceStream&) = delete;
   TraceStream& operator=(const TraceStream&) = delete;
-  ~TraceStream();
+  virtual ~TraceStream() = default;
 
   // Formats the fragment's events (see above); the sink's first error.
   absl::Status Append(const tensorflow::profiler::XSpace& fragment);
@@ -65,12 +67,18 @@ class TraceStream {
   // lines, the threads named, and the events and spans that links need
   // (flow ends, runtime calls, device work, host spans around calls);
   // never one per host marker.
-  size_t HeldItems() const;
+  virtual size_t HeldItems() const = 0;
+
+ protected:
+  virtual absl::Status AppendFragment(const tensorflow::profiler::XSpace& fragment) = 0;
+  virtual absl::Status FinishTrace() = 0;
 
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  bool finished_ = false;
 };
+
+// The writer of `format` into `sink`, which must outlive it.
+std::unique_ptr<TraceStream> NewTraceStream(TraceFormat format, ByteSink* sink);
 
 // The same into a file written atomically (atomic_file.h), gzipped when
 // `path` ends in ".gz" (gzip.h's GzipSink): nothing is left under `path`

@@ -138,9 +138,9 @@ std::string EventDifference(const std::string& a, const std::string& b) {
 
 std::string Streamed(exporter::TraceFormat format, const std::vector<XSpace>& fragments) {
   exporter::StringSink sink;
-  exporter::TraceStream stream(format, &sink);
-  for (const XSpace& fragment : fragments) REQUIRE(stream.Append(fragment).ok());
-  REQUIRE(stream.Finish().ok());
+  const auto stream = exporter::NewTraceStream(format, &sink);
+  for (const XSpace& fragment : fragments) REQUIRE(stream->Append(fragment).ok());
+  REQUIRE(stream->Finish().ok());
   return sink.text();
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("trace stream: what a stream holds does not grow with host markers") {
   for (const auto format : {exporter::TraceFormat::kChrome, exporter::TraceFormat::kKineto}) {
     INFO("format " << static_cast<int>(format));
     exporter::CountingSink sink;
-    exporter::TraceStream stream(format, &sink);
+    const auto stream = exporter::NewTraceStream(format, &sink);
     size_t held = 0;
     int64_t live = 0;
     for (int i = 0; i < 200; ++i) {
@@ -180,9 +180,9 @@ TEST_CASE("trace stream: what a stream holds does not grow with host markers") {
       for (auto& line : *fragment.mutable_planes(0)->mutable_lines()) {
         line.set_timestamp_ns(int64_t{i} * 50'000'000);
       }
-      REQUIRE(stream.Append(fragment).ok());
+      REQUIRE(stream->Append(fragment).ok());
       if (i == 9) {
-        held = stream.HeldItems();
+        held = stream->HeldItems();
         live = testing::LiveHeapBytes();
       }
     }
@@ -190,10 +190,10 @@ TEST_CASE("trace stream: what a stream holds does not grow with host markers") {
     // that stays (a byte per 40 markers would be 78 KB).
     // The 4 threads named, and the Chrome writer's plane.
     CHECK(held == (format == exporter::TraceFormat::kChrome ? 5u : 4u));
-    CHECK(stream.HeldItems() == held);
+    CHECK(stream->HeldItems() == held);
     INFO("heap bytes kept by 190 fragments: " << testing::LiveHeapBytes() - live);
     CHECK(testing::LiveHeapBytes() - live < 16 * 1024);
-    REQUIRE(stream.Finish().ok());
+    REQUIRE(stream->Finish().ok());
     CHECK(sink.bytes() > size_t{200} * 16384 * 40);
   }
 }

@@ -69,8 +69,10 @@ TEST_CASE("host-plane fragments of 1, 7, 512 and 64K events write the whole plan
     XSpace fragment = skeleton;
     XPlane* plane = fragment.add_planes();
     exporter::StringSink chrome_text, kineto_text;
-    exporter::TraceStream chrome_stream(exporter::TraceFormat::kChrome, &chrome_text);
-    exporter::TraceStream kineto_stream(exporter::TraceFormat::kKineto, &kineto_text);
+    const auto chrome_stream =
+        exporter::NewTraceStream(exporter::TraceFormat::kChrome, &chrome_text);
+    const auto kineto_stream =
+        exporter::NewTraceStream(exporter::TraceFormat::kKineto, &kineto_text);
     int fragments = 0, largest = 0;
     int64_t handed = 0;
     REQUIRE(collectors::FragmentHostPlane(
@@ -85,12 +87,12 @@ TEST_CASE("host-plane fragments of 1, 7, 512 and 64K events write the whole plan
                   if (plane->event_metadata_size() != built.event_metadata_size()) {
                     return absl::InternalError("metadata missing");
                   }
-                  if (absl::Status s = chrome_stream.Append(fragment); !s.ok()) return s;
-                  return kineto_stream.Append(fragment);
+                  if (absl::Status s = chrome_stream->Append(fragment); !s.ok()) return s;
+                  return kineto_stream->Append(fragment);
                 })
                 .ok());
-    REQUIRE(chrome_stream.Finish().ok());
-    REQUIRE(kineto_stream.Finish().ok());
+    REQUIRE(chrome_stream->Finish().ok());
+    REQUIRE(kineto_stream->Finish().ok());
     CHECK(handed == stats.events);
     CHECK(largest <= events);
     CHECK(fragments >= (stats.events + events - 1) / events);
