@@ -12,13 +12,7 @@ using tensorflow::profiler::XStat;
 
 StatNames::StatNames(const xplane::PlaneVisitor& plane) {
   const auto& metadata = plane.raw().stat_metadata();
-  const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
-  for (const auto& [id, stat] : metadata) {
-    if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
-        static_cast<uint64_t>(id) >= dense_.size()) {
-      dense_.resize(static_cast<size_t>(id) + 1);
-    }
-  }
+  dense_.resize(DenseTableSize(metadata));
   for (const auto& [id, stat] : metadata) {
     const bool dense = id >= 0 && static_cast<uint64_t>(id) < dense_.size();
     Entry& entry = dense ? dense_[static_cast<size_t>(id)] : sparse_[id];
@@ -30,13 +24,7 @@ StatNames::StatNames(const xplane::PlaneVisitor& plane) {
 
 EventNames::EventNames(const xplane::PlaneVisitor& plane) {
   const auto& metadata = plane.raw().event_metadata();
-  const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
-  for (const auto& [id, event] : metadata) {
-    if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
-        static_cast<uint64_t>(id) >= dense_.size()) {
-      dense_.resize(static_cast<size_t>(id) + 1);
-    }
-  }
+  dense_.resize(DenseTableSize(metadata));
   for (const auto& [id, event] : metadata) {
     const bool dense = id >= 0 && static_cast<uint64_t>(id) < dense_.size();
     (dense ? dense_[static_cast<size_t>(id)] : sparse_[id]) =

@@ -19,6 +19,24 @@
 namespace neuronprof {
 namespace exporter {
 
+// Tables by metadata id: ids usually count from 1, so a vector indexed by
+// id serves every id below DenseIdLimit (a few times the count); a crafted
+// plane's larger ids go to a map beside it. DenseTableSize: one past the
+// largest id of `metadata` (a protobuf map by id) below that limit.
+inline uint64_t DenseIdLimit(size_t count) { return 4 * static_cast<uint64_t>(count) + 64; }
+template <typename MetadataMap>
+size_t DenseTableSize(const MetadataMap& metadata) {
+  const uint64_t limit = DenseIdLimit(metadata.size());
+  size_t size = 0;
+  for (const auto& entry : metadata) {
+    const int64_t id = entry.first;
+    if (id >= 0 && static_cast<uint64_t>(id) < limit && static_cast<size_t>(id) >= size) {
+      size = static_cast<size_t>(id) + 1;
+    }
+  }
+  return size;
+}
+
 // A plane's stat metadata names, each escaped once: the keys of args and
 // the text of interned (ref_value) strings, found by id in O(1) (not a
 // protobuf map look-up and an escape per stat of a million events).

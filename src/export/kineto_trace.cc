@@ -164,10 +164,9 @@ class HostRoles {
             ids.bytes_allocated, ids.pool_reserved, ids.instant, ids.stack};
     // A table by id when the ids are small (the usual: ids count from 1);
     // a crafted plane's huge ids are compared one by one instead.
-    const int64_t dense_below = 4 * static_cast<int64_t>(stat_metadata) + 64;
     int64_t top = -1;
     for (int64_t id : ids_) top = std::max(top, id);
-    if (top >= dense_below) return;
+    if (top >= static_cast<int64_t>(DenseIdLimit(stat_metadata))) return;
     by_id_.assign(static_cast<size_t>(top + 1), kNoRole);
     for (size_t role = 0; role < ids_.size(); ++role) {
       if (ids_[role] >= 0) by_id_[static_cast<size_t>(ids_[role])] = static_cast<uint8_t>(role);
@@ -238,13 +237,7 @@ class HostMetadata {
 
   HostMetadata(const PlaneVisitor& plane, const HostRoles& roles) : plane_(&plane) {
     const auto& metadata = plane.raw().event_metadata();
-    const uint64_t dense_below = 4 * static_cast<uint64_t>(metadata.size()) + 64;
-    for (const auto& [id, event] : metadata) {
-      if (id >= 0 && static_cast<uint64_t>(id) < dense_below &&
-          static_cast<uint64_t>(id) >= dense_.size()) {
-        dense_.resize(static_cast<size_t>(id) + 1);
-      }
-    }
+    dense_.resize(DenseTableSize(metadata));
     for (const auto& [id, event] : metadata) {
       if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
         dense_[static_cast<size_t>(id)] = &event;
