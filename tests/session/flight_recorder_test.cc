@@ -497,9 +497,10 @@ TEST_CASE("a dump with the Chrome and Kineto traces builds no XSpace: they come 
   options.write_chrome_trace = true;
   options.write_pytorch_trace = true;
   // The copy, one fragment of events and the writers' buffers (gzip
-  // blocks, formatting jobs: ~10 MiB); from a whole XSpace it was ~4x the
+  // blocks, formatting jobs and their threads' malloc arenas: 18-22 MiB
+  // measured on a loaded 2-core VM); from a whole XSpace it was ~4x the
   // ring, and RSS stayed tens of MiB above its level after.
-  CheckFullRingDump(options, kRing * 5 / 4, int64_t{8} << 20);
+  CheckFullRingDump(options, kRing * 3 / 2, int64_t{8} << 20);
 }
 
 }  // namespace
