@@ -38,6 +38,14 @@ void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat, const St
   out->Raw(ref == nullptr ? std::string_view("\"\"") : std::string_view(ref->escaped));
 }
 
+void WriteStatArg(json::Writer* out, const StatNames::Entry& key, const xplane::StatVisitor& stat,
+                  const StatNames& names) {
+  out->Char(',');
+  out->Raw(key.escaped);
+  out->Char(':');
+  WriteStatValue(out, stat, names);
+}
+
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
   const XStat& raw = stat.raw();
   switch (raw.value_case()) {

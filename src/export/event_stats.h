@@ -88,6 +88,10 @@ class EventNames {
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat);
 // The same with interned strings taken escaped from `names` (the plane's).
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat, const StatNames& names);
+// ,"<key>":<value> for a stat whose key (its metadata's entry) is known not
+// to repeat a key already written: the writers' fast paths.
+void WriteStatArg(json::Writer* out, const StatNames::Entry& key, const xplane::StatVisitor& stat,
+                  const StatNames& names);
 
 // The "args" object of one trace event; written only if a key is added.
 // Each key is written once: a later value under a key already written (a

@@ -390,10 +390,7 @@ class OperatorSignatures {
       }
       const StatNames::Entry* entry = names_->Find(stat.metadata_id());
       if (entry == nullptr || entry->name.empty()) continue;
-      tail.Char(',');
-      tail.Raw(entry->escaped);
-      tail.Char(':');
-      WriteStatValue(&tail, xplane::StatVisitor(plane, stat), *names_);
+      WriteStatArg(&tail, *entry, xplane::StatVisitor(plane, stat), *names_);
     }
     signature.tail = std::string(tail.text());
     signature.usable = true;
@@ -1070,10 +1067,7 @@ class KinetoWriter {
             std::find(skip.begin(), skip.end(), entry->name_id) != skip.end()) {
           continue;
         }
-        out_.Char(',');
-        out_.Raw(entry->escaped);
-        out_.Char(':');
-        WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+        WriteStatArg(&out_, *entry, xplane::StatVisitor(plane, stat), *names_);
       }
       out_.Raw("}}");
       return;
@@ -1224,10 +1218,7 @@ class KinetoWriter {
       if (role == kSequence || role == kFwdThread) continue;
       const StatNames::Entry* entry = names_->Find(stat.metadata_id());
       if (entry == nullptr || entry->name.empty()) continue;
-      out_.Char(',');
-      out_.Raw(entry->escaped);
-      out_.Char(':');
-      WriteStatValue(&out_, xplane::StatVisitor(plane, stat), *names_);
+      WriteStatArg(&out_, *entry, xplane::StatVisitor(plane, stat), *names_);
     }
     out_.Raw(signature.tail);
     out_.Char('}');
