@@ -46,43 +46,57 @@ int TypeIndex(const std::string& type, std::vector<std::string>* types) {
   return static_cast<int>(types->size()) - 1;
 }
 
-// Stats to add are decided from the visitor, then added with the builder
-// (which may grow the plane's metadata the visitor indexed).
-void AddStats(const std::vector<MemoryStatsToAdd>& additions,
-              const std::vector<std::string>& device_types, tensorflow::profiler::XPlane* raw) {
+// The metadata ids of the stats `additions` add, each made on its first
+// use in `additions`' order (so in the same order as one look-up per stat
+// would make them).
+MemoryAnnotationIds ResolveIds(const std::vector<MemoryStatsToAdd>& additions,
+                         const std::vector<std::string>& device_types,
+                         tensorflow::profiler::XPlane* raw) {
   xplane::XPlaneBuilder builder(raw);
-  // Each stat's metadata id, made on its first use (so in the same order as
-  // one look-up per stat would), then reused.
-  int64_t allocation_bytes = -1, device_type = -1, device_id = -1, available = -1, peak = -1;
+  MemoryAnnotationIds ids;
+  ids.device_type_refs.assign(device_types.size(), -1);
   const auto id = [&builder](int64_t* cached, std::string_view name) {
     if (*cached < 0) *cached = builder.StatMetadataId(name);
-    return *cached;
   };
+  for (const MemoryStatsToAdd& a : additions) {
+    if (a.has & MemoryStatsToAdd::kAllocationBytes) {
+      id(&ids.allocation_bytes, xplane::kAllocationBytesStat);
+    }
+    if (a.device_type >= 0) {
+      id(&ids.device_type, xplane::kMemoryDeviceTypeStat);
+      id(&ids.device_type_refs[a.device_type], device_types[a.device_type]);
+      id(&ids.device_id, xplane::kDeviceIdStat);
+    }
+    if (a.has & MemoryStatsToAdd::kAvailable) id(&ids.available, xplane::kBytesAvailableStat);
+    if (a.has & MemoryStatsToAdd::kPeak) id(&ids.peak, xplane::kPeakBytesInUseStat);
+  }
+  return ids;
+}
+
+// Adds the stats with ids made before: no metadata changes.
+void AddStats(const std::vector<MemoryStatsToAdd>& additions, int part, int parts,
+              const MemoryAnnotationIds& ids, tensorflow::profiler::XPlane* raw) {
   const auto add = [](tensorflow::profiler::XEvent* event, int64_t metadata_id) {
     tensorflow::profiler::XStat* stat = event->add_stats();
     stat->set_metadata_id(metadata_id);
     return stat;
   };
-  std::vector<int64_t> type_refs(device_types.size(), -1);  // Made on first use.
-  for (const MemoryStatsToAdd& a : additions) {
+  const size_t count = additions.size();
+  for (size_t i = count * part / parts; i < count * (part + 1) / parts; ++i) {
+    const MemoryStatsToAdd& a = additions[i];
     auto* event = raw->mutable_lines(a.line)->mutable_events(a.event);
     if (a.has & MemoryStatsToAdd::kAllocationBytes) {
-      add(event, id(&allocation_bytes, xplane::kAllocationBytesStat))
-          ->set_int64_value(a.allocation_bytes);
+      add(event, ids.allocation_bytes)->set_int64_value(a.allocation_bytes);
     }
     if (a.device_type >= 0) {
-      tensorflow::profiler::XStat* type = add(event, id(&device_type, xplane::kMemoryDeviceTypeStat));
-      int64_t& ref = type_refs[a.device_type];
-      if (ref < 0) ref = builder.StatMetadataId(device_types[a.device_type]);
-      type->set_ref_value(static_cast<uint64_t>(ref));
-      add(event, id(&device_id, xplane::kDeviceIdStat))->set_int64_value(a.device_id);
+      add(event, ids.device_type)
+          ->set_ref_value(static_cast<uint64_t>(ids.device_type_refs[a.device_type]));
+      add(event, ids.device_id)->set_int64_value(a.device_id);
     }
     if (a.has & MemoryStatsToAdd::kAvailable) {
-      add(event, id(&available, xplane::kBytesAvailableStat))->set_int64_value(a.available);
+      add(event, ids.available)->set_int64_value(a.available);
     }
-    if (a.has & MemoryStatsToAdd::kPeak) {
-      add(event, id(&peak, xplane::kPeakBytesInUseStat))->set_int64_value(a.peak);
-    }
+    if (a.has & MemoryStatsToAdd::kPeak) add(event, ids.peak)->set_int64_value(a.peak);
   }
 }
 
@@ -190,8 +204,24 @@ MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space)
 
 void AddMemoryAnnotation(const MemoryAnnotation& annotation,
                          tensorflow::profiler::XSpace* space) {
+  AddMemoryStats(annotation, ResolveMemoryStatIds(annotation, space), 0, 1, space);
+}
+
+std::vector<MemoryAnnotationIds> ResolveMemoryStatIds(const MemoryAnnotation& annotation,
+                                                tensorflow::profiler::XSpace* space) {
+  std::vector<MemoryAnnotationIds> ids;
+  ids.reserve(annotation.planes.size());
   for (const auto& [plane, additions] : annotation.planes) {
-    AddStats(additions, annotation.device_types, space->mutable_planes(plane));
+    ids.push_back(ResolveIds(additions, annotation.device_types, space->mutable_planes(plane)));
+  }
+  return ids;
+}
+
+void AddMemoryStats(const MemoryAnnotation& annotation, const std::vector<MemoryAnnotationIds>& ids,
+                    int part, int parts, tensorflow::profiler::XSpace* space) {
+  for (size_t i = 0; i < annotation.planes.size(); ++i) {
+    const auto& [plane, additions] = annotation.planes[i];
+    AddStats(additions, part, parts, ids[i], space->mutable_planes(plane));
   }
 }
 

@@ -47,6 +47,19 @@ MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space)
 void AddMemoryAnnotation(const MemoryAnnotation& annotation,
                          tensorflow::profiler::XSpace* space);
 
+// AddMemoryAnnotation in two steps. Resolving makes the stat metadata (it
+// grows the planes' metadata, so nothing else may touch them); adding
+// only adds stats to the memory events, so its parts (each plane's events
+// cut into `parts` runs) may run side by side.
+struct MemoryAnnotationIds {  // A plane's; -1 where no event adds the stat.
+  int64_t allocation_bytes = -1, device_type = -1, device_id = -1, available = -1, peak = -1;
+  std::vector<int64_t> device_type_refs;  // By index into MemoryAnnotation::device_types.
+};
+std::vector<MemoryAnnotationIds> ResolveMemoryStatIds(const MemoryAnnotation& annotation,
+                                                tensorflow::profiler::XSpace* space);
+void AddMemoryStats(const MemoryAnnotation& annotation, const std::vector<MemoryAnnotationIds>& ids,
+                    int part, int parts, tensorflow::profiler::XSpace* space);
+
 }  // namespace analysis
 }  // namespace neuronprof
 

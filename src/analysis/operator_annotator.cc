@@ -77,11 +77,19 @@ std::string TfOpValue(std::string_view scope, std::string_view op_name) {
 
 namespace {
 
+// tf_op, flops, bytes (the host collector reserves room for these in
+// each operator's stat array: src/collectors/host).
+constexpr int kMaxStatsAdded = 3;
+
+}  // namespace
+
 // The plane being annotated: its stat ids resolved once, and each distinct
 // ref_value interned once (a million ops repeat a few hundred strings), so
 // a stat costs one protobuf Add instead of two hashed name look-ups.
 class PlaneAnnotator {
  public:
+  using Ref = std::pair<const std::string, uint64_t>;
+
   explicit PlaneAnnotator(tensorflow::profiler::XPlane* plane)
       : builder_(plane),
         stale_ids_(ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat,
@@ -93,13 +101,10 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
-  // tf_op, flops, bytes (the host collector reserves room for these in
-  // each operator's stat array: src/collectors/host).
-  static constexpr int kMaxStatsAdded = 3;
-
-  void Annotate(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
-    if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
-    event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
+  // Makes every id `op`'s stats refer to (in the order one pass would
+  // make them) and sets `event`'s metadata: adding its stats then changes
+  // no metadata.
+  void Plan(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
     const Ref* scope = nullptr;  // the interned scope; null for none
     if (!op.scope.empty()) scope = Interned(op.scope, &last_scope_);
     const Ref* layer = op.layer.empty() ? nullptr : Interned(op.layer, &last_layer_);
@@ -111,23 +116,39 @@ class PlaneAnnotator {
     auto& tf_ops = tf_op_refs_[scope];
     auto tf_op = tf_ops.find(absl::string_view(op.name.data(), op.name.size()));
     if (tf_op == tf_ops.end()) {
-      tf_op = tf_ops.emplace(op.name, RefId(TfOpValue(op.scope, op.name))).first;
+      tf_ops.emplace(op.name, RefId(TfOpValue(op.scope, op.name)));
     }
-    AddStat(event, tf_op_id_)->set_ref_value(tf_op->second);
+  }
+
+  // Adds `op`'s stats to `event` once Plan made their ids; only reads
+  // this annotator, so calls may run side by side. `*last_scope` is the
+  // caller's, as last_scope_ is Plan's.
+  void AddStats(const OperatorEvent& op, const Ref** last_scope,
+                tensorflow::profiler::XEvent* event) const {
+    const Ref* scope = nullptr;
+    if (!op.scope.empty()) {
+      if (*last_scope == nullptr || (*last_scope)->first != op.scope) {
+        *last_scope = &*refs_.find(absl::string_view(op.scope.data(), op.scope.size()));
+      }
+      scope = *last_scope;
+    }
+    const uint64_t tf_op_ref = tf_op_refs_.find(scope)->second.find(
+        absl::string_view(op.name.data(), op.name.size()))->second;
+    const auto stat = [event](int64_t metadata_id) {
+      tensorflow::profiler::XStat* added = event->add_stats();
+      added->set_metadata_id(metadata_id);
+      return added;
+    };
+    if (!stale_ids_.empty()) RemoveStats(event, stale_ids_);
+    event->mutable_stats()->Reserve(event->stats_size() + kMaxStatsAdded);
+    stat(tf_op_id_)->set_ref_value(tf_op_ref);
     if (op.source != CostSource::kUnknown) {
-      AddStat(event, flops_id_)->set_int64_value(op.self_flops);
-      AddStat(event, bytes_id_)->set_int64_value(op.self_bytes);
+      stat(flops_id_)->set_int64_value(op.self_flops);
+      stat(bytes_id_)->set_int64_value(op.self_bytes);
     }
   }
 
  private:
-  static tensorflow::profiler::XStat* AddStat(tensorflow::profiler::XEvent* event,
-                                              int64_t metadata_id) {
-    tensorflow::profiler::XStat* stat = event->add_stats();
-    stat->set_metadata_id(metadata_id);
-    return stat;
-  }
-  using Ref = std::pair<const std::string, uint64_t>;
 
   // Scope and layer are the same for every call of a signature at one
   // place in the model: they go on a copy of the op's metadata made once
@@ -212,22 +233,41 @@ class PlaneAnnotator {
   absl::flat_hash_map<const Ref*, absl::flat_hash_map<std::string, uint64_t>> tf_op_refs_;
 };
 
-}  // namespace
-
 void AnnotateOperatorEvents(tensorflow::profiler::XSpace* space) {
   AnnotateOperatorEvents(CollectOperatorEvents(*space), space);
 }
 
 void AnnotateOperatorEvents(const OperatorEvents& events, tensorflow::profiler::XSpace* space) {
-  int annotated_plane = -1;
-  std::unique_ptr<PlaneAnnotator> annotator;
+  ApplyOperatorAnnotation(events, PlanOperatorAnnotation(events, space), 0, 1, space);
+}
+
+OperatorAnnotation::OperatorAnnotation() = default;
+OperatorAnnotation::~OperatorAnnotation() = default;
+OperatorAnnotation::OperatorAnnotation(OperatorAnnotation&&) noexcept = default;
+OperatorAnnotation& OperatorAnnotation::operator=(OperatorAnnotation&&) noexcept = default;
+
+OperatorAnnotation PlanOperatorAnnotation(const OperatorEvents& events,
+                                          tensorflow::profiler::XSpace* space) {
+  OperatorAnnotation annotation;
+  annotation.planes_.resize(space->planes_size());
   for (const OperatorEvent& op : events.ops) {
     tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
-    if (op.plane != annotated_plane) {
-      annotator = std::make_unique<PlaneAnnotator>(plane);
-      annotated_plane = op.plane;
-    }
-    annotator->Annotate(op, plane->mutable_lines(op.line)->mutable_events(op.event));
+    std::unique_ptr<PlaneAnnotator>& annotator = annotation.planes_[op.plane];
+    if (annotator == nullptr) annotator = std::make_unique<PlaneAnnotator>(plane);
+    annotator->Plan(op, plane->mutable_lines(op.line)->mutable_events(op.event));
+  }
+  return annotation;
+}
+
+void ApplyOperatorAnnotation(const OperatorEvents& events, const OperatorAnnotation& annotation,
+                             int part, int parts, tensorflow::profiler::XSpace* space) {
+  const PlaneAnnotator::Ref* last_scope = nullptr;
+  const size_t count = events.ops.size();
+  for (size_t i = count * part / parts; i < count * (part + 1) / parts; ++i) {
+    const OperatorEvent& op = events.ops[i];
+    tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
+    annotation.planes_[op.plane]->AddStats(op, &last_scope,
+                                           plane->mutable_lines(op.line)->mutable_events(op.event));
   }
 }
 

@@ -217,6 +217,34 @@ TEST_CASE("memory annotation walked beside the operator walk adds what it adds a
   CHECK(memory.device_types == std::vector<std::string>{"CUDA", "CPU"});
 }
 
+TEST_CASE("annotations added in parts side by side give the bytes of one pass each") {
+  // The session makes every id first (operators', then memory's) and adds
+  // each set of stats in two parts on two cores: the ids must come out in
+  // the order of one annotation after the other.
+  auto capture = [] {
+    XSpace space = LeakySpace();
+    AddMemory(&space, {20, false, 64, 0x9, "aten::empty", 64, "cuda:1", nullptr});
+    AddMemory(&space, {40, false, 16, 0xb, "aten::empty", 16, "cuda:0", nullptr});
+    return space;
+  };
+  XSpace in_turn = capture();
+  AnnotateOperatorEvents(&in_turn);
+  AnnotateMemoryEvents(&in_turn);
+  XSpace in_parts = capture();
+  const MemoryAnnotation memory = PlanMemoryAnnotation(in_parts);
+  {
+    const OperatorEvents ops = CollectOperatorEvents(in_parts);
+    REQUIRE(ops.ops.size() > 2);
+    const OperatorAnnotation op_stats = PlanOperatorAnnotation(ops, &in_parts);
+    ApplyOperatorAnnotation(ops, op_stats, 1, 2, &in_parts);  // Either part first.
+    ApplyOperatorAnnotation(ops, op_stats, 0, 2, &in_parts);
+  }
+  const std::vector<MemoryAnnotationIds> memory_ids = ResolveMemoryStatIds(memory, &in_parts);
+  AddMemoryStats(memory, memory_ids, 1, 2, &in_parts);
+  AddMemoryStats(memory, memory_ids, 0, 2, &in_parts);
+  CHECK(testing::DeterministicBytes(in_parts) == testing::DeterministicBytes(in_turn));
+}
+
 }  // namespace
 }  // namespace analysis
 }  // namespace neuronprof
