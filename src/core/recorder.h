@@ -70,6 +70,18 @@ class RecordsInPool {
   const internal::EventRecord& front() const { return chunks_.front().first[0]; }
   const internal::EventRecord& operator[](size_t i) const;
   const internal::EventRecord& at(size_t i) const;  // Throws out_of_range.
+  // The first record of the block that holds record `i` (< size()), and
+  // in `*index` its index: where to cut the records in two runs.
+  // (Inline: the markers library exports no more than it must.)
+  const_iterator BlockStartOf(size_t i, size_t* index) const {
+    size_t chunk = 0;
+    *index = 0;
+    while (i >= chunks_[chunk].second) {
+      i -= chunks_[chunk].second;
+      *index += chunks_[chunk++].second;
+    }
+    return {this, chunk, 0};
+  }
 
  private:
   std::vector<std::pair<const internal::EventRecord*, size_t>> chunks_;

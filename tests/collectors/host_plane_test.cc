@@ -78,6 +78,25 @@ TEST_CASE("a line built in two halves on two threads is the plane one pass build
   CHECK(DeterministicBytes(*on_arena) == DeterministicBytes(one));
 }
 
+TEST_CASE("a long thread's records sorted by kind in two halves give the plane of one pass") {
+  // Long enough for several pool blocks: the split cuts at a block start.
+  REQUIRE(core::StartRecording(2, uint64_t{16} << 20).ok());
+  for (int i = 0; i < 3000; ++i) {
+    AsyncTrace request("requests", "request");
+    ScopedTrace step("step", {{"i", int64_t{i}}});
+    TraceCounter("queue", int64_t{i % 7});
+  }
+  auto capture = core::StopRecording();
+  REQUIRE(capture.ok());
+  tensorflow::profiler::XSpace one, two;
+  collectors::CollectStats one_stats, two_stats;
+  collectors::AddHostPlane(*capture, &one, &one_stats, collectors::kLocalBufferAdvice, SIZE_MAX);
+  collectors::AddHostPlane(*capture, &two, &two_stats, collectors::kLocalBufferAdvice, 2);
+  REQUIRE(one.planes(0).lines_size() >= 3);  // The thread's, the async track's, the counters'.
+  CHECK(two_stats.events == one_stats.events);
+  CHECK(DeterministicBytes(two) == DeterministicBytes(one));
+}
+
 TEST_CASE("calls with one signature share a metadata; each keeps its own sequence number") {
   auto space = testing::CaptureHostPlane([] {
     Op("[[2,3],[3,4]]", 1);

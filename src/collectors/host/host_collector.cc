@@ -312,6 +312,60 @@ bool InLineOrder(const core::ThreadEvents& thread) {
   return true;
 }
 
+// Where each kind of record goes: markers and instants (one thread's
+// line), counters and async spans (of every thread).
+struct ByKind {
+  std::vector<const EventRecord*>* events;
+  std::vector<const EventRecord*>* counters;
+  std::vector<const EventRecord*>* spans;
+};
+
+void AddByKind(core::RecordsInPool::const_iterator begin, core::RecordsInPool::const_iterator end,
+               const ByKind& to) {
+  for (auto it = begin; it != end; ++it) {
+    switch (KindOf(*it)) {
+      case RecordKind::kCounter: to.counters->push_back(&*it); break;
+      case RecordKind::kAsync: to.spans->push_back(&*it); break;
+      default: to.events->push_back(&*it); break;
+    }
+  }
+}
+
+// The same for all of `records`, in their order; from `split_events`
+// records on, the second half (from a block start) is classified on another
+// core.
+void AddByKind(const core::RecordsInPool& records, size_t split_events, const ByKind& to) {
+  size_t middle = 0;
+  const auto second_begin = records.size() >= std::max<size_t>(split_events, 2)
+                                ? records.BlockStartOf(records.size() / 2, &middle)
+                                : records.begin();
+  if (middle == 0) return AddByKind(records.begin(), records.end(), to);
+  std::vector<const EventRecord*> events, counters, spans;
+  events.reserve(records.size() - middle);
+  std::thread second([&] { AddByKind(second_begin, records.end(), {&events, &counters, &spans}); });
+  AddByKind(records.begin(), second_begin, to);
+  second.join();
+  to.events->insert(to.events->end(), events.begin(), events.end());
+  to.counters->insert(to.counters->end(), counters.begin(), counters.end());
+  to.spans->insert(to.spans->end(), spans.begin(), spans.end());
+}
+
+// std::is_sorted, from `split_events` on in two halves on two cores.
+template <typename Before>
+bool IsSorted(const std::vector<const EventRecord*>& events, size_t split_events,
+              const Before& before) {
+  if (events.size() < std::max<size_t>(split_events, 2)) {
+    return std::is_sorted(events.begin(), events.end(), before);
+  }
+  const auto middle = events.begin() + events.size() / 2;
+  bool first_sorted = false;
+  // The halves overlap by one: every neighbouring pair is compared.
+  std::thread first([&] { first_sorted = std::is_sorted(events.begin(), middle + 1, before); });
+  const bool second_sorted = std::is_sorted(middle, events.end(), before);
+  first.join();
+  return first_sorted && second_sorted;
+}
+
 // Where the plane's finished pieces go: nowhere (the plane keeps its lines:
 // an XSpace); a sink that writes each line out, in chunks of
 // kStreamChunkEvents events while it is built, and takes it off the plane;
@@ -689,20 +743,14 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
         threads.size() == 1 && InLineOrder(*threads.front()) ? threads.front() : nullptr;
     for (const core::ThreadEvents* thread : threads) {
       if (in_order != nullptr) break;
-      for (const EventRecord& record : thread->events) {
-        switch (KindOf(record)) {
-          case RecordKind::kCounter: counters.push_back(&record); break;
-          case RecordKind::kAsync: spans.push_back(&record); break;
-          default: events.push_back(&record); break;
-        }
-      }
+      AddByKind(thread->events, split_line_events, {&events, &counters, &spans});
       if (line_name.empty()) line_name = thread->thread_name;
     }
     if (in_order != nullptr) line_name = in_order->thread_name;
     if (events.empty() && in_order == nullptr) continue;
     if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
     auto before = [](const EventRecord* a, const EventRecord* b) { return Before(*a, *b); };
-    if (!std::is_sorted(events.begin(), events.end(), before)) {
+    if (!IsSorted(events, split_line_events, before)) {
       std::sort(events.begin(), events.end(), before);
     }
     const uint64_t line_start =
