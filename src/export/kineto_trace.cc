@@ -853,9 +853,10 @@ class KinetoWriter {
   // KinetoWriter of its own on another thread.
   struct ChunkText {
     std::unique_ptr<KinetoWriter> writer;
+    PreparedBytes prepared;  // The text as the sink takes it.
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
-    fmt::memory_buffer TakeBuffer() { return writer->out_.TakeBuffer(); }
+    JobBuffers TakeBuffers() { return {writer->out_.TakeBuffer(), std::move(prepared)}; }
   };
 
   void WriteItem(const HostItem& item, const PlaneVisitor& plane) {
@@ -895,9 +896,10 @@ class KinetoWriter {
       for (const Job& job : jobs) WriteJob(job, plane, steps_seen_);
       return;
     }
-    const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
+    const auto run = [&](size_t index, JobBuffers&& buffers) {
       auto done = std::make_unique<ChunkText>();
-      done->writer = std::make_unique<KinetoWriter>(std::move(buffer));
+      done->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
+      done->prepared = std::move(buffers.prepared);
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
       writer.roles_ = roles_;
@@ -911,6 +913,7 @@ class KinetoWriter {
       const uint64_t work = xplane::WorkCount();
       writer.WriteJob(jobs[index], plane, done->steps);
       done->work = xplane::WorkCount() - work;
+      out_.Prepare(writer.out_.text(), &done->prepared);
       return done;
     };
     const auto take = [&](size_t index, ChunkText& done) {
@@ -922,7 +925,7 @@ class KinetoWriter {
         return;
       }
       MergeChunk(*done.writer);
-      out_.Splice(done.writer->out_.text());
+      out_.Splice(done.prepared);
       steps_seen_ += done.steps;
     };
     RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
