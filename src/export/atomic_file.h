@@ -83,6 +83,8 @@ class AtomicFile : public ByteSink {
   std::string path_;  // For messages.
   Existing existing_;
   absl::Status status_;
+  uint64_t written_ = 0;   // Bytes appended.
+  uint64_t flushing_ = 0;  // Bytes whose write-back was started.
 };
 
 // Writes `path` atomically; the directory part of `path` is opened as

@@ -5,6 +5,7 @@
 #define NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,11 +14,34 @@
 namespace neuronprof {
 namespace exporter {
 
+// Text made ready for a sink ahead of its turn (ByteSink::Prepare), on the
+// thread that formatted it: for a gzip sink, compressed there, so a
+// writer's worker threads do the sink's work on their own text too.
+// Reused from piece to piece (the buffer keeps its capacity).
+struct PreparedBytes {
+  std::string_view text;           // What was prepared; the caller keeps it.
+  bool transformed = false;        // `bytes` are what the sink writes for it.
+  std::unique_ptr<char[]> bytes;
+  size_t capacity = 0;
+  size_t size = 0;
+  absl::Status status;             // Of the preparation.
+};
+
 class ByteSink {
  public:
   virtual ~ByteSink() = default;
   // The first error sticks: later calls return it and write nothing.
   virtual absl::Status Append(std::string_view bytes) = 0;
+  // Prepares `text` for AppendPrepared; safe on any thread while the sink
+  // is in use. By default nothing is done ahead: `text` is appended as is.
+  virtual void Prepare(std::string_view text, PreparedBytes* prepared) const {
+    prepared->text = text;
+    prepared->transformed = false;
+  }
+  // Appends prepared text, after everything appended before it.
+  virtual absl::Status AppendPrepared(const PreparedBytes& prepared) {
+    return Append(prepared.text);
+  }
 };
 
 // Keeps everything in memory (fuzzers, and tests of the text itself).

@@ -182,7 +182,7 @@ class ChromeWriter {
     return out_.Finish();
   }
 
-  fmt::memory_buffer TakeBuffer() { return out_.TakeBuffer(); }
+  JobBuffers TakeBuffers() { return {out_.TakeBuffer(), std::move(prepared_)}; }
 
   // What the writer holds between fragments, for tests: it grows with the
   // planes, lines and flow ends, never with the events.
@@ -233,16 +233,18 @@ class ChromeWriter {
     if (visitor.NumEvents() <= kJobEvents) {
       for (const LineJob& job : jobs) WriteJob(job);
     } else {
-      const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
-        auto writer = std::make_unique<ChromeWriter>(*this, std::move(buffer));
+      const auto run = [&](size_t index, JobBuffers&& buffers) {
+        auto writer = std::make_unique<ChromeWriter>(*this, std::move(buffers.text));
+        writer->prepared_ = std::move(buffers.prepared);
         writer->WriteJob(jobs[index]);
+        out_.Prepare(writer->out_.text(), &writer->prepared_);
         return writer;
       };
       const auto take = [&](size_t, ChromeWriter& done) {
         unplaceable_ += done.unplaceable_;
         correlation_ends_.insert(correlation_ends_.end(), done.correlation_ends_.begin(),
                                  done.correlation_ends_.end());
-        out_.Splice(done.out_.text());
+        out_.Splice(done.prepared_);
       };
       RunJobsInOrder(jobs.size(), kJobsInFlight, run, take);
     }
@@ -443,6 +445,7 @@ class ChromeWriter {
   }
 
   json::Writer out_;
+  PreparedBytes prepared_;  // A job's text as the sink takes it.
   const PlaneContext* plane_ = nullptr;  // The plane being written.
   int64_t unplaceable_ = 0;  // Events whose times do not fit int64 ns.
   // Across fragments (the job writers use only the above).

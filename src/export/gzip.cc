@@ -29,47 +29,56 @@ class GzipSink::Compressor {
         level_buf_size_(LevelBufferBytes(level_)),
         level_buf_(std::make_unique<uint8_t[]>(level_buf_size_)) {}
 
+  // Room for `input` as one member: incompressible input is stored (its
+  // size, a stored block's header per 64 KiB, the gzip header and trailer).
+  static size_t Bound(size_t input) { return input + input / 64 + 1024; }
+
   // block->input as one gzip member (header, deflate, CRC-32 and length)
   // into block->output.
   void Run(Block* block) {
     block->output_size = 0;
-    const std::string& input = block->input;
-    // Incompressible input is stored: its size, a stored block's header per
-    // 64 KiB, the gzip header and trailer.
-    const size_t bound = input.size() + input.size() / 64 + 1024;
+    const size_t bound = Bound(block->input.size());
     if (block->output_capacity < bound) {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    isal_zstream stream{};  // Every field zero: the inits do not set them all.
-    const bool done =
-        level_ == 0 ? Stateless(&stream, input, block) : InTwoCalls(&stream, input, block);
-    if (!done) {
+    if (!Compress(block->input, block->output.get(), block->output_capacity,
+                  &block->output_size)) {
       block->status = absl::InternalError("igzip compression failed");
-      return;
     }
-    block->output_size = stream.total_out;
+  }
+
+  // `input` as one member into `output` (Bound(input.size()) bytes at
+  // least); its size in *written.
+  bool Compress(std::string_view input, char* output, size_t capacity, size_t* written) {
+    isal_zstream stream{};  // Every field zero: the inits do not set them all.
+    const bool done = level_ == 0 ? Stateless(&stream, input, output, capacity)
+                                  : InTwoCalls(&stream, input, output, capacity);
+    *written = done ? stream.total_out : 0;
+    return done;
   }
 
  private:
   static constexpr size_t kFirstBytes = 17;
 
-  void Prepare(isal_zstream* stream, const std::string& input, Block* block) const {
+  void Prepare(isal_zstream* stream, std::string_view input, char* output,
+               size_t capacity) const {
     stream->level = static_cast<uint32_t>(level_);
     stream->level_buf = level_buf_.get();
     stream->level_buf_size = static_cast<uint32_t>(level_buf_size_);
     stream->gzip_flag = IGZIP_GZIP;
     stream->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(input.data()));
     stream->avail_in = static_cast<uint32_t>(input.size());
-    stream->next_out = reinterpret_cast<uint8_t*>(block->output.get());
-    stream->avail_out = static_cast<uint32_t>(block->output_capacity);
+    stream->next_out = reinterpret_cast<uint8_t*>(output);
+    stream->avail_out = static_cast<uint32_t>(capacity);
   }
 
   // Level 0's body hashes from the input alone; in one call, what does not
   // compress is stored.
-  bool Stateless(isal_zstream* stream, const std::string& input, Block* block) const {
+  bool Stateless(isal_zstream* stream, std::string_view input, char* output,
+                 size_t capacity) const {
     isal_deflate_stateless_init(stream);
-    Prepare(stream, input, block);
+    Prepare(stream, input, output, capacity);
     stream->end_of_stream = 1;
     stream->flush = NO_FLUSH;
     return isal_deflate_stateless(stream) == COMP_OK;
@@ -85,9 +94,10 @@ class GzipSink::Compressor {
   // only when more than its 16-byte margin (when flushing) follows: fed the
   // first kFirstBytes alone and flushed, it stops right after that byte, and
   // the rest goes on from a correct history.
-  bool InTwoCalls(isal_zstream* stream, const std::string& input, Block* block) const {
+  bool InTwoCalls(isal_zstream* stream, std::string_view input, char* output,
+                  size_t capacity) const {
     isal_deflate_init(stream);
-    Prepare(stream, input, block);
+    Prepare(stream, input, output, capacity);
     const size_t first = std::min(input.size(), kFirstBytes);
     const bool more = first < input.size();
     return Deflate(stream, first, more ? SYNC_FLUSH : NO_FLUSH, !more) &&
@@ -174,6 +184,63 @@ absl::Status GzipSink::Finish() {
   return status_;
 }
 
+void GzipSink::Prepare(std::string_view text, PreparedBytes* prepared) const {
+  prepared->text = text;
+  prepared->transformed = true;
+  prepared->size = 0;
+  prepared->status = absl::OkStatus();
+  size_t bound = 0;
+  for (size_t at = 0; at < text.size(); at += kBlockBytes) {
+    bound += Compressor::Bound(std::min(kBlockBytes, text.size() - at));
+  }
+  if (prepared->capacity < bound) {
+    // Not zeroed: only what is written is touched. Some room to spare,
+    // so that a slightly longer text next time fits.
+    prepared->capacity = bound + bound / 8;
+    prepared->bytes.reset(new char[prepared->capacity]);
+  }
+  std::unique_ptr<Compressor> compressor;
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    if (!spare_compressors_.empty()) {
+      compressor = std::move(spare_compressors_.back());
+      spare_compressors_.pop_back();
+    }
+  }
+  if (compressor == nullptr) compressor = std::make_unique<Compressor>(level_);
+  for (size_t at = 0; at < text.size(); at += kBlockBytes) {
+    size_t written = 0;
+    if (!compressor->Compress(text.substr(at, kBlockBytes), prepared->bytes.get() + prepared->size,
+                              prepared->capacity - prepared->size, &written)) {
+      prepared->status = absl::InternalError("igzip compression failed");
+      break;
+    }
+    prepared->size += written;
+  }
+  std::lock_guard<std::mutex> lock(spare_mutex_);
+  spare_compressors_.push_back(std::move(compressor));
+}
+
+absl::Status GzipSink::AppendPrepared(const PreparedBytes& prepared) {
+  if (!prepared.transformed) return Append(prepared.text);
+  if (prepared.text.empty()) return Append({});
+  // The block being filled goes first, as a member of its own.
+  if (!current_->input.empty()) Submit(/*last=*/false);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (status_.ok()) status_ = prepared.status;
+  if (!status_.ok()) return status_;
+  submitted_ = true;
+  // Written once every block before them is (this is the only appender).
+  changed_.wait(lock, [&] { return in_order_.empty() && !writing_; });
+  writing_ = true;
+  lock.unlock();
+  absl::Status written = next_->Append({prepared.bytes.get(), prepared.size});
+  lock.lock();
+  writing_ = false;
+  if (status_.ok()) status_ = std::move(written);
+  return status_;
+}
+
 void GzipSink::Submit(bool last) {
   submitted_ = true;
   std::unique_ptr<Block> block = std::move(current_);
@@ -242,6 +309,7 @@ void GzipSink::WriteReady(std::unique_lock<std::mutex>& lock) {
     changed_.notify_all();
   }
   writing_ = false;
+  changed_.notify_all();  // AppendPrepared waits for the writing to end.
 }
 
 absl::StatusOr<std::string> GzipDecompress(std::string_view data) {

@@ -29,8 +29,11 @@ namespace exporter {
 // members are written in order. igzip level 1 takes a third of libdeflate
 // level 1's time (a sixth of zlib's) for a file ~6 % larger than
 // libdeflate's, ~2 % smaller than zlib's; a member per block keeps the
-// blocks independent. The same bytes in give the same file out, on any
-// number of threads, in any process.
+// blocks independent. Text prepared ahead (Prepare, on the thread that
+// formatted it) is compressed there into members of its own, cut the same
+// way from its first byte; AppendPrepared ends the block being filled (a
+// shorter member) and writes them after it. The same bytes in the same
+// pieces give the same file out, on any number of threads, in any process.
 // Readers that read every member (gzip, zlib's gzread, Python's gzip, the
 // PyTorch plugin, HTA, Perfetto's trace processor) read the whole file.
 // With `threads` > 0 the blocks are compressed on that many threads while
@@ -48,6 +51,9 @@ class GzipSink : public ByteSink {
   ~GzipSink() override;  // Without Finish(), what is queued is dropped.
 
   absl::Status Append(std::string_view bytes) override;
+  // `text` as whole members, compressed on the calling thread.
+  void Prepare(std::string_view text, PreparedBytes* prepared) const override;
+  absl::Status AppendPrepared(const PreparedBytes& prepared) override;
   // Compresses and writes what is left; the first error of the compressor
   // or `next`.
   absl::Status Finish();
@@ -65,6 +71,9 @@ class GzipSink : public ByteSink {
   const int level_;
   std::unique_ptr<Block> current_;  // Being filled by Append.
   std::unique_ptr<Compressor> inline_compressor_;  // When there are no workers.
+  // Compressors of Prepare's callers, reused.
+  mutable std::mutex spare_mutex_;
+  mutable std::vector<std::unique_ptr<Compressor>> spare_compressors_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

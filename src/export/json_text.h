@@ -81,12 +81,18 @@ class Writer {
   void MaybeFlush() {
     if (buffer_.size() >= flush_bytes_) Flush();
   }
-  // Text formatted elsewhere (another Writer's, on another thread), handed
-  // to the sink after what this writer holds, without copying it into the
-  // buffer. Call it where the text may be cut.
-  void Splice(std::string_view text) {
+  // Text formatted elsewhere (another Writer's, on another thread) and
+  // prepared for this writer's sink there (Prepare: for a gzip file,
+  // compressed), handed to the sink after what this writer holds, without
+  // copying it into the buffer. Call it where the text may be cut.
+  void Splice(const PreparedBytes& prepared) {
     Flush();
-    if (status_.ok()) status_ = sink_->Append(text);
+    if (status_.ok()) status_ = sink_->AppendPrepared(prepared);
+  }
+  // Prepares `text` for Splice; safe on any thread while this writer is in
+  // use elsewhere (it reads only the sink, which allows that).
+  void Prepare(std::string_view text, PreparedBytes* prepared) const {
+    sink_->Prepare(text, prepared);
   }
   // Hands over the rest; the first error of the sink, if any.
   absl::Status Finish();

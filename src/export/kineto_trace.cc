@@ -848,14 +848,17 @@ class KinetoWriter {
   // Events per job: ~3 MB of text, a few jobs in flight at a time.
   static constexpr size_t kChunkEvents = 8192;
   static constexpr size_t kChunksInFlight = 3;
+  // Forward -> backward pairs per job: 8192 events of ~110 bytes.
+  static constexpr size_t kChunkFlowPairs = 2048;
 
   // A job's text and what its events add to the trace, written by a
   // KinetoWriter of its own on another thread.
   struct ChunkText {
     std::unique_ptr<KinetoWriter> writer;
+    PreparedBytes prepared;  // The text as the sink takes it.
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
-    fmt::memory_buffer TakeBuffer() { return writer->out_.TakeBuffer(); }
+    JobBuffers TakeBuffers() { return {writer->out_.TakeBuffer(), std::move(prepared)}; }
   };
 
   void WriteItem(const HostItem& item, const PlaneVisitor& plane) {
@@ -895,9 +898,10 @@ class KinetoWriter {
       for (const Job& job : jobs) WriteJob(job, plane, steps_seen_);
       return;
     }
-    const auto run = [&](size_t index, fmt::memory_buffer&& buffer) {
+    const auto run = [&](size_t index, JobBuffers&& buffers) {
       auto done = std::make_unique<ChunkText>();
-      done->writer = std::make_unique<KinetoWriter>(std::move(buffer));
+      done->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
+      done->prepared = std::move(buffers.prepared);
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
       writer.roles_ = roles_;
@@ -911,6 +915,7 @@ class KinetoWriter {
       const uint64_t work = xplane::WorkCount();
       writer.WriteJob(jobs[index], plane, done->steps);
       done->work = xplane::WorkCount() - work;
+      out_.Prepare(writer.out_.text(), &done->prepared);
       return done;
     };
     const auto take = [&](size_t index, ChunkText& done) {
@@ -922,7 +927,7 @@ class KinetoWriter {
         return;
       }
       MergeChunk(*done.writer);
-      out_.Splice(done.writer->out_.text());
+      out_.Splice(done.prepared);
       steps_seen_ += done.steps;
     };
     RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
@@ -1533,7 +1538,10 @@ class KinetoWriter {
   };
 
   void WriteFlows() {
-    int64_t next_id = 1;
+    // Forward -> backward pairs first, then their text, which is most of
+    // the flows' (two flows a pair): in jobs, as the host events, since it
+    // comes last and would otherwise leave a core idle at the end.
+    std::vector<std::pair<const HostSpan*, const HostSpan*>> pairs;
     for (const auto& [key, backward] : backward_ops_) {
       const HostSpan* forward = nullptr;
       auto exact = forward_ops_.find(key);
@@ -1551,13 +1559,10 @@ class KinetoWriter {
           }
         }
       }
-      if (forward == nullptr) continue;
-      for (const char* cat : {"fwdbwd", "forward_backward"}) {
-        const int64_t id = next_id++;
-        WriteFlowEnd("s", cat, id, *forward);
-        WriteFlowEnd("f", cat, id, backward);
-      }
+      if (forward != nullptr) pairs.emplace_back(forward, &backward);
     }
+    WriteForwardBackward(pairs);
+    int64_t next_id = 1 + 2 * static_cast<int64_t>(pairs.size());
     // A collective's enqueue op -> its work on the backend's thread
     // (collectors/torch/collectives.h: the same comm_id).
     for (const auto& [comm_id, enqueue] : comm_enqueue_) {
@@ -1575,6 +1580,41 @@ class KinetoWriter {
       WriteFlowAt("s", id, link.producer);
       WriteFlowAt("f", id, link.consumer);
     }
+  }
+
+  // Pair i's flows get the ids 2i+1 ("fwdbwd") and 2i+2 ("forward_backward").
+  void WriteForwardBackward(const std::vector<std::pair<const HostSpan*, const HostSpan*>>& pairs) {
+    const auto write = [](KinetoWriter& writer, const std::pair<const HostSpan*, const HostSpan*>* at,
+                          size_t count, int64_t first_id) {
+      int64_t id = first_id;
+      for (size_t i = 0; i < count; ++i, ++at) {
+        for (const char* cat : {"fwdbwd", "forward_backward"}) {
+          writer.WriteFlowEnd("s", cat, id, *at->first);
+          writer.WriteFlowEnd("f", cat, id, *at->second);
+          ++id;
+        }
+      }
+    };
+    const size_t jobs = (pairs.size() + kChunkFlowPairs - 1) / kChunkFlowPairs;
+    if (jobs <= 1) {
+      write(*this, pairs.data(), pairs.size(), 1);
+      return;
+    }
+    const auto run = [&](size_t index, JobBuffers&& buffers) {
+      auto done = std::make_unique<ChunkText>();
+      done->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
+      done->prepared = std::move(buffers.prepared);
+      KinetoWriter& writer = *done->writer;
+      writer.host_pid_ = host_pid_;
+      writer.first_event_ = false;  // The host's events came first.
+      const size_t at = index * kChunkFlowPairs;
+      write(writer, pairs.data() + at, std::min(kChunkFlowPairs, pairs.size() - at),
+            1 + 2 * static_cast<int64_t>(at));
+      out_.Prepare(writer.out_.text(), &done->prepared);
+      return done;
+    };
+    const auto take = [&](size_t, ChunkText& done) { out_.Splice(done.prepared); };
+    RunJobsInOrder(jobs, kChunksInFlight, run, take);
   }
 
   void WriteFlowAt(const char* ph, int64_t id, const xplane::FlowEnd& end) {

@@ -56,6 +56,38 @@ TEST_CASE("kineto chunks: ids in order, flows and step numbers as if written in 
   CHECK(eval_steps == 1);  // Numbered by the 2000 steps before it.
 }
 
+// The forward -> backward flows are formatted in jobs too (2048 pairs
+// each): ids in order across jobs, each pair's two flows in turn.
+TEST_CASE("kineto chunks: forward -> backward flows in jobs keep their ids and order") {
+  constexpr int kSteps = 5000;  // One pair per step: 3 jobs.
+  const std::string text = testing::KinetoTraceText(testing::ManyStepsSpace(kSteps));
+  CHECK(json_reader::IsStrictJson(text));
+  std::vector<std::string> flows;  // "<ph> <cat> <id>", in order.
+  for (std::string_view line : Lines(text)) {
+    for (std::string_view cat : {"fwdbwd", "forward_backward"}) {
+      for (std::string_view ph : {"s", "f"}) {
+        const std::string head = "{\"ph\":\"" + std::string(ph) + "\",\"cat\":\"" +
+                                 std::string(cat) + "\",\"name\":\"" + std::string(cat) +
+                                 "\",\"id\":";
+        if (line.rfind(head, 0) != 0) continue;
+        const std::string_view rest = line.substr(head.size());
+        flows.push_back(std::string(ph) + " " + std::string(cat) + " " +
+                        std::string(rest.substr(0, rest.find(','))));
+      }
+    }
+  }
+  REQUIRE(flows.size() == 4 * kSteps);
+  for (size_t pair = 0; pair < kSteps; ++pair) {
+    const std::string fwdbwd = std::to_string(2 * pair + 1);
+    const std::string both = std::to_string(2 * pair + 2);
+    INFO("pair " << pair);
+    REQUIRE(flows[4 * pair] == "s fwdbwd " + fwdbwd);
+    REQUIRE(flows[4 * pair + 1] == "f fwdbwd " + fwdbwd);
+    REQUIRE(flows[4 * pair + 2] == "s forward_backward " + both);
+    REQUIRE(flows[4 * pair + 3] == "f forward_backward " + both);
+  }
+}
+
 // Memory events, counter samples and thread names are formatted in jobs on
 // threads too: their order and what they count (events left out) must be
 // those of one pass.
