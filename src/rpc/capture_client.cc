@@ -441,7 +441,7 @@ absl::Status OpenTraceFiles(const Run& run, const std::string& host,
                             std::vector<std::string>* files,
                             std::vector<std::unique_ptr<exporter::TraceFileStream>>* traces) {
   std::vector<std::pair<exporter::TraceFormat, std::string>> wanted;
-  if (run.options->write_chrome_trace) {
+  if (WritesChromeTrace(*run.options)) {
     wanted.emplace_back(exporter::TraceFormat::kChrome,
                         absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
   }
@@ -481,7 +481,7 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
   if (profile.space) {
     xplane::AlignSpaceClock(offset, &*profile.space);
     exporter::ExportOptions export_options;
-    export_options.chrome_trace = run.options->write_chrome_trace;
+    export_options.chrome_trace = WritesChromeTrace(*run.options);
     export_options.pytorch_trace_dir = KinetoTraceDir(run);
     auto files = exporter::WriteProfileFiles(*profile.space, run.run_dir, host, export_options);
     timings.xplane_written_ms = MillisSince(received);
@@ -828,8 +828,13 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
       saved_dir, "/; copy it from there"));
 }
 
+bool WritesChromeTrace(const CaptureOptions& options) {
+  return options.write_chrome_trace.value_or(!options.write_kineto_trace);
+}
+
 std::string_view LongestFileSuffix(const CaptureOptions& options) {
-  return options.write_chrome_trace ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
+  if (options.write_kineto_trace) return exporter::kPyTorchTraceSuffix;
+  return WritesChromeTrace(options) ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
 }
 
 std::string AddressHostName(const ServiceAddress& address) {
