@@ -291,11 +291,13 @@ def job_export(b):
 
 
 def cmd_remote(b, kineto):
+    # kineto: the capture's default outputs; else the xplane.pb alone.
+    outputs = "" if kineto else " --kineto=0 --chrome_trace=0"
     if b.quick:
         return (f"{b.build}/bench/neuronprof_remote_capture_bench --rounds=1 --duration_ms=300 "
-                f"--rate=50000" + (" --kineto=1" if kineto else ""))
+                f"--rate=50000" + outputs)
     return (f"{b.build}/bench/neuronprof_remote_capture_bench --rounds="
-            + ("3 --kineto=1" if kineto else "7"))
+            + ("3" if kineto else "7") + outputs)
 
 
 def parse_remote(out):

@@ -10,6 +10,10 @@
 //   remote_capture_bench [--duration_ms=2000] [--rate=500000] [--threads=2]
 //                        [--rounds=5] [--chrome_trace=0|1] [--kineto=0|1]
 //
+// Without --chrome_trace and --kineto it writes what `neuronprof capture`
+// writes by default (CaptureOptions' defaults: the xplane.pb and the
+// Kineto trace); --kineto=0 alone: the xplane.pb and the Chrome trace.
+//
 // total: Capture() call to return; after: total - duration; the stages are
 // the host's HostCaptureTimings (capture.h) of its last window.
 #include <sys/stat.h>
@@ -24,6 +28,7 @@
 #include <cstring>
 #include <string>
 #include <iterator>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -41,8 +46,8 @@ struct Flags {
   int64_t rate = 500000;  // Events per second, all app threads together.
   int threads = 2;
   int rounds = 5;
-  bool chrome_trace = false;
-  bool kineto = false;  // A capture's default; off for the xplane row.
+  std::optional<bool> chrome_trace;  // Unset: CaptureOptions' default.
+  bool kineto = true;
 };
 
 bool ParseFlag(const char* arg, const char* name, int64_t* value) {
@@ -186,13 +191,12 @@ int main(int argc, char** argv) {
   options.duration_ms = flags.duration_ms;
   options.num_tracing_attempts = 1;
   options.write_chrome_trace = flags.chrome_trace;
-  // Its first figure (docs/PERFORMANCE.md) is of the xplane.pb alone;
-  // --kineto=1 is what `neuronprof capture` writes by default.
   options.write_kineto_trace = flags.kineto;
+  const bool chrome = options.write_chrome_trace.value_or(!options.write_kineto_trace);
 
   std::printf("window %lld ms, %lld events/s on %d app threads, chrome trace %s, kineto %s\n",
               static_cast<long long>(flags.duration_ms), static_cast<long long>(flags.rate),
-              flags.threads, flags.chrome_trace ? "on" : "off", flags.kineto ? "on" : "off");
+              flags.threads, chrome ? "on" : "off", flags.kineto ? "on" : "off");
   // server: window over to first response byte, of which collect is what
   // the server reports for Stop(); xplane / write: response received to
   // <host>.xplane.pb written / to every file written.

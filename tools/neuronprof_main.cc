@@ -410,6 +410,11 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
                     "also write DIR/<run>/<host>.pt.trace.json.gz per host (rank), for the "
                     "PyTorch profiler TensorBoard plugin and HTA, as a Profiler does (on by "
                     "default; --no_kineto or --kineto=false: not)");
+  command->add_flag_function(
+      "--chrome_trace,!--no_chrome_trace",
+      [args](int64_t count) { args->options.write_chrome_trace = count > 0; },
+      "also write <host>.trace.json.gz beside each .xplane.pb (Chrome trace format); by "
+      "default only with --no_kineto: Perfetto and chrome://tracing open the Kineto trace");
   command->add_flag("--progress", args->progress,
                     "print each host's stage on stderr (window, server collecting, receiving "
                     "N MB, writing) also when stderr is not a terminal (on a terminal: always, "

@@ -11,8 +11,9 @@
 //   options.duration_ms = 3000;
 //   auto result = neuronprof::Capture(options);
 //   // result->run_dir = logs/plugins/profile/<run>/ holding
-//   //   <host>.xplane.pb (+ <host>.trace.json.gz) per host that succeeded;
-//   // result->hosts[i].status tells why a host failed.
+//   //   <host>.xplane.pb per host that succeeded, and logs/<run>/ their
+//   //   <host>.pt.trace.json.gz (CaptureOptions says which viewer reads
+//   //   which); result->hosts[i].status tells why a host failed.
 #ifndef NEURONPROF_CAPTURE_H_
 #define NEURONPROF_CAPTURE_H_
 
@@ -134,10 +135,10 @@ struct CaptureOptions {
   // them so). Every host is captured at the same time. Its files are named
   // after the server's host name, with "_rank<r>" for a rank of a
   // distributed job (world_size > 1), else <host>_<port>; an address whose
-  // <host>_<port>.trace.json.gz (.xplane.pb without write_chrome_trace)
-  // would pass the file system's 255-byte NAME_MAX is refused before any
-  // capture starts, and a server name too long for its files gives way to
-  // <host>_<port>.
+  // longest file name (<host>_<port>.pt.trace.json.gz, .trace.json.gz or
+  // .xplane.pb, as the files written below) would pass the file system's
+  // 255-byte NAME_MAX is refused before any capture starts, and a server
+  // name too long for its files gives way to <host>_<port>.
   std::vector<std::string> service_addresses;
   // TensorBoard logdir; profiles go to <logdir>/plugins/profile/<run>/.
   std::string logdir = "./logs";
@@ -155,13 +156,24 @@ struct CaptureOptions {
   // Run folder name (a plain name); default: the start time,
   // YYYY_MM_DD_HH_MM_SS, made unique with a suffix when taken.
   std::string run_name;
-  // Also write <host>.trace.json.gz (Chrome trace) next to each xplane.
-  bool write_chrome_trace = true;
-  // Also write <logdir>/<run>/<host>.pt.trace.json.gz (Kineto format), one
-  // per host (rank), as a Profiler writes its own by default
+  // The files written per host, by the viewer that reads each:
+  // <host>.xplane.pb (xprof, TensorBoard, `neuronprof summary` and
+  // `convert`) always, and these.
+  //
+  // <logdir>/<run>/<host>.pt.trace.json.gz (Kineto format), one per host
+  // (rank), as a Profiler writes its own by default
   // (ProfilerOptions::write_pytorch_trace): the PyTorch profiler TensorBoard
-  // plugin and HTA read the run as one multi-rank job.
+  // plugin and HTA read the run as one multi-rank job, and Perfetto and
+  // chrome://tracing open it (the same trace event format, with the
+  // markers, steps, counters, flows, async spans and instants).
   bool write_kineto_trace = true;
+  // <host>.trace.json.gz (Chrome trace event format) next to each
+  // xplane.pb, for Perfetto and chrome://tracing. Unset (the default):
+  // written only without the Kineto trace, which those open as well, so
+  // that a capture is not written as JSON twice (for 1M host markers the
+  // Chrome trace adds a fifth to the client's writing). `neuronprof
+  // convert` writes it from the xplane.pb later.
+  std::optional<bool> write_chrome_trace;
   // Ask each server for what its FlightRecorder holds of the last
   // duration_ms, returned at once, instead of a window from now (the
   // request's ProfileOptions.advanced_configuration

@@ -33,11 +33,13 @@
 #include "src/export/chrome_trace.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
+#include "src/export/trace_stream.h"
 #include "src/export/xspace_file.h"
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/response_scan.h"
+#include "src/rpc/space_fragments.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
@@ -433,11 +435,36 @@ std::string KinetoTraceDir(const Run& run) {
   return absl::StrCat(run.options->logdir, "/", run.session_id);
 }
 
+// Opens the host's trace files (written only once finished), adding their
+// paths to `files`.
+absl::Status OpenTraceFiles(const Run& run, const std::string& host,
+                            std::vector<std::string>* files,
+                            std::vector<std::unique_ptr<exporter::TraceFileStream>>* traces) {
+  std::vector<std::pair<exporter::TraceFormat, std::string>> wanted;
+  if (WritesChromeTrace(*run.options)) {
+    wanted.emplace_back(exporter::TraceFormat::kChrome,
+                        absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
+  }
+  const std::string kineto_dir = KinetoTraceDir(run);
+  if (!kineto_dir.empty()) {
+    if (auto s = exporter::MakeDirectories(kineto_dir); !s.ok()) return s;
+    wanted.emplace_back(exporter::TraceFormat::kKineto,
+                        absl::StrCat(kineto_dir, "/", host, exporter::kPyTorchTraceSuffix));
+  }
+  for (auto& [format, path] : wanted) {
+    auto trace = exporter::TraceFileStream::Open(format, path);
+    if (!trace.ok()) return trace.status();
+    traces->push_back(std::move(*trace));
+    files->push_back(std::move(path));
+  }
+  return absl::OkStatus();
+}
+
 // Writes the host's files, its times put on this client's clock by
 // `offset` (or recorded as unmeasured). A profile still in gRPC's bytes
 // has only its Task Environment plane replaced (neuronprof's lines are
 // relative to its start time) and is written as it came; the Chrome and
-// Kineto traces need the XSpace parsed.
+// Kineto traces are fed fragments of it as it is parsed.
 absl::StatusOr<std::vector<std::string>> WriteHostFiles(
     const Run& run, ReceivedProfile& profile, const std::string& host,
     const ServiceAddress& address, const std::optional<xplane::ClockOffset>& offset,
@@ -454,7 +481,7 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
   if (profile.space) {
     xplane::AlignSpaceClock(offset, &*profile.space);
     exporter::ExportOptions export_options;
-    export_options.chrome_trace = run.options->write_chrome_trace;
+    export_options.chrome_trace = WritesChromeTrace(*run.options);
     export_options.pytorch_trace_dir = KinetoTraceDir(run);
     auto files = exporter::WriteProfileFiles(*profile.space, run.run_dir, host, export_options);
     timings.xplane_written_ms = MillisSince(received);
@@ -471,34 +498,42 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
   std::string environment_bytes;
   const BytePieces xspace =
       ReplaceTaskEnvironment(profile.scanned, environment, &environment_bytes);
-  const std::string kineto_dir = KinetoTraceDir(run);
-  const bool traces = run.options->write_chrome_trace || !kineto_dir.empty();
-  // The traces need the XSpace parsed: parsed beside the xplane.pb's write
-  // (and its fsync), from the same bytes.
-  XSpace space;
-  std::future<bool> parsed;
-  if (traces) {
-    parsed = std::async(std::launch::async, [&] { return ParsePieces(xspace, &space); });
-  }
   std::vector<std::string> files = {
       absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
-  const absl::Status written = exporter::WriteFileAtomically(files[0], xspace);
-  timings.xplane_written_ms = MillisSince(received);
-  const bool parsed_ok = traces && parsed.get();  // Joined before any return.
+  // The xplane.pb (and its fsync) is written beside the traces, from the
+  // same bytes.
+  std::future<absl::Status> xplane_written =
+      std::async(std::launch::async, [&, path = files[0]] {  // `files` grows meanwhile.
+    absl::Status written = exporter::WriteFileAtomically(path, xspace);
+    timings.xplane_written_ms = MillisSince(received);
+    return written;
+  });
+  std::vector<std::unique_ptr<exporter::TraceFileStream>> traces;
+  absl::Status status = OpenTraceFiles(run, host, &files, &traces);
+  if (status.ok() && !traces.empty()) {
+    // Fragment by fragment as the bytes are parsed: no whole XSpace.
+    status = ForEachSpaceFragment(xspace, kCaptureFragmentEvents, [&](const XSpace& fragment) {
+      for (const auto& trace : traces) {
+        if (absl::Status s = trace->Append(fragment); !s.ok()) return s;
+      }
+      return absl::OkStatus();
+    });
+    if (status.code() == absl::StatusCode::kDataLoss) {
+      status = absl::DataLossError(
+          absl::StrCat(address.address, " sent a profile that is not an XSpace"));
+    }
+  }
+  // Joined before any return; no trace is kept without its xplane.pb
+  // (a trace not finished is removed).
+  const absl::Status written = xplane_written.get();
   if (!written.ok()) return written;
-  if (!traces) return files;
-  if (!parsed_ok) {
-    return absl::DataLossError(
-        absl::StrCat(address.address, " sent a profile that is not an XSpace"));
+  for (const auto& trace : traces) {
+    if (!status.ok()) break;
+    status = trace->Finish();
   }
-  if (run.options->write_chrome_trace) {
-    files.push_back(absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
-    if (auto s = exporter::WriteChromeTraceFile(space, files.back()); !s.ok()) return s;
-  }
-  if (!kineto_dir.empty()) {
-    if (auto s = exporter::MakeDirectories(kineto_dir); !s.ok()) return s;
-    files.push_back(absl::StrCat(kineto_dir, "/", host, exporter::kPyTorchTraceSuffix));
-    if (auto s = exporter::WriteKinetoTraceFile(space, files.back()); !s.ok()) return s;
+  if (!status.ok()) {
+    unlink(files[0].c_str());
+    return status;
   }
   return files;
 }
@@ -793,8 +828,13 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
       saved_dir, "/; copy it from there"));
 }
 
+bool WritesChromeTrace(const CaptureOptions& options) {
+  return options.write_chrome_trace.value_or(!options.write_kineto_trace);
+}
+
 std::string_view LongestFileSuffix(const CaptureOptions& options) {
-  return options.write_chrome_trace ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
+  if (options.write_kineto_trace) return exporter::kPyTorchTraceSuffix;
+  return WritesChromeTrace(options) ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
 }
 
 std::string AddressHostName(const ServiceAddress& address) {

@@ -57,8 +57,14 @@ absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
     tensorflow::ProfileResponse* response, const ServiceAddress& address,
     const std::string& saved_dir, std::string* saved_file);
 
-// The longest suffix the client gives a host's files: ".trace.json.gz"
-// with CaptureOptions::write_chrome_trace, else ".xplane.pb".
+// Whether a capture of `options` writes <host>.trace.json.gz: as
+// CaptureOptions::write_chrome_trace says, else only without the Kineto
+// trace.
+bool WritesChromeTrace(const CaptureOptions& options);
+
+// The longest suffix the client gives a host's files: ".pt.trace.json.gz"
+// with CaptureOptions::write_kineto_trace, else ".trace.json.gz" when
+// WritesChromeTrace, else ".xplane.pb".
 std::string_view LongestFileSuffix(const CaptureOptions& options);
 
 // <host>_<port> of `address`, as a plain name: the fallback file name

@@ -28,49 +28,6 @@ constexpr uint32_t LengthDelimited(int field) {
   return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
 }
 
-// The pieces as one ZeroCopyInputStream, without copying them.
-class PiecesStream final : public google::protobuf::io::ZeroCopyInputStream {
- public:
-  explicit PiecesStream(const BytePieces& pieces) : pieces_(pieces) {}
-
-  bool Next(const void** data, int* size) override {
-    while (index_ < pieces_.size() && used_ == pieces_[index_].size()) {
-      ++index_;
-      used_ = 0;
-    }
-    if (index_ == pieces_.size()) return false;
-    const std::string_view rest = pieces_[index_].substr(used_);
-    // A piece of 2 GiB or more is handed out in parts.
-    const size_t part = std::min<size_t>(rest.size(), INT_MAX);
-    *data = rest.data();
-    *size = static_cast<int>(part);
-    used_ += part;
-    count_ += static_cast<int64_t>(part);
-    return true;
-  }
-  void BackUp(int count) override {  // Only within the last Next.
-    used_ -= static_cast<size_t>(count);
-    count_ -= count;
-  }
-  bool Skip(int count) override {
-    const void* data = nullptr;
-    int size = 0;
-    while (count > 0) {
-      if (!Next(&data, &size)) return false;
-      if (size > count) BackUp(size - count);
-      count -= std::min(size, count);
-    }
-    return true;
-  }
-  int64_t ByteCount() const override { return count_; }
-
- private:
-  const BytePieces& pieces_;
-  size_t index_ = 0;
-  size_t used_ = 0;  // Bytes of pieces_[index_] handed out.
-  int64_t count_ = 0;
-};
-
 // Reads a message body of `size` bytes, calling on_field(tag) for each of
 // its fields (which must consume the field); false if malformed.
 template <typename OnField>
@@ -217,6 +174,40 @@ absl::StatusOr<ScannedResponse> ScanWholeSpace(BytePieces xspace, int xspace_fie
 }
 
 }  // namespace
+
+PiecesStream::PiecesStream(const BytePieces& pieces) : pieces_(pieces) {}
+
+bool PiecesStream::Next(const void** data, int* size) {
+  while (index_ < pieces_.size() && used_ == pieces_[index_].size()) {
+    ++index_;
+    used_ = 0;
+  }
+  if (index_ == pieces_.size()) return false;
+  const std::string_view rest = pieces_[index_].substr(used_);
+  // A piece of 2 GiB or more is handed out in parts.
+  const size_t part = std::min<size_t>(rest.size(), INT_MAX);
+  *data = rest.data();
+  *size = static_cast<int>(part);
+  used_ += part;
+  count_ += static_cast<int64_t>(part);
+  return true;
+}
+
+void PiecesStream::BackUp(int count) {  // Only within the last Next.
+  used_ -= static_cast<size_t>(count);
+  count_ -= count;
+}
+
+bool PiecesStream::Skip(int count) {
+  const void* data = nullptr;
+  int size = 0;
+  while (count > 0) {
+    if (!Next(&data, &size)) return false;
+    if (size > count) BackUp(size - count);
+    count -= std::min(size, count);
+  }
+  return true;
+}
 
 BytePieces SubPieces(const BytePieces& pieces, int64_t offset, int64_t size) {
   BytePieces sub;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include <google/protobuf/io/zero_copy_stream.h>
 #include <google/protobuf/message_lite.h>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,24 @@ namespace rpc {
 
 // Serialized bytes in pieces (gRPC's slices), read in order as one.
 using BytePieces = std::vector<std::string_view>;
+
+// The pieces as one ZeroCopyInputStream, without copying them; `pieces`
+// must outlive it.
+class PiecesStream final : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  explicit PiecesStream(const BytePieces& pieces);
+
+  bool Next(const void** data, int* size) override;
+  void BackUp(int count) override;
+  bool Skip(int count) override;
+  int64_t ByteCount() const override { return count_; }
+
+ private:
+  const BytePieces& pieces_;
+  size_t index_ = 0;
+  size_t used_ = 0;  // Bytes of pieces_[index_] handed out.
+  int64_t count_ = 0;
+};
 
 struct ScannedResponse {
   // How many times the xspace field (8) occurs.

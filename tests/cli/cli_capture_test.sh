@@ -91,7 +91,8 @@ file="$WORK/logs/plugins/profile/cli_run/127.0.0.1.xplane.pb"
 if [[ $rc -eq 0 ]] && grep -qE "^OK 127\.0\.0\.1:$port events=[1-9][0-9]* attempts=1 file=$file\$" "$WORK/out" &&
    grep -qx "run_dir: $WORK/logs/plugins/profile/cli_run" "$WORK/out" &&
    grep -q "^open with: xprof --logdir $WORK/logs" "$WORK/out" && [[ -s $file ]] &&
-   [[ -s ${file%.xplane.pb}.trace.json.gz ]]; then
+   [[ -s $WORK/logs/cli_run/127.0.0.1.pt.trace.json.gz ]] &&
+   [[ ! -e ${file%.xplane.pb}.trace.json.gz ]]; then
   pass "capture from a live server"
 else
   fail "capture from a live server: exit $rc; stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
@@ -110,17 +111,35 @@ kineto="$WORK/logs/cli_run/127.0.0.1.pt.trace.json.gz"
 [[ -s $kineto ]] && grep -qx "  kineto: $kineto" "$WORK/out" &&
   pass "a capture writes the Kineto trace by default" ||
   fail "default Kineto trace: $(ls "$WORK/logs" 2>&1); stdout: $(cat "$WORK/out")"
-# --no_kineto and --kineto=false turn it off; the xprof files are written.
+# --no_kineto and --kineto=false turn it off; the xprof files are written,
+# and the Chrome trace in its place (Perfetto's JSON).
 for off in --no_kineto --kineto=false; do
   rc=0
   "$CLI" capture --service_addr "127.0.0.1:$port" --logdir "$WORK/logs" \
     --duration_ms 100 --run_name "off${off//=/_}" $off >"$WORK/out" 2>"$WORK/err" || rc=$?
   if [[ $rc -eq 0 && -s $WORK/logs/plugins/profile/off${off//=/_}/127.0.0.1.xplane.pb &&
+        -s $WORK/logs/plugins/profile/off${off//=/_}/127.0.0.1.trace.json.gz &&
         ! -e $WORK/logs/off${off//=/_} ]] && ! grep -q "kineto:" "$WORK/out"; then
-    pass "$off: no Kineto trace"
+    pass "$off: no Kineto trace, the Chrome trace instead"
   else
     fail "$off: exit $rc; $(ls "$WORK/logs" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"
   fi
+done
+# --chrome_trace adds the Chrome trace to the Kineto trace; --no_chrome_trace
+# with --no_kineto leaves the .xplane.pb alone.
+for flags in "--chrome_trace" "--no_kineto --no_chrome_trace"; do
+  name=$(echo "$flags" | tr -d ' -')
+  rc=0
+  "$CLI" capture --service_addr "127.0.0.1:$port" --logdir "$WORK/logs" \
+    --duration_ms 100 --run_name "$name" $flags >"$WORK/out" 2>"$WORK/err" || rc=$?
+  files=$(cd "$WORK/logs" && find "$name" "plugins/profile/$name" -type f 2>/dev/null | sort | tr '\n' ' ')
+  if [[ $flags == --chrome_trace ]]; then
+    want="chrome_trace/127.0.0.1.pt.trace.json.gz plugins/profile/chrome_trace/127.0.0.1.trace.json.gz plugins/profile/chrome_trace/127.0.0.1.xplane.pb "
+  else
+    want="plugins/profile/no_kinetono_chrome_trace/127.0.0.1.xplane.pb "
+  fi
+  [[ $rc -eq 0 && $files == "$want" ]] && pass "$flags: $files" ||
+    fail "$flags: exit $rc; files '$files', want '$want'; stderr: $(cat "$WORK/err")"
 done
 
 # Without --logdir or --duration_ms: ./logs and 2000 ms, as CaptureOptions.
@@ -205,7 +224,8 @@ run="$WORK/logs/plugins/profile/ranks"
 if [[ $rc -eq 0 ]] && grep -qx "captured 2 of 2 hosts" "$WORK/out" &&
    grep -q "^OK 127\.0\.0\.1:$base .*file=$run/127.0.0.1_rank0.xplane.pb\$" "$WORK/out" &&
    grep -q "^OK 127\.0\.0\.1:$((base + 1)) .*file=$run/127.0.0.1_rank1.xplane.pb\$" "$WORK/out" &&
-   [[ "$(ls "$run" | tr '\n' ' ')" == "127.0.0.1_rank0.trace.json.gz 127.0.0.1_rank0.xplane.pb 127.0.0.1_rank1.trace.json.gz 127.0.0.1_rank1.xplane.pb " ]]; then
+   [[ "$(ls "$run" | tr '\n' ' ')" == "127.0.0.1_rank0.xplane.pb 127.0.0.1_rank1.xplane.pb " ]] &&
+   [[ "$(ls "$WORK/logs/ranks" | tr '\n' ' ')" == "127.0.0.1_rank0.pt.trace.json.gz 127.0.0.1_rank1.pt.trace.json.gz " ]]; then
   pass "a port range captures every rank of the host into one run"
 else
   fail "port range capture: exit $rc; files: $(ls "$run" 2>&1); stdout: $(cat "$WORK/out"); stderr: $(cat "$WORK/err")"

@@ -42,8 +42,10 @@ def test_cli_captures_a_jax_profiler_server(jax_server, tmp_path):
   assert len(found) == 1, (found, ct.all_files(logdir))
   (host, path), = found.items()
   assert os.path.getsize(path) > 0
-  assert os.path.isfile(os.path.join(runs[0], host + ".trace.json.gz")), \
-      ct.all_files(logdir)
+  # By default the Kineto trace (which Perfetto opens too), no Chrome trace.
+  assert os.path.isfile(os.path.join(logdir, os.path.basename(runs[0]),
+                                     host + ".pt.trace.json.gz")), ct.all_files(logdir)
+  assert not os.path.exists(os.path.join(runs[0], host + ".trace.json.gz"))
   # The CLI says where the profile went.
   assert host in proc.stdout + proc.stderr, ct.describe(proc)
   # Its progress names each stage as it begins, in order. TSL's server does

@@ -73,8 +73,10 @@ def test_capture_three_hosts_one_killed(three_servers):
   found = ct.xplanes(logdir)
   assert len(found) == 2, (found, ct.all_files(logdir), text)
   for host, path in found.items():
-    assert os.path.isfile(os.path.join(runs[0], host + ".trace.json.gz")), \
-        ct.all_files(logdir)
+    # By default the Kineto trace (which Perfetto opens too), no Chrome trace.
+    assert os.path.isfile(os.path.join(logdir, os.path.basename(runs[0]),
+                                       host + ".pt.trace.json.gz")), ct.all_files(logdir)
+    assert not os.path.exists(os.path.join(runs[0], host + ".trace.json.gz"))
     # ~3 s at 10 ms per step (2 cores shared by 3 apps, the CLI and xprof).
     ct.check_demo_markers(path, min_steps=50)
 

@@ -32,6 +32,8 @@
 
 #include "neuronprof/neuronprof.h"
 #include "src/core/clock.h"
+#include "src/export/atomic_file.h"
+#include "src/export/gzip.h"
 #include "src/export/logdir.h"
 #include "src/export/map_entries.h"
 #include "src/rpc/capture_client.h"
@@ -45,6 +47,7 @@
 #include "src/xplane/xplane_visitor.h"
 #include "src/xplane/sanitizers.h"
 #include "tests/export/map_churn.h"
+#include "tests/export/trace_text.h"
 #include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 
@@ -371,16 +374,24 @@ TEST_CASE("a rank of a distributed job is named <host>_rank<r>, not by its port"
 TEST_CASE("a host name too long for its files is refused before the capture starts") {
   TempDir dir;
   const std::string logdir = dir.path() + "/logs";
-  // <240 x h>_9012.trace.json.gz is 259 bytes; .xplane.pb alone 255.
+  // <240 x h>_9012.pt.trace.json.gz is 262 bytes, .trace.json.gz 259;
+  // .xplane.pb alone 255.
   const std::string address = std::string(240, 'h') + ":9012";
   CaptureOptions options = Options(logdir, {"127.0.0.1:1", address}, 100);
+  options.write_kineto_trace = true;  // The default outputs.
+  options.write_chrome_trace.reset();
   auto result = Capture(options);
   REQUIRE_FALSE(result.ok());
   CHECK(absl::IsInvalidArgument(result.status()));
   CHECK(Contains(Message(result.status()), "CaptureOptions::service_addresses[1]"));
-  CHECK(Contains(Message(result.status()), "'<host>_<port>.trace.json.gz' would be 259 bytes"));
+  CHECK(Contains(Message(result.status()),
+                 "'<host>_<port>.pt.trace.json.gz' would be 262 bytes"));
   CHECK(Contains(Message(result.status()), "255 (NAME_MAX)"));
   CHECK_FALSE(Exists(logdir));  // Refused before any run folder was made.
+  // Without the Kineto trace the Chrome trace is written by default.
+  options.write_kineto_trace = false;
+  CHECK(Contains(Message(ValidateCaptureOptions(options)),
+                 "'<host>_<port>.trace.json.gz' would be 259 bytes"));
   options.write_chrome_trace = false;
   CHECK(ValidateCaptureOptions(options).ok());
 }
@@ -454,6 +465,15 @@ TEST_CASE("bad capture options are refused with the field named") {
   CHECK_FALSE(Exists(logdir));  // Refused before touching the disk.
 }
 
+// The decompressed text of the gzipped trace at `path`.
+std::string TraceText(const std::string& path) {
+  auto gzipped = exporter::ReadFile(path);
+  REQUIRE(gzipped.ok());
+  auto text = exporter::GzipDecompress(*gzipped);
+  REQUIRE(text.ok());
+  return *text;
+}
+
 TEST_CASE("capture from one server: files hold the markers of the window, Kineto's too") {
   TempDir dir;
   LocalServer server(dir.path());
@@ -474,16 +494,18 @@ TEST_CASE("capture from one server: files hold the markers of the window, Kineto
   CHECK(host.events > 0);
   CHECK(host.empty_reasons.empty());
   const std::string xplane = result->run_dir + "/127.0.0.1.xplane.pb";
-  REQUIRE(host.files.size() == 3);
+  REQUIRE(host.files.size() == 2);
   CHECK(host.files[0] == xplane);
-  CHECK(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
   // By default, as a Profiler does: the Kineto trace the PyTorch plugin and
-  // HTA read, in <logdir>/<run>/.
-  CHECK(host.files[2] == dir.path() + "/run/127.0.0.1.pt.trace.json.gz");
-  CHECK(Exists(host.files[2]));
+  // HTA read, in <logdir>/<run>/, which Perfetto opens too: no Chrome trace.
+  CHECK(host.files[1] == dir.path() + "/run/127.0.0.1.pt.trace.json.gz");
+  CHECK_FALSE(Exists(result->run_dir + "/127.0.0.1.trace.json.gz"));
   const XSpace space = testing::ReadXSpace(xplane);
   CHECK(HasEvent(space, "client_marker"));
   CHECK(xplane::NumEvents(space) == host.events);
+  // The trace holds the events of the xplane.pb, as its own writer writes them.
+  CHECK(testing::SortedTraceLines(TraceText(host.files[1])) ==
+        testing::SortedTraceLines(testing::KinetoTraceText(space)));
 
   // One report announces the host's end; every report has the window.
   int finished = 0;
@@ -518,6 +540,38 @@ TEST_CASE("capture from one server: files hold the markers of the window, Kineto
   CHECK(announced_bytes > 0);
   CHECK(announced_bytes == host.timings.response_bytes);
   CHECK(host.timings.window_ms == 300);
+}
+
+TEST_CASE("the Chrome trace is written when asked, or when the Kineto trace is not") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  CaptureOptions options = Options(dir.path(), {server.address()}, 100);
+  options.write_kineto_trace = false;
+  options.run_name = "no_kineto";
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts[0].status.ok());
+  CHECK(result->hosts[0].files ==
+        std::vector<std::string>{result->run_dir + "/127.0.0.1.xplane.pb",
+                                 result->run_dir + "/127.0.0.1.trace.json.gz"});
+
+  options.write_kineto_trace = true;
+  options.write_chrome_trace = true;
+  options.run_name = "both";
+  result = Capture(options);
+  REQUIRE(result.ok());
+  const HostCaptureResult& host = result->hosts[0];
+  REQUIRE(host.status.ok());
+  REQUIRE(host.files.size() == 3);
+  CHECK(host.files[1] == result->run_dir + "/127.0.0.1.trace.json.gz");
+  CHECK(host.files[2] == dir.path() + "/both/127.0.0.1.pt.trace.json.gz");
+  // Both hold the events of the xplane.pb, as their own writers write them.
+  const XSpace space = testing::ReadXSpace(host.files[0]);
+  CHECK(testing::SortedTraceLines(TraceText(host.files[1])) ==
+        testing::SortedTraceLines(testing::ChromeTraceText(space)));
+  CHECK(testing::SortedTraceLines(TraceText(host.files[2])) ==
+        testing::SortedTraceLines(testing::KinetoTraceText(space)));
 }
 
 TEST_CASE("a host's files are written when it answers, while another still connects") {
@@ -684,11 +738,10 @@ TEST_CASE("two servers are captured in parallel into one run folder") {
   CHECK(result->hosts[1].host == "127.0.0.1_" + std::to_string(second.port()));
   for (const HostCaptureResult& host : result->hosts) {
     CAPTURE(host.address);
-    REQUIRE(host.files.size() == 3);
+    REQUIRE(host.files.size() == 2);  // The xplane.pb and the Kineto trace.
     CHECK(host.files[0] == result->run_dir + "/" + host.host + ".xplane.pb");
     CHECK(HasEvent(testing::ReadXSpace(host.files[0]), "helper_marker"));
     CHECK(Exists(host.files[1]));
-    CHECK(Exists(host.files[2]));
   }
 }
 
@@ -711,12 +764,11 @@ TEST_CASE("a server killed mid-capture fails alone and the other host's files ar
   CHECK(killed.files.empty());
   const HostCaptureResult& kept = result->hosts[1];
   REQUIRE(kept.status.ok());
-  REQUIRE(kept.files.size() == 3);
+  REQUIRE(kept.files.size() == 2);
   const XSpace space = testing::ReadXSpace(kept.files[0]);
   CHECK(HasEvent(space, "helper_marker"));
   CHECK(xplane::NumEvents(space) == kept.events);
   CHECK(Exists(kept.files[1]));
-  CHECK(Exists(kept.files[2]));
   // Only the survivor's files are in the run folder.
   CHECK_FALSE(Exists(result->run_dir + "/" + killed.host + ".xplane.pb"));
 }
@@ -962,7 +1014,7 @@ TEST_CASE("a hostile server's map entries reach the client's parse rewritten: li
   const HostCaptureResult& host = result->hosts[0];
   REQUIRE(host.status.ok());
   CHECK(host.host == "crafted_rank1");  // Its Task Environment plane was read.
-  REQUIRE(host.files.size() == 3);
+  REQUIRE(host.files.size() == 2);
 
   // The xplane.pb holds the bytes the client parsed for its traces: the
   // file reader's rewrite of the server's, then the client's Task
@@ -991,12 +1043,12 @@ TEST_CASE("a hostile server's map entries reach the client's parse rewritten: li
   // The traces are what the file reader's XSpace gives.
   TempDir reference;
   exporter::ExportOptions export_options;
+  export_options.chrome_trace = false;
   export_options.pytorch_trace_dir = reference.path();
   auto files = exporter::WriteProfileFiles(expected, reference.path(), host.host, export_options);
   REQUIRE(files.ok());
-  REQUIRE(files->size() == 3);
+  REQUIRE(files->size() == 2);
   CHECK(FileBytes(host.files[1]) == FileBytes((*files)[1]));
-  CHECK(FileBytes(host.files[2]) == FileBytes((*files)[2]));
 }
 
 TEST_CASE("windows of every host open together when writing is limited to one host") {
