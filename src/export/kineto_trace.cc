@@ -859,6 +859,16 @@ class KinetoWriter {
     int64_t steps = 0;  // Step spans in the chunk.
     uint64_t work = 0;  // xplane::CountWork on its thread.
     JobBuffers TakeBuffers() { return {writer->out_.TakeBuffer(), std::move(prepared)}; }
+    // A chunk written into `buffers` by a writer of `host_pid`'s events,
+    // after the first event of the trace.
+    static std::unique_ptr<ChunkText> For(JobBuffers&& buffers, int64_t host_pid) {
+      auto chunk = std::make_unique<ChunkText>();
+      chunk->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
+      chunk->prepared = std::move(buffers.prepared);
+      chunk->writer->host_pid_ = host_pid;
+      chunk->writer->first_event_ = false;
+      return chunk;
+    }
   };
 
   void WriteItem(const HostItem& item, const PlaneVisitor& plane) {
@@ -899,9 +909,7 @@ class KinetoWriter {
       return;
     }
     const auto run = [&](size_t index, JobBuffers&& buffers) {
-      auto done = std::make_unique<ChunkText>();
-      done->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
-      done->prepared = std::move(buffers.prepared);
+      auto done = ChunkText::For(std::move(buffers), host_pid_);  // The process's name came first.
       KinetoWriter& writer = *done->writer;
       writer.ids_ = ids_;
       writer.roles_ = roles_;
@@ -910,8 +918,6 @@ class KinetoWriter {
       writer.memory_keys_ = memory_keys_;
       writer.names_ = names_;
       writer.event_names_ = event_names_;
-      writer.host_pid_ = host_pid_;
-      writer.first_event_ = false;  // The process's name came first.
       const uint64_t work = xplane::WorkCount();
       writer.WriteJob(jobs[index], plane, done->steps);
       done->work = xplane::WorkCount() - work;
@@ -1601,12 +1607,8 @@ class KinetoWriter {
       return;
     }
     const auto run = [&](size_t index, JobBuffers&& buffers) {
-      auto done = std::make_unique<ChunkText>();
-      done->writer = std::make_unique<KinetoWriter>(std::move(buffers.text));
-      done->prepared = std::move(buffers.prepared);
+      auto done = ChunkText::For(std::move(buffers), host_pid_);  // The host's events came first.
       KinetoWriter& writer = *done->writer;
-      writer.host_pid_ = host_pid_;
-      writer.first_event_ = false;  // The host's events came first.
       const size_t at = index * kChunkFlowPairs;
       write(writer, pairs.data() + at, std::min(kChunkFlowPairs, pairs.size() - at),
             1 + 2 * static_cast<int64_t>(at));

@@ -19,11 +19,13 @@
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/export/map_churn.h"
+#include "tests/rpc/byte_pieces.h"
 
 namespace neuronprof {
 namespace {
 
 using rpc::BytePieces;
+using testing::Cut;
 using testing::DeterministicBytes;
 using tensorflow::profiler::XSpace;
 
@@ -45,15 +47,6 @@ XSpace SampleSpace() {
   space.add_warnings("42 events dropped");
   space.add_errors("an error");
   return space;
-}
-
-// `bytes` cut into pieces of `size` bytes (the last one shorter).
-BytePieces Cut(const std::string& bytes, size_t size) {
-  BytePieces pieces;
-  for (size_t at = 0; at < bytes.size(); at += size) {
-    pieces.push_back(std::string_view(bytes).substr(at, size));
-  }
-  return pieces;
 }
 
 // Whether every piece lies within `bytes`: the scan copied nothing.

@@ -21,11 +21,13 @@
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/memory_space.h"
 #include "tests/export/trace_text.h"
+#include "tests/rpc/byte_pieces.h"
 
 namespace neuronprof {
 namespace {
 
 using rpc::BytePieces;
+using testing::Cut;
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XSpace;
 
@@ -53,15 +55,6 @@ XSpace VarietySpace() {
   space.add_warnings("42 events dropped");
   space.add_errors("an error");
   return space;
-}
-
-// `bytes` cut into pieces of `size` bytes (the last one shorter).
-BytePieces Cut(const std::string& bytes, size_t size) {
-  BytePieces pieces;
-  for (size_t at = 0; at < bytes.size(); at += size) {
-    pieces.push_back(std::string_view(bytes).substr(at, size));
-  }
-  return pieces;
 }
 
 // The bytes of `message` with its maps in key order: a map parsed from
