@@ -200,10 +200,12 @@ TEST_CASE("SummarizeMarkers blames no queue wait when none was injected") {
   const TailExplanation* tail = FindTail(*summary, "async");
   REQUIRE(tail != nullptr);
   CHECK(tail->instances == kRequests);
-  // Scheduling noise may make a tail of microseconds; nothing near the delay
-  // the other capture injects is blamed on any part.
-  CHECK(tail->gap_ns < kDelayNs / 4);
-  for (const TailPart& part : tail->parts) CHECK(part.excess_ns < kDelayNs / 4);
+  // Scheduling noise makes a tail of microseconds on an idle machine, and
+  // up to ~50 ms on a loaded one (2 cores, ASan, ctest -j2: a thread off
+  // its core for a time slice or more); nothing near the delay the other
+  // capture injects is blamed on any part.
+  CHECK(tail->gap_ns < kDelayNs / 2);
+  for (const TailPart& part : tail->parts) CHECK(part.excess_ns < kDelayNs / 2);
 }
 
 TEST_CASE("SummarizeMarkers restricts to a step range and says what is wrong") {
