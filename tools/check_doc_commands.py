@@ -82,7 +82,10 @@ def script_for(blocks):
     head = [
         "set -eE -o pipefail",
         f"trap 'echo \"{FAIL_MARK} $LINENO\" >&2; exit 1' ERR",
-        "trap 'trap - ERR DEBUG; set +e; kill $(jobs -p) 2>/dev/null; wait' EXIT",
+        # SIGKILL: a job that outlived its block is not asked to go. CI's ASan
+        # stage once saw a `sleep 600 &` survive SIGTERM here, and the
+        # `wait` ran into the file's timeout.
+        "trap 'trap - ERR DEBUG; set +e; kill -9 $(jobs -p) 2>/dev/null; wait' EXIT",
         'trap \'echo "$LINENO" > "$DOC_CHECK_POSITION"\' DEBUG',
     ]
     script, where = list(head), {}
