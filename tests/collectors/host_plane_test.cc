@@ -45,18 +45,23 @@ std::string DeterministicBytes(const tensorflow::profiler::XSpace& space) {
 TEST_CASE("a line built in two halves on two threads is the plane one pass builds, ids included") {
   REQUIRE(core::StartRecording(2, uint64_t{4} << 20).ok());
   constexpr int kSteps = 200;
-  for (int i = 0; i < kSteps; ++i) {
-    // Nested: the records end out of line order (the indexed path).
-    ScopedTrace step("step", {{"i", int64_t{i}}, {"ratio", 0.5 * i}});
-    // The second half brings signatures, names and strings of its own,
-    // a string first seen on a signature's metadata then as an argument,
-    // and a stat key first made for a skipped argument.
-    const bool late = i >= kSteps / 2;
-    Op(late ? "[[9,9]]" : (i % 3 == 0 ? "[[2,3],[3,4]]" : "[[8,3],[3,4]]"), i);
-    ScopedTrace tagged(late ? "late marker" : "marker",
-                       {{"tag", i % 5 == 0 ? "[[2,3],[3,4]]" : "x"}, {"n", uint64_t{7}}});
-    NEURONPROF_SCOPE("site");
-    if (i % 10 == 0) TraceInstant(late ? "late instant" : "instant", {{"k", int64_t{i}}});
+  {
+    // Ends last, so its record is the last one but its event the line's
+    // first: the index, sorted in halves, is merged.
+    ScopedTrace epoch("epoch");
+    for (int i = 0; i < kSteps; ++i) {
+      // Nested: the records end out of line order (the indexed path).
+      ScopedTrace step("step", {{"i", int64_t{i}}, {"ratio", 0.5 * i}});
+      // The second half brings signatures, names and strings of its own,
+      // a string first seen on a signature's metadata then as an argument,
+      // and a stat key first made for a skipped argument.
+      const bool late = i >= kSteps / 2;
+      Op(late ? "[[9,9]]" : (i % 3 == 0 ? "[[2,3],[3,4]]" : "[[8,3],[3,4]]"), i);
+      ScopedTrace tagged(late ? "late marker" : "marker",
+                         {{"tag", i % 5 == 0 ? "[[2,3],[3,4]]" : "x"}, {"n", uint64_t{7}}});
+      NEURONPROF_SCOPE("site");
+      if (i % 10 == 0) TraceInstant(late ? "late instant" : "instant", {{"k", int64_t{i}}});
+    }
   }
   auto capture = core::StopRecording();
   REQUIRE(capture.ok());

@@ -366,6 +366,22 @@ bool IsSorted(const std::vector<const EventRecord*>& events, size_t split_events
   return first_sorted && second_sorted;
 }
 
+// std::sort, from `split_events` on as two halves sorted on two cores and
+// merged: a libtorch thread's records come in the order ops ended
+// (children before parents), so its line is sorted whole.
+template <typename Before>
+void Sort(std::vector<const EventRecord*>* events, size_t split_events, const Before& before) {
+  if (events->size() < std::max<size_t>(split_events, 2)) {
+    std::sort(events->begin(), events->end(), before);
+    return;
+  }
+  const auto middle = events->begin() + static_cast<std::ptrdiff_t>(events->size() / 2);
+  std::thread first([&] { std::sort(events->begin(), middle, before); });
+  std::sort(middle, events->end(), before);
+  first.join();
+  std::inplace_merge(events->begin(), middle, events->end(), before);
+}
+
 // Where the plane's finished pieces go: nowhere (the plane keeps its lines:
 // an XSpace); a sink that writes each line out, in chunks of
 // kStreamChunkEvents events while it is built, and takes it off the plane;
@@ -741,6 +757,12 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
     // an index of pointers (a sorted snapshot's: SortSnapshotRecords).
     const core::ThreadEvents* in_order =
         threads.size() == 1 && InLineOrder(*threads.front()) ? threads.front() : nullptr;
+    if (in_order == nullptr) {
+      // One index for the line, grown once (its records are mostly markers).
+      size_t records = 0;
+      for (const core::ThreadEvents* thread : threads) records += thread->events.size();
+      events.reserve(records);
+    }
     for (const core::ThreadEvents* thread : threads) {
       if (in_order != nullptr) break;
       AddByKind(thread->events, split_line_events, {&events, &counters, &spans});
@@ -750,9 +772,7 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
     if (events.empty() && in_order == nullptr) continue;
     if (line_name.empty()) line_name = absl::StrCat("thread ", thread_id);
     auto before = [](const EventRecord* a, const EventRecord* b) { return Before(*a, *b); };
-    if (!IsSorted(events, split_line_events, before)) {
-      std::sort(events.begin(), events.end(), before);
-    }
+    if (!IsSorted(events, split_line_events, before)) Sort(&events, split_line_events, before);
     const uint64_t line_start =
         in_order != nullptr ? in_order->events.front().start_ticks : events.front()->start_ticks;
     const size_t count = in_order != nullptr ? in_order->events.size() : events.size();
