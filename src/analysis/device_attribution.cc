@@ -41,13 +41,13 @@ std::string DeviceTypeOf(std::string_view plane_name) {
 
 // Op indices in start order, and the last of them starting at or before
 // an instant (-1: none): the lookups below share them.
-template <typename Span>
-void SortByStart(std::vector<int>& list, const std::vector<Span>& spans) {
+template <typename Spans>
+void SortByStart(std::vector<int>& list, const Spans& spans) {
   std::stable_sort(list.begin(), list.end(),
                    [&](int a, int b) { return spans[a].start_ps < spans[b].start_ps; });
 }
-template <typename Span>
-int LastStartingBy(const std::vector<int>& list, const std::vector<Span>& spans,
+template <typename Spans>
+int LastStartingBy(const std::vector<int>& list, const Spans& spans,
                    int64_t time_ps) {
   auto after = std::upper_bound(list.begin(), list.end(), time_ps,
                                 [&](int64_t t, int i) { return t < spans[i].start_ps; });
@@ -222,7 +222,7 @@ class OpsByName {
     for (auto& [name, list] : by_name_) SortByStart(list, ops_);
   }
 
-  const std::vector<OperatorEvent>& ops_;
+  const OperatorEventList& ops_;
   std::map<std::string, std::vector<int>, std::less<>> by_name_;
 };
 

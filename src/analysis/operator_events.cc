@@ -151,7 +151,10 @@ const CachedCost& CostByInputs(const xplane::EventVisitor& event, const Operator
 // and costs they point to, and its caches. Two walks of one line run side
 // by side on runs cut where nothing is open (see SplitPoint).
 struct RangeWalk {
-  std::vector<OperatorEvent> ops;
+  // Where the ops go: all[next], all[next + 1], ... (sized ahead for them);
+  // parents index `all`.
+  OperatorEvent* all = nullptr;
+  size_t next = 0;
   OperatorEventsStore* store = nullptr;
   std::unique_ptr<OperatorEventsStore> own_store;  // The second walk's.
   absl::node_hash_map<std::string, CachedCost> costs;  // Stays where it is.
@@ -169,13 +172,26 @@ struct PlaneWalk {
   const xplane::PlaneVisitor& visitor;
   const OperatorStatIds& ids;
   const absl::flat_hash_set<int64_t>& memory_metadata;
+  // Metadata that carries the framework stat (an operator's signature).
+  const absl::flat_hash_set<int64_t>& op_metadata;
+
+  // Whether a non-memory event is an operator (it or its metadata carries
+  // the framework stat), from ids alone: the walks and SplitPoint's count
+  // of the first run's ops must agree.
+  bool IsOperator(const XEvent& event) const {
+    if (op_metadata.contains(event.metadata_id())) return true;
+    for (const auto& stat : event.stats()) {
+      if (stat.metadata_id() == ids.framework) return true;
+    }
+    return false;
+  }
 };
 struct LineAt {
   int plane, line;
 };
 
-// Walks `order[begin, end)` of line `l`, appending its ops to walk->ops
-// (parents by index into it).
+// Walks `order[begin, end)` of line `l`, writing its ops from
+// walk->all[walk->next] on (parents by index into walk->all).
 void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, size_t begin,
                size_t end_index, RangeWalk* walk) {
   const LineAt at{at_plane.plane, l};
@@ -183,7 +199,7 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
   const OperatorStatIds& ids = at_plane.ids;
   const absl::flat_hash_set<int64_t>& memory_metadata = at_plane.memory_metadata;
   const int64_t line_ps = LineStartPs(line.TimestampNs());
-  std::vector<OperatorEvent>& ops = walk->ops;
+  OperatorEvent* const ops = walk->all;
   OperatorEventsStore& store = *walk->store;
   std::vector<Open> stack;
   for (size_t i = begin; i < end_index; ++i) {
@@ -194,7 +210,7 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
     while (!stack.empty() && stack.back().end_ps < end) stack.pop_back();
     if (memory_metadata.contains(raw.metadata_id())) continue;  // Instants, not scopes.
     const xplane::EventVisitor event = line.Event(e);
-    if (!event.Stat(ids.framework)) {
+    if (!at_plane.IsOperator(raw)) {
       const bool step = event.IntStat(ids.root).value_or(0) != 0;
       Open open{end, -1, -1, {}, {}};
       if (!stack.empty()) open = stack.back();
@@ -283,25 +299,24 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
     Open open{end, -1, -1, {}, {}};
     if (!stack.empty()) open = stack.back();
     open.end_ps = end;
-    open.op_index = open.enclosing_op = static_cast<int>(ops.size());
+    open.op_index = open.enclosing_op = static_cast<int>(walk->next);
     stack.push_back(std::move(open));
-    ops.push_back(std::move(op));
+    ops[walk->next++] = op;
   }
 }
 
-// Self costs of the ops from `first_op` on, one line's (children follow
-// their parents, parents index into `ops`).
-void ResolveSelfCosts(size_t first_op, std::vector<OperatorEvent>* all) {
-  std::vector<OperatorEvent>& ops = *all;
+// Self costs of ops[first_op, end), one run of a line's (children follow
+// their parents, parents index into `ops` and are in the run).
+void ResolveSelfCosts(OperatorEvent* ops, size_t first_op, size_t end) {
   // Resolve self costs (children follow their parents). FLOPs go to
   // the innermost ops with a non-zero FLOP formula, so a wrapper never
   // repeats its callee's work; an op that owns its FLOPs also owns the
   // bytes of everything nested in it (a GEMM's bias broadcast copy is
   // part of the GEMM); elsewhere bytes go to the innermost costed ops.
-  const size_t count = ops.size() - first_op;
+  const size_t count = end - first_op;
   std::vector<char> flops_below(count, 0), bytes_below(count, 0),
       has_children(count, 0);
-  for (size_t i = ops.size(); i-- > first_op;) {
+  for (size_t i = end; i-- > first_op;) {
     OperatorEvent& op = ops[i];
     op.self_ps = std::max<int64_t>(op.self_ps, 0);
     if (op.parent < 0) continue;
@@ -312,7 +327,7 @@ void ResolveSelfCosts(size_t first_op, std::vector<OperatorEvent>* all) {
     has_children[parent] = 1;
   }
   std::vector<char> bytes_owned_above(count, 0);
-  for (size_t i = first_op; i < ops.size(); ++i) {
+  for (size_t i = first_op; i < end; ++i) {
     OperatorEvent& op = ops[i];
     const size_t self = i - first_op;
     const bool container = op.formula->container && has_children[self];
@@ -346,21 +361,28 @@ constexpr size_t kMinSplitEvents = 100000;
 
 // An index near the middle of `order` where nothing opened before it is
 // still open (every earlier non-memory event ends before the event there),
-// or 0 when there is none. A walk that starts there with an empty stack
-// finds what one walk of the whole line finds.
-size_t SplitPoint(const PlaneWalk& at_plane, const XLine& line, const std::vector<int>& order) {
+// or 0 when there is none, and the operators before it (where the second
+// run's ops go). A walk that starts there with an empty stack finds what
+// one walk of the whole line finds.
+struct Split {
+  size_t at = 0;
+  size_t ops_before = 0;
+};
+Split SplitPoint(const PlaneWalk& at_plane, const XLine& line, const std::vector<int>& order) {
   const int64_t line_ps = LineStartPs(line.timestamp_ns());  // Times as WalkRange computes them.
   const size_t middle = order.size() / 2;
   int64_t max_end = std::numeric_limits<int64_t>::min();
+  size_t ops = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const XEvent& event = line.events(order[i]);
     const int64_t end =
         SaturatingAdd(SaturatingAdd(line_ps, event.offset_ps()), event.duration_ps());
-    if (i >= middle && i > 0 && max_end < end) return i;
+    if (i >= middle && i > 0 && max_end < end) return {i, ops};
     if (at_plane.memory_metadata.contains(event.metadata_id())) continue;  // Never opens.
     max_end = std::max(max_end, end);
+    ops += at_plane.IsOperator(event) ? 1 : 0;
   }
-  return 0;
+  return {};
 }
 
 }  // namespace
@@ -412,7 +434,7 @@ OperatorEvents CollectOperatorEvents(const XSpace& space) {
 
 OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_events) {
   OperatorEvents result;
-  std::vector<OperatorEvent>& ops = result.ops;
+  OperatorEventList& ops = result.ops;
   RangeWalk first;
   first.store = result.store.get();
   for (int p = 0; p < space.planes_size(); ++p) {
@@ -420,41 +442,51 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
     const xplane::PlaneVisitor plane(space.planes(p));
     const OperatorStatIds ids(plane);
     if (ids.framework < 0) continue;  // No operators on this plane.
-    first.ops.reserve(first.ops.size() + plane.NumEvents());
+    ops.reserve(ops.size() + plane.NumEvents());
     // Memory events (about half of a kOperator capture's) are told by their
     // metadata id, without a visitor's metadata look-up per event.
-    absl::flat_hash_set<int64_t> memory_metadata;
+    absl::flat_hash_set<int64_t> memory_metadata, op_metadata;
     for (const auto& [id, metadata] : space.planes(p).event_metadata()) {
       if (xplane::IsMemoryEventName(metadata.name())) memory_metadata.insert(id);
+      for (const auto& stat : metadata.stats()) {
+        if (stat.metadata_id() == ids.framework) op_metadata.insert(id);
+      }
     }
-    const PlaneWalk at_plane{p, plane, ids, memory_metadata};
+    const PlaneWalk at_plane{p, plane, ids, memory_metadata, op_metadata};
     for (int l = 0; l < plane.NumLines(); ++l) {
       const XLine& line = space.planes(p).lines(l);
       const std::vector<int> order = SortedEventIndices(line);
-      const size_t split = order.size() >= min_split_events ? SplitPoint(at_plane, line, order) : 0;
-      const size_t first_op = first.ops.size();
-      if (split == 0) {
+      const Split split = order.size() >= min_split_events ? SplitPoint(at_plane, line, order)
+                                                           : Split{};
+      // At most one op per event: room for all, written in place, then cut
+      // to what was written.
+      const size_t first_op = ops.size();
+      ops.resize(first_op + order.size());
+      first.all = ops.data();
+      first.next = first_op;
+      if (split.at == 0) {
         WalkRange(at_plane, l, order, 0, order.size(), &first);
-        ResolveSelfCosts(first_op, &first.ops);
+        ResolveSelfCosts(ops.data(), first_op, first.next);
+        ops.resize(first.next);
         continue;
       }
-      // The second half on another core, with its own store and caches.
+      // The second run on another core, with its own store and caches,
+      // from the slot after the first run's ops.
       RangeWalk second;
       second.own_store = std::make_unique<OperatorEventsStore>();
       second.store = second.own_store.get();
-      second.ops.reserve(order.size() - split);
+      second.all = ops.data();
+      second.next = first_op + split.ops_before;
+      const size_t second_op = second.next;
       std::thread other([&] {
-        WalkRange(at_plane, l, order, split, order.size(), &second);
-        ResolveSelfCosts(0, &second.ops);
+        WalkRange(at_plane, l, order, split.at, order.size(), &second);
+        ResolveSelfCosts(ops.data(), second_op, second.next);
       });
-      WalkRange(at_plane, l, order, 0, split, &first);
-      ResolveSelfCosts(first_op, &first.ops);
-      other.join();
-      const int offset = static_cast<int>(first.ops.size());
-      for (OperatorEvent& op : second.ops) {
-        if (op.parent >= 0) op.parent += offset;
-        first.ops.push_back(std::move(op));
-      }
+      WalkRange(at_plane, l, order, 0, split.at, &first);
+      ResolveSelfCosts(ops.data(), first_op, first.next);
+      other.join();  // first.next == second_op: both count with IsOperator.
+      ops.resize(second.next);
+      first.next = second.next;
       if (first.malformed_inputs == 0) {
         first.first_input_error = std::move(second.first_input_error);
       }
@@ -462,7 +494,6 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
       result.store->Adopt(std::move(second.own_store));
     }
   }
-  ops = std::move(first.ops);
   result.malformed_inputs = first.malformed_inputs;
   result.first_input_error = std::move(first.first_input_error);
 

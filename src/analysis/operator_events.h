@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/node_hash_set.h"
@@ -71,8 +73,32 @@ class OperatorEventsStore {
   std::vector<std::unique_ptr<OperatorEventsStore>> adopted_;
 };
 
+// std::allocator, except that a vector's resize() leaves the new elements
+// unwritten: CollectOperatorEvents sizes the ops once per line, then its two
+// walks write their own ranges of them side by side (no copy to join
+// them, no page of a million ops touched twice). Only for types a plain
+// write may bring to life (trivially copyable and destructible).
+template <typename T>
+struct WrittenLaterAllocator : std::allocator<T> {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  template <typename U>
+  struct rebind {
+    using other = WrittenLaterAllocator<U>;
+  };
+  WrittenLaterAllocator() = default;
+  template <typename U>
+  WrittenLaterAllocator(const WrittenLaterAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U*) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+using OperatorEventList = std::vector<OperatorEvent, WrittenLaterAllocator<OperatorEvent>>;
+
 struct OperatorEvents {
-  std::vector<OperatorEvent> ops;  // per line, parents before children
+  OperatorEventList ops;  // per line, parents before children
   // Owns the ops' scope, layer, direction and formula; held by pointer so
   // that moving OperatorEvents keeps every view valid.
   std::unique_ptr<OperatorEventsStore> store = std::make_unique<OperatorEventsStore>();

@@ -14,7 +14,9 @@
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
+#include "neuronprof/trace.h"
 #include "tests/analysis/operator_space.h"
+#include "tests/host_plane_capture.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -32,6 +34,24 @@ const OperatorEvent& Find(const OperatorEvents& events, const std::string& name,
   }
   FAIL("no operator " << name);
   return events.ops.front();
+}
+
+// Every field of every op, one walk's against another's.
+void CheckSameOps(const OperatorEvents& one, const OperatorEvents& two) {
+  REQUIRE(two.ops.size() == one.ops.size());
+  for (size_t i = 0; i < one.ops.size(); ++i) {
+    const OperatorEvent& a = one.ops[i];
+    const OperatorEvent& b = two.ops[i];
+    INFO("op " << i << " " << a.name);
+    CHECK(std::tie(a.plane, a.line, a.event, a.parent, a.name, a.direction, a.scope, a.layer) ==
+          std::tie(b.plane, b.line, b.event, b.parent, b.name, b.direction, b.scope, b.layer));
+    CHECK(std::tie(a.seq, a.has_seq, a.start_ps, a.duration_ps, a.self_ps) ==
+          std::tie(b.seq, b.has_seq, b.start_ps, b.duration_ps, b.self_ps));
+    CHECK(std::tie(a.self_flops, a.self_bytes, a.source) ==
+          std::tie(b.self_flops, b.self_bytes, b.source));
+    CHECK(std::tie(a.formula->known, a.formula->flops, a.formula->bytes) ==
+          std::tie(b.formula->known, b.formula->flops, b.formula->bytes));
+  }
 }
 
 const OpTableRow* Row(const OpTable& table, const std::string& op, const std::string& params = "") {
@@ -258,26 +278,40 @@ TEST_CASE("a line walked in two runs on two threads gives what one walk gives") 
   const OperatorEvents one = CollectOperatorEvents(space, SIZE_MAX);
   const OperatorEvents two = CollectOperatorEvents(space, 2);
   REQUIRE(one.ops.size() == 6 * std::size(testing::kStepOps) + 1);
-  REQUIRE(two.ops.size() == one.ops.size());
+  CheckSameOps(one, two);
   CHECK(two.malformed_inputs == 1);
   CHECK(two.first_input_error == one.first_input_error);
   CHECK(two.first_input_error.find("aten::mm: ") == 0);
-  for (size_t i = 0; i < one.ops.size(); ++i) {
-    const OperatorEvent& a = one.ops[i];
-    const OperatorEvent& b = two.ops[i];
-    INFO("op " << i << " " << a.name);
-    CHECK(std::tie(a.plane, a.line, a.event, a.parent, a.name, a.direction, a.scope, a.layer) ==
-          std::tie(b.plane, b.line, b.event, b.parent, b.name, b.direction, b.scope, b.layer));
-    CHECK(std::tie(a.seq, a.has_seq, a.start_ps, a.duration_ps, a.self_ps) ==
-          std::tie(b.seq, b.has_seq, b.start_ps, b.duration_ps, b.self_ps));
-    CHECK(std::tie(a.self_flops, a.self_bytes, a.source) ==
-          std::tie(b.self_flops, b.self_bytes, b.source));
-    CHECK(std::tie(a.formula->known, a.formula->flops, a.formula->bytes) ==
-          std::tie(b.formula->known, b.formula->flops, b.formula->bytes));
-  }
   // Inside the last step: its scope and layer came from markers in it.
   CHECK(two.ops.back().scope == one.ops.back().scope);
   CHECK(Find(two, "aten::addmm", 5).scope == "MLP/layer:fc1");
+}
+
+TEST_CASE("recorded operators, told by their signature's metadata, walk in two runs as in one") {
+  // As the libtorch collector records them: the framework stat goes on
+  // the signature's metadata, not on the event. Markers between them are
+  // no operators; the second run's ops go after the first's.
+  auto space = testing::CaptureHostPlane([] {
+    for (int64_t i = 0; i < 40; ++i) {
+      ScopedTrace step("step", {{"i", i}});
+      for (const char* name : {"aten::linear", "aten::relu"}) {
+        ScopedTrace op(name, {{xplane::kOpFrameworkStat, "torch"},
+                              {xplane::kOpSequenceStat, i},
+                              {xplane::kOpInputDimsStat, "[[2,3],[3,4]]"}});
+        if (i % 3 == 0) ScopedTrace marker("between");
+      }
+    }
+  });
+  const xplane::PlaneVisitor plane(space.planes(0));
+  const xplane::EventVisitor linear = plane.Line(0).Event(1);
+  REQUIRE(linear.Name() == "aten::linear");
+  for (const auto& stat : linear.raw().stats()) {
+    REQUIRE(stat.metadata_id() != plane.StatId(xplane::kOpFrameworkStat));
+  }
+  const OperatorEvents one = CollectOperatorEvents(space, SIZE_MAX);
+  const OperatorEvents two = CollectOperatorEvents(space, 2);
+  REQUIRE(one.ops.size() == 80);
+  CheckSameOps(one, two);
 }
 
 TEST_CASE("the op table aggregates calls, times and self costs per (layer, dir, op, params)") {
