@@ -101,16 +101,14 @@ class PlaneAnnotator {
         flops_id_(builder_.StatMetadataId(xplane::kFlopsStat)),
         bytes_id_(builder_.StatMetadataId(xplane::kBytesAccessedStat)) {}
 
-  // Makes every id `op`'s stats refer to (in the order one pass would
-  // make them) and sets `event`'s metadata: adding its stats then changes
-  // no metadata.
-  void Plan(const OperatorEvent& op, tensorflow::profiler::XEvent* event) {
+  // Makes every id `op`'s stats and metadata refer to, in the order one
+  // pass would make them: adding them to its event (AddStats) then makes
+  // nothing. Reads the ops alone, not their events (a cache miss each).
+  void Plan(const OperatorEvent& op) {
     const Ref* scope = nullptr;  // the interned scope; null for none
     if (!op.scope.empty()) scope = Interned(op.scope, &last_scope_);
     const Ref* layer = op.layer.empty() ? nullptr : Interned(op.layer, &last_layer_);
-    if (scope != nullptr || layer != nullptr) {
-      event->set_metadata_id(ScopedMetadataId(event->metadata_id(), scope, layer));
-    }
+    if (scope != nullptr || layer != nullptr) ScopedMetadataId(op.metadata_id, scope, layer);
     // Scopes and op names repeat every step: build each tf_op once, found
     // by the interned scope's address and the op name (no per-op copy).
     auto& tf_ops = tf_op_refs_[scope];
@@ -120,17 +118,20 @@ class PlaneAnnotator {
     }
   }
 
-  // Adds `op`'s stats to `event` once Plan made their ids; only reads
-  // this annotator, so calls may run side by side. `*last_scope` is the
-  // caller's, as last_scope_ is Plan's.
-  void AddStats(const OperatorEvent& op, const Ref** last_scope,
-                tensorflow::profiler::XEvent* event) const {
+  // The refs Plan interned last, per caller of AddStats.
+  struct LastRefs {
     const Ref* scope = nullptr;
-    if (!op.scope.empty()) {
-      if (*last_scope == nullptr || (*last_scope)->first != op.scope) {
-        *last_scope = &*refs_.find(absl::string_view(op.scope.data(), op.scope.size()));
-      }
-      scope = *last_scope;
+    const Ref* layer = nullptr;
+  };
+
+  // Sets `event`'s metadata and adds `op`'s stats once Plan made their
+  // ids; only reads this annotator, so calls may run side by side.
+  void AddStats(const OperatorEvent& op, LastRefs* last,
+                tensorflow::profiler::XEvent* event) const {
+    const Ref* scope = op.scope.empty() ? nullptr : Planned(op.scope, &last->scope);
+    const Ref* layer = op.layer.empty() ? nullptr : Planned(op.layer, &last->layer);
+    if (scope != nullptr || layer != nullptr) {
+      event->set_metadata_id(scoped_metadata_.find(std::make_tuple(op.metadata_id, scope, layer))->second);
     }
     const uint64_t tf_op_ref = tf_op_refs_.find(scope)->second.find(
         absl::string_view(op.name.data(), op.name.size()))->second;
@@ -161,7 +162,10 @@ class PlaneAnnotator {
     if (it != scoped_metadata_.end()) return it->second;
     const auto& all = builder_.plane()->event_metadata();
     const auto base = all.find(metadata_id);
-    if (base == all.end()) return metadata_id;  // a crafted file: leave it
+    if (base == all.end()) {  // a crafted file: leave it
+      scoped_metadata_.emplace(key, metadata_id);
+      return metadata_id;
+    }
     int64_t id = metadata_id;
     if (!CarriesExactly(base->second, scope, layer)) {  // else annotated before
       // A copy first: adding to the map may move what `base` points to.
@@ -203,6 +207,14 @@ class PlaneAnnotator {
   static void AddRefTo(tensorflow::profiler::XStat* stat, int64_t metadata_id, const Ref& value) {
     stat->set_metadata_id(metadata_id);
     stat->set_ref_value(value.second);
+  }
+
+  // The ref Plan made for `value`; `*last` as with RefId.
+  const Ref* Planned(std::string_view value, const Ref** last) const {
+    if (*last == nullptr || (*last)->first != value) {
+      *last = &*refs_.find(absl::string_view(value.data(), value.size()));
+    }
+    return *last;
   }
 
   const Ref* Interned(std::string_view value, const Ref** last) {
@@ -254,19 +266,19 @@ OperatorAnnotation PlanOperatorAnnotation(const OperatorEvents& events,
     tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
     std::unique_ptr<PlaneAnnotator>& annotator = annotation.planes_[op.plane];
     if (annotator == nullptr) annotator = std::make_unique<PlaneAnnotator>(plane);
-    annotator->Plan(op, plane->mutable_lines(op.line)->mutable_events(op.event));
+    annotator->Plan(op);
   }
   return annotation;
 }
 
 void ApplyOperatorAnnotation(const OperatorEvents& events, const OperatorAnnotation& annotation,
                              int part, int parts, tensorflow::profiler::XSpace* space) {
-  const PlaneAnnotator::Ref* last_scope = nullptr;
+  PlaneAnnotator::LastRefs last;
   const size_t count = events.ops.size();
   for (size_t i = count * part / parts; i < count * (part + 1) / parts; ++i) {
     const OperatorEvent& op = events.ops[i];
     tensorflow::profiler::XPlane* plane = space->mutable_planes(op.plane);
-    annotation.planes_[op.plane]->AddStats(op, &last_scope,
+    annotation.planes_[op.plane]->AddStats(op, &last,
                                            plane->mutable_lines(op.line)->mutable_events(op.event));
   }
 }

@@ -235,6 +235,7 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
     op.plane = at.plane;
     op.line = at.line;
     op.event = e;
+    op.metadata_id = raw.metadata_id();
     op.name = event.Name();
     op.start_ps = start;
     op.duration_ps = event.DurationPs();
@@ -500,10 +501,11 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
   // PyProf: backward ops take the layer of their forward op (same seq).
   absl::flat_hash_map<int64_t, std::string_view> forward_layer;
   for (const OperatorEvent& op : ops) {
-    if (op.has_seq && op.direction != "bprop" && !op.layer.empty()) {
+    if (!op.layer.empty() && op.has_seq && op.direction != "bprop") {
       forward_layer.emplace(op.seq, op.layer);
     }
   }
+  if (forward_layer.empty()) return result;  // No layers: a pass less over a million ops.
   // The op itself or its innermost enclosing op with a seq (parents come
   // first), found once per op rather than by walking up from each.
   std::vector<int> with_seq(ops.size(), -1);

@@ -42,9 +42,10 @@ inline constexpr size_t kMaxScopeBytes = 1024;
 // The text fields are views: `name` into the XSpace's event metadata (valid
 // while the XSpace lives; annotation adds stats but never event metadata),
 // the others, and `formula`, into OperatorEvents::store.
-struct OperatorEvent {  // Fields by size: 144 bytes, one per operator of a capture.
+struct OperatorEvent {  // Fields by size: 152 bytes, one per operator of a capture.
   int plane = 0, line = 0, event = 0;  // indices into the XSpace
   int parent = -1;                      // enclosing operator, index into ops
+  int64_t metadata_id = 0;              // the event's when walked (before annotation)
   std::string_view name;                // "aten::addmm"
   std::string_view direction;           // "fprop", "bprop", "" when not recorded
   std::string_view scope;               // enclosing markers, '/'-joined (kMaxScopeBytes)

@@ -461,6 +461,22 @@ TEST_CASE("annotation gives one op name in two scopes the tf_op of each scope") 
                                            "aten__relu:aten__relu"});
 }
 
+TEST_CASE("annotation leaves a scoped op whose metadata is not in its plane on its own id") {
+  // A crafted file: the event names metadata the plane does not hold.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  host.AddEvent(line, host.EventMetadataId("enc"), 0, 10 * 1000000);
+  auto* op = host.AddEvent(line, 999, 1000000, 1000000);
+  host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
+  AnnotateOperatorEvents(&space);
+
+  const xplane::PlaneVisitor plane(space.planes(0));
+  const xplane::EventVisitor annotated = plane.Line(0).Event(1);
+  CHECK(annotated.MetadataId() == 999);
+  CHECK(annotated.StrStatNamed(xplane::kTfOpStat).has_value());
+}
+
 TEST_CASE("the text summary and the CSV show the table") {
   const auto space = testing::MakeOperatorSpace(2, false);
   const Summary summary = Summarize(space);
