@@ -69,11 +69,11 @@ void RunWriter::NotifyTraceReady(ProfileResult* result) const {
   }
 }
 
-absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult captured,
+absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult* captured,
                                              const std::string& run_name,
                                              uint64_t* numbered) const {
-  return WriteSpace(&captured.space, captured.stats, captured.start_epoch_ns,
-                    captured.stop_epoch_ns, run_name, numbered);
+  return WriteSpace(&captured->space, captured->stats, captured->start_epoch_ns,
+                    captured->stop_epoch_ns, run_name, numbered);
 }
 
 absl::StatusOr<ProfileResult> RunWriter::WriteStreamed(session::StreamedCapture* captured,

@@ -65,7 +65,7 @@ class RunWriter {
   // that is taken is not refused: the run becomes <run_name>_<n>, n
   // counting up from *numbered (advanced past the names found taken), so
   // that a caller naming many runs alike never runs out of names.
-  absl::StatusOr<ProfileResult> Write(session::CaptureResult captured,
+  absl::StatusOr<ProfileResult> Write(session::CaptureResult* captured,
                                       const std::string& run_name,
                                       uint64_t* numbered = nullptr) const;
   // Write's work for a capture whose host plane is streamed from its

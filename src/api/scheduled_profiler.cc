@@ -197,7 +197,7 @@ class ScheduledProfiler : public Profiler::Impl {
     if (!cycle.captured.ok()) return cycle.captured.status();
     const std::string run =
         options_.run_name.empty() ? "" : CycleRunName(options_.run_name, cycle.cycle);
-    auto result = files_.Write(std::move(*cycle.captured), run);
+    auto result = files_.Write(&*cycle.captured, run);
     if (!result.ok()) {
       return absl::Status(result.status().code(),
                           absl::StrCat("cycle ", cycle.cycle, ": ", result.status().message()));

@@ -16,6 +16,7 @@
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"
 #include "neuronprof/torch.h"
+#include "src/session/mapped_arena.h"
 #include "src/xplane/names.h"
 #include "tests/test_util.h"
 #include "tests/torch/torch_capture.h"
@@ -334,6 +335,23 @@ TEST_CASE("a kOperator capture writes the Kineto trace and no second JSON copy o
         std::vector<std::string>{"h.xplane.pb", "h.pt.trace.json.gz"});
   CHECK(DefaultOutputNames(true) ==
         std::vector<std::string>{"h.xplane.pb", "h.trace.json.gz", "h.pt.trace.json.gz"});
+}
+
+TEST_CASE("a kOperator capture's memory is handed back by the time its Profiler goes") {
+  // Stop() returns once the files are written; the XSpace's arena is
+  // unmapped on a thread of its own, joined when the Profiler goes.
+  if (session::NewMappedArena() == nullptr) return;  // GCC's TSan: on the heap.
+  REQUIRE(EnableTorchOperators().ok());
+  testing::TempDir dir;
+  const session::MappedArenaCounts before = session::CountMappedArenas();
+  {
+    Profiler profiler(testing::OperatorOptions(dir.path()));
+    REQUIRE(profiler.status().ok());
+    for (int i = 0; i < 100; ++i) torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+    REQUIRE(profiler.Stop().ok());
+    CHECK(session::CountMappedArenas().blocks_ever > before.blocks_ever);
+  }
+  CHECK(session::CountMappedArenas().mapped_bytes == before.mapped_bytes);
 }
 
 }  // namespace
