@@ -85,22 +85,24 @@ void InTwoParts(const Part& part) {
 // space: they run side by side. Then every metadata id either adds is
 // made, the operators' first (the order of one annotation after the
 // other), and each set of stats is added to its events in two parts side
-// by side: the ops go before the memory stats come (a lower peak).
+// by side: the operators' first, while the ops are freed (a lower peak).
 void Annotate(bool operators, tensorflow::profiler::XSpace* space) {
   analysis::MemoryAnnotation memory;
   std::thread memory_walk([&memory, space] { memory = analysis::PlanMemoryAnnotation(*space); });
-  {
-    analysis::OperatorEvents ops;
-    if (operators) ops = analysis::CollectOperatorEvents(*space);
-    memory_walk.join();
-    if (operators) {
-      const analysis::OperatorAnnotation op_stats = analysis::PlanOperatorAnnotation(ops, space);
-      InTwoParts([&](int part) { analysis::ApplyOperatorAnnotation(ops, op_stats, part, 2, space); });
-    }
+  analysis::OperatorEvents ops;
+  if (operators) ops = analysis::CollectOperatorEvents(*space);
+  memory_walk.join();
+  if (operators) {
+    const analysis::OperatorAnnotation op_stats = analysis::PlanOperatorAnnotation(ops, space);
+    InTwoParts([&](int part) { analysis::ApplyOperatorAnnotation(ops, op_stats, part, 2, space); });
   }
+  // The ops (~80 MB for a million) are unmapped beside the memory stats,
+  // not before them.
+  std::thread free_ops([done = std::move(ops)] {});
   const std::vector<analysis::MemoryAnnotationIds> memory_ids =
       analysis::ResolveMemoryStatIds(memory, space);
   InTwoParts([&](int part) { analysis::AddMemoryStats(memory, memory_ids, part, 2, space); });
+  free_ops.join();
 }
 
 }  // namespace
