@@ -148,8 +148,8 @@ const CachedCost& CostByInputs(const xplane::EventVisitor& event, const Operator
 
 // One walk over a run of a line's events (in nesting order) that starts
 // with nothing open, and what it keeps for itself: its ops, the strings
-// and costs they point to, and its caches. Two walks of one line run side
-// by side on runs cut where nothing is open (see SplitPoint).
+// and costs they point to, and its caches. The walks of one line run side
+// by side on runs cut where nothing is open (see CutPoints).
 struct RangeWalk {
   // Where the ops go: all[next], all[next + 1], ... (sized ahead for them);
   // parents index `all`.
@@ -176,8 +176,8 @@ struct PlaneWalk {
   const absl::flat_hash_set<int64_t>& op_metadata;
 
   // Whether a non-memory event is an operator (it or its metadata carries
-  // the framework stat), from ids alone: the walks and SplitPoint's count
-  // of the first run's ops must agree.
+  // the framework stat), from ids alone: the walks and CutPoints' count
+  // of the ops before a run must agree.
   bool IsOperator(const XEvent& event) const {
     if (op_metadata.contains(event.metadata_id())) return true;
     for (const auto& stat : event.stats()) {
@@ -359,31 +359,42 @@ void ResolveSelfCosts(OperatorEvent* ops, size_t first_op, size_t end) {
 
 // Lines shorter than this are walked in one run.
 constexpr size_t kMinSplitEvents = 100000;
+// Runs a long line is walked in, side by side. Three, not two: Annotate's
+// memory walk runs beside them, and four threads share two cores evenly
+// where three leave one a core to itself and the other two half of one.
+constexpr size_t kWalkRuns = 3;
 
-// An index near the middle of `order` where nothing opened before it is
-// still open (every earlier non-memory event ends before the event there),
-// or 0 when there is none, and the operators before it (where the second
-// run's ops go). A walk that starts there with an empty stack finds what
-// one walk of the whole line finds.
-struct Split {
+// Where a run after the first starts: an index into `order` where nothing
+// opened before it is still open (every earlier non-memory event ends
+// before the event there), and the operators before it (where the run's
+// ops go). A walk that starts there with an empty stack finds what one
+// walk of the whole line finds.
+struct Cut {
   size_t at = 0;
   size_t ops_before = 0;
 };
-Split SplitPoint(const PlaneWalk& at_plane, const XLine& line, const std::vector<int>& order) {
+// Up to runs - 1 cuts, each the first such index from k/runs of `order`
+// on (k = 1, 2, ...); fewer where the line has no such places.
+std::vector<Cut> CutPoints(const PlaneWalk& at_plane, const XLine& line,
+                           const std::vector<int>& order, size_t runs) {
   const int64_t line_ps = LineStartPs(line.timestamp_ns());  // Times as WalkRange computes them.
-  const size_t middle = order.size() / 2;
+  std::vector<Cut> cuts;
+  size_t target = order.size() / runs;
   int64_t max_end = std::numeric_limits<int64_t>::min();
   size_t ops = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t i = 0; i < order.size() && cuts.size() + 1 < runs; ++i) {
     const XEvent& event = line.events(order[i]);
     const int64_t end =
         SaturatingAdd(SaturatingAdd(line_ps, event.offset_ps()), event.duration_ps());
-    if (i >= middle && i > 0 && max_end < end) return {i, ops};
+    if (i >= target && i > 0 && max_end < end) {
+      cuts.push_back({i, ops});
+      target = order.size() * (cuts.size() + 1) / runs;
+    }
     if (at_plane.memory_metadata.contains(event.metadata_id())) continue;  // Never opens.
     max_end = std::max(max_end, end);
     ops += at_plane.IsOperator(event) ? 1 : 0;
   }
-  return {};
+  return cuts;
 }
 
 }  // namespace
@@ -457,42 +468,43 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
     for (int l = 0; l < plane.NumLines(); ++l) {
       const XLine& line = space.planes(p).lines(l);
       const std::vector<int> order = SortedEventIndices(line);
-      const Split split = order.size() >= min_split_events ? SplitPoint(at_plane, line, order)
-                                                           : Split{};
+      const std::vector<Cut> cuts = order.size() >= min_split_events
+                                        ? CutPoints(at_plane, line, order, kWalkRuns)
+                                        : std::vector<Cut>();
       // At most one op per event: room for all, written in place, then cut
       // to what was written.
       const size_t first_op = ops.size();
       ops.resize(first_op + order.size());
       first.all = ops.data();
       first.next = first_op;
-      if (split.at == 0) {
-        WalkRange(at_plane, l, order, 0, order.size(), &first);
-        ResolveSelfCosts(ops.data(), first_op, first.next);
-        ops.resize(first.next);
-        continue;
+      // The runs after the first on other cores, each with its own store
+      // and caches, from the slot after the ops of the runs before it
+      // (all count operators with IsOperator).
+      std::vector<RangeWalk> later(cuts.size());
+      std::vector<std::thread> threads;
+      for (size_t r = 0; r < cuts.size(); ++r) {
+        RangeWalk& walk = later[r];
+        walk.own_store = std::make_unique<OperatorEventsStore>();
+        walk.store = walk.own_store.get();
+        walk.all = ops.data();
+        walk.next = first_op + cuts[r].ops_before;
+        const size_t end = r + 1 < cuts.size() ? cuts[r + 1].at : order.size();
+        threads.emplace_back([&, r, end] {
+          const size_t from = later[r].next;
+          WalkRange(at_plane, l, order, cuts[r].at, end, &later[r]);
+          ResolveSelfCosts(ops.data(), from, later[r].next);
+        });
       }
-      // The second run on another core, with its own store and caches,
-      // from the slot after the first run's ops.
-      RangeWalk second;
-      second.own_store = std::make_unique<OperatorEventsStore>();
-      second.store = second.own_store.get();
-      second.all = ops.data();
-      second.next = first_op + split.ops_before;
-      const size_t second_op = second.next;
-      std::thread other([&] {
-        WalkRange(at_plane, l, order, split.at, order.size(), &second);
-        ResolveSelfCosts(ops.data(), second_op, second.next);
-      });
-      WalkRange(at_plane, l, order, 0, split.at, &first);
+      WalkRange(at_plane, l, order, 0, cuts.empty() ? order.size() : cuts[0].at, &first);
       ResolveSelfCosts(ops.data(), first_op, first.next);
-      other.join();  // first.next == second_op: both count with IsOperator.
-      ops.resize(second.next);
-      first.next = second.next;
-      if (first.malformed_inputs == 0) {
-        first.first_input_error = std::move(second.first_input_error);
+      for (std::thread& thread : threads) thread.join();
+      for (RangeWalk& walk : later) {
+        first.next = walk.next;
+        if (first.malformed_inputs == 0) first.first_input_error = std::move(walk.first_input_error);
+        first.malformed_inputs += walk.malformed_inputs;
+        result.store->Adopt(std::move(walk.own_store));
       }
-      first.malformed_inputs += second.malformed_inputs;
-      result.store->Adopt(std::move(second.own_store));
+      ops.resize(first.next);
     }
   }
   result.malformed_inputs = first.malformed_inputs;

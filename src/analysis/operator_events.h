@@ -111,7 +111,7 @@ struct OperatorEvents {
 std::vector<int> SortedEventIndices(const tensorflow::profiler::XLine& line);
 
 // Every operator (event with the framework stat) on planes named "/host:*".
-// A line of many events is walked in two runs on two threads (cut where no
+// A line of many events is walked in runs on threads of their own (cut where no
 // event is open), with the same result as one walk.
 OperatorEvents CollectOperatorEvents(const tensorflow::profiler::XSpace& space);
 // The same, splitting lines of at least `min_split_events` events (tests
