@@ -197,9 +197,6 @@ void CaptureSession::Release() {
 
 absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
   if (stopped_) return absl::FailedPreconditionError("capture already stopped");
-  // Until the annotations are done, the XSpace's memory is committed on
-  // another core while this one builds it.
-  const PrefaultedBlocks prefaulted;
   CaptureResult result(storage);
   result.start_epoch_ns = start_epoch_ns_;
   std::vector<bool> stopped(collectors_.size(), false);

@@ -38,16 +38,6 @@ std::string VmFlagsAt(const void* address) {
   return "";
 }
 
-// A field of /proc/self/status in kB ("VmSize:"), -1 if absent.
-int64_t StatusKb(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
-  }
-  return -1;
-}
-
 bool KernelHasHugePages() {
   return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
 }
@@ -68,40 +58,6 @@ TEST_CASE("a mapped arena's large blocks refuse huge pages, and all go with the 
     // "nh": MADV_NOHUGEPAGE, whatever the system-wide THP setting.
     CHECK_THAT(VmFlagsAt(&line->events(kEvents - 1)), Catch::Contains(" nh"));
   }
-  arena.reset();
-  CHECK(session::CountMappedArenas().mapped_bytes == before.mapped_bytes);
-}
-
-TEST_CASE("while PrefaultedBlocks lives, 2 MiB blocks come committed ahead from its reservation") {
-  const session::MappedArenaCounts before = session::CountMappedArenas();
-  const int64_t address_space_kb = StatusKb("VmSize:");
-  auto arena = session::NewMappedArena();
-  if (arena == nullptr) return;  // GCC's TSan: captures go on the heap.
-  tensorflow::profiler::XLine* line = nullptr;
-  constexpr int kEvents = 200000;  // ~10 MB: blocks of 2 MiB.
-  {
-    session::PrefaultedBlocks prefaulted;
-    REQUIRE(prefaulted.active());
-    session::PrefaultedBlocks second;  // One reservation at a time.
-    CHECK_FALSE(second.active());
-    auto* space =
-        google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(arena.get());
-    line = space->add_planes()->add_lines();
-    for (int i = 0; i < kEvents; ++i) line->add_events()->set_offset_ps(i);
-    if (KernelHasHugePages()) {
-      CHECK_THAT(VmFlagsAt(&line->events(kEvents - 1)), Catch::Contains(" nh"));
-    }
-    const session::MappedArenaCounts built = session::CountMappedArenas();
-    CHECK(built.prefaulted_blocks_ever - before.prefaulted_blocks_ever >= 3);
-    // As much ahead as was cut, at most 16 MiB, where the kernel can
-    // commit pages without writing them (Linux 5.14).
-    const int64_t ahead = prefaulted.WaitUntilCommitted();
-    CHECK(ahead <= int64_t{16} << 20);
-    if (ahead == 0) WARN("no MADV_POPULATE_WRITE here: blocks fault as they are used");
-  }
-  // The blocks cut stay the arena's; the rest of the reservation is gone.
-  for (int i = 0; i < kEvents; i += 997) REQUIRE(line->events(i).offset_ps() == i);
-  CHECK(StatusKb("VmSize:") - address_space_kb < (int64_t{1} << 30) / 1024);
   arena.reset();
   CHECK(session::CountMappedArenas().mapped_bytes == before.mapped_bytes);
 }
