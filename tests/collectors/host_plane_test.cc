@@ -127,6 +127,34 @@ TEST_CASE("calls with one signature share a metadata; each keeps its own sequenc
   CHECK(line.Event(3).MetadataId() != line.Event(0).MetadataId());
 }
 
+TEST_CASE("inputs that differ only in where one string ends and the next begins differ") {
+  // Strings may hold any bytes, even those of a signature's own encoding
+  // (a stat id, a kind, a length: three int64s): here the types' stat id
+  // with kind 's' and length 0 in the middle of a string.
+  auto op = [](std::string_view dims, std::string_view types) {
+    ScopedTrace call("aten::mm", {{xplane::kOpFrameworkStat, "torch"},
+                                  {xplane::kOpInputDimsStat, dims},
+                                  {xplane::kOpInputTypesStat, types}});
+  };
+  // Ids are numbered in the order first used: the same in both captures.
+  auto first = testing::CaptureHostPlane([&] { op("x", "y"); });
+  const int64_t parts[] = {xplane::PlaneVisitor(first.planes(0)).StatId(xplane::kOpInputTypesStat),
+                           's', 0};
+  const std::string part(reinterpret_cast<const char*>(parts), sizeof(parts));
+  const std::string joined_types = "Y" + part + "Z", joined_dims = "X" + part + "Y";
+  auto space = testing::CaptureHostPlane([&] {
+    op("X", joined_types);
+    op(joined_dims, "Z");
+  });
+  const xplane::PlaneVisitor plane(space.planes(0));
+  const xplane::LineVisitor line = plane.Line(0);
+  REQUIRE(line.NumEvents() == 2);
+  CHECK(line.Event(0).MetadataId() != line.Event(1).MetadataId());
+  const int64_t types = plane.StatId(xplane::kOpInputTypesStat);
+  CHECK(line.Event(0).StrStat(types) == joined_types);
+  CHECK(line.Event(1).StrStat(types) == "Z");
+}
+
 TEST_CASE("compact keys are stored under the stat names; values are kept as they are") {
   auto space = testing::CaptureHostPlane([] {
     ScopedTrace alloc(xplane::kMemoryAllocationEvent,

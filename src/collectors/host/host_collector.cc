@@ -243,7 +243,9 @@ class HostPlaneStats {
   }
 
   // The metadata of `name` with these signature stats, made on first use;
-  // 0 when the record has none (not an operator).
+  // 0 when the record has none (not an operator). Looked up by the values'
+  // own bytes (a string's after its length): a call seen before costs one
+  // look-up, not one per string input.
   int64_t SignatureMetadataId(std::string_view name, const std::vector<core::DecodedArg>& args) {
     signature_.clear();
     for (size_t i = 0; i < args.size(); ++i) {
@@ -253,9 +255,10 @@ class HostPlaneStats {
       int64_t value = arg.int_value;
       if (arg.kind == 'u') value = static_cast<int64_t>(arg.uint_value);
       if (arg.kind == 'd') std::memcpy(&value, &arg.double_value, sizeof(value));
-      if (arg.kind == 's') value = ValueRef(arg.string_value);
+      if (arg.kind == 's') value = static_cast<int64_t>(arg.string_value.size());
       const int64_t parts[] = {key.id, arg.kind, value};
       signature_.append(reinterpret_cast<const char*>(parts), sizeof(parts));
+      if (arg.kind == 's') signature_.append(arg.string_value.data(), arg.string_value.size());
     }
     if (signature_.empty()) return 0;
     signature_.append(name.data(), name.size());
