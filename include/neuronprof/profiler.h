@@ -188,7 +188,8 @@ class NEURONPROF_API Profiler {
   // Starts a capture window. If the options are bad or another capture is
   // running, nothing is captured and status() / Stop() report why.
   explicit Profiler(const ProfilerOptions& options = {});
-  // Ends the capture (if still running) and writes the logdir.
+  // Ends the capture (if still running) and writes the logdir; returns once
+  // the memory of the capture's data is handed back.
   ~Profiler();
 
   Profiler(const Profiler&) = delete;
@@ -204,6 +205,10 @@ class NEURONPROF_API Profiler {
   // result. If the logdir cannot be written, what was made there for this
   // run is removed and the error names a fallback directory that holds the
   // capture (a fresh $TMPDIR/neuronprof-unsaved-<run>-XXXXXX, mkdtemp).
+  // Returns once the files are written: the memory that held the capture's
+  // data (hundreds of MB for a million operators) may go back to the system
+  // after that, on a thread of its own; all of it has by the time the
+  // Profiler is destroyed.
   absl::StatusOr<ProfileResult> Stop();
   // Blocks until the window ends by itself (ms_duration), then as Stop().
   // With a schedule there is no time window: the same as Stop().
