@@ -252,11 +252,11 @@ class HostMetadata {
     }
   }
   const tensorflow::profiler::XEventMetadata* Find(int64_t id) const {
-    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
-      return dense_[static_cast<size_t>(id)];
-    }
+    if (IsDense(id)) return dense_[static_cast<size_t>(id)];
     return plane_->EventMetadata(id);
   }
+  // Whether `id` is found in the table by id (DenseTableSize), not in the map.
+  bool IsDense(int64_t id) const { return id >= 0 && static_cast<uint64_t>(id) < dense_.size(); }
   // The translation of an input stat of a metadata; nullptr for an
   // event's own (Translate it).
   const Inputs* Cached(const XStat* stat) const {
@@ -315,7 +315,8 @@ class OperatorSignatures {
       if (IsOperatorKey(stat.name())) operator_keys_.push_back(id);
     }
     for (const auto& [id, event] : plane.raw().event_metadata()) {
-      if (metadata.Find(id) != &event || id < 0) continue;  // Dense ids only.
+      // Dense ids only (a crafted plane's sparse ids take the general path).
+      if (!metadata.IsDense(id) || metadata.Find(id) != &event) continue;
       if (static_cast<uint64_t>(id) >= by_id_.size()) by_id_.resize(static_cast<size_t>(id) + 1);
       by_id_[static_cast<size_t>(id)] = Make(plane, metadata, event);
     }

@@ -331,6 +331,41 @@ TEST_CASE("kineto trace: a host line id repeated by a crafted file keeps every o
   CHECK(trace.WithPhase("s", "fwdbwd").size() == 3);  // One link per seq.
 }
 
+TEST_CASE("kineto trace: an operator's metadata under a huge id is written like any other") {
+  // Found by fuzz_capture_response: the fast path's table by metadata id
+  // was sized by a crafted id of 2^48 (bad_alloc); such ids take the
+  // general path, whose args are the same.
+  tensorflow::profiler::XSpace space = testing::KinetoSampleSpace();
+  tensorflow::profiler::XPlane* host = nullptr;
+  for (auto& plane : *space.mutable_planes()) {
+    if (plane.name() == "/host:CPU") host = &plane;
+  }
+  REQUIRE(host != nullptr);
+  constexpr int64_t kHugeId = int64_t{1} << 48;
+  int64_t addmm_id = -1;
+  for (const auto& [id, metadata] : host->event_metadata()) {
+    if (metadata.name() == "aten::addmm") addmm_id = id;
+  }
+  REQUIRE(addmm_id >= 0);
+  auto& all = *host->mutable_event_metadata();
+  all[kHugeId] = all.at(addmm_id);
+  all[kHugeId].set_id(kHugeId);
+  all.erase(addmm_id);
+  for (auto& line : *host->mutable_lines()) {
+    for (auto& event : *line.mutable_events()) {
+      if (event.metadata_id() == addmm_id) event.set_metadata_id(kHugeId);
+    }
+  }
+  const Trace before(testing::KinetoSampleSpace());
+  const Trace after(space);
+  const auto ops = after.Named("aten::addmm");
+  REQUIRE(ops.size() == before.Named("aten::addmm").size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    CHECK(Trace::Args(*ops[i]).DebugString() ==
+          Trace::Args(*before.Named("aten::addmm")[i]).DebugString());
+  }
+}
+
 TEST_CASE("kineto trace: a fwd_thread_id that is no line id links by seq when unambiguous") {
   tensorflow::profiler::XSpace space;
   testing::SampleSpaceBuilder builder(&space);

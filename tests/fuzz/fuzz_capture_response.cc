@@ -10,7 +10,11 @@
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
 // xplane::AlignSpaceClock, xplane::NumEvents, EmptyCaptureReason, BaseHostName, and the Chrome
-// trace it writes, built in memory.
+// trace it writes, built in memory. The xspace bytes also go through the
+// client's fragment reader (rpc::ForEachSpaceFragment, a few events per
+// fragment) into a Kineto trace in memory: it must refuse what the parse
+// refused, and hand over every event of what it took exactly once, else
+// abort.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -23,9 +27,11 @@
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
 #include "src/export/chrome_trace.h"
+#include "src/export/kineto_trace.h"
 #include "src/rpc/capture_client.h"
 #include "src/rpc/response_scan.h"
 #include "src/rpc/service_address.h"
+#include "src/rpc/space_fragments.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/names.h"
 #include "src/xplane/xplane_visitor.h"
@@ -63,6 +69,25 @@ bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t
       neuronprof::rpc::ReplaceTaskEnvironment(scanned, environment, &storage), &replaced);
 }
 
+// The scanned xspace bytes fragment by fragment, as the client writes its
+// traces from them; `parsed`: whether (and what) the whole parse gave.
+void CheckFragments(const neuronprof::rpc::ScannedResponse& scanned, const XSpace* parsed) {
+  int64_t events = 0;
+  neuronprof::exporter::StringSink kineto;
+  neuronprof::exporter::KinetoTraceStream stream(&kineto);
+  const absl::Status walked = neuronprof::rpc::ForEachSpaceFragment(
+      scanned.xspace, 3, [&](const XSpace& fragment) {
+        events += neuronprof::xplane::NumEvents(fragment);
+        return stream.Append(fragment);
+      });
+  if (parsed == nullptr) {
+    if (walked.ok()) std::abort();  // Took bytes the whole parse refused.
+    return;
+  }
+  if (!walked.ok() || events != neuronprof::xplane::NumEvents(*parsed)) std::abort();
+  stream.Finish().IgnoreError();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -79,7 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   address.port = 9012;
   XSpace space;
   if (scanned->xspace_fields > 0) {
-    if (!ScannedSpace(*scanned, data, size, &space)) return 0;
+    const bool parsed = ScannedSpace(*scanned, data, size, &space);
+    CheckFragments(*scanned, parsed ? &space : nullptr);
+    if (!parsed) return 0;
   } else {
     tensorflow::ProfileResponse response;
     if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
