@@ -20,6 +20,8 @@
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/xplane/json_reader.h"
+#include "src/xplane/names.h"
+#include "src/xplane/xplane_builder.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/memory_space.h"
@@ -318,11 +320,8 @@ TEST_CASE("kineto trace: a host line id repeated by a crafted file keeps every o
   // Found by fuzz_xspace_readers: the flow links pointed into the first
   // line's span vector, which the repeated line's events reallocated.
   tensorflow::profiler::XSpace space = testing::KinetoSampleSpace();
-  tensorflow::profiler::XPlane* host = nullptr;
-  for (auto& plane : *space.mutable_planes()) {
-    if (plane.name() == "/host:CPU") host = &plane;
-  }
-  REQUIRE(host != nullptr);
+  tensorflow::profiler::XPlane* host = xplane::FindOrAddPlane(&space, xplane::kHostPlaneName);
+  REQUIRE(host->lines_size() > 0);
   const int lines = host->lines_size();
   for (int i = 0; i < lines; ++i) *host->add_lines() = host->lines(i);
   const size_t once = Trace(testing::KinetoSampleSpace()).Named("aten::addmm").size();
@@ -336,11 +335,8 @@ TEST_CASE("kineto trace: an operator's metadata under a huge id is written like 
   // was sized by a crafted id of 2^48 (bad_alloc); such ids take the
   // general path, whose args are the same.
   tensorflow::profiler::XSpace space = testing::KinetoSampleSpace();
-  tensorflow::profiler::XPlane* host = nullptr;
-  for (auto& plane : *space.mutable_planes()) {
-    if (plane.name() == "/host:CPU") host = &plane;
-  }
-  REQUIRE(host != nullptr);
+  tensorflow::profiler::XPlane* host = xplane::FindOrAddPlane(&space, xplane::kHostPlaneName);
+  REQUIRE(host->lines_size() > 0);
   constexpr int64_t kHugeId = int64_t{1} << 48;
   int64_t addmm_id = -1;
   for (const auto& [id, metadata] : host->event_metadata()) {
