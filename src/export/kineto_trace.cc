@@ -936,7 +936,14 @@ class KinetoWriter {
       out_.Splice(done.prepared);
       steps_seen_ += done.steps;
     };
-    RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
+    RunJobsInOrder(Pool(), jobs.size(), kChunksInFlight, run, take);
+  }
+
+  // The jobs' threads: started at the first job and kept while this writer
+  // writes (a trace written fragment by fragment runs jobs per fragment).
+  JobPool& Pool() {
+    if (pool_ == nullptr) pool_ = std::make_unique<JobPool>(kChunksInFlight);
+    return *pool_;
   }
 
   // What `chunk` wrote beside its text, as if this writer had written it
@@ -1616,7 +1623,7 @@ class KinetoWriter {
       return done;
     };
     const auto take = [&](size_t, ChunkText& done) { out_.Splice(done.prepared); };
-    RunJobsInOrder(jobs, kChunksInFlight, run, take);
+    RunJobsInOrder(Pool(), jobs, kChunksInFlight, run, take);
   }
 
   void WriteFlowAt(const char* ph, int64_t id, const xplane::FlowEnd& end) {
@@ -1684,6 +1691,7 @@ class KinetoWriter {
   absl::btree_map<FlowKey, HostSpan> backward_ops_;
   absl::btree_map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
   absl::flat_hash_map<int64_t, HostSpan> comm_work_;
+  std::unique_ptr<JobPool> pool_;  // Last, so its idle threads end first.
 };
 
 }  // namespace
