@@ -6,10 +6,11 @@
 // text for the sink (ByteSink::Prepare: for a gzip file, compresses it), so
 // that the caller's thread only writes.
 //
-// The jobs run on a JobPool's threads, started once and kept, with the
-// spare buffers, from call to call: a thread per job (std::async) cost a
-// thread start, fresh stack pages and an munmap per 8K events, and a trace
-// written fragment by fragment (trace_stream.h) made new buffers for each.
+// The jobs run on a JobPool's threads, started once and kept from call to
+// call: a thread per job (std::async) cost a thread start, fresh stack
+// pages and an munmap per 8K events. The buffers are kept for one call
+// only: a writer's pool lives as long as the writer, and a dump streams a
+// Chrome and a Kineto trace at once (flight_recorder_test bounds its peak).
 #ifndef NEURONPROF_SRC_EXPORT_ORDERED_JOBS_H_
 #define NEURONPROF_SRC_EXPORT_ORDERED_JOBS_H_
 
@@ -41,8 +42,8 @@ struct JobBuffers {
   PreparedBytes prepared;
 };
 
-// Worker threads for RunJobsInOrder and the buffers its jobs gave back.
-// One caller at a time; the threads end with the pool.
+// Worker threads for RunJobsInOrder, one caller at a time; they end with
+// the pool.
 class JobPool {
  public:
   explicit JobPool(size_t threads) {
@@ -72,18 +73,6 @@ class JobPool {
     wake_.notify_one();
   }
 
-  // Emptied buffers of an earlier job, or new ones (caller's thread only).
-  JobBuffers TakeSpare() {
-    if (spare_.empty()) return JobBuffers();
-    JobBuffers buffers = std::move(spare_.back());
-    spare_.pop_back();
-    return buffers;
-  }
-  void GiveSpare(JobBuffers&& buffers) {
-    buffers.text.clear();  // Its capacity stays.
-    spare_.push_back(std::move(buffers));
-  }
-
  private:
   void Work() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -98,7 +87,6 @@ class JobPool {
     }
   }
 
-  std::vector<JobBuffers> spare_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
@@ -108,9 +96,9 @@ class JobPool {
 
 // Runs jobs 0 .. count-1 on `pool`'s threads: `run(i, buffers)` returns a
 // std::unique_ptr<Done> whose text starts in `buffers` (emptied buffers of
-// an earlier job, of this call or an earlier one, or new ones); `take(i,
-// done)` is then called on the caller's thread, in job order, and
-// `done.TakeBuffers()` gives the buffers back for the next jobs. At most
+// an earlier job of this call, or new ones); `take(i, done)` is then called
+// on the caller's thread, in job order, and `done.TakeBuffers()` gives the
+// buffers back for the next jobs. At most
 // `in_flight` jobs are running or waiting for their take at a time. A job's
 // exception is thrown here, once the jobs already handed out have ended.
 template <typename Run, typename Take>
@@ -128,11 +116,16 @@ void RunJobsInOrder(JobPool& pool, size_t count, size_t in_flight, const Run& ru
       }
     }
   } drain{running};
+  std::vector<JobBuffers> spare;
   size_t next = 0;
   for (size_t i = 0; i < count; ++i) {
     while (next < count && running.size() < std::max<size_t>(in_flight, 1)) {
       auto result = std::make_shared<Result>();
-      auto buffers = std::make_shared<JobBuffers>(pool.TakeSpare());
+      auto buffers = std::make_shared<JobBuffers>();
+      if (!spare.empty()) {
+        *buffers = std::move(spare.back());
+        spare.pop_back();
+      }
       running.push_back(result->get_future());
       pool.Post([&run, job = next, result, buffers] {
         try {
@@ -146,7 +139,8 @@ void RunJobsInOrder(JobPool& pool, size_t count, size_t in_flight, const Run& ru
     std::unique_ptr<Done> done = running.front().get();
     running.pop_front();
     take(i, *done);
-    pool.GiveSpare(done->TakeBuffers());
+    spare.push_back(done->TakeBuffers());
+    spare.back().text.clear();  // Its capacity stays.
   }
 }
 
