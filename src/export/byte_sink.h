@@ -4,6 +4,8 @@
 #ifndef NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 #define NEURONPROF_SRC_EXPORT_BYTE_SINK_H_
 
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -42,6 +44,17 @@ class ByteSink {
   virtual absl::Status AppendPrepared(const PreparedBytes& prepared) {
     return Append(prepared.text);
   }
+  // Appends what `buffer` holds, or a part of it that a sink keeping whole
+  // pieces (a gzip block) takes without a copy: its storage, leaving
+  // storage of its own that holds the rest (to be appended first next
+  // time, before what the caller adds to it). By default all of it, copied.
+  virtual absl::Status AppendBuffer(fmt::memory_buffer* buffer) {
+    absl::Status status = Append(std::string_view(buffer->data(), buffer->size()));
+    buffer->clear();
+    return status;
+  }
+  // The pieces a writer best hands over (json::Writer's flush mark).
+  virtual size_t PieceBytes() const { return size_t{256} << 10; }
 };
 
 // Keeps everything in memory (fuzzers, and tests of the text itself).

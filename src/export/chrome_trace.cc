@@ -246,7 +246,8 @@ class ChromeWriter {
                                  done.correlation_ends_.end());
         out_.Splice(done.prepared_);
       };
-      RunJobsInOrder(jobs.size(), kJobsInFlight, run, take);
+      if (pool_ == nullptr) pool_ = std::make_unique<JobPool>(kJobsInFlight);
+      RunJobsInOrder(*pool_, jobs.size(), kJobsInFlight, run, take);
     }
     plane_ = nullptr;
   }
@@ -454,6 +455,9 @@ class ChromeWriter {
   absl::flat_hash_map<std::string, std::unique_ptr<PlaneSeen>> planes_;
   std::vector<CorrelationEnd> correlation_ends_;
   uint64_t next_flow_id_ = 1;
+  // The jobs' threads, started at the first job and kept from plane to
+  // plane and fragment to fragment; last, so its idle threads end first.
+  std::unique_ptr<JobPool> pool_;
 };
 
 }  // namespace

@@ -13,7 +13,7 @@
 namespace neuronprof {
 namespace exporter {
 struct GzipSink::Block {
-  std::string input;
+  fmt::memory_buffer input;
   std::unique_ptr<char[]> output;
   size_t output_capacity = 0;
   size_t output_size = 0;
@@ -42,8 +42,8 @@ class GzipSink::Compressor {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    if (!Compress(block->input, block->output.get(), block->output_capacity,
-                  &block->output_size)) {
+    if (!Compress(std::string_view(block->input.data(), block->input.size()),
+                  block->output.get(), block->output_capacity, &block->output_size)) {
       block->status = absl::InternalError("igzip compression failed");
     }
   }
@@ -156,10 +156,27 @@ GzipSink::~GzipSink() {
 absl::Status GzipSink::Append(std::string_view bytes) {
   while (!bytes.empty()) {
     const size_t take = std::min(kBlockBytes - current_->input.size(), bytes.size());
-    current_->input.append(bytes.data(), take);
+    current_->input.append(bytes.data(), bytes.data() + take);
     bytes.remove_prefix(take);
     if (current_->input.size() == kBlockBytes) Submit(/*last=*/false);
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_;
+}
+
+absl::Status GzipSink::AppendBuffer(fmt::memory_buffer* buffer) {
+  if (current_->input.size() > 0 || buffer->size() < kBlockBytes) {
+    absl::Status status = Append(std::string_view(buffer->data(), buffer->size()));
+    buffer->clear();
+    return status;
+  }
+  // The buffer's storage becomes the block and the block's (empty) goes
+  // back, with what is past the block's end: the next block's start.
+  std::swap(*buffer, current_->input);
+  const char* rest = current_->input.data() + kBlockBytes;
+  buffer->append(rest, current_->input.data() + current_->input.size());
+  current_->input.resize(kBlockBytes);
+  Submit(/*last=*/false);
   std::lock_guard<std::mutex> lock(mutex_);
   return status_;
 }
@@ -171,7 +188,7 @@ absl::Status GzipSink::Finish() {
   }
   finished_ = true;
   // The rest; for no bytes at all, one empty member (a gzip file is one at least).
-  if (!current_->input.empty() || !submitted_) Submit(/*last=*/true);
+  if (current_->input.size() > 0 || !submitted_) Submit(/*last=*/true);
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return in_order_.empty(); });
@@ -225,7 +242,7 @@ absl::Status GzipSink::AppendPrepared(const PreparedBytes& prepared) {
   if (!prepared.transformed) return Append(prepared.text);
   if (prepared.text.empty()) return Append({});
   // The block being filled goes first, as a member of its own.
-  if (!current_->input.empty()) Submit(/*last=*/false);
+  if (current_->input.size() > 0) Submit(/*last=*/false);
   std::unique_lock<std::mutex> lock(mutex_);
   if (status_.ok()) status_ = prepared.status;
   if (!status_.ok()) return status_;

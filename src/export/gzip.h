@@ -51,6 +51,11 @@ class GzipSink : public ByteSink {
   ~GzipSink() override;  // Without Finish(), what is queued is dropped.
 
   absl::Status Append(std::string_view bytes) override;
+  // A buffer that fills a block from its start becomes that block without
+  // a copy, what it holds past the block left in it; else Append. The same
+  // file as Append of the same bytes (json::Writer flushes whole blocks).
+  absl::Status AppendBuffer(fmt::memory_buffer* buffer) override;
+  size_t PieceBytes() const override { return kBlockBytes; }
   // `text` as whole members, compressed on the calling thread.
   void Prepare(std::string_view text, PreparedBytes* prepared) const override;
   absl::Status AppendPrepared(const PreparedBytes& prepared) override;

@@ -76,9 +76,9 @@ void AppendEscaped(fmt::memory_buffer& out, std::string_view text) {
 
 }  // namespace
 
-Writer::Writer(ByteSink* sink, size_t flush_bytes) : sink_(sink), flush_bytes_(flush_bytes) {
-  // Room for the last event past the flush mark, so the buffer rarely grows.
-  buffer_.reserve(flush_bytes_ + flush_bytes_ / 4);
+Writer::Writer(ByteSink* sink, size_t flush_bytes)
+    : sink_(sink), flush_bytes_(flush_bytes > 0 ? flush_bytes : sink->PieceBytes()) {
+  Reserve();
 }
 
 Writer::Writer(fmt::memory_buffer&& buffer)
@@ -118,6 +118,21 @@ void Writer::Flush() {
   if (sink_ == nullptr) return;  // The text stays for text().
   if (status_.ok()) status_ = sink_->Append(std::string_view(buffer_.data(), buffer_.size()));
   buffer_.clear();
+}
+
+void Writer::FlushPieces() {
+  if (sink_ == nullptr) return;
+  if (!status_.ok()) {
+    buffer_.clear();
+    return;
+  }
+  status_ = sink_->AppendBuffer(&buffer_);
+  Reserve();  // The sink may have left storage of its own.
+}
+
+void Writer::Reserve() {
+  // Room for the last event past the flush mark, so the buffer rarely grows.
+  buffer_.reserve(flush_bytes_ + flush_bytes_ / 4);
 }
 
 absl::Status Writer::Finish() {

@@ -30,8 +30,10 @@ class Writer {
   static constexpr size_t kDefaultFlushBytes = size_t{256} << 10;
 
   // The buffer goes to *sink at a MaybeFlush() point once it holds
-  // `flush_bytes`, and at Finish(). `sink` must outlive the writer.
-  explicit Writer(ByteSink* sink, size_t flush_bytes = kDefaultFlushBytes);
+  // `flush_bytes` (0: the sink's PieceBytes(), e.g. a gzip sink's whole
+  // blocks, which ByteSink::AppendBuffer takes without a copy), and at
+  // Splice() and Finish(). `sink` must outlive the writer.
+  explicit Writer(ByteSink* sink, size_t flush_bytes = 0);
   // A writer without a sink: it keeps all its text (text()) for another
   // writer to Splice, in `buffer` (emptied first; its capacity is reused,
   // so a large trace's pieces do not each fault in fresh pages).
@@ -79,7 +81,7 @@ class Writer {
   // writer keeps formatting into the (then discarded) buffer; Finish()
   // returns that error.
   void MaybeFlush() {
-    if (buffer_.size() >= flush_bytes_) Flush();
+    if (buffer_.size() >= flush_bytes_) FlushPieces();
   }
   // Text formatted elsewhere (another Writer's, on another thread) and
   // prepared for this writer's sink there (Prepare: for a gzip file,
@@ -113,7 +115,9 @@ class Writer {
   fmt::memory_buffer TakeBuffer() { return std::move(buffer_); }
 
  private:
-  void Flush();
+  void Flush();        // All of the buffer.
+  void FlushPieces();  // What the sink takes as pieces (AppendBuffer).
+  void Reserve();
 
   ByteSink* sink_;
   size_t flush_bytes_;

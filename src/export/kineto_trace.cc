@@ -191,7 +191,9 @@ class HostRoles {
   bool dense_ = false;
 };
 
-// One host event's stats by role (nullptr: the event has none).
+// One host event's stats by role (nullptr: the event has none). Which
+// roles were found is a bit set: a million events' spans neither clear a
+// table of kHostRoles pointers each nor call out to read absent stats.
 struct HostStats {
   HostStats(const HostRoles& roles, const StatNames& names, const EventVisitor& event)
       : names(&names) {
@@ -199,12 +201,16 @@ struct HostStats {
     if (event.Metadata() == nullptr) return;
     for (const XStat& stat : event.Metadata()->stats()) Take(roles, stat);
   }
-  bool Has(HostRole role) const { return at[role] != nullptr; }
-  std::optional<int64_t> Int(HostRole role) const { return xplane::IntValue(at[role]); }
+  bool Has(HostRole role) const { return (found_ >> role) & 1; }
+  const XStat* Stat(HostRole role) const { return Has(role) ? at_[role] : nullptr; }
+  std::optional<int64_t> Int(HostRole role) const {
+    if (!Has(role)) return std::nullopt;
+    return xplane::IntValue(at_[role]);
+  }
   // xplane::StrValue's answer, an interned string's text taken from the
   // plane's names (not a protobuf map look-up).
   std::optional<std::string_view> Str(HostRole role) const {
-    const XStat* stat = at[role];
+    const XStat* stat = Stat(role);
     if (stat == nullptr) return std::nullopt;
     if (stat->value_case() == XStat::kStrValue) return std::string_view(stat->str_value());
     if (stat->value_case() != XStat::kRefValue) return std::nullopt;
@@ -213,13 +219,18 @@ struct HostStats {
   }
 
   const StatNames* names;
-  std::array<const XStat*, kHostRoles> at{};
 
  private:
+  static_assert(kHostRoles <= 32, "found_ holds a bit per role");
   void Take(const HostRoles& roles, const XStat& stat) {
     const uint8_t role = roles.Of(stat.metadata_id());
-    if (role != kNoRole && at[role] == nullptr) at[role] = &stat;
+    if (role == kNoRole || Has(static_cast<HostRole>(role))) return;
+    at_[role] = &stat;
+    found_ |= uint32_t{1} << role;
   }
+
+  uint32_t found_ = 0;
+  std::array<const XStat*, kHostRoles> at_;  // Set where found_ says.
 };
 
 // What a host plane's event metadata carry for its operators, resolved once
@@ -937,7 +948,14 @@ class KinetoWriter {
       out_.Splice(done.prepared);
       steps_seen_ += done.steps;
     };
-    RunJobsInOrder(jobs.size(), kChunksInFlight, run, take);
+    RunJobsInOrder(Pool(), jobs.size(), kChunksInFlight, run, take);
+  }
+
+  // The jobs' threads: started at the first job and kept while this writer
+  // writes (a trace written fragment by fragment runs jobs per fragment).
+  JobPool& Pool() {
+    if (pool_ == nullptr) pool_ = std::make_unique<JobPool>(kChunksInFlight);
+    return *pool_;
   }
 
   // What `chunk` wrote beside its text, as if this writer had written it
@@ -1020,8 +1038,9 @@ class KinetoWriter {
   // else translated into scratch_inputs_); nullptr when the event has no
   // such stat or it is no string.
   const HostMetadata::Inputs* Inputs(const HostStats& host, HostRole role) {
-    if (host.at[role] == nullptr) return nullptr;
-    if (const HostMetadata::Inputs* cached = metadata_->Cached(host.at[role])) return cached;
+    const XStat* stat = host.Stat(role);
+    if (stat == nullptr) return nullptr;
+    if (const HostMetadata::Inputs* cached = metadata_->Cached(stat)) return cached;
     const std::optional<std::string_view> text = host.Str(role);
     if (!text) return nullptr;
     scratch_inputs_ = HostMetadata::Translate(role, *text);
@@ -1617,7 +1636,7 @@ class KinetoWriter {
       return done;
     };
     const auto take = [&](size_t, ChunkText& done) { out_.Splice(done.prepared); };
-    RunJobsInOrder(jobs, kChunksInFlight, run, take);
+    RunJobsInOrder(Pool(), jobs, kChunksInFlight, run, take);
   }
 
   void WriteFlowAt(const char* ph, int64_t id, const xplane::FlowEnd& end) {
@@ -1685,6 +1704,7 @@ class KinetoWriter {
   absl::btree_map<FlowKey, HostSpan> backward_ops_;
   absl::btree_map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
   absl::flat_hash_map<int64_t, HostSpan> comm_work_;
+  std::unique_ptr<JobPool> pool_;  // Last, so its idle threads end first.
 };
 
 }  // namespace

@@ -86,6 +86,51 @@ TEST_CASE("gzip: a member per 1 MiB block, on worker threads or inline, reads ba
   CHECK_FALSE(exporter::GzipDecompress("not gzip at all").ok());
 }
 
+TEST_CASE("gzip: whole blocks handed as buffers are taken without a copy, the same file") {
+  constexpr size_t kBlock = exporter::GzipSink::kBlockBytes;
+  std::string text;  // 4 blocks and a bit, in "events" of up to 8 bytes.
+  for (int i = 0; text.size() < 4 * kBlock + 999; ++i) text += std::to_string(i) + ",";
+  for (int threads : {0, 2}) {
+    INFO("threads " << threads);
+    exporter::StringSink out;
+    exporter::GzipSink gzip(&out, /*level=*/1, threads);
+    REQUIRE(gzip.PieceBytes() == kBlock);
+    // As json::Writer fills its buffer: whole events, handed over once it
+    // holds a block (so a block ends inside an event), the rest at the end.
+    fmt::memory_buffer buffer;
+    int flushes = 0;
+    int taken = 0;  // Flushes whose storage became a block.
+    for (size_t at = 0; at < text.size();) {
+      const size_t end = std::min(text.find(',', at) + 1, text.size());
+      buffer.append(text.data() + at, text.data() + end);
+      at = end;
+      if (buffer.size() < kBlock) continue;
+      const char* storage = buffer.data();
+      const size_t past = buffer.size() - kBlock;
+      REQUIRE(gzip.AppendBuffer(&buffer).ok());
+      ++flushes;
+      if (buffer.data() != storage) ++taken;
+      CHECK(buffer.size() == past);  // The next block's start stays.
+    }
+    REQUIRE(gzip.Append(std::string_view(buffer.data(), buffer.size())).ok());
+    REQUIRE(gzip.Finish().ok());
+    CHECK(flushes == 4);
+    CHECK(taken == 4);
+    CHECK(out.text() == Gzip(text, 0, 4096));
+  }
+  // A block begun by Append: the buffer is appended whole, as by Append.
+  exporter::StringSink out;
+  exporter::GzipSink gzip(&out, /*level=*/1, /*threads=*/1);
+  REQUIRE(gzip.Append("begun").ok());
+  fmt::memory_buffer buffer;
+  buffer.resize(kBlock + 5);
+  std::fill(buffer.begin(), buffer.end(), 'b');
+  REQUIRE(gzip.AppendBuffer(&buffer).ok());
+  CHECK(buffer.size() == 0);
+  REQUIRE(gzip.Finish().ok());
+  CHECK(out.text() == Gzip("begun" + std::string(kBlock + 5, 'b'), 0));
+}
+
 // `data` gzipped inline `depth` frames of 64 KiB further down the stack,
 // where the compressor's state then lives.
 std::string GzipDeeper(std::string_view data, int depth) {
