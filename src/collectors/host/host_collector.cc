@@ -334,6 +334,14 @@ void AddByKind(core::RecordsInPool::const_iterator begin, core::RecordsInPool::c
   }
 }
 
+// Runs `there` on another thread while `here` runs on this one.
+template <typename Here, typename There>
+void SideBySide(const Here& here, const There& there) {
+  std::thread other(there);
+  here();
+  other.join();
+}
+
 // The same for all of `records`, in their order; from `split_events`
 // records on, the second half (from a block start) is classified on another
 // core.
@@ -345,9 +353,8 @@ void AddByKind(const core::RecordsInPool& records, size_t split_events, const By
   if (middle == 0) return AddByKind(records.begin(), records.end(), to);
   std::vector<const EventRecord*> events, counters, spans;
   events.reserve(records.size() - middle);
-  std::thread second([&] { AddByKind(second_begin, records.end(), {&events, &counters, &spans}); });
-  AddByKind(records.begin(), second_begin, to);
-  second.join();
+  SideBySide([&] { AddByKind(records.begin(), second_begin, to); },
+             [&] { AddByKind(second_begin, records.end(), {&events, &counters, &spans}); });
   to.events->insert(to.events->end(), events.begin(), events.end());
   to.counters->insert(to.counters->end(), counters.begin(), counters.end());
   to.spans->insert(to.spans->end(), spans.begin(), spans.end());
@@ -361,11 +368,10 @@ bool IsSorted(const std::vector<const EventRecord*>& events, size_t split_events
     return std::is_sorted(events.begin(), events.end(), before);
   }
   const auto middle = events.begin() + events.size() / 2;
-  bool first_sorted = false;
+  bool first_sorted = false, second_sorted = false;
   // The halves overlap by one: every neighbouring pair is compared.
-  std::thread first([&] { first_sorted = std::is_sorted(events.begin(), middle + 1, before); });
-  const bool second_sorted = std::is_sorted(middle, events.end(), before);
-  first.join();
+  SideBySide([&] { second_sorted = std::is_sorted(middle, events.end(), before); },
+             [&] { first_sorted = std::is_sorted(events.begin(), middle + 1, before); });
   return first_sorted && second_sorted;
 }
 
@@ -379,9 +385,8 @@ void Sort(std::vector<const EventRecord*>* events, size_t split_events, const Be
     return;
   }
   const auto middle = events->begin() + static_cast<std::ptrdiff_t>(events->size() / 2);
-  std::thread first([&] { std::sort(events->begin(), middle, before); });
-  std::sort(middle, events->end(), before);
-  first.join();
+  SideBySide([&] { std::sort(middle, events->end(), before); },
+             [&] { std::sort(events->begin(), middle, before); });
   std::inplace_merge(events->begin(), middle, events->end(), before);
 }
 
