@@ -1,9 +1,9 @@
 #include "src/core/event_pool.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -20,11 +20,16 @@ namespace {
 // Committed when a capture starts: 16 MiB holds ~520k events.
 constexpr uint64_t kPrefaultBytes = uint64_t{16} << 20;
 // The background thread keeps this much committed beyond the claimed
-// blocks, in steps of kPrefaultStepBytes, checking every kPrefaultPoll.
+// blocks, in steps of kPrefaultStepBytes. It sleeps until a claim crosses
+// a step: a timed poll woke it a thousand times a second, and each wake-up
+// took a core from the recording threads of a saturated server.
 constexpr uint64_t kPrefaultAheadBytes = uint64_t{32} << 20;
-constexpr uint64_t kPrefaultStepBytes = uint64_t{4} << 20;
-constexpr std::chrono::milliseconds kPrefaultPoll{1};
 }  // namespace
+
+EventPool::EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool ring)
+    : base_(base), num_blocks_(num_blocks), generation_(generation), ring_(ring) {
+  sem_init(&prefault_wakeup_, /*pshared=*/0, /*value=*/0);
+}
 
 absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
     uint64_t bytes, uint32_t generation, bool ring) {
@@ -56,7 +61,10 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
   // safe beside threads that already fill those blocks; touching is not,
   // hence no background commits on kernels without it (< 5.14).
   if (can_populate && prefault < length) {
+    pool->has_prefaulter_ = true;
     pool->prefaulter_ = std::thread([p = pool.get(), prefault] { p->PrefaultLoop(prefault); });
+    // Named here, not by the thread itself, so it has its name on return.
+    pthread_setname_np(pool->prefaulter_.native_handle(), kPrefaultThreadName);
   }
   return pool;
 }
@@ -80,6 +88,7 @@ internal::RingBlockHeader* EventPool::ClaimRingBlock() {
                                               std::memory_order_acquire,
                                               std::memory_order_relaxed)) {
       header->ticket = ticket;
+      if (ticket < num_blocks_ && ticket % kPrefaultStepBlocks == 0) WakePrefaulter();
       return header;
     }
   }
@@ -88,32 +97,32 @@ internal::RingBlockHeader* EventPool::ClaimRingBlock() {
 
 void EventPool::PrefaultLoop(uint64_t committed_bytes) {
   const uint64_t length = num_blocks_ * internal::EventBlock::kBytes;
-  std::unique_lock<std::mutex> lock(prefault_mutex_);
-  while (!prefault_stop_ && committed_bytes < length) {
-    const uint64_t claimed = used_bytes();
-    if (committed_bytes < claimed + kPrefaultAheadBytes) {
+  while (!prefault_stop_.load(std::memory_order_acquire) && committed_bytes < length) {
+    if (committed_bytes < used_bytes() + kPrefaultAheadBytes) {
       const uint64_t step = std::min(kPrefaultStepBytes, length - committed_bytes);
-      lock.unlock();
       if (madvise(base_ + committed_bytes, step, MADV_POPULATE_WRITE) != 0) return;
       committed_bytes += step;
-      lock.lock();
       continue;
     }
-    prefault_wakeup_.wait_for(lock, kPrefaultPoll);
+    while (sem_wait(&prefault_wakeup_) != 0 && errno == EINTR) {
+    }
   }
 }
 
+void EventPool::WakePrefaulter() {
+  if (has_prefaulter_) sem_post(&prefault_wakeup_);
+}
+
 void EventPool::StopPrefaulting() {
-  {
-    std::lock_guard<std::mutex> lock(prefault_mutex_);
-    prefault_stop_ = true;
-  }
-  prefault_wakeup_.notify_all();
-  if (prefaulter_.joinable()) prefaulter_.join();
+  if (!prefaulter_.joinable()) return;
+  prefault_stop_.store(true, std::memory_order_release);
+  sem_post(&prefault_wakeup_);
+  prefaulter_.join();
 }
 
 EventPool::~EventPool() {
   StopPrefaulting();
+  sem_destroy(&prefault_wakeup_);
   munmap(base_, num_blocks_ * internal::EventBlock::kBytes);
 }
 

@@ -4,11 +4,11 @@
 #ifndef NEURONPROF_SRC_CORE_EVENT_POOL_H_
 #define NEURONPROF_SRC_CORE_EVENT_POOL_H_
 
+#include <semaphore.h>
+
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -67,6 +67,7 @@ class EventPool {
   void* ClaimBlock() {
     const uint64_t index = next_block_.fetch_add(1, std::memory_order_relaxed);
     if (index >= num_blocks_) return nullptr;
+    if (index % kPrefaultStepBlocks == 0) WakePrefaulter();
     return base_ + index * internal::EventBlock::kBytes;
   }
 
@@ -112,10 +113,19 @@ class EventPool {
   // Ends the background commits (idempotent; also done by the destructor).
   void StopPrefaulting();
 
+  // The background thread commits this much at a time; claims wake it
+  // once per step instead of it polling.
+  static constexpr uint64_t kPrefaultStepBytes = uint64_t{4} << 20;
+  static constexpr uint64_t kPrefaultStepBlocks =
+      kPrefaultStepBytes / internal::EventBlock::kBytes;
+  // The background thread's name in the OS (15 bytes at most).
+  static constexpr char kPrefaultThreadName[] = "neuronprof_pool";
+
  private:
-  EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool ring)
-      : base_(base), num_blocks_(num_blocks), generation_(generation), ring_(ring) {}
+  EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool ring);
   void PrefaultLoop(uint64_t committed_bytes);
+  // A claim crossed a step: sem_post, which never blocks or locks.
+  void WakePrefaulter();
 
   char* base_;
   uint64_t num_blocks_;
@@ -124,9 +134,9 @@ class EventPool {
   std::atomic<uint64_t> next_block_{0};
   std::atomic<bool> frozen_{false};
 
-  std::mutex prefault_mutex_;
-  std::condition_variable prefault_wakeup_;
-  bool prefault_stop_ = false;
+  sem_t prefault_wakeup_;
+  std::atomic<bool> prefault_stop_{false};
+  bool has_prefaulter_ = false;  // Set before the pool is shared; then constant.
   std::thread prefaulter_;
 };
 
