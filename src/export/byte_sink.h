@@ -54,7 +54,8 @@ class ByteSink {
     return status;
   }
   // The pieces a writer best hands over (json::Writer's flush mark).
-  virtual size_t PieceBytes() const { return size_t{256} << 10; }
+  static constexpr size_t kDefaultPieceBytes = size_t{256} << 10;
+  virtual size_t PieceBytes() const { return kDefaultPieceBytes; }
 };
 
 // Keeps everything in memory (fuzzers, and tests of the text itself).

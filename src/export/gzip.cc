@@ -42,24 +42,32 @@ class GzipSink::Compressor {
       block->output = std::make_unique<char[]>(bound);
       block->output_capacity = bound;
     }
-    if (!Compress(std::string_view(block->input.data(), block->input.size()),
-                  block->output.get(), block->output_capacity, &block->output_size)) {
-      block->status = absl::InternalError("igzip compression failed");
-    }
+    block->status = Compress(std::string_view(block->input.data(), block->input.size()),
+                             block->output.get(), block->output_capacity, &block->output_size);
   }
 
   // `input` as one member into `output` (Bound(input.size()) bytes at
-  // least); its size in *written.
-  bool Compress(std::string_view input, char* output, size_t capacity, size_t* written) {
+  // least); its size in *written. The error names igzip's return code.
+  absl::Status Compress(std::string_view input, char* output, size_t capacity, size_t* written) {
     isal_zstream stream{};  // Every field zero: the inits do not set them all.
-    const bool done = level_ == 0 ? Stateless(&stream, input, output, capacity)
-                                  : InTwoCalls(&stream, input, output, capacity);
-    *written = done ? stream.total_out : 0;
-    return done;
+    const int code = level_ == 0 ? Stateless(&stream, input, output, capacity)
+                                 : InTwoCalls(&stream, input, output, capacity);
+    *written = code == COMP_OK ? stream.total_out : 0;
+    if (code == COMP_OK) return absl::OkStatus();
+    if (code == kUnfinished) {
+      return absl::InternalError(absl::StrCat("igzip compression of ", input.size(),
+                                              " bytes did not end within ", capacity,
+                                              " bytes of output"));
+    }
+    return absl::InternalError(absl::StrCat("igzip compression failed at level ", level_,
+                                            ": isal_deflate returned ", code));
   }
 
  private:
   static constexpr size_t kFirstBytes = 17;
+  // Not one of igzip's codes (COMP_OK 0, errors negative): all was
+  // accepted, yet input was left or the member not finished.
+  static constexpr int kUnfinished = 1;
 
   void Prepare(isal_zstream* stream, std::string_view input, char* output,
                size_t capacity) const {
@@ -75,13 +83,13 @@ class GzipSink::Compressor {
 
   // Level 0's body hashes from the input alone; in one call, what does not
   // compress is stored.
-  bool Stateless(isal_zstream* stream, std::string_view input, char* output,
-                 size_t capacity) const {
+  int Stateless(isal_zstream* stream, std::string_view input, char* output,
+                size_t capacity) const {
     isal_deflate_stateless_init(stream);
     Prepare(stream, input, output, capacity);
     stream->end_of_stream = 1;
     stream->flush = NO_FLUSH;
-    return isal_deflate_stateless(stream) == COMP_OK;
+    return isal_deflate_stateless(stream);
   }
 
   // Two calls, so that the bytes do not depend on where `stream` lies.
@@ -94,24 +102,27 @@ class GzipSink::Compressor {
   // only when more than its 16-byte margin (when flushing) follows: fed the
   // first kFirstBytes alone and flushed, it stops right after that byte, and
   // the rest goes on from a correct history.
-  bool InTwoCalls(isal_zstream* stream, std::string_view input, char* output,
-                  size_t capacity) const {
+  int InTwoCalls(isal_zstream* stream, std::string_view input, char* output,
+                 size_t capacity) const {
     isal_deflate_init(stream);
     Prepare(stream, input, output, capacity);
     const size_t first = std::min(input.size(), kFirstBytes);
     const bool more = first < input.size();
-    return Deflate(stream, first, more ? SYNC_FLUSH : NO_FLUSH, !more) &&
-           (!more || Deflate(stream, input.size() - first, NO_FLUSH, true));
+    const int code = Deflate(stream, first, more ? SYNC_FLUSH : NO_FLUSH, !more);
+    if (code != COMP_OK || !more) return code;
+    return Deflate(stream, input.size() - first, NO_FLUSH, true);
   }
 
-  // `bytes` more of the input; true when all of it was taken (and, at the
-  // end, the member finished) within the output's room.
-  static bool Deflate(isal_zstream* stream, size_t bytes, int flush, bool end) {
+  // `bytes` more of the input: COMP_OK when all of it was taken (and, at
+  // the end, the member finished) within the output's room.
+  static int Deflate(isal_zstream* stream, size_t bytes, int flush, bool end) {
     stream->avail_in = static_cast<uint32_t>(bytes);
     stream->flush = static_cast<uint16_t>(flush);
     stream->end_of_stream = end ? 1 : 0;
-    return isal_deflate(stream) == COMP_OK && stream->avail_in == 0 &&
-           (!end || stream->internal_state.state == ZSTATE_END);
+    const int code = isal_deflate(stream);
+    if (code != COMP_OK) return code;
+    const bool finished = stream->avail_in == 0 && (!end || stream->internal_state.state == ZSTATE_END);
+    return finished ? COMP_OK : kUnfinished;
   }
 
   static size_t LevelBufferBytes(int level) {
@@ -227,11 +238,10 @@ void GzipSink::Prepare(std::string_view text, PreparedBytes* prepared) const {
   if (compressor == nullptr) compressor = std::make_unique<Compressor>(level_);
   for (size_t at = 0; at < text.size(); at += kBlockBytes) {
     size_t written = 0;
-    if (!compressor->Compress(text.substr(at, kBlockBytes), prepared->bytes.get() + prepared->size,
-                              prepared->capacity - prepared->size, &written)) {
-      prepared->status = absl::InternalError("igzip compression failed");
-      break;
-    }
+    prepared->status = compressor->Compress(text.substr(at, kBlockBytes),
+                                            prepared->bytes.get() + prepared->size,
+                                            prepared->capacity - prepared->size, &written);
+    if (!prepared->status.ok()) break;
     prepared->size += written;
   }
   std::lock_guard<std::mutex> lock(spare_mutex_);

@@ -27,8 +27,6 @@ namespace json {
 // (Raw for punctuation and keys it knows are plain, String for any text).
 class Writer {
  public:
-  static constexpr size_t kDefaultFlushBytes = size_t{256} << 10;
-
   // The buffer goes to *sink at a MaybeFlush() point once it holds
   // `flush_bytes` (0: the sink's PieceBytes(), e.g. a gzip sink's whole
   // blocks, which ByteSink::AppendBuffer takes without a copy), and at

@@ -304,7 +304,7 @@ TEST_CASE("a trace many times the writer's buffer round-trips through gzip with 
   REQUIRE(packed.ok());
   auto json = exporter::GzipDecompress(*packed);
   REQUIRE(json.ok());
-  REQUIRE(json->size() > 20 * exporter::json::Writer::kDefaultFlushBytes);
+  REQUIRE(json->size() > 20 * exporter::ByteSink::kDefaultPieceBytes);
   CHECK(exporter::ReadFile(plain).value() == *json);  // .json: the same text, not deflated.
   const google::protobuf::Struct root = testing::ParseStrictJson(*json);
   const auto events = ChromeEvents(root, "X", "step \"quoted\"");
