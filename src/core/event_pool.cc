@@ -47,8 +47,11 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
   // Fresh pages fault on first write (~2 us each on a VM, ~16 ns per
   // event). Huge pages cut the count 512-fold where THP allows it, and the
   // first blocks are committed now, off the markers' path.
+  // A ring (an always-on flight recorder) is committed whole now: it fills
+  // up and stays full, and committing it later would take CPU from the
+  // program while it serves.
   madvise(base, length, MADV_HUGEPAGE);
-  const uint64_t prefault = std::min<uint64_t>(length, kPrefaultBytes);
+  const uint64_t prefault = ring ? length : std::min<uint64_t>(length, kPrefaultBytes);
   const bool can_populate = madvise(base, prefault, MADV_POPULATE_WRITE) == 0;
   if (!can_populate) {
     for (uint64_t offset = 0; offset < prefault; offset += 4096) {
@@ -88,7 +91,6 @@ internal::RingBlockHeader* EventPool::ClaimRingBlock() {
                                               std::memory_order_acquire,
                                               std::memory_order_relaxed)) {
       header->ticket = ticket;
-      if (ticket < num_blocks_ && ticket % kPrefaultStepBlocks == 0) WakePrefaulter();
       return header;
     }
   }

@@ -55,7 +55,8 @@ class EventPool {
   // address space. The first pages are committed now; a background thread
   // commits more ahead of the claimed blocks, so that first-touch page
   // faults (microseconds each on a VM) do not land on recording threads.
-  // `ring`: blocks are recycled (ClaimRingBlock) instead of running out.
+  // `ring`: blocks are recycled (ClaimRingBlock) instead of running out,
+  // and all of them are committed now, with no background thread.
   static absl::StatusOr<std::unique_ptr<EventPool>> Create(uint64_t bytes,
                                                            uint32_t generation,
                                                            bool ring = false);
