@@ -259,7 +259,7 @@ def fig_remote(b):
             f"{median([row['collect'] for row in x]):.0f}, receive "
             f"{median([row['receive'] for row in x]):.0f}, write "
             f"{median([row['write'] for row in x]):.0f}; {median([row['events'] for row in x]) / 1e6:.2f}M events); "
-            f"default outputs (+ Kineto trace): +{median([row['after'] for row in k]):.0f} ms")
+            f"default outputs (+ Kineto trace): +{span([row['after'] for row in k], '{:.0f}')} ms")
 
 
 def fig_run1m(b):
@@ -472,8 +472,9 @@ def main():
     if args.quick:  # Side by side: --quick checks the steps, not the figures.
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda job: run_job(b, *job), jobs))
-    else:  # One after the other, so that no benchmark shares the cores with another.
-        for job in jobs:
+    else:  # One after the other, so that no benchmark shares the cores with another,
+        for job in jobs:  # nor with the kernel writing back the files of the one before.
+            os.sync()
             run_job(b, *job)
     load_after = os.getloadavg()
     total = time.monotonic() - started

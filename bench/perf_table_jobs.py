@@ -296,8 +296,7 @@ def cmd_remote(b, kineto):
     if b.quick:
         return (f"{b.build}/bench/neuronprof_remote_capture_bench --rounds=1 --duration_ms=300 "
                 f"--rate=50000" + outputs)
-    return (f"{b.build}/bench/neuronprof_remote_capture_bench --rounds="
-            + ("3" if kineto else "7") + outputs)
+    return f"{b.build}/bench/neuronprof_remote_capture_bench --rounds=7" + outputs
 
 
 def parse_remote(out):
