@@ -10,10 +10,12 @@
 //   neuronprof_stop_bench --markers N [--logdir DIR] [--chrome 0|1] [--kineto 0|1]
 //
 // --markers N records N literal NEURONPROF_SCOPE markers instead (kTrace,
-// no libtorch) and also prints records_mb, what recording them added to
-// the RSS (the pool's blocks), and peak_over_records: the peak RSS during
-// Stop() over the RSS before Stop() less the records plus the records,
-// i.e. how many times the records' bytes Stop() needs at its peak.
+// no libtorch) and also prints records_mb, the bytes of their records (32
+// per event: PERFORMANCE.md's "memory per event"), and peak_over_records:
+// the peak RSS during Stop() over the RSS before Stop() less the records
+// plus the records, i.e. how many times the records' bytes Stop() needs at
+// its peak. (Not the RSS that recording added: the pool commits 32 MiB
+// ahead of its blocks on a thread of its own, so that difference raced it.)
 //
 // Prints one line: events, steps, stop_ms (wall), stop_cpu_ms (all threads'
 // CPU during Stop(): on a shared machine the wall time is the load's),
@@ -110,7 +112,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", profiler.status().ToString().c_str());
     return 1;
   }
-  const double rss_recording = ProcStatusMb("VmRSS:");
   for (int64_t i = 0; i < markers; ++i) {
     NEURONPROF_SCOPE("marker");
   }
@@ -140,7 +141,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(result->dropped_events), steps,
               std::chrono::duration<double, std::milli>(t1 - t0).count(), cpu, peak, rss_before);
   if (markers > 0) {
-    const double records = rss_before - rss_recording;
+    constexpr double kRecordBytes = 32;  // One record per literal marker.
+    const double records = static_cast<double>(result->events) * kRecordBytes / (1 << 20);
     std::printf(" markers=%lld records_mb=%.0f peak_over_records=%.2f rss_start_mb=%.0f",
                 static_cast<long long>(markers), records,
                 (peak - rss_before + records) / records, rss_start);
