@@ -2,7 +2,6 @@
 // committed off the recording threads, by a thread that sleeps until
 // claims need it (a polling thread took a core from a saturated server a
 // thousand times a second); a ring is committed whole when it is made.
-#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "src/core/event_pool.h"
+#include "tests/test_util.h"
 
 namespace neuronprof {
 namespace core {
@@ -28,17 +28,13 @@ constexpr char kNoBackgroundCommits[] =
 
 // /proc/self/task/<tid>/ of the pool's background thread, or "".
 std::string PrefaulterTask() {
-  std::string found;
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return found;
-  while (dirent* entry = readdir(tasks)) {
-    const std::string dir = std::string("/proc/self/task/") + entry->d_name + "/";
+  for (const std::string& tid : testing::ListDir("/proc/self/task")) {
+    const std::string dir = "/proc/self/task/" + tid + "/";
     std::string comm;
     std::getline(std::ifstream(dir + "comm"), comm);
-    if (comm == EventPool::kPrefaultThreadName) found = dir;
+    if (comm == EventPool::kPrefaultThreadName) return dir;
   }
-  closedir(tasks);
-  return found;
+  return "";
 }
 
 // The task's voluntary context switches: one per time it went to sleep.
