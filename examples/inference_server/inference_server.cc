@@ -10,7 +10,7 @@
 //   inference_server [--logdir DIR] [--requests N] [--rate R | --concurrency C]
 //                    [--workers W]
 //                    [--max_batch B] [--batch_timeout_us T] [--accelerator]
-//                    [--recorder profiler|flight|none] [--seed S]
+//                    [--recorder profiler|flight|none] [--alternate_ms W] [--seed S]
 //
 // Prints throughput and p50 / p99 / max latency, then the capture's run
 // folder ("capture: DIR"): a Profiler (or a FlightRecorder, dumped at the
@@ -23,8 +23,12 @@
 // and copies, attributed by `neuronprof summary` to the layer markers that
 // launched them, with their FLOPs in the MFU (a flight recorder's dump has
 // no device planes: docs/ARCHITECTURE.md, "Flight recorder: ring mode").
+//
+// --recorder flight --alternate_ms W (closed loop only) measures what the
+// flight recorder costs instead: it is started and destroyed every W ms
+// while the server serves, and the recording windows are compared with
+// the windows around them (recorder_cost.h). Nothing is written.
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,6 +51,7 @@
 #include "instrumentation.h"
 #include "load_generator.h"
 #include "mlp_model.h"
+#include "recorder_cost.h"
 #include "neuronprof/neuronprof.h"
 
 namespace inference_server {
@@ -63,6 +68,7 @@ struct Flags {
   bool accelerator = false;
   double accelerator_peak_gflops = 50;
   std::string recorder = "profiler";
+  int alternate_ms = 0;  // > 0: the flight recorder on and off in turn
   uint32_t seed = 1;
 };
 
@@ -71,7 +77,7 @@ int Usage(const char* error) {
                "inference_server: %s\nusage: inference_server [--logdir DIR] [--requests N] "
                "[--rate R | --concurrency C] [--workers W] [--max_batch B] [--batch_timeout_us T] "
                "[--accelerator] [--accelerator_peak_gflops G] "
-               "[--recorder profiler|flight|none] [--seed S]\n",
+               "[--recorder profiler|flight|none] [--alternate_ms W] [--seed S]\n",
                error);
   return 2;
 }
@@ -95,6 +101,7 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
     else if (flag == "--batch_timeout_us") flags.batch_timeout_us = std::atoi(value);
     else if (flag == "--accelerator_peak_gflops") flags.accelerator_peak_gflops = std::atof(value);
     else if (flag == "--recorder") flags.recorder = value;
+    else if (flag == "--alternate_ms") flags.alternate_ms = std::atoi(value);
     else if (flag == "--seed") flags.seed = static_cast<uint32_t>(std::atoll(value));
     else return std::nullopt;
   }
@@ -102,6 +109,11 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
       flags.recorder == "profiler" || flags.recorder == "flight" || flags.recorder == "none";
   if (flags.requests <= 0 || !(flags.rate > 0) || flags.concurrency < 0 || flags.workers <= 0 || flags.max_batch <= 0 ||
       flags.batch_timeout_us < 0 || !(flags.accelerator_peak_gflops > 0) || !recorder_ok) {
+    return std::nullopt;
+  }
+  // Windows compare throughput, which only a closed loop makes the server's.
+  if (flags.alternate_ms < 0 ||
+      (flags.alternate_ms > 0 && (flags.recorder != "flight" || flags.concurrency == 0))) {
     return std::nullopt;
   }
   return flags;
@@ -194,14 +206,6 @@ class Server {
   std::vector<std::thread> threads_;
 };
 
-// User + system CPU time of the whole process so far.
-double ProcessCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 // The q-quantile of sorted values, nearest rank.
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -209,16 +213,18 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-// Whichever recorder --recorder asks for, started before the server.
+// Whichever recorder --recorder asks for, started before the server
+// (none with --alternate_ms, which starts its own).
 class Recording {
  public:
-  explicit Recording(const Flags& flags) : kind_(flags.recorder) {
-    if (kind_ == "profiler") {
+  explicit Recording(const Flags& flags) {
+    if (flags.alternate_ms > 0) return;
+    if (flags.recorder == "profiler") {
       neuronprof::ProfilerOptions options;
       options.logdir = flags.logdir;
       options.ms_duration = 3600 * 1000;
       profiler_ = std::make_unique<neuronprof::Profiler>(options);
-    } else if (kind_ == "flight") {
+    } else if (flags.recorder == "flight") {
       neuronprof::FlightRecorderOptions options;
       options.logdir = flags.logdir;
       flight_ = std::make_unique<neuronprof::FlightRecorder>(options);
@@ -234,7 +240,6 @@ class Recording {
   }
 
  private:
-  std::string kind_;
   std::unique_ptr<neuronprof::Profiler> profiler_;
   std::unique_ptr<neuronprof::FlightRecorder> flight_;
 };
@@ -255,9 +260,20 @@ int Main(const Flags& flags) {
   }
   Recording recording(flags);
   Server server(flags, fds[1], accelerator.get());
+  std::optional<AlternatingRecorder> alternating;
+  if (flags.alternate_ms > 0) {
+    neuronprof::FlightRecorderOptions options;
+    options.logdir = flags.logdir;
+    alternating.emplace(options, std::chrono::milliseconds(flags.alternate_ms));
+  }
+  // The serving's CPU time: not the recorder's start (its ring committed)
+  // before it, nor the capture written after it.
+  const double cpu_before_s = ProcessCpuSeconds();
   const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
   server.Join();
-  const double load_cpu_s = ProcessCpuSeconds();  // Before the capture is written.
+  const double load_cpu_s = ProcessCpuSeconds() - cpu_before_s;
+  absl::StatusOr<Alternation> alternation;
+  if (alternating) alternation = alternating->Stop();
   close(fds[0]);
   close(fds[1]);
   const absl::StatusOr<std::string> run = recording.Finish();
@@ -278,8 +294,16 @@ int Main(const Flags& flags) {
               server.batches() > 0 ? static_cast<double>(load.answered) / server.batches() : 0.0);
   std::printf("latency: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", Quantile(sorted, 0.5),
               Quantile(sorted, 0.99), sorted.empty() ? 0.0 : sorted.back());
-  std::printf("process CPU until the last answer: %.3f s (%.1f us per request)\n", load_cpu_s,
+  std::printf("process CPU while serving: %.3f s (%.1f us per request)\n", load_cpu_s,
               load_cpu_s * 1e6 / static_cast<double>(flags.requests));
+  if (alternating) {
+    if (!alternation.ok()) {
+      std::fprintf(stderr, "inference_server: flight recorder: %s\n",
+                   std::string(alternation.status().message()).c_str());
+      return 1;
+    }
+    PrintRecorderCost(*alternation, load);
+  }
   if (!run.ok()) {
     std::fprintf(stderr, "inference_server: capture failed: %s\n",
                  std::string(run.status().message()).c_str());

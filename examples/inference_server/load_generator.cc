@@ -38,15 +38,18 @@ bool WriteFull(int fd, const void* data, size_t size) {
   return true;
 }
 
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, int concurrency) {
-  using Clock = std::chrono::steady_clock;
   // Send times by id, written by the sender before the request leaves and
   // read by the receiver after its answer arrives.
   auto sent = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(requests));
-  const Clock::time_point begin = Clock::now();
-  auto since_begin_ns = [&] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
-  };
+  const int64_t begin_ns = SteadyNowNs();
+  const auto begin = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(begin_ns));
   // Closed loop: answers received so far, which let the sender go on.
   std::mutex mutex;
   std::condition_variable answered;
@@ -63,7 +66,7 @@ LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, in
         arrival_s += gap(random);
         std::this_thread::sleep_until(begin + std::chrono::duration<double>(arrival_s));
       }
-      sent[id].store(since_begin_ns());
+      sent[id].store(SteadyNowNs());
       const RequestMessage message{id};
       if (!WriteFull(fd, &message, sizeof(message))) break;
     }
@@ -71,10 +74,13 @@ LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, in
   });
   LoadResult result;
   result.latency_ms.assign(static_cast<size_t>(requests), 0);
+  result.answered_ns.assign(static_cast<size_t>(requests), 0);
   ResponseMessage answer;
   while (result.answered < requests && ReadFull(fd, &answer, sizeof(answer))) {
     if (answer.id < 0 || answer.id >= requests) continue;
-    result.latency_ms[answer.id] = (since_begin_ns() - sent[answer.id].load()) / 1e6;
+    const int64_t now_ns = SteadyNowNs();
+    result.answered_ns[answer.id] = now_ns;
+    result.latency_ms[answer.id] = (now_ns - sent[answer.id].load()) / 1e6;
     ++result.answered;
     if (concurrency > 0) {
       {
@@ -84,13 +90,15 @@ LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, in
       answered.notify_one();
     }
   }
-  result.seconds = since_begin_ns() / 1e9;
+  result.seconds = (SteadyNowNs() - begin_ns) / 1e9;
   {
     std::lock_guard<std::mutex> lock(mutex);
     received = requests;  // The server hung up: a waiting sender stops waiting.
   }
   answered.notify_one();
   sender.join();
+  result.sent_ns.resize(static_cast<size_t>(requests));
+  for (int64_t id = 0; id < requests; ++id) result.sent_ns[id] = sent[id].load();
   return result;
 }
 

@@ -24,9 +24,16 @@ struct ResponseMessage {
 bool ReadFull(int fd, void* data, size_t size);
 bool WriteFull(int fd, const void* data, size_t size);
 
+// Nanoseconds of std::chrono::steady_clock: the times LoadResult holds.
+int64_t SteadyNowNs();
+
 struct LoadResult {
   double seconds = 0;               // first send to last answer
   std::vector<double> latency_ms;   // per request, by id
+  // Per request, by id: when it was sent and answered (SteadyNowNs; 0 if
+  // it never was), which place each answer in a window of the run.
+  std::vector<int64_t> sent_ns;
+  std::vector<int64_t> answered_ns;
   int64_t answered = 0;
 };
 

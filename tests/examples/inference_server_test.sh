@@ -113,4 +113,40 @@ fi
 if serve flight --recorder flight; then
   check_trace "$RUN" flight "$BATCHES"
 fi
+
+# --alternate_ms: the recorder on and off in turn, each recording window
+# compared with its neighbours; nothing written. Only with a flight
+# recorder and a closed loop, where throughput is the server's.
+if "$SERVER" --logdir "$WORK/logs_alternate" --recorder flight --alternate_ms 50 \
+    --concurrency 16 --requests 20000 >"$WORK/out_alternate" 2>"$WORK/err"; then
+  python3 - "$WORK/out_alternate" >"$WORK/alternate_check" 2>&1 <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+windows = re.search(r"in turn: (\d+) recording windows of 50 ms", out)
+figures = re.findall(r"^(throughput|p99|CPU per request) flight/none: median ([\d.]+), "
+                     r"95% CI ([\d.]+)-([\d.]+)$", out, re.M)
+problems = []
+if not windows or int(windows[1]) < 3: problems.append("fewer than 3 recording windows")
+if [f[0] for f in figures] != ["throughput", "p99", "CPU per request"]:
+    problems.append(f"figures {figures}")
+for what, median, low, high in figures:
+    if not float(low) <= float(median) <= float(high) or float(median) <= 0:
+        problems.append(f"{what}: {median} outside {low}-{high}")
+print("; ".join(problems) if problems else "ok")
+PY
+  [[ "$(cat "$WORK/alternate_check")" == ok ]] &&
+    pass "--alternate_ms: throughput, p99 and CPU per request ratios with their intervals" ||
+    fail "--alternate_ms: $(cat "$WORK/alternate_check") in $(cat "$WORK/out_alternate")"
+  [[ ! -e "$WORK/logs_alternate" ]] && pass "--alternate_ms writes no capture" ||
+    fail "--alternate_ms wrote $(find "$WORK/logs_alternate" | head -3)"
+else
+  fail "--alternate_ms: exit status; $(cat "$WORK/out_alternate" "$WORK/err")"
+fi
+for bad in "--recorder profiler --alternate_ms 50 --concurrency 16" \
+           "--recorder flight --alternate_ms 50 --rate 1000" "--recorder flight --alternate_ms -1"; do
+  # shellcheck disable=SC2086
+  "$SERVER" --requests 10 $bad >"$WORK/out" 2>&1
+  rc=$?
+  [[ $rc == 2 ]] && pass "refused: $bad" || fail "$bad: exit status $rc ($(cat "$WORK/out"))"
+done
 cli_test_end
