@@ -147,8 +147,10 @@ def fig_batch(b):
 
 def fig_always_on(b):
     r = get(b, "always_on")
-    return (f"throughput {r['requests/s']:.3f} x, p99 {r['p99']:.3f} x, "
-            f"CPU per request {r['CPU per request']:.3f} x")
+    figure = lambda what: "{:.3f} x ({:.3f}-{:.3f})".format(*r["ratios"][what])
+    return (f"throughput {figure('throughput')}, p99 {figure('p99')}, "
+            f"CPU per request {figure('CPU per request')}: medians of {r['windows']} "
+            f"recording windows of {r['window_ms']} ms against those around them, 95 % CI")
 
 
 def fig_bytes(b):
@@ -345,7 +347,7 @@ ROWS = [
      cmd_serving),
     ("`TraceBatchConsumer`, 8 ids (a marker and 8 links)", fig_batch, "", lambda b: "",
      cmd_serving),
-    ("always on: inference server at saturation, `--recorder flight` / `none`", fig_always_on,
+    ("always on: inference server at saturation, flight recorder on / off", fig_always_on,
      "throughput ≥ 0.99 x, p99 ≤ 1.02 x", lambda b: "", cmd_always_on),
     ("memory per event", fig_bytes, "≤ 32 B (+ 1 link per 64 KiB block)", lambda b: "",
      cmd_markers),

@@ -415,19 +415,21 @@ def job_summaries(b):
 
 
 def cmd_always_on(b):
-    rounds, requests = (1, 2000) if b.quick else (7, 80000)
+    requests, window_ms = (30000, 100) if b.quick else (1500000, 500)
     return (f"bash bench/serving_always_on.sh {b.build}/examples/inference_server "
-            f"{rounds} {requests} 64")
+            f"{requests} {window_ms} 64")
 
 
 def job_always_on(b):
     b.need("examples/inference_server")
     out = b.sh(cmd_always_on(b), timeout=1800)
-    ratios = dict(re.findall(r"median (requests/s|p99|CPU per request):.*flight/none ([\d.]+)",
-                             out))
-    if len(ratios) != 3:
+    ratios = {what: tuple(float(v) for v in fig) for what, *fig in re.findall(
+        r"^(throughput|p99|CPU per request) flight/none: median ([\d.]+), 95% CI ([\d.]+)-([\d.]+)",
+        out, re.M)}
+    windows = re.search(r"in turn: (\d+) recording windows of (\d+) ms", out)
+    if len(ratios) != 3 or not windows:
         raise RowError("unexpected output")
-    return {k: float(v) for k, v in ratios.items()}
+    return {"ratios": ratios, "windows": int(windows[1]), "window_ms": int(windows[2])}
 
 
 def cmd_soak(b):
