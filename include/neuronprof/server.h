@@ -50,13 +50,20 @@ struct ProfilerServerOptions {
   // the server serves at once (a third is refused with RESOURCE_EXHAUSTED).
   // 1..2^40.
   int64_t response_timeout_ms = 60 * 1000;
-  // A profile the server saves itself (TensorBoard's / xprof's Capture
-  // Profile dialog) gets the files a Profiler writes: <host>.trace.json.gz
-  // beside the <host>.xplane.pb, and, when the repository_root is
-  // <logdir>/plugins/profile, <logdir>/<session_id>/<host>.pt.trace.json.gz
-  // (the PyTorch TensorBoard plugin, HTA). false: that file is not written.
-  bool write_chrome_trace = true;
+  // The files of a profile the server saves itself (TensorBoard's /
+  // xprof's Capture Profile dialog), by the viewer that reads each: the
+  // <host>.xplane.pb always, and these.
+  //
+  // When the repository_root is <logdir>/plugins/profile (the dialogs'),
+  // <logdir>/<session_id>/<host>.pt.trace.json.gz: the Kineto trace, for
+  // the PyTorch TensorBoard plugin and HTA, which Perfetto and
+  // chrome://tracing open as well. false: not written.
   bool write_pytorch_trace = true;
+  // <host>.trace.json.gz beside the xplane.pb (Chrome trace event format).
+  // Unset (the default): written only without the Kineto trace, as
+  // CaptureOptions::write_chrome_trace, so that a capture is not written
+  // as JSON twice. `neuronprof convert` writes it from the xplane.pb later.
+  std::optional<bool> write_chrome_trace;
   // The job's rank identity, reported in every capture (as
   // ProfilerOptions::rank etc. say): each field when set, else RANK,
   // LOCAL_RANK, WORLD_SIZE from the environment, else rank 0 of 1. Start()

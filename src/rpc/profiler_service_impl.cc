@@ -222,7 +222,7 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   const char* suffix = exporter::kXPlaneSuffix;
   if (!request.emit_xspace() && options_.write_pytorch_trace) {
     suffix = exporter::kPyTorchTraceSuffix;
-  } else if (!request.emit_xspace() && options_.write_chrome_trace) {
+  } else if (!request.emit_xspace() && options_.write_chrome_trace.value_or(true)) {
     suffix = exporter::kChromeTraceSuffix;
   }
   if (!request_host.empty()) {
@@ -349,14 +349,15 @@ absl::Status SaveTrace(const SaveTarget& save, const std::string& relative,
 absl::Status SaveTraces(const ServiceOptions& options, const SaveTarget& save,
                         const tensorflow::profiler::XSpace& space) {
   absl::Status status;
-  if (options.write_chrome_trace) {
+  const bool kineto = options.write_pytorch_trace && !save.kineto_dir.empty();
+  if (options.write_chrome_trace.value_or(!kineto)) {
     status.Update(SaveTrace(save, save.relative_dir,
                             absl::StrCat(save.host, exporter::kChromeTraceSuffix),
                             [&](exporter::ByteSink* sink) {
                               return exporter::WriteChromeTrace(space, sink);
                             }));
   }
-  if (options.write_pytorch_trace && !save.kineto_dir.empty()) {
+  if (kineto) {
     status.Update(SaveTrace(save, save.kineto_dir,
                             absl::StrCat(save.host, exporter::kPyTorchTraceSuffix),
                             [&](exporter::ByteSink* sink) {

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,11 +61,12 @@ struct ServiceOptions {
   int64_t response_timeout_ms = 60 * 1000;
   // The job's rank, stored in every capture's Task Environment plane.
   xplane::JobIdentity identity;
-  // Profiles the server saves also get <host>.trace.json.gz beside the
-  // xplane.pb, and <logdir>/<session>/<host>.pt.trace.json.gz when the
-  // repository_root is <logdir>/plugins/profile (what a Profiler writes).
-  bool write_chrome_trace = true;
+  // Profiles the server saves also get
+  // <logdir>/<session>/<host>.pt.trace.json.gz when the repository_root is
+  // <logdir>/plugins/profile, and <host>.trace.json.gz beside the
+  // xplane.pb (unset: only without that Kineto trace).
   bool write_pytorch_trace = true;
+  std::optional<bool> write_chrome_trace;
 };
 
 // Where a Profile without emit_xspace saves: <relative_dir>/<file_name>

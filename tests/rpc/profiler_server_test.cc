@@ -182,7 +182,9 @@ TEST_CASE("a returned profile is serialized in one pass, to the size the server 
 
 TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb") {
   TempDir dir;
-  TestServer server(dir.path());
+  ProfilerServerOptions options;
+  options.write_chrome_trace = true;
+  TestServer server(dir.path(), options);
   const std::string root = dir.path() + "/plugins/profile";
   ProfileRequest request = XSpaceRequest("2026_11_22_14_05_33", 60000);
   request.set_emit_xspace(false);
@@ -199,9 +201,9 @@ TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb")
   REQUIRE(Exists(file));
   XSpace saved = testing::ReadXSpace(file);
   CHECK(HasEvent(saved, "remote_marker"));
-  // The dialog's capture gets what a Profiler writes: the Chrome trace
-  // beside it, the Kineto trace in <logdir>/<run>/ (logdir = the
-  // repository_root above plugins/profile), each the export of that XSpace.
+  // With both traces asked for: the Chrome trace beside it, the Kineto
+  // trace in <logdir>/<run>/ (logdir = the repository_root above
+  // plugins/profile), each the export of that XSpace.
   const std::pair<std::string, std::string> traces[] = {
       {root + "/2026_11_22_14_05_33/testhost.trace.json.gz", testing::ChromeTraceText(saved)},
       {dir.path() + "/2026_11_22_14_05_33/testhost.pt.trace.json.gz",
@@ -216,8 +218,22 @@ TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb")
   }
 }
 
-TEST_CASE("a saved profile's traces: none when turned off, Kineto only below plugins/profile") {
+TEST_CASE("a saved profile's traces: the Kineto one by default, Chrome only where no Kineto is") {
   TempDir dir;
+  {
+    // By default the dialog's capture is written as JSON once: the Kineto
+    // trace, which the PyTorch plugin, HTA and Perfetto all open.
+    TestServer server(dir.path());
+    ProfileRequest request = XSpaceRequest("default", 20);
+    request.set_emit_xspace(false);
+    request.set_repository_root(dir.path() + "/plugins/profile");
+    ProfileResponse response;
+    REQUIRE(server.Profile(request, &response).ok());
+    CHECK(testing::ListDir(dir.path() + "/plugins/profile/default") ==
+          std::vector<std::string>{"testhost.xplane.pb"});
+    CHECK(testing::ListDir(dir.path() + "/default") ==
+          std::vector<std::string>{"testhost.pt.trace.json.gz"});
+  }
   {
     ProfilerServerOptions options;
     options.write_chrome_trace = false;
@@ -604,9 +620,10 @@ TEST_CASE("ProfilerOptions::port serves remote captures after the window") {
   ProfileResponse response;
   REQUIRE(stub->Profile(&context, request, &response).ok());
   CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.xplane.pb"));
-  // The same files as a local capture: the Chrome trace beside it, the
-  // Kineto trace in the PyTorch plugin's run folder.
-  CHECK(Exists(dir.path() + "/plugins/profile/remote/testhost.trace.json.gz"));
+  // The Kineto trace in the PyTorch plugin's run folder, and no Chrome
+  // trace beside the xplane.pb: Perfetto opens the Kineto one.
+  CHECK(testing::ListDir(dir.path() + "/plugins/profile/remote") ==
+        std::vector<std::string>{"testhost.xplane.pb"});
   CHECK(Exists(dir.path() + "/remote/testhost.pt.trace.json.gz"));
 }
 
@@ -1030,8 +1047,7 @@ TEST_CASE("a remote save never replaces an existing profile: refused before the 
   other.set_host_name("otherhost");
   CHECK(server.Profile(other, &response).ok());
   CHECK(testing::ListDir(root + "/run") ==
-        std::vector<std::string>{"otherhost.trace.json.gz", "otherhost.xplane.pb",
-                                 "testhost.xplane.pb"});
+        std::vector<std::string>{"otherhost.xplane.pb", "testhost.xplane.pb"});
 }
 
 TEST_CASE("a profile that appears during the window is not replaced by the save") {
