@@ -220,40 +220,32 @@ TEST_CASE("Profile without emit_xspace saves <root>/<session>/<host>.xplane.pb")
 
 TEST_CASE("a saved profile's traces: the Kineto one by default, Chrome only where no Kineto is") {
   TempDir dir;
-  {
-    // By default the dialog's capture is written as JSON once: the Kineto
-    // trace, which the PyTorch plugin, HTA and Perfetto all open.
-    TestServer server(dir.path());
-    ProfileRequest request = XSpaceRequest("default", 20);
-    request.set_emit_xspace(false);
-    request.set_repository_root(dir.path() + "/plugins/profile");
-    ProfileResponse response;
-    REQUIRE(server.Profile(request, &response).ok());
-    CHECK(testing::ListDir(dir.path() + "/plugins/profile/default") ==
-          std::vector<std::string>{"testhost.xplane.pb"});
-    CHECK(testing::ListDir(dir.path() + "/default") ==
-          std::vector<std::string>{"testhost.pt.trace.json.gz"});
-  }
-  {
-    ProfilerServerOptions options;
-    options.write_chrome_trace = false;
-    options.write_pytorch_trace = false;
+  // Saves session `session` below `root` (relative to dir) with `options`.
+  auto save = [&](const ProfilerServerOptions& options, const std::string& session,
+                  const std::string& root) {
     TestServer server(dir.path(), options);
-    ProfileRequest request = XSpaceRequest("off", 20);
+    ProfileRequest request = XSpaceRequest(session, 20);
     request.set_emit_xspace(false);
-    request.set_repository_root(dir.path() + "/plugins/profile");
+    request.set_repository_root(dir.path() + "/" + root);
     ProfileResponse response;
-    REQUIRE(server.Profile(request, &response).ok());
-    CHECK(testing::ListDir(dir.path() + "/plugins/profile/off") ==
-          std::vector<std::string>{"testhost.xplane.pb"});
-    CHECK_FALSE(Exists(dir.path() + "/off"));
-  }
-  TestServer server(dir.path());
-  ProfileRequest request = XSpaceRequest("elsewhere", 20);
-  request.set_emit_xspace(false);
-  request.set_repository_root(dir.path() + "/profiles");
-  ProfileResponse response;
-  REQUIRE(server.Profile(request, &response).ok());
+    return server.Profile(request, &response).ok();
+  };
+  // By default the dialog's capture is written as JSON once: the Kineto
+  // trace, which the PyTorch plugin, HTA and Perfetto all open.
+  REQUIRE(save({}, "default", "plugins/profile"));
+  CHECK(testing::ListDir(dir.path() + "/plugins/profile/default") ==
+        std::vector<std::string>{"testhost.xplane.pb"});
+  CHECK(testing::ListDir(dir.path() + "/default") ==
+        std::vector<std::string>{"testhost.pt.trace.json.gz"});
+  ProfilerServerOptions off;
+  off.write_chrome_trace = false;
+  off.write_pytorch_trace = false;
+  REQUIRE(save(off, "off", "plugins/profile"));
+  CHECK(testing::ListDir(dir.path() + "/plugins/profile/off") ==
+        std::vector<std::string>{"testhost.xplane.pb"});
+  CHECK_FALSE(Exists(dir.path() + "/off"));
+  // Outside plugins/profile no Kineto trace is written: the Chrome trace is.
+  REQUIRE(save({}, "elsewhere", "profiles"));
   CHECK(testing::ListDir(dir.path() + "/profiles/elsewhere") ==
         std::vector<std::string>{"testhost.trace.json.gz", "testhost.xplane.pb"});
   CHECK_FALSE(Exists(dir.path() + "/elsewhere"));
