@@ -58,6 +58,17 @@ def warnings_of(xplane_path: str):
   return list(space.warnings)
 
 
+# flight_recorder_server's default --workers.
+WORKERS = 4
+
+
+def check_whole_requests(names, stage: str):
+  """Every recorded request holds its `stage`. A request still open when the
+  ring was frozen (at most one per worker) has its finished stages recorded
+  but not yet itself: a marker is recorded when it ends."""
+  assert 0 <= names[stage] - names["request"] <= WORKERS, names
+
+
 def only_xplane(logdir: str) -> str:
   found = ct.xplanes(logdir)
   assert len(found) == 1, (found, ct.all_files(logdir))
@@ -81,7 +92,8 @@ def test_capture_profile_button_gets_its_window_from_the_ring(flight):
   path = found[host]
   names = ct.marker_names(path)
   # A request every few ms, each with its nested stages.
-  assert names["request"] >= 5 and names["inference"] == names["request"], names
+  assert names["request"] >= 5, names
+  check_whole_requests(names, "inference")
   assert any("served from this process's FlightRecorder" in w for w in warnings_of(path))
 
 
@@ -98,7 +110,7 @@ def test_cli_pulls_the_last_seconds_at_once(flight, tmp_path):
   names = ct.marker_names(path)
   # The ring still holds the start-up burst, the slow request among them.
   assert names["request"] >= 100, names
-  assert names["parse"] == names["request"], names
+  check_whole_requests(names, "parse")
   assert any("served at once" in w for w in warnings_of(path))
 
 
@@ -110,5 +122,6 @@ def test_sigusr2_dumps_the_ring(flight):
   xplanes = [f for f in os.listdir(run_dir) if f.endswith(".xplane.pb")]
   assert len(xplanes) == 1, os.listdir(run_dir)
   names = ct.marker_names(os.path.join(run_dir, xplanes[0]))
-  assert names["request"] >= 100 and names["serialize"] == names["request"], names
+  assert names["request"] >= 100, names
+  check_whole_requests(names, "serialize")
   assert flight.alive()
