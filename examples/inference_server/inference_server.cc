@@ -206,13 +206,6 @@ class Server {
   std::vector<std::thread> threads_;
 };
 
-// The q-quantile of sorted values, nearest rank.
-double Quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
 // Whichever recorder --recorder asks for, started before the server
 // (none with --alternate_ms, which starts its own).
 class Recording {

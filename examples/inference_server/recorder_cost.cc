@@ -18,6 +18,12 @@ double ProcessCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
 AlternatingRecorder::AlternatingRecorder(neuronprof::FlightRecorderOptions options,
                                          std::chrono::milliseconds window)
     : options_(std::move(options)) {
@@ -100,11 +106,8 @@ Figures FiguresOf(const Window& window, const std::vector<std::pair<int64_t, int
   const auto count = static_cast<double>(last - first);
   figures.requests_per_s = count * 1e9 / static_cast<double>(window.end_ns - window.begin_ns);
   figures.cpu_us_per_request = count > 0 ? window.cpu_s * 1e6 / count : 0;
-  if (!latency_ms.empty()) {
-    const size_t rank = static_cast<size_t>(std::ceil(0.99 * latency_ms.size())) - 1;
-    std::nth_element(latency_ms.begin(), latency_ms.begin() + rank, latency_ms.end());
-    figures.p99_ms = latency_ms[rank];
-  }
+  std::sort(latency_ms.begin(), latency_ms.end());
+  figures.p99_ms = Quantile(latency_ms, 0.99);
   return figures;
 }
 

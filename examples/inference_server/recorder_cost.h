@@ -24,6 +24,9 @@ namespace inference_server {
 // User + system CPU time of the whole process so far.
 double ProcessCpuSeconds();
 
+// The q-quantile of sorted values, nearest rank; 0 for none.
+double Quantile(const std::vector<double>& sorted, double q);
+
 // One window of the run, with or without a recorder.
 struct Window {
   bool recording = false;
