@@ -191,8 +191,8 @@ int main(int argc, char** argv) {
   options.duration_ms = flags.duration_ms;
   options.num_tracing_attempts = 1;
   options.write_chrome_trace = flags.chrome_trace;
-  options.write_kineto_trace = flags.kineto;
-  const bool chrome = options.write_chrome_trace.value_or(!options.write_kineto_trace);
+  options.write_pytorch_trace = flags.kineto;
+  const bool chrome = options.write_chrome_trace.value_or(!options.write_pytorch_trace);
 
   std::printf("window %lld ms, %lld events/s on %d app threads, chrome trace %s, kineto %s\n",
               static_cast<long long>(flags.duration_ms), static_cast<long long>(flags.rate),

@@ -77,7 +77,7 @@ double UnderNeuronprof(Loop loop, bool memory, int iterations) {
   torch_options.record_shapes = false;
   torch_options.profile_memory = memory;
   if (!neuronprof::EnableTorchOperators(torch_options).ok()) std::abort();
-  neuronprof::collectors::CaptureOptions options;
+  neuronprof::collectors::CollectorOptions options;
   options.operators = true;
   options.max_buffer_bytes = uint64_t{1} << 30;
   auto session = neuronprof::session::CaptureSession::Start(options);

@@ -27,7 +27,7 @@
 
 #include "bench/process_memory.h"
 #include "neuronprof/trace.h"
-#include "src/analysis/operator_annotator.h"
+#include "src/analysis/ops/operator_annotator.h"
 #include "src/collectors/collector.h"
 #include "src/collectors/torch/op_callbacks.h"
 #include "src/core/recorder.h"
@@ -229,7 +229,7 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.PauseTiming();
     // Before the capture: libtorch, the model and what the allocator kept.
     const double rss_at_start = ProcStatusMb("VmRSS:");
-    neuronprof::collectors::CaptureOptions options;
+    neuronprof::collectors::CollectorOptions options;
     options.operators = true;
     options.max_buffer_bytes = uint64_t{1} << 30;
     auto session = neuronprof::session::CaptureSession::Start(options);

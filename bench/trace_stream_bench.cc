@@ -27,7 +27,7 @@
 #include "proto/xplane.pb.h"
 #include "src/core/recorder.h"
 #include "src/export/trace_stream.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace {

@@ -13,7 +13,7 @@ and not in its "may include" list is reported as file:line and the check fails.
 
 The CMake targets must say the same: each `neuronprof_module(<name> ...
 MAY_INCLUDE ...)` call in a CMakeLists.txt under src/ (the module whose
-folder ends in <name>) must list exactly the table's "may include" modules,
+path, with `_` for `/`, is <name>, or whose folder ends in <name>) must list exactly the table's "may include" modules,
 and every src/ module of the table must have one.
 
 Usage: check_layering.py [--root DIR]   (DIR defaults to this repository)
@@ -116,7 +116,11 @@ def source_files(root, modules):
 
 def cmake_problems(root, order, allowed):
     """Differences between neuronprof_module() calls and the module table."""
+    # A target is named by its module's path with "_" for "/" (`analysis/ops`
+    # is neuronprof_module(analysis_ops)), or by the folder's last name
+    # (`collectors/torch` is neuronprof_module(torch)).
     by_leaf = {m.rstrip("/").split("/")[-1]: m for m in order}
+    by_leaf.update({m.rstrip("/").replace("/", "_"): m for m in order})
     problems, defined = [], set()
     for dirpath, _, files in os.walk(os.path.join(root, "src")):
         if "CMakeLists.txt" not in files:

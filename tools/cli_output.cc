@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "fmt/format.h"
-#include "src/analysis/terminal_text.h"
+#include "src/analysis/text/terminal_text.h"
 
 namespace neuronprof {
 namespace tools {

@@ -23,7 +23,7 @@ inline constexpr int kExitUsage = 2;    // bad arguments
 int Fail(absl::string_view message);
 
 // Prints `text` on stdout with every control character but the line break
-// escaped (analysis/terminal_text.h): every human-readable output of a
+// escaped (analysis/text/terminal_text.h): every human-readable output of a
 // command goes through here, so no text from a file or a peer reaches the
 // terminal raw. (CSV and JSON on stdout are data and keep their bytes.)
 void Print(std::string_view text);

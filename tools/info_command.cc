@@ -4,7 +4,7 @@
 #include <iterator>
 
 #include "fmt/format.h"
-#include "src/analysis/terminal_text.h"
+#include "src/analysis/text/terminal_text.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/xplane_visitor.h"
 

@@ -406,7 +406,7 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
   command->add_flag("--flight_recorder", options.flight_recorder_now,
                     "take each server's FlightRecorder's last DURATION_MS at once instead "
                     "of a window from now (neuronprof servers with a FlightRecorder)");
-  command->add_flag("--kineto,!--no_kineto", options.write_kineto_trace,
+  command->add_flag("--kineto,!--no_kineto", options.write_pytorch_trace,
                     "also write DIR/<run>/<host>.pt.trace.json.gz per host (rank), for the "
                     "PyTorch profiler TensorBoard plugin and HTA, as a Profiler does (on by "
                     "default; --no_kineto or --kineto=false: not)");

@@ -15,11 +15,13 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "proto/xplane.pb.h"
-#include "src/analysis/device_report.h"
-#include "src/analysis/rank_report.h"
-#include "src/analysis/selection.h"
-#include "src/analysis/summary_report.h"
-#include "src/analysis/summary_tables.h"
+#include "src/analysis/report/device_sections.h"
+#include "src/analysis/ranks/rank_report.h"
+#include "src/analysis/report/rank_sections.h"
+#include "src/analysis/timeline/selection.h"
+#include "src/analysis/report/summary.h"
+#include "src/analysis/report/summary_sections.h"
+#include "src/analysis/report/summary_tables.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
@@ -46,7 +48,7 @@ CLI::Validator PathOrStdout() {
       "NONEMPTY");
 }
 
-// A check of an option's text by a parser of analysis/selection.h.
+// A check of an option's text by a parser of analysis/timeline/selection.h.
 template <typename Parse>
 CLI::Validator RangeOf(Parse parse, const char* name) {
   return CLI::Validator(

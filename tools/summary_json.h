@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "src/analysis/report_table.h"
-#include "src/analysis/summary_report.h"
+#include "src/analysis/text/report_table.h"
+#include "src/analysis/report/summary.h"
 
 namespace neuronprof {
 namespace tools {

@@ -166,7 +166,10 @@ struct CaptureOptions {
   // plugin and HTA read the run as one multi-rank job, and Perfetto and
   // chrome://tracing open it (the same trace event format, with the
   // markers, steps, counters, flows, async spans and instants).
-  bool write_kineto_trace = true;
+  bool write_pytorch_trace = true;
+  // Deprecated: the old name of write_pytorch_trace, kept for one release
+  // (CHANGELOG.md). When set, it is used instead of write_pytorch_trace.
+  [[deprecated("use CaptureOptions::write_pytorch_trace")]] std::optional<bool> write_kineto_trace;
   // <host>.trace.json.gz (Chrome trace event format) next to each
   // xplane.pb, for Perfetto and chrome://tracing. Unset (the default):
   // written only without the Kineto trace, which those open as well, so

@@ -3,8 +3,8 @@
 
 #include <utility>
 
-#include "src/analysis/custom_op_costs.h"
-#include "src/analysis/op_inputs.h"
+#include "src/analysis/ops/custom_op_costs.h"
+#include "src/analysis/ops/op_inputs.h"
 
 namespace neuronprof {
 

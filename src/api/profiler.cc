@@ -98,7 +98,7 @@ class WindowProfiler : public Profiler::Impl {
         identity_(api::ResolveIdentity(options_).value_or(xplane::JobIdentity())),
         files_(options_, identity_, api::EnsureCaptureServer(options_, identity_)) {
     auto session = session::CaptureSession::Start(
-        api::ToCaptureOptions(options_, identity_),
+        api::ToCollectorOptions(options_, identity_),
         absl::StrCat("a Profiler (its ", options_.ms_duration,
                      " ms window ends by itself, or at Profiler::Stop())"));
     if (!session.ok()) {

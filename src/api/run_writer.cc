@@ -18,9 +18,9 @@ constexpr char kWorkingDirName[] = ".neuronprof_working";
 
 }  // namespace
 
-collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options,
+collectors::CollectorOptions ToCollectorOptions(const ProfilerOptions& options,
                                             const xplane::JobIdentity& identity) {
-  collectors::CaptureOptions capture;
+  collectors::CollectorOptions capture;
   capture.host_tracer_level = options.host_tracer_level;
   capture.device_tracer_level = options.device_tracer_level;
   capture.operators = options.profile_type == ProfileType::kOperator;

@@ -30,7 +30,7 @@ class Profiler::Impl {
 
 namespace api {
 
-collectors::CaptureOptions ToCaptureOptions(const ProfilerOptions& options,
+collectors::CollectorOptions ToCollectorOptions(const ProfilerOptions& options,
                                             const xplane::JobIdentity& identity);
 
 // The job's rank identity: the options' fields, else the environment's.

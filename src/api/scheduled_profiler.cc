@@ -43,7 +43,7 @@ class ScheduledProfiler : public Profiler::Impl {
         files_(options_, identity_, EnsureCaptureServer(options_, identity_)) {
     // Refuse kOperator without an operator collector now, not at the
     // first warmup many steps later.
-    init_status_ = session::CaptureSession::CheckCollectors(ToCaptureOptions(options_, identity_));
+    init_status_ = session::CaptureSession::CheckCollectors(ToCollectorOptions(options_, identity_));
     if (!init_status_.ok()) return;
     writer_ = std::thread([this] { WriteCycles(); });
     writer_id_ = writer_.get_id();
@@ -138,7 +138,7 @@ class ScheduledProfiler : public Profiler::Impl {
   absl::Status BeginCycle() {
     const int64_t cycle = CycleOfStep(schedule_, step_);
     auto session = session::CaptureSession::Start(
-        ToCaptureOptions(options_, identity_),
+        ToCollectorOptions(options_, identity_),
         absl::StrCat("a Profiler with a schedule (its cycle ", cycle,
                      " ends at the Profiler::Step() after its last active step, or "
                      "at Profiler::Stop())"));

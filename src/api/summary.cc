@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "absl/strings/match.h"
-#include "src/analysis/flow_tails.h"
-#include "src/analysis/marker_stats.h"
-#include "src/analysis/selection.h"
-#include "src/analysis/serving_stats.h"
-#include "src/analysis/tail_report.h"
+#include "src/analysis/markers/flow_tails.h"
+#include "src/analysis/markers/marker_stats.h"
+#include "src/analysis/timeline/selection.h"
+#include "src/analysis/markers/serving_stats.h"
+#include "src/analysis/markers/tail_report.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 

@@ -52,7 +52,7 @@ ScopedCollectorFactory::~ScopedCollectorFactory() {
 }
 
 std::vector<std::unique_ptr<Collector>> CreateCollectors(
-    const CaptureOptions& options) {
+    const CollectorOptions& options) {
   std::lock_guard<std::mutex> lock(FactoriesMutex());
   std::vector<std::unique_ptr<Collector>> collectors;
   for (const Registered& registered : Factories()) {

@@ -22,7 +22,7 @@ inline constexpr char kLocalBufferAdvice[] =
     "raise ProfilerOptions::max_buffer_bytes or shorten ms_duration";
 
 // What a capture asks of the collectors.
-struct CaptureOptions {
+struct CollectorOptions {
   int host_tracer_level = 2;    // 0 = off, 1..3 as in ProfileOptions.
   int device_tracer_level = 1;  // 0 = off.
   // Record framework operators when an operator collector is enabled
@@ -104,7 +104,7 @@ class NEURONPROF_API Collector {
 // register or unregister factories). Returns nullptr when the collector has
 // nothing to do for these options.
 using CollectorFactory =
-    std::function<std::unique_ptr<Collector>(const CaptureOptions&)>;
+    std::function<std::unique_ptr<Collector>(const CollectorOptions&)>;
 
 // Adds a factory used by every later capture, for the process's life.
 // Thread-safe. Exported from libneuronprof for neuronprof::torch (not
@@ -128,7 +128,7 @@ class ScopedCollectorFactory {
 // Instantiates every registered collector for one capture, in registration
 // order.
 std::vector<std::unique_ptr<Collector>> CreateCollectors(
-    const CaptureOptions& options);
+    const CollectorOptions& options);
 
 }  // namespace collectors
 }  // namespace neuronprof

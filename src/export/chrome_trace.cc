@@ -18,7 +18,7 @@
 #include "src/export/plane_gather.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 

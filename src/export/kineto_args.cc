@@ -1,5 +1,5 @@
 #include "src/export/kineto_args.h"
-
+#include "src/xplane/absl_view.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -10,11 +10,6 @@
 namespace neuronprof {
 namespace exporter {
 namespace kineto {
-namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
-
-}  // namespace
 
 std::string_view KinetoTypeName(std::string_view scalar_type) {
   struct Spelling {
@@ -40,8 +35,8 @@ std::string_view KinetoTypeName(std::string_view scalar_type) {
 
 absl::InlinedVector<std::string_view, 8> KinetoInputTypes(std::string_view input_types) {
   absl::InlinedVector<std::string_view, 8> types;
-  if (absl::StripAsciiWhitespace(Absl(input_types)).empty()) return types;
-  for (absl::string_view part : absl::StrSplit(Absl(input_types), ',')) {
+  if (absl::StripAsciiWhitespace(xplane::AbslView(input_types)).empty()) return types;
+  for (absl::string_view part : absl::StrSplit(xplane::AbslView(input_types), ',')) {
     part = absl::StripAsciiWhitespace(part);
     types.push_back(KinetoTypeName(std::string_view(part.data(), part.size())));
   }

@@ -19,18 +19,20 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "src/xplane/absl_view.h"
 #include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/kineto_args.h"
 #include "src/export/ordered_jobs.h"
 #include "src/export/plane_gather.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/json_reader.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_builder.h"
@@ -49,43 +51,36 @@ using xplane::EventVisitor;
 using xplane::LineVisitor;
 using xplane::PlaneVisitor;
 
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
-
 // Stats that name the capturing process, where a collector records one.
 constexpr std::string_view kProcessIdStats[] = {"pid", "process_id"};
 
-enum class HostKind : uint8_t { kOperator, kStep, kAnnotation };
+enum class HostKind : uint8_t { kOperator, kStep, kMarker };
 
 // A host span as the writer keeps it past its fragment (40 bytes): the
 // ends of forward -> backward and collective flows, and, in a capture with
 // runtime calls, every span (the calls take the External id of the span
 // around them). Its thread is its line's id.
-struct HostSpan {
+struct KinetoSpan {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t external_id = 0;
   int64_t tid = 0;
-  HostKind kind = HostKind::kAnnotation;
+  HostKind kind = HostKind::kMarker;
 };
 
 // A span of the fragment being written, with its event.
 struct FragmentSpan {
-  HostSpan span;
+  KinetoSpan span;
   const XLine* line = nullptr;
   const XEvent* event = nullptr;
 };
-
-bool IsRuntimePlane(std::string_view name) {
-  return name == xplane::kCuptiPlaneName ||
-         (absl::StartsWith(Absl(name), "/host:") && absl::EndsWith(Absl(name), "-runtime"));
-}
 
 // "/device:GPU:3" -> 3.
 std::optional<int64_t> DeviceNumber(std::string_view plane_name) {
   const size_t colon = plane_name.rfind(':');
   int64_t number = 0;
   if (colon == std::string_view::npos ||
-      !absl::SimpleAtoi(Absl(plane_name.substr(colon + 1)), &number) || number < 0) {
+      !absl::SimpleAtoi(xplane::AbslView(plane_name.substr(colon + 1)), &number) || number < 0) {
     return std::nullopt;
   }
   return number;
@@ -471,7 +466,7 @@ class KinetoWriter {
 
   absl::Status Finish() {
     for (const auto& [name, gather] : gathered_) {
-      (IsRuntimePlane(name) ? runtime_planes_ : device_planes_).push_back(&gather->plane());
+      (xplane::IsRuntimeCallsPlane(name) ? runtime_planes_ : device_planes_).push_back(&gather->plane());
     }
     WriteRuntime();
     WriteDevices();
@@ -611,10 +606,10 @@ class KinetoWriter {
     const XPlane* host = nullptr;
     const XPlane* task = nullptr;
     for (const XPlane& plane : fragment.planes()) {
-      const bool runtime = IsRuntimePlane(plane.name());
+      const bool runtime = xplane::IsRuntimeCallsPlane(plane.name());
       if (plane.name() == xplane::kHostPlaneName) {
         host = &plane;
-      } else if (runtime || absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) {
+      } else if (runtime || absl::StartsWith(xplane::AbslView(plane.name()), xplane::kDevicePlanePrefix)) {
         if (runtime) keep_spans_ = true;  // Calls find the spans around them.
         if (borrow_) {
           (runtime ? runtime_planes_ : device_planes_).push_back(&plane);
@@ -652,7 +647,7 @@ class KinetoWriter {
   void WriteDeviceProperties(const XSpace& fragment) {
     std::map<int64_t, const XPlane*> by_id;
     for (const XPlane& plane : fragment.planes()) {
-      if (!absl::StartsWith(Absl(plane.name()), xplane::kDevicePlanePrefix)) continue;
+      if (!absl::StartsWith(xplane::AbslView(plane.name()), xplane::kDevicePlanePrefix)) continue;
       if (auto id = DeviceNumber(plane.name())) by_id.emplace(*id, &plane);
     }
     if (by_id.empty()) return;
@@ -810,7 +805,7 @@ class KinetoWriter {
     WriteJobs(jobs, plane);
     if (keep_spans_) {
       for (int64_t tid : tids) {
-        std::vector<HostSpan>& kept = host_spans_[tid];
+        std::vector<KinetoSpan>& kept = host_spans_[tid];
         for (const FragmentSpan& span : fragment_spans[tid]) kept.push_back(span.span);
       }
     }
@@ -1139,14 +1134,14 @@ class KinetoWriter {
 
   void WriteHostSpan(FragmentSpan& in_fragment, const PlaneVisitor& plane, int64_t external_id,
                      int64_t& steps_seen) {
-    HostSpan& span = in_fragment.span;
+    KinetoSpan& span = in_fragment.span;
     span.external_id = external_id;
     const EventVisitor stats = HostEvent(plane, *in_fragment.line, *in_fragment.event);
     const HostStats host(*roles_, *names_, stats);
     if (host.Has(kFramework)) {
       span.kind = HostKind::kOperator;
       WriteOperator(span, plane, stats, host);
-    } else if (host.Int(kRootLevel).value_or(0) != 0) {
+    } else if (xplane::IsStep(host.Int(kRootLevel), /*is_operator=*/false)) {
       span.kind = HostKind::kStep;
       auto number = host.Int(kStepNum);
       if (!number) number = host.Int(kIterNum);
@@ -1154,7 +1149,7 @@ class KinetoWriter {
       WriteStep(span, stats, number.value_or(steps_seen));
       ++steps_seen;
     } else {
-      span.kind = HostKind::kAnnotation;
+      span.kind = HostKind::kMarker;
       OpenEventAs(kUserAnnotation);
       out_.Raw(event_names_->Find(stats.MetadataId()));
       PidTid(host_pid_, span.tid);
@@ -1210,7 +1205,7 @@ class KinetoWriter {
     }
   }
 
-  void WriteOperator(const HostSpan& span, const PlaneVisitor& plane, const EventVisitor& stats,
+  void WriteOperator(const KinetoSpan& span, const PlaneVisitor& plane, const EventVisitor& stats,
                      const HostStats& host) {
     OpenEventAs(kCpuOp);
     out_.Raw(event_names_->Find(stats.MetadataId()));
@@ -1229,7 +1224,7 @@ class KinetoWriter {
   }
 
   // WriteOperatorArgs' text for an event that fits its signature.
-  void WriteSignatureArgs(const HostSpan& span, const PlaneVisitor& plane,
+  void WriteSignatureArgs(const KinetoSpan& span, const PlaneVisitor& plane,
                           const EventVisitor& stats,
                           const OperatorSignatures::Signature& signature, int64_t seq,
                           std::optional<int64_t> fwd_thread) {
@@ -1255,7 +1250,7 @@ class KinetoWriter {
     out_.Char('}');
   }
 
-  void WriteOperatorArgs(const HostSpan& span, const EventVisitor& stats, const HostStats& host,
+  void WriteOperatorArgs(const KinetoSpan& span, const EventVisitor& stats, const HostStats& host,
                          int64_t seq, std::optional<int64_t> fwd_thread) {
     JsonArgs args(&out_);
     args.Int("External id", span.external_id);
@@ -1294,7 +1289,7 @@ class KinetoWriter {
   }
 
   // Forward -> backward links: by (seq, forward thread), outermost first.
-  void LinkForwardBackward(const HostSpan& span, const HostStats& host, int64_t seq,
+  void LinkForwardBackward(const KinetoSpan& span, const HostStats& host, int64_t seq,
                            std::optional<int64_t> fwd_thread) {
     if (seq < 0) return;
     const std::optional<std::string_view> direction = host.Str(kDirection);
@@ -1309,7 +1304,7 @@ class KinetoWriter {
     }
   }
 
-  void WriteStep(const HostSpan& span, const EventVisitor& stats, int64_t number) {
+  void WriteStep(const KinetoSpan& span, const EventVisitor& stats, int64_t number) {
     // A cpu_op named ProfilerStep#N is a step in every plugin version
     // (0.4.3 drops user annotations other than steps).
     OpenEventAs(kCpuOp);
@@ -1336,8 +1331,8 @@ class KinetoWriter {
     std::vector<int64_t> ids(calls.size(), 0);
     auto found = host_spans_.find(tid);
     if (found == host_spans_.end()) return ids;
-    std::vector<HostSpan>& spans = found->second;
-    const auto before = [](const HostSpan& a, const HostSpan& b) {
+    std::vector<KinetoSpan>& spans = found->second;
+    const auto before = [](const KinetoSpan& a, const KinetoSpan& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
     };
     // Sorted in each fragment; fragments of a line follow in time.
@@ -1348,8 +1343,8 @@ class KinetoWriter {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return calls[a].first < calls[b].first; });
-    std::vector<const HostSpan*> operators, others;  // Ends fall bottom to top.
-    auto push = [](std::vector<const HostSpan*>& open, const HostSpan* span) {
+    std::vector<const KinetoSpan*> operators, others;  // Ends fall bottom to top.
+    auto push = [](std::vector<const KinetoSpan*>& open, const KinetoSpan* span) {
       while (!open.empty() && open.back()->end_ns <= span->end_ns) {
         xplane::CountWork();
         open.pop_back();
@@ -1357,10 +1352,10 @@ class KinetoWriter {
       open.push_back(span);
     };
     // The last span in `open` that ends at or after `end`, else nullptr.
-    auto enclosing = [](const std::vector<const HostSpan*>& open, int64_t end) {
+    auto enclosing = [](const std::vector<const KinetoSpan*>& open, int64_t end) {
       xplane::CountWork();
       auto after = std::partition_point(open.begin(), open.end(),
-                                        [&](const HostSpan* s) { return s->end_ns >= end; });
+                                        [&](const KinetoSpan* s) { return s->end_ns >= end; });
       return after == open.begin() ? nullptr : *(after - 1);
     };
     size_t next = 0;
@@ -1369,7 +1364,7 @@ class KinetoWriter {
       for (; next < spans.size() && spans[next].start_ns <= start; ++next) {
         push(spans[next].kind == HostKind::kOperator ? operators : others, &spans[next]);
       }
-      const HostSpan* span = enclosing(operators, end);
+      const KinetoSpan* span = enclosing(operators, end);
       if (span == nullptr) span = enclosing(others, end);
       if (span != nullptr) ids[index] = span->external_id;
     }
@@ -1567,9 +1562,9 @@ class KinetoWriter {
     // Forward -> backward pairs first, then their text, which is most of
     // the flows' (two flows a pair): in jobs, as the host events, since it
     // comes last and would otherwise leave a core idle at the end.
-    std::vector<std::pair<const HostSpan*, const HostSpan*>> pairs;
+    std::vector<std::pair<const KinetoSpan*, const KinetoSpan*>> pairs;
     for (const auto& [key, backward] : backward_ops_) {
-      const HostSpan* forward = nullptr;
+      const KinetoSpan* forward = nullptr;
       auto exact = forward_ops_.find(key);
       if (exact != forward_ops_.end()) {
         forward = &exact->second;
@@ -1609,8 +1604,8 @@ class KinetoWriter {
   }
 
   // Pair i's flows get the ids 2i+1 ("fwdbwd") and 2i+2 ("forward_backward").
-  void WriteForwardBackward(const std::vector<std::pair<const HostSpan*, const HostSpan*>>& pairs) {
-    const auto write = [](KinetoWriter& writer, const std::pair<const HostSpan*, const HostSpan*>* at,
+  void WriteForwardBackward(const std::vector<std::pair<const KinetoSpan*, const KinetoSpan*>>& pairs) {
+    const auto write = [](KinetoWriter& writer, const std::pair<const KinetoSpan*, const KinetoSpan*>* at,
                           size_t count, int64_t first_id) {
       int64_t id = first_id;
       for (size_t i = 0; i < count; ++i, ++at) {
@@ -1650,7 +1645,7 @@ class KinetoWriter {
     out_.Char('}');
   }
 
-  void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const HostSpan& span) {
+  void WriteFlowEnd(const char* ph, const char* cat, int64_t id, const KinetoSpan& span) {
     BeginEvent(ph, cat, cat);
     out_.Raw(",\"id\":");
     out_.Int(id);
@@ -1691,7 +1686,7 @@ class KinetoWriter {
   std::vector<const XPlane*> runtime_planes_;
   std::vector<const XPlane*> device_planes_;
   PlaneGather host_flow_events_;
-  absl::flat_hash_map<int64_t, std::vector<HostSpan>> host_spans_;  // keep_spans_.
+  absl::flat_hash_map<int64_t, std::vector<KinetoSpan>> host_spans_;  // keep_spans_.
   absl::flat_hash_set<int64_t> named_threads_;
   absl::flat_hash_set<int64_t> named_lanes_;  // Async lanes, by line id.
   absl::flat_hash_map<int64_t, int64_t> correlation_external_;
@@ -1700,10 +1695,10 @@ class KinetoWriter {
   absl::flat_hash_map<int64_t, int64_t> num_sms_;
   // B-trees: one node per many ops (a large trace has a flow end per
   // autograd op), ordered as WriteFlows reads them.
-  absl::btree_map<FlowKey, HostSpan> forward_ops_;
-  absl::btree_map<FlowKey, HostSpan> backward_ops_;
-  absl::btree_map<int64_t, HostSpan> comm_enqueue_;  // By comm_id.
-  absl::flat_hash_map<int64_t, HostSpan> comm_work_;
+  absl::btree_map<FlowKey, KinetoSpan> forward_ops_;
+  absl::btree_map<FlowKey, KinetoSpan> backward_ops_;
+  absl::btree_map<int64_t, KinetoSpan> comm_enqueue_;  // By comm_id.
+  absl::flat_hash_map<int64_t, KinetoSpan> comm_work_;
   std::unique_ptr<JobPool> pool_;  // Last, so its idle threads end first.
 };
 

@@ -3,7 +3,7 @@
 // millions of events takes a chunk of events in memory, not an XSpace.
 // A message's length is written as a fixed-width (non-minimal, 5-byte)
 // varint placeholder and filled in when the message ends; protobuf's
-// parsers (C++, Python) and map_entries' rewrite read it like any varint.
+// parsers (C++, Python) and map_entry_rewrite' rewrite read it like any varint.
 #ifndef NEURONPROF_SRC_EXPORT_XPLANE_STREAM_H_
 #define NEURONPROF_SRC_EXPORT_XPLANE_STREAM_H_
 

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "src/export/map_entries.h"
+#include "src/export/map_entry_rewrite.h"
 
 namespace neuronprof {
 namespace exporter {

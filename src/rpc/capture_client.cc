@@ -41,7 +41,7 @@
 #include "src/rpc/response_scan.h"
 #include "src/rpc/space_fragments.h"
 #include "src/xplane/clock_offset.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -429,9 +429,9 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
 }
 
 // The host's Kineto trace, where a Profiler puts its own:
-// <logdir>/<run>/<host>.pt.trace.json.gz; empty without write_kineto_trace.
+// <logdir>/<run>/<host>.pt.trace.json.gz; empty without write_pytorch_trace.
 std::string KinetoTraceDir(const Run& run) {
-  if (!run.options->write_kineto_trace) return "";
+  if (!run.options->write_pytorch_trace) return "";
   return absl::StrCat(run.options->logdir, "/", run.session_id);
 }
 
@@ -829,11 +829,11 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
 }
 
 bool WritesChromeTrace(const CaptureOptions& options) {
-  return options.write_chrome_trace.value_or(!options.write_kineto_trace);
+  return options.write_chrome_trace.value_or(!options.write_pytorch_trace);
 }
 
 std::string_view LongestFileSuffix(const CaptureOptions& options) {
-  if (options.write_kineto_trace) return exporter::kPyTorchTraceSuffix;
+  if (options.write_pytorch_trace) return exporter::kPyTorchTraceSuffix;
   return WritesChromeTrace(options) ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
 }
 
@@ -871,6 +871,16 @@ namespace rpc {
 namespace {
 
 // Checks every option; the parsed addresses when they are all good.
+// `options` with each deprecated field's value under its current name.
+CaptureOptions WithCurrentNames(CaptureOptions options) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (options.write_kineto_trace) options.write_pytorch_trace = *options.write_kineto_trace;
+  options.write_kineto_trace.reset();
+#pragma GCC diagnostic pop
+  return options;
+}
+
 absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& options) {
   auto addresses = ParseAddresses(options);
   if (!addresses.ok()) return addresses.status();
@@ -927,7 +937,8 @@ absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
   return rpc::CheckOptions(options).status();
 }
 
-absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options) {
+absl::StatusOr<CaptureResult> Capture(const CaptureOptions& requested) {
+  const CaptureOptions options = rpc::WithCurrentNames(requested);
   auto addresses = rpc::CheckOptions(options);
   if (!addresses.ok()) return addresses.status();
 

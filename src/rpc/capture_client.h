@@ -63,7 +63,7 @@ absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
 bool WritesChromeTrace(const CaptureOptions& options);
 
 // The longest suffix the client gives a host's files: ".pt.trace.json.gz"
-// with CaptureOptions::write_kineto_trace, else ".trace.json.gz" when
+// with CaptureOptions::write_pytorch_trace, else ".trace.json.gz" when
 // WritesChromeTrace, else ".xplane.pb".
 std::string_view LongestFileSuffix(const CaptureOptions& options);
 

@@ -476,7 +476,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
           WaitEnd::kCancelled) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
   }
-  collectors::CaptureOptions capture;
+  collectors::CollectorOptions capture;
   if (opts.version() != 0) {
     capture.host_tracer_level = static_cast<int>(opts.host_tracer_level());
     capture.device_tracer_level = static_cast<int>(opts.device_tracer_level());

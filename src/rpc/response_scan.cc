@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/xplane.pb.h"
-#include "src/export/map_entries.h"
+#include "src/export/map_entry_rewrite.h"
 #include "src/xplane/clock_offset.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace rpc {

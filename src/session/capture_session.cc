@@ -4,13 +4,13 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "src/analysis/memory_annotator.h"
-#include "src/analysis/operator_annotator.h"
+#include "src/analysis/memory/memory_annotator.h"
+#include "src/analysis/ops/operator_annotator.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/clock.h"
 #include "src/core/step_watch.h"
 #include "src/session/mapped_arena.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -49,7 +49,7 @@ int64_t DiscardLineBefore(int64_t shift_ns, tensorflow::profiler::XLine* line) {
 }
 
 absl::Status CheckOperatorCollector(
-    const collectors::CaptureOptions& options,
+    const collectors::CollectorOptions& options,
     const std::vector<std::unique_ptr<collectors::Collector>>& collectors) {
   if (!options.require_operators) return absl::OkStatus();
   for (const auto& collector : collectors) {
@@ -142,14 +142,14 @@ void DiscardBefore(int64_t epoch_ns, CaptureResult* result) {
 }
 
 absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
-    const collectors::CaptureOptions& options, std::string holder) {
+    const collectors::CollectorOptions& options, std::string holder) {
   auto gate = CaptureGate::Acquire(std::move(holder));
   if (!gate.ok()) return gate.status();
   return Start(options, std::move(*gate));
 }
 
 absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
-    const collectors::CaptureOptions& options, CaptureGate gate) {
+    const collectors::CollectorOptions& options, CaptureGate gate) {
   std::unique_ptr<CaptureSession> session(new CaptureSession());
   session->gate_ = std::move(gate);
   session->collectors_.push_back(collectors::CreateHostCollector(options));
@@ -177,9 +177,9 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   return session;
 }
 
-absl::Status CaptureSession::CheckCollectors(const collectors::CaptureOptions& options) {
+absl::Status CaptureSession::CheckCollectors(const collectors::CollectorOptions& options) {
   // Device plug-ins are not created for this: their factories may do work.
-  collectors::CaptureOptions probe = options;
+  collectors::CollectorOptions probe = options;
   probe.device_tracer_level = 0;
   return CheckOperatorCollector(probe, collectors::CreateCollectors(probe));
 }

@@ -76,14 +76,14 @@ class CaptureSession {
   // FailedPrecondition if another window is open; if a collector fails to
   // start, the ones already started are stopped and the error names it.
   static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
-      const collectors::CaptureOptions& options,
+      const collectors::CollectorOptions& options,
       std::string holder = "a CaptureSession of this program");
   // The same with the gate already taken (held until Stop()).
   static absl::StatusOr<std::unique_ptr<CaptureSession>> Start(
-      const collectors::CaptureOptions& options, CaptureGate gate);
+      const collectors::CollectorOptions& options, CaptureGate gate);
   // What Start() would refuse about the collectors without starting any
   // (kOperator with no operator collector), for captures that start later.
-  static absl::Status CheckCollectors(const collectors::CaptureOptions& options);
+  static absl::Status CheckCollectors(const collectors::CollectorOptions& options);
   ~CaptureSession();  // Stops the collectors if Stop() was not called.
 
   CaptureSession(const CaptureSession&) = delete;

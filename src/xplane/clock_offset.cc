@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"

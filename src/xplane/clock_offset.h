@@ -25,7 +25,7 @@ struct ClockOffset {
 inline constexpr int64_t kEpochLineTimeNs = int64_t{100'000'000'000'000'000};
 
 // Shifts the Task Environment plane's times (profile_start_time,
-// profile_stop_time) by -offset and records the clock stats (names.h
+// profile_stop_time) by -offset and records the clock stats (schema.h
 // kClockAlignmentStat ...); without an offset records only that it is
 // unmeasured. The plane's other stats stay. Adds the plane when missing.
 void RecordClockOffset(const std::optional<ClockOffset>& offset,

@@ -5,13 +5,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/xplane/absl_view.h"
 #include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace xplane {
 namespace {
-
-absl::string_view Absl(std::string_view text) { return {text.data(), text.size()}; }
 
 std::optional<std::array<int64_t, 3>> ParseDim3(absl::string_view text) {
   std::array<int64_t, 3> dims = {1, 1, 1};
@@ -30,7 +29,7 @@ KernelLaunch ParseKernelDetails(std::string_view details) {
   KernelLaunch launch;
   std::optional<int64_t> static_shared, dynamic_shared;
   for (absl::string_view token :
-       absl::StrSplit(Absl(details), absl::ByAnyChar(" \t\n;"), absl::SkipEmpty())) {
+       absl::StrSplit(AbslView(details), absl::ByAnyChar(" \t\n;"), absl::SkipEmpty())) {
     const size_t sep = token.find_first_of(":=");
     if (sep == absl::string_view::npos) continue;
     const std::string key = absl::AsciiStrToLower(token.substr(0, sep));
@@ -72,7 +71,7 @@ KernelLaunch ParseKernelDetails(std::string_view details) {
 }
 
 std::optional<std::array<int64_t, 2>> ParseComputeCapability(std::string_view input) {
-  absl::string_view text = absl::StripAsciiWhitespace(Absl(input));
+  absl::string_view text = absl::StripAsciiWhitespace(AbslView(input));
   text = absl::StripPrefix(absl::StripPrefix(text, "sm_"), "compute_");
   const size_t dot = text.find('.');
   int64_t major = 0, minor = 0;

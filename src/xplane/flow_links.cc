@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace xplane {

@@ -1,6 +1,6 @@
 // The one JSON reader: a cursor over strict JSON text (RFC 8259, what
 // Python's json accepts) for the few JSON inputs we read, the operator
-// stats input_dims / input_values (names.h) above all, and the strict
+// stats input_dims / input_values (schema.h) above all, and the strict
 // checker built on it. It lives beside utf8 so that analysis and export,
 // which both read those stats, share one grammar.
 #ifndef NEURONPROF_SRC_XPLANE_JSON_READER_H_

@@ -1,7 +1,7 @@
 // A count of the inner-loop steps the readers take (events visited, stats
 // compared, intervals merged, stack entries walked), per thread, so tests
 // can bound the work a crafted capture causes by counting operations
-// instead of timing them (tests/analysis/linear_work_test.cc). Costs one
+// instead of timing them (tests/analysis/report/linear_work_test.cc). Costs one
 // thread-local add where it is counted.
 #ifndef NEURONPROF_SRC_XPLANE_WORK_COUNT_H_
 #define NEURONPROF_SRC_XPLANE_WORK_COUNT_H_

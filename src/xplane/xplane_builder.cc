@@ -1,6 +1,6 @@
 #include "src/xplane/xplane_builder.h"
 
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_visitor.h"
 #include "src/xplane/utf8.h"

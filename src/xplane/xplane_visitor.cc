@@ -1,7 +1,7 @@
 #include "src/xplane/xplane_visitor.h"
 
 #include "absl/strings/match.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace xplane {

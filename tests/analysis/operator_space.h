@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "proto/xplane.pb.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

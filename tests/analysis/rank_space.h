@@ -21,7 +21,7 @@
 
 #include "proto/xplane.pb.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

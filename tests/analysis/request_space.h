@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

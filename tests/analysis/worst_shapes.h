@@ -1,6 +1,6 @@
 // Captures in the worst shapes for the readers' work, each of `n` events:
 // what a quadratic path in analysis or export would blow up on
-// (tests/analysis/linear_work_test.cc, write_worst_capture.cc).
+// (tests/analysis/report/linear_work_test.cc, write_worst_capture.cc).
 #ifndef NEURONPROF_TESTS_ANALYSIS_WORST_SHAPES_H_
 #define NEURONPROF_TESTS_ANALYSIS_WORST_SHAPES_H_
 
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "proto/xplane.pb.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "src/analysis/operator_annotator.h"
+#include "src/analysis/ops/operator_annotator.h"
 #include "src/export/logdir.h"
 #include "tests/analysis/device_space.h"
 #include "tests/analysis/operator_space.h"

@@ -15,7 +15,7 @@
 #include "src/collectors/host/host_collector.h"
 #include "src/core/event_args.h"
 #include "src/core/recorder.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/host_plane_capture.h"
 

@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "src/xplane/json_reader.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/trace_text.h"

@@ -20,7 +20,7 @@
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/memory_space.h"
 #include "tests/export/trace_text.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

@@ -1,7 +1,7 @@
 // A training-like XSpace for the Kineto export tests: steps on the main
 // thread with torch operators, a backward thread, CUDA runtime launches and
 // the kernels, copies and sets they queue on GPU 0. Built with the names
-// the collectors use (src/xplane/names.h); times are relative to the capture
+// the collectors use (src/xplane/schema.h); times are relative to the capture
 // start (kStartEpochNs).
 #ifndef NEURONPROF_TESTS_EXPORT_KINETO_SAMPLE_SPACE_H_
 #define NEURONPROF_TESTS_EXPORT_KINETO_SAMPLE_SPACE_H_
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "proto/xplane.pb.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

@@ -20,7 +20,7 @@
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
 #include "src/xplane/json_reader.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/hostile_space.h"
 #include "tests/export/kineto_sample_space.h"

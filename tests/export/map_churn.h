@@ -1,5 +1,5 @@
 // The worst shape of an XPlane metadata map for libprotobuf 3.21's parse
-// (src/export/map_entries.h), as wire bytes no builder of ours would write,
+// (src/export/map_entry_rewrite.h), as wire bytes no builder of ours would write,
 // alone and in a capture; and a count of such entries in any bytes.
 #ifndef NEURONPROF_TESTS_EXPORT_MAP_CHURN_H_
 #define NEURONPROF_TESTS_EXPORT_MAP_CHURN_H_
@@ -15,7 +15,7 @@
 
 #include "proto/xplane.pb.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {

@@ -13,7 +13,7 @@
 #include "neuronprof/trace.h"
 #include "src/export/gzip.h"
 #include "src/export/atomic_file.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/host_plane_capture.h"
 #include "tests/export/kineto_sample_space.h"

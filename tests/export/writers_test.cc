@@ -17,7 +17,7 @@
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
 #include "src/export/logdir.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/stat_lookup.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"

@@ -32,7 +32,7 @@
 #include "src/rpc/service_address.h"
 #include "src/rpc/space_fragments.h"
 #include "src/xplane/clock_offset.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/export/map_churn.h"
 #include "tests/fuzz/quiet_protobuf.h"

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "src/export/atomic_file.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/analysis/operator_space.h"
 #include "tests/analysis/rank_space.h"

@@ -302,4 +302,4 @@ def test_call_stacks_reach_the_pytorch_plugins_operator_view(reference, tmp_path
     cpp = frames[len(script):]
     assert cpp[0].startswith("torch::jit::"), frames
     assert any(f.startswith("(anonymous namespace)::Run(torch::jit::Module&, bool) (")
-               and "tests/torch/torchscript_runner.cc:" in f for f in frames), frames
+               and "tests/collectors/torch/torchscript_runner.cc:" in f for f in frames), frames

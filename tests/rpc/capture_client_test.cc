@@ -35,14 +35,14 @@
 #include "src/export/atomic_file.h"
 #include "src/export/gzip.h"
 #include "src/export/logdir.h"
-#include "src/export/map_entries.h"
+#include "src/export/map_entry_rewrite.h"
 #include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "src/xplane/sanitizers.h"
@@ -378,7 +378,7 @@ TEST_CASE("a host name too long for its files is refused before the capture star
   // .xplane.pb alone 255.
   const std::string address = std::string(240, 'h') + ":9012";
   CaptureOptions options = Options(logdir, {"127.0.0.1:1", address}, 100);
-  options.write_kineto_trace = true;  // The default outputs.
+  options.write_pytorch_trace = true;  // The default outputs.
   options.write_chrome_trace.reset();
   auto result = Capture(options);
   REQUIRE_FALSE(result.ok());
@@ -389,7 +389,7 @@ TEST_CASE("a host name too long for its files is refused before the capture star
   CHECK(Contains(Message(result.status()), "255 (NAME_MAX)"));
   CHECK_FALSE(Exists(logdir));  // Refused before any run folder was made.
   // Without the Kineto trace the Chrome trace is written by default.
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   CHECK(Contains(Message(ValidateCaptureOptions(options)),
                  "'<host>_<port>.trace.json.gz' would be 259 bytes"));
   options.write_chrome_trace = false;
@@ -547,7 +547,7 @@ TEST_CASE("the Chrome trace is written when asked, or when the Kineto trace is n
   LocalServer server(dir.path());
   MarkerThread markers;
   CaptureOptions options = Options(dir.path(), {server.address()}, 100);
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   options.run_name = "no_kineto";
   auto result = Capture(options);
   REQUIRE(result.ok());
@@ -556,7 +556,7 @@ TEST_CASE("the Chrome trace is written when asked, or when the Kineto trace is n
         std::vector<std::string>{result->run_dir + "/127.0.0.1.xplane.pb",
                                  result->run_dir + "/127.0.0.1.trace.json.gz"});
 
-  options.write_kineto_trace = true;
+  options.write_pytorch_trace = true;
   options.write_chrome_trace = true;
   options.run_name = "both";
   result = Capture(options);
@@ -585,7 +585,7 @@ TEST_CASE("a host's files are written when it answers, while another still conne
   CaptureOptions options =
       Options(dir.path(), {server.address(), Loopback(silent_port)}, 100);
   options.write_chrome_trace = false;
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   options.connect_timeout_ms = 60 * 1000;
   bool checked = false;
   options.on_progress = [&](const CaptureProgress& progress) {
@@ -613,7 +613,7 @@ TEST_CASE("a grpc:// address works and is reported without the prefix") {
   MarkerThread markers;
   CaptureOptions options = Options(dir.path(), {"grpc://" + server.address()}, 100);
   options.write_chrome_trace = false;
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   auto result = Capture(options);
   REQUIRE(result.ok());
   REQUIRE(result->hosts[0].status.ok());
@@ -806,7 +806,7 @@ TEST_CASE("every rank of a host is captured by one port range into one run folde
       dir.path(),
       {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   auto result = Capture(options);
   REQUIRE(result.ok());
   REQUIRE(result->hosts.size() == kRanks);
@@ -1060,7 +1060,7 @@ TEST_CASE("windows of every host open together when writing is limited to one ho
       dir.path(),
       {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
-  options.write_kineto_trace = false;
+  options.write_pytorch_trace = false;
   options.max_parallel_hosts = 1;
   auto result = Capture(options);
   REQUIRE(result.ok());

@@ -17,7 +17,7 @@
 #include "src/session/mapped_arena.h"
 #include "src/xplane/clock_offset.h"
 #include "tests/rpc/rpc_test_util.h"
-#include "tests/session/flight_options.h"
+#include "tests/api/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 

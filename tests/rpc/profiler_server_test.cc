@@ -36,7 +36,7 @@
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/profile_call_limit.h"
 #include "src/rpc/profiler_service_impl.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/file_size_limit.h"
 #include "tests/export/trace_text.h"

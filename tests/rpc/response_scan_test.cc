@@ -11,11 +11,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "proto/profiler_service.pb.h"
-#include "src/export/map_entries.h"
+#include "src/export/map_entry_rewrite.h"
 #include "src/rpc/capture_client.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/export/map_churn.h"
@@ -158,7 +158,7 @@ TEST_CASE("a response without an xspace, or with it in two parts, is told apart"
 }
 
 TEST_CASE("map entries protobuf would insert and erase reach it rewritten, in any slicing") {
-  // Counted as map_entries_test counts them: each churning entry costs
+  // Counted as map_entry_rewrite_test counts them: each churning entry costs
   // protobuf an insert, an erase and a scan of its table (quadratic).
   constexpr int kHeld = 500;
   constexpr int kChurn = 5000;

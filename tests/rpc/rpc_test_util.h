@@ -17,7 +17,7 @@
 
 #include "neuronprof/server.h"
 #include "proto/xplane.pb.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/xplane_read.h"
 

@@ -15,7 +15,7 @@
 
 #include "src/export/byte_sink.h"
 #include "src/export/trace_stream.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/export/kineto_sample_space.h"

@@ -10,7 +10,7 @@
 
 #include "neuronprof/trace.h"
 #include "src/collectors/collector.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/xplane_read.h"
 
@@ -61,7 +61,7 @@ class FakeCollector : public collectors::Collector {
 // Registers a fake for the test's scope only.
 collectors::ScopedCollectorFactory RegisterFake(const FakeScript* script) {
   return collectors::ScopedCollectorFactory(
-      [script](const collectors::CaptureOptions&) -> std::unique_ptr<collectors::Collector> {
+      [script](const collectors::CollectorOptions&) -> std::unique_ptr<collectors::Collector> {
         return std::make_unique<FakeCollector>(script);
       });
 }

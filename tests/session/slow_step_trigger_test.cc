@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
-#include "tests/session/flight_options.h"
+#include "tests/api/flight_options.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 

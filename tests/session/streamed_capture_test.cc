@@ -103,7 +103,7 @@ TEST_CASE("host-plane fragments of 1, 7, 512 and 64K events write the whole plan
 }
 
 TEST_CASE("a window of host markers alone writes from its records the files its XSpace gives") {
-  collectors::CaptureOptions options;
+  collectors::CollectorOptions options;
   options.host_tracer_level = 2;
   options.max_buffer_bytes = uint64_t{16} << 20;
   auto session = session::CaptureSession::Start(options);

@@ -9,7 +9,7 @@
 
 #include "proto/xplane.pb.h"
 #include "src/xplane/flow_links.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/xplane_read.h"
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/utf8.h"
 #include "src/xplane/xplane_builder.h"
 

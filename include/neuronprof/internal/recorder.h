@@ -186,7 +186,7 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name,
 // ---- Reserved arguments: flows, async spans, counters and instants are
 // plain records whose first arguments carry these keys (the encoding of
 // src/core/event_args.h). TSL's stat names for flows; keys starting with
-// byte 0x01 are reserved (src/xplane/names.h): the compact keys use lower
+// byte 0x01 are reserved (src/xplane/schema.h): the compact keys use lower
 // case letters, these upper case ones, which tell the host collector where
 // the record goes.
 inline constexpr std::string_view kProducerTypeKey = "_pt";  // int64 ContextType

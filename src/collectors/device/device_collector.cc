@@ -18,10 +18,6 @@ namespace neuronprof {
 namespace collectors {
 namespace {
 
-// Debian's Abseil has its own string_view type.
-absl::string_view Sv(std::string_view text) { return {text.data(), text.size()}; }
-
-
 std::mutex& RegistryMutex() {
   static auto* mutex = new std::mutex();
   return *mutex;
@@ -102,7 +98,7 @@ class DevicePluginCollector : public Collector {
 // One Collector per registered plug-in and capture, created only when the
 // capture asks for device tracing and the plug-in is still registered.
 std::unique_ptr<Collector> CreatePluginCollector(const std::string& name,
-                                                 const CaptureOptions& options) {
+                                                 const CollectorOptions& options) {
   if (options.device_tracer_level <= 0) return nullptr;
   DeviceCollectorFactory factory;
   {
@@ -144,7 +140,7 @@ absl::Status RegisterDeviceCollector(std::string_view name,
   }
   lock.unlock();  // CreateCollectors locks its list, then ours.
   collectors::RegisterCollectorFactory(
-      [plugin_name = std::string(name)](const collectors::CaptureOptions& options) {
+      [plugin_name = std::string(name)](const collectors::CollectorOptions& options) {
         return collectors::CreatePluginCollector(plugin_name, options);
       });
   return absl::OkStatus();

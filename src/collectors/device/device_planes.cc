@@ -8,18 +8,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/xplane/absl_view.h"
 #include "src/collectors/device/clock_fit.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace collectors {
 namespace {
-
-// Debian's Abseil has its own string_view type.
-absl::string_view Sv(std::string_view text) { return {text.data(), text.size()}; }
-
 
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
@@ -206,7 +203,7 @@ void AddRuntimeCalls(
 }
 
 std::string AllocatorName(std::string_view device_type, const OwnedDeviceMemoryEvent& event) {
-  std::string name = absl::StrCat(Sv(device_type), ":", event.device_id);
+  std::string name = absl::StrCat(xplane::AbslView(device_type), ":", event.device_id);
   if (!event.pool.empty()) absl::StrAppend(&name, "/", event.pool);
   return name;
 }
@@ -273,13 +270,13 @@ void AddDeviceMemory(std::string_view device_type,
 }  // namespace
 
 std::string RuntimePlaneName(std::string_view device_type) {
-  return absl::StrCat(xplane::kHostPlaneName, "-", Sv(device_type),
+  return absl::StrCat(xplane::kHostPlaneName, "-", xplane::AbslView(device_type),
                       xplane::kRuntimePlaneSuffix);
 }
 
 std::string DevicePlaneName(std::string_view device_type, int device_id) {
   if (device_type == "GPU") return absl::StrCat(xplane::kGpuPlanePrefix, device_id);
-  return absl::StrCat(xplane::kCustomDevicePlanePrefix, Sv(device_type), ":", device_id);
+  return absl::StrCat(xplane::kCustomDevicePlanePrefix, xplane::AbslView(device_type), ":", device_id);
 }
 
 void AddDeviceActivity(std::string_view collector_name,
@@ -291,7 +288,7 @@ void AddDeviceActivity(std::string_view collector_name,
   const DeviceClockFit clock(activity.clock_pairs);
   if (!clock.warning().empty()) {
     xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
-                                           Sv(collector_name), "': ", clock.warning()));
+                                           xplane::AbslView(collector_name), "': ", clock.warning()));
   }
   std::map<std::string, uint64_t> our_drops;
   auto keep = [&](uint64_t start, uint64_t end, int64_t host_start,
@@ -361,14 +358,14 @@ void AddDeviceActivity(std::string_view collector_name,
   for (const auto& [reason, count] : activity.dropped) {
     stats->dropped += static_cast<int64_t>(count);
     xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
-                                           Sv(collector_name), "' (", Sv(device_type),
+                                           xplane::AbslView(collector_name), "' (", xplane::AbslView(device_type),
                                            ") lost ", count, " records: ", reason));
   }
   for (const auto& [reason, count] : our_drops) {
     stats->dropped += static_cast<int64_t>(count);
     xplane::AddWarning(space, absl::StrCat("neuronprof: dropped ", count,
                                            " records of device plug-in '",
-                                           Sv(collector_name), "' (", Sv(device_type),
+                                           xplane::AbslView(collector_name), "' (", xplane::AbslView(device_type),
                                            "): ", reason));
   }
 }

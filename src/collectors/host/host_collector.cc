@@ -15,7 +15,7 @@
 #include "src/collectors/host/stack_symbolizer.h"
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/plane_sink.h"
 #include "src/xplane/xplane_builder.h"
 
@@ -481,7 +481,7 @@ class LineOutput {
 };
 
 // The host plane's lines of async spans and counters (names in
-// src/xplane/names.h), from records of every thread.
+// src/xplane/schema.h), from records of every thread.
 struct ServingLines {
   xplane::XPlaneBuilder* plane;
   LineOutput* output;
@@ -592,7 +592,7 @@ struct ServingLines {
 
 class HostCollector : public Collector {
  public:
-  explicit HostCollector(const CaptureOptions& options) : options_(options) {}
+  explicit HostCollector(const CollectorOptions& options) : options_(options) {}
 
   std::string name() const override { return "host"; }
 
@@ -623,7 +623,7 @@ class HostCollector : public Collector {
   }
 
  private:
-  CaptureOptions options_;
+  CollectorOptions options_;
   core::RecordedCapture capture_;
 };
 
@@ -928,7 +928,7 @@ core::RecordedCapture TakeHostRecords(Collector* host_collector,
   return static_cast<HostCollector*>(host_collector)->TakeRecords(space);
 }
 
-std::unique_ptr<Collector> CreateHostCollector(const CaptureOptions& options) {
+std::unique_ptr<Collector> CreateHostCollector(const CollectorOptions& options) {
   return std::make_unique<HostCollector>(options);
 }
 

@@ -69,7 +69,7 @@ void SortSnapshotRecords(core::RecordedCapture* snapshot);
 void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
                      const std::string& buffer_advice);
 
-std::unique_ptr<Collector> CreateHostCollector(const CaptureOptions& options);
+std::unique_ptr<Collector> CreateHostCollector(const CollectorOptions& options);
 
 }  // namespace collectors
 }  // namespace neuronprof

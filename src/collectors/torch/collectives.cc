@@ -12,7 +12,7 @@
 #include "neuronprof/internal/recorder.h"
 #include "src/xplane/collective_bandwidth.h"
 #include "src/xplane/collective_name.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace collectors {

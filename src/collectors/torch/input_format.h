@@ -1,5 +1,5 @@
 // Formats a libtorch op's inputs into the input_dims / input_types /
-// input_values stats (see src/xplane/names.h) without allocating: the text
+// input_values stats (see src/xplane/schema.h) without allocating: the text
 // goes into caller-owned fixed buffers.
 #ifndef NEURONPROF_SRC_COLLECTORS_TORCH_INPUT_FORMAT_H_
 #define NEURONPROF_SRC_COLLECTORS_TORCH_INPUT_FORMAT_H_

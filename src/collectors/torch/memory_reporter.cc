@@ -16,7 +16,7 @@
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
 #include "src/collectors/torch/op_callbacks.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace collectors {

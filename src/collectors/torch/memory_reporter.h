@@ -2,7 +2,7 @@
 // reporter in the calling thread's debug info (c10::MemoryReportingInfoBase,
 // c10/core/Allocator.h). During a capture with profile_memory, neuronprof
 // puts its reporter there on every thread that runs an operator, and records
-// each report as a MemoryAllocation / MemoryDeallocation event (xplane/names.h)
+// each report as a MemoryAllocation / MemoryDeallocation event (xplane/schema.h)
 // on that thread.
 //
 // The slot is libtorch's profilers' own (PROFILER_STATE): a thread where

@@ -16,7 +16,7 @@
 #include "src/collectors/torch/collectives.h"
 #include "src/collectors/torch/input_format.h"
 #include "src/collectors/torch/memory_reporter.h"
-#include "src/xplane/names.h"
+#include "src/xplane/schema.h"
 
 namespace neuronprof {
 namespace collectors {

@@ -92,7 +92,7 @@ absl::Status EnableTorchOperators(const TorchOperatorOptions& options) {
   static std::once_flag registered;
   std::call_once(registered, [] {
     collectors::RegisterCollectorFactory(
-        [](const collectors::CaptureOptions& capture)
+        [](const collectors::CollectorOptions& capture)
             -> std::unique_ptr<collectors::Collector> {
           if (!capture.operators) return nullptr;
           std::lock_guard<std::mutex> lock(collectors::libtorch::g_options_mutex);
