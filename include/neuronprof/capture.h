@@ -126,6 +126,10 @@ inline constexpr int kMaxTracingAttempts = 1000;
 inline constexpr int kMaxConnectAttempts = 100;
 inline constexpr int kMaxParallelHosts = 100000;
 
+// (The struct's own copies of its deprecated field warn no one: only a
+// user's use of it does.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct CaptureOptions {
   // "host:port" (IPv6: "[addr]:port") of each ProfilerService; an optional
   // gRPC URL scheme prefix, as TensorBoard writes addresses, is ignored.
@@ -208,6 +212,7 @@ struct CaptureOptions {
   // it finishes.
   std::function<void(const CaptureProgress&)> on_progress;
 };
+#pragma GCC diagnostic pop
 
 // Checks options without connecting to anything. InvalidArgument names the
 // field.

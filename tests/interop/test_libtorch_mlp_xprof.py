@@ -61,7 +61,7 @@ def test_trace_viewer_shows_ops_with_their_costs(capture):
   fc2 = [e for e in addmm
          if e["args"].get("input_dims") == f"[[{HIDDEN}],[{BATCH},{HIDDEN}],[{HIDDEN},{HIDDEN}],[],[]]"]
   assert len(fc2) == EPOCHS
-  # xprof's trace viewer hides the `flops` stat (tests/torch checks it) but
+  # xprof's trace viewer hides the `flops` stat (tests/collectors/torch checks it) but
   # shows bytes_accessed: 4 bytes x (M*N + M*K + N*K) for float32.
   m, n, k = BATCH, HIDDEN, HIDDEN
   assert all(int(e["args"]["bytes_accessed"]) == 4 * (m * n + m * k + n * k) for e in fc2)

@@ -3,7 +3,7 @@
 torch_reference.py (run by Debian's /usr/bin/python3 with python3-torch,
 the libtorch neuronprof links) scripts five small models to TorchScript and
 profiles ITERATIONS runs of each saved file with torch.profiler
-(record_shapes, with_flops); tests/torch/torchscript_runner runs the same
+(record_shapes, with_flops); tests/collectors/torch/torchscript_runner runs the same
 files the same way under a kOperator capture. Operator names, call counts,
 input shapes, torch's FLOPs and parent/child nesting must agree exactly,
 less the differences docs/OPERATORS.md explains (CPP_ONLY_SCOPES); times only

@@ -574,6 +574,25 @@ TEST_CASE("the Chrome trace is written when asked, or when the Kineto trace is n
         testing::SortedTraceLines(testing::KinetoTraceText(space)));
 }
 
+TEST_CASE("the deprecated write_kineto_trace still decides, over write_pytorch_trace") {
+  TempDir dir;
+  LocalServer server(dir.path());
+  MarkerThread markers;
+  CaptureOptions options = Options(dir.path(), {server.address()}, 100);
+  options.write_pytorch_trace = true;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  options.write_kineto_trace = false;  // Code written before the rename.
+#pragma GCC diagnostic pop
+  options.run_name = "old_name";
+  auto result = Capture(options);
+  REQUIRE(result.ok());
+  REQUIRE(result->hosts[0].status.ok());
+  CHECK(result->hosts[0].files ==
+        std::vector<std::string>{result->run_dir + "/127.0.0.1.xplane.pb",
+                                 result->run_dir + "/127.0.0.1.trace.json.gz"});
+}
+
 TEST_CASE("a host's files are written when it answers, while another still connects") {
   TempDir dir;
   LocalServer server(dir.path());

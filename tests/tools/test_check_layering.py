@@ -66,5 +66,50 @@ class CheckLayeringRejectsTest(unittest.TestCase):
                       run.stderr)
 
 
+REPO = os.path.join(HERE, "..", "..")
+
+
+def run_on_repo_copy(test, edits):
+    """Runs the check on a copy of this repository's src/, tools/ and
+    docs/ARCHITECTURE.md after `edits`, as run_on_edited_copy does."""
+    with tempfile.TemporaryDirectory() as root:
+        for folder in ("src", "tools"):
+            shutil.copytree(os.path.join(REPO, folder), os.path.join(root, folder))
+        os.makedirs(os.path.join(root, "docs"))
+        shutil.copy(os.path.join(REPO, "docs", "ARCHITECTURE.md"), os.path.join(root, "docs"))
+        for path, old, new in edits:
+            full = os.path.join(root, path)
+            with open(full, encoding="utf-8") as f:
+                text = f.read()
+            test.assertIn(old, text)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text.replace(old, new, 1))
+        return subprocess.run([sys.executable, SCRIPT, "--root", root],
+                              capture_output=True, text=True)
+
+
+class RealTreeOrderTest(unittest.TestCase):
+    """The analysis sub-modules' order of the real table is enforced."""
+
+    def test_a_planted_back_edge_between_analysis_sub_modules_fails(self):
+        host_spans = os.path.join("src", "analysis", "timeline", "host_spans.cc")
+        run = run_on_repo_copy(self, [(host_spans, '#include "src/analysis/timeline/host_spans.h"\n',
+                                       '#include "src/analysis/timeline/host_spans.h"\n'
+                                       '#include "src/analysis/report/summary.h"\n')])
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("src/analysis/timeline/host_spans.cc:2: module `analysis/timeline` includes "
+                      "`analysis/report` (\"src/analysis/report/summary.h\"), up the table",
+                      run.stderr)
+
+    def test_a_sub_module_target_that_lists_a_module_below_fails(self):
+        cmake = os.path.join("src", "CMakeLists.txt")
+        run = run_on_repo_copy(self, [(cmake, "MAY_INCLUDE xplane analysis_timeline\n",
+                                       "MAY_INCLUDE xplane analysis_timeline analysis_markers\n")])
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("neuronprof_module(analysis_ops) MAY_INCLUDE analysis/markers analysis/timeline "
+                      "xplane, but docs/ARCHITECTURE.md lets `analysis/ops` include "
+                      "`analysis/timeline`, `xplane`", run.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -230,9 +230,9 @@ TEST_CASE("the summary's markers table has one row per call site, with its short
   auto space = testing::CaptureHostPlane(RecordSites);
   const std::vector<analysis::SpanStats> markers =
       analysis::BuildMarkerStats(analysis::CollectHostSpans(space)).markers;
-  // collectors/host_plane_test.cc:<line>: the last two parts of __FILE__.
+  // host/host_plane_test.cc:<line>: the last two parts of __FILE__.
   auto short_site = [](int line) {
-    return "collectors/host_plane_test.cc:" + std::to_string(line);
+    return "host/host_plane_test.cc:" + std::to_string(line);
   };
   REQUIRE(markers.size() == 3);
   int64_t first = 0, second = 0, none = 0;
