@@ -829,7 +829,7 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
 }
 
 bool WritesChromeTrace(const CaptureOptions& options) {
-  return options.write_chrome_trace.value_or(!options.write_pytorch_trace);
+  return exporter::ChromeTraceWanted(options.write_chrome_trace, options.write_pytorch_trace);
 }
 
 std::string_view LongestFileSuffix(const CaptureOptions& options) {
