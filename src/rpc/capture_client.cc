@@ -651,6 +651,7 @@ std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddre
 }
 
 }  // namespace rpc
+
 absl::StatusOr<CaptureResult> Capture(const CaptureOptions& requested) {
   const CaptureOptions options = rpc::WithCurrentNames(requested);
   auto addresses = rpc::CheckOptions(options);
