@@ -9,6 +9,7 @@
 #include "fmt/ranges.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
+#include "tools/cli_output.h"
 
 namespace neuronprof {
 namespace tools {
@@ -134,6 +135,14 @@ absl::StatusOr<CaptureInput> ResolveCaptureInput(const std::string& input,
   }
   return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})",
                                          out.run.string(), host, fmt::join(hosts, ", ")));
+}
+
+absl::StatusOr<CaptureInput> ResolveWithNote(const std::string& input, const std::string& host) {
+  auto resolved = ResolveCaptureInput(input, host);
+  if (resolved.ok() && !resolved->note.empty()) {
+    fmt::print(stderr, "neuronprof: {}\n", OneLine(resolved->note));
+  }
+  return resolved;
 }
 
 absl::Status CheckOverwrite(const std::string& path, bool force) {

@@ -27,6 +27,17 @@ struct CaptureInput {
 absl::StatusOr<CaptureInput> ResolveCaptureInput(const std::string& input,
                                                  const std::string& host = "");
 
+// ResolveCaptureInput, with its note (how a trace or a Kineto folder was
+// mapped) printed on stderr when it resolved.
+absl::StatusOr<CaptureInput> ResolveWithNote(const std::string& input,
+                                             const std::string& host = "");
+
+// The help of every command's input argument.
+inline constexpr char kCaptureInputHelp[] =
+    "a logdir (its newest run), a run folder (<logdir>/plugins/profile/<run>, or the PyTorch "
+    "plugin's <logdir>/<run>) or a file (.xplane.pb, or the .trace.json.gz / "
+    ".pt.trace.json.gz written beside it)";
+
 // A file's host: its name without .xplane.pb.
 std::string HostOf(const std::filesystem::path& file);
 

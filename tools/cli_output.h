@@ -1,5 +1,5 @@
-// What every `neuronprof` command prints the same way: failures on stderr
-// and one-line renderings of multi-line messages.
+// What every `neuronprof` command prints the same way: failures and usage
+// errors on stderr and one-line renderings of multi-line messages.
 #ifndef NEURONPROF_TOOLS_CLI_OUTPUT_H_
 #define NEURONPROF_TOOLS_CLI_OUTPUT_H_
 
@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/string_view.h"
 #include "fmt/format.h"
 
@@ -21,6 +22,13 @@ inline constexpr int kExitUsage = 2;    // bad arguments
 // Prints "neuronprof: <message>" on stderr; returns kExitFailure. (Takes
 // absl::Status::message() as it is; its control characters are escaped.)
 int Fail(absl::string_view message);
+
+// A usage error: prints "neuronprof: <message>" and where `command`'s usage
+// is on stderr; returns kExitUsage.
+int Usage(const CLI::App& command, absl::string_view message);
+
+// The parser's `error` in `command`, made specific where CLI11's is vague.
+std::string UsageMessage(const CLI::App& command, const CLI::ParseError& error);
 
 // Prints `text` on stdout with every control character but the line break
 // escaped (analysis/text/terminal_text.h): every human-readable output of a

@@ -1,45 +1,38 @@
 #include "tools/info_command.h"
 
-#include <cstdint>
-#include <iterator>
+#include <memory>
+#include <string>
 
-#include "fmt/format.h"
-#include "src/analysis/text/terminal_text.h"
-#include "src/xplane/job_identity.h"
-#include "src/xplane/xplane_visitor.h"
+#include "src/export/xspace_file.h"
+#include "tools/capture_input.h"
+#include "tools/cli_output.h"
+#include "tools/info_text.h"
 
 namespace neuronprof {
 namespace tools {
-namespace {
 
-// Each name on one line, its control characters escaped.
-std::string Safe(std::string_view text) { return analysis::TerminalText(text); }
-
-}  // namespace
-
-std::string FormatInfo(const tensorflow::profiler::XSpace& space) {
-  fmt::memory_buffer out;
-  auto to = std::back_inserter(out);
-  for (const auto& host : space.hostnames()) fmt::format_to(to, "host: {}\n", Safe(host));
-  // Which rank of a distributed job wrote it (nothing for a single process).
-  const xplane::JobIdentity job = xplane::ReadJobIdentity(space);
-  if (job.distributed()) {
-    fmt::format_to(to, "rank: {} of world size {} (local rank {}{}{})\n", job.rank,
-                   job.world_size, job.local_rank, job.backend.empty() ? "" : ", backend ",
-                   Safe(job.backend));
-  }
-  for (const auto& raw : space.planes()) {
-    const xplane::PlaneVisitor plane(raw);
-    fmt::format_to(to, "plane {}: {} lines, {} events\n", Safe(plane.Name()), plane.NumLines(),
-                   plane.NumEvents());
-    plane.ForEachLine([&](const xplane::LineVisitor& line) {
-      fmt::format_to(to, "  line {} {}: {} events\n", line.Id(), Safe(line.Name()),
-                     line.NumEvents());
-    });
-  }
-  for (const auto& warning : space.warnings()) fmt::format_to(to, "warning: {}\n", Safe(warning));
-  for (const auto& error : space.errors()) fmt::format_to(to, "error: {}\n", Safe(error));
-  return fmt::to_string(out);
+void AddInfoCommand(CLI::App& cli, std::function<int()>& run) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* command =
+      cli.add_subcommand("info", "summary of a capture: hosts, planes, lines, events, warnings");
+  command->add_option("input", *file, kCaptureInputHelp)
+      ->type_name("LOGDIR|RUN_DIR|FILE")
+      ->required();
+  command->footer("Exit status: 0 ok, 1 bad input (unreadable, corrupt or empty), 2 usage error.");
+  command->callback([file, &run] {
+    run = [file] {
+      auto input = ResolveWithNote(*file);
+      if (!input.ok()) return Fail(input.status().message());
+      bool first = true;
+      for (const auto& path : input->files) {
+        auto space = exporter::ReadXSpaceFile(path.string());
+        if (!space.ok()) return Fail(space.status().message());
+        Print("{}{}\n{}", first ? "" : "\n", path.string(), FormatInfo(*space));
+        first = false;
+      }
+      return kExitOk;
+    };
+  });
 }
 
 }  // namespace tools

@@ -1,17 +1,19 @@
 // `neuronprof info`: what a capture holds (hosts, planes, lines, event
-// counts, warnings, errors), as text.
+// counts, warnings, errors), as text (info_text.h), per host of a run.
 #ifndef NEURONPROF_TOOLS_INFO_COMMAND_H_
 #define NEURONPROF_TOOLS_INFO_COMMAND_H_
 
-#include <string>
+#include <functional>
 
-#include "proto/xplane.pb.h"
+#include "CLI/CLI.hpp"
 
 namespace neuronprof {
 namespace tools {
 
-// The lines `info` prints after the file name.
-std::string FormatInfo(const tensorflow::profiler::XSpace& space);
+// Adds the `info` subcommand to `cli`. When a command line naming it has
+// been parsed, `run` is set to what runs it and returns the exit status:
+// 0 ok, 1 unreadable/corrupt/empty input. `run` must outlive the parse.
+void AddInfoCommand(CLI::App& cli, std::function<int()>& run);
 
 }  // namespace tools
 }  // namespace neuronprof

@@ -217,9 +217,8 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
 }
 
 int RunSummary(const SummaryArgs& args) {
-  auto input = ResolveCaptureInput(args.input, args.host);
+  auto input = ResolveWithNote(args.input, args.host);
   if (!input.ok()) return Fail(input.status().message());
-  if (!input->note.empty()) fmt::print(stderr, "neuronprof: {}\n", OneLine(input->note));
   if (input->files.size() > 1) return RunRanks(args, *input);
   if (!args.collectives_csv.empty()) {
     return Fail("--collectives_csv applies to a run of several ranks");
@@ -326,10 +325,7 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       "memory (peak, by operator, per step), kernels, utilisation against peaks and "
       "recommendations of a capture; for a run of a distributed job's ranks, compute, "
       "communication and waiting per rank and step, the straggler and the collectives");
-  command->add_option("input", args->input,
-                      "a logdir (its newest run), a run folder (<logdir>/plugins/profile/<run>, or the "
-                      "PyTorch plugin's <logdir>/<run>) or a file (.xplane.pb, or the "
-                      ".trace.json.gz / .pt.trace.json.gz written beside it)")
+  command->add_option("input", args->input, kCaptureInputHelp)
       ->type_name("LOGDIR|RUN_DIR|FILE")
       ->required();
   command->add_option("--top", args->top, "rows and steps shown (0: all)")

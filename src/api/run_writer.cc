@@ -31,8 +31,9 @@ collectors::CollectorOptions ToCollectorOptions(const ProfilerOptions& options,
 }
 
 bool WritesChromeTrace(const ProfilerOptions& options) {
-  if (options.write_chrome_trace.has_value()) return *options.write_chrome_trace;
-  return !(options.write_pytorch_trace && options.profile_type == ProfileType::kOperator);
+  return exporter::ChromeTraceWanted(
+      options.write_chrome_trace,
+      options.write_pytorch_trace && options.profile_type == ProfileType::kOperator);
 }
 
 absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options) {

@@ -48,6 +48,10 @@ std::string ProfileRoot(const std::string& logdir) {
   return absl::StrCat(logdir, "/plugins/profile");
 }
 
+bool ChromeTraceWanted(std::optional<bool> asked, bool kineto_written) {
+  return asked.value_or(!kineto_written);
+}
+
 absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
                                                const std::string& run_name,
                                                int64_t epoch_ns) {

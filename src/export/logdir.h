@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,11 @@ absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run);
 
 using PlaneFragments = std::function<absl::Status(
     tensorflow::profiler::XPlane* plane, const std::function<absl::Status()>& ready)>;
+
+// The one rule for <host>.trace.json.gz of every writer (Profiler, capture
+// server, capture client): as `asked` says, else only where no Kineto trace
+// is written (Perfetto and chrome://tracing open that one too).
+bool ChromeTraceWanted(std::optional<bool> asked, bool kineto_written);
 
 struct ExportOptions {
   bool chrome_trace = true;

@@ -11,12 +11,10 @@
 #include <climits>
 #include <condition_variable>
 #include <deque>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -29,20 +27,13 @@
 #include "absl/strings/str_join.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/core/clock.h"
-#include "src/export/atomic_file.h"
-#include "src/export/chrome_trace.h"
-#include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
-#include "src/export/trace_stream.h"
-#include "src/export/xspace_file.h"
+#include "src/rpc/capture_run.h"
 #include "src/rpc/clock_probe.h"
 #include "src/rpc/grpc_status.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/response_scan.h"
-#include "src/rpc/space_fragments.h"
 #include "src/xplane/clock_offset.h"
-#include "src/xplane/schema.h"
-#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 
@@ -69,7 +60,6 @@ bool CaptureResult::all_ok() const {
 namespace rpc {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using tensorflow::profiler::XSpace;
 
 // Waits between connection attempts: 250 ms, doubled each time, at most 5 s.
@@ -81,44 +71,6 @@ constexpr int64_t kClockProbeTimeoutMs = 2000;
 constexpr auto kProgressInterval = std::chrono::milliseconds(250);
 // TSL's client asks for at most this many events.
 constexpr uint64_t kMaxEvents = 1000000;
-
-int64_t MillisBetween(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
-}
-
-int64_t MillisSince(Clock::time_point start) { return MillisBetween(start, Clock::now()); }
-
-absl::Status CheckRange(const char* field, int64_t value, int64_t low, int64_t high) {
-  if (value >= low && value <= high) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::", field, " must be ",
-                                                 low, "..", high, ", got ", value));
-}
-
-absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions& options) {
-  if (options.service_addresses.empty()) {
-    return absl::InvalidArgumentError(
-        "CaptureOptions::service_addresses is empty: give at least one host:port");
-  }
-  std::vector<ServiceAddress> parsed;
-  std::set<std::string> seen;
-  for (size_t i = 0; i < options.service_addresses.size(); ++i) {
-    auto addresses = ParseServiceAddresses(options.service_addresses[i]);
-    if (!addresses.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[",
-                                                     i, "]: ", addresses.status().message()));
-    }
-    for (ServiceAddress& address : *addresses) {
-      // Two calls to one server would collide: it runs one capture at a time.
-      if (!seen.insert(address.Target()).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("CaptureOptions::service_addresses lists '", address.address,
-                         "' twice"));
-      }
-      parsed.push_back(std::move(address));
-    }
-  }
-  return parsed;
-}
 
 // Waits until the channel is connected. A refused or unresolvable address
 // puts the channel into TRANSIENT_FAILURE at once: fail then, not at the
@@ -178,39 +130,6 @@ absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress
                           absl::StrCat(address.address, " refused the capture: ", detail));
   }
 }
-
-// Everything one Capture() call shares between its threads.
-struct HostJob {
-  ServiceAddress address;
-  bool host_is_shared = false;
-  HostCaptureResult result;
-  // Progress, guarded by Run::mutex.
-  HostCaptureState state = HostCaptureState::kConnecting;
-  int attempt = 0;
-  Clock::time_point window_start;
-  int64_t response_bytes = 0;
-};
-
-struct Run {
-  const CaptureOptions* options = nullptr;
-  std::string run_dir;          // As reported: <logdir>/plugins/profile/<run>.
-  std::string repository_root;  // Absolute <logdir>/plugins/profile, for servers.
-  std::string session_id;       // The run name.
-  Clock::time_point start;      // Of Capture().
-
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<HostJob> jobs;
-  // Reports taken when a host changed stage or finished, not delivered yet:
-  // each stage is reported however short it was.
-  std::deque<CaptureProgress> reports;
-  size_t finished_count = 0;
-  std::set<std::string> taken_names;  // Host names given out in run_dir.
-  // Hosts reading, aligning and writing their profile now, at most
-  // options->max_parallel_hosts; guarded by mutex, waited on with slot_freed.
-  int busy_slots = 0;
-  std::condition_variable slot_freed;
-};
 
 // Holds one of the run's max_parallel_hosts slots for reading and writing
 // a received profile.
@@ -352,192 +271,6 @@ class ProfileCall final {
   char done_tag_ = 0;
 };
 
-// Picks this host's unique file name prefix in the run folder.
-std::string ClaimHostName(Run& run, const ScannedResponse& scanned, const HostJob& job) {
-  std::string name = BaseHostName(scanned.hostnames, job.address, job.host_is_shared,
-                                  LongestFileSuffix(*run.options), scanned.identity);
-  std::lock_guard<std::mutex> lock(run.mutex);
-  if (run.taken_names.count(name) > 0) {
-    const std::string with_port = absl::StrCat(name, "_", job.address.port);
-    name = with_port;
-    for (int i = 2; run.taken_names.count(name) > 0; ++i) {
-      name = absl::StrCat(with_port, "_", i);
-    }
-  }
-  run.taken_names.insert(name);
-  return name;
-}
-
-// Removes a profile the server saved into the run folder itself, unless it
-// is what this capture reports under that name.
-void RemoveServerFile(Run& run, const std::string& file) {
-  if (file.empty()) return;
-  const std::string base = file.substr(file.rfind('/') + 1);
-  const std::string host =
-      base.substr(0, base.size() - std::string(exporter::kXPlaneSuffix).size());
-  {
-    std::lock_guard<std::mutex> lock(run.mutex);
-    if (run.taken_names.count(host) > 0) return;
-  }
-  unlink(file.c_str());
-}
-
-// A host's profile as it arrived: the XSpace's bytes in gRPC's slices when
-// the response holds it (neuronprof's and TSL's servers with emit_xspace),
-// else the XSpace parsed by ResponseSpace.
-struct ReceivedProfile {
-  std::vector<grpc::Slice> slices;  // Own the bytes `scanned` points into.
-  ScannedResponse scanned;
-  std::optional<XSpace> space;      // Set when the bytes could not be used.
-  std::string saved_file;           // Where the server saved it, if there.
-};
-
-absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run& run,
-                                             const ServiceAddress& address) {
-  ReceivedProfile profile;
-  if (grpc::Status s = buffer.Dump(&profile.slices); !s.ok()) {
-    return absl::InternalError(absl::StrCat("cannot read the response of ", address.address,
-                                            ": ", s.error_message()));
-  }
-  BytePieces pieces;
-  for (const grpc::Slice& slice : profile.slices) {
-    pieces.emplace_back(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  auto scanned = ScanProfileResponse(pieces, address.address);
-  if (!scanned.ok()) return scanned.status();
-  if (scanned->xspace_fields > 0) {
-    profile.scanned = std::move(*scanned);
-    return profile;
-  }
-  // Tool data or a file the server saved: no XSpace in the response's own
-  // bytes, so no map for protobuf to parse there.
-  tensorflow::ProfileResponse response;
-  if (!ParsePieces(pieces, &response)) {
-    return absl::DataLossError(absl::StrCat(address.address,
-                                            " sent a Profile response that is not a "
-                                            "well-formed tensorflow.ProfileResponse"));
-  }
-  auto space = ResponseSpace(&response, address,
-                             absl::StrCat(run.repository_root, "/", run.session_id),
-                             &profile.saved_file);
-  if (!space.ok()) return space.status();
-  profile.scanned.events = xplane::NumEvents(*space);
-  profile.scanned.hostnames.assign(space->hostnames().begin(), space->hostnames().end());
-  profile.scanned.warnings.assign(space->warnings().begin(), space->warnings().end());
-  profile.space = std::move(*space);
-  return profile;
-}
-
-// The host's Kineto trace, where a Profiler puts its own:
-// <logdir>/<run>/<host>.pt.trace.json.gz; empty without write_pytorch_trace.
-std::string KinetoTraceDir(const Run& run) {
-  if (!run.options->write_pytorch_trace) return "";
-  return absl::StrCat(run.options->logdir, "/", run.session_id);
-}
-
-// Opens the host's trace files (written only once finished), adding their
-// paths to `files`.
-absl::Status OpenTraceFiles(const Run& run, const std::string& host,
-                            std::vector<std::string>* files,
-                            std::vector<std::unique_ptr<exporter::TraceFileStream>>* traces) {
-  std::vector<std::pair<exporter::TraceFormat, std::string>> wanted;
-  if (WritesChromeTrace(*run.options)) {
-    wanted.emplace_back(exporter::TraceFormat::kChrome,
-                        absl::StrCat(run.run_dir, "/", host, exporter::kChromeTraceSuffix));
-  }
-  const std::string kineto_dir = KinetoTraceDir(run);
-  if (!kineto_dir.empty()) {
-    if (auto s = exporter::MakeDirectories(kineto_dir); !s.ok()) return s;
-    wanted.emplace_back(exporter::TraceFormat::kKineto,
-                        absl::StrCat(kineto_dir, "/", host, exporter::kPyTorchTraceSuffix));
-  }
-  for (auto& [format, path] : wanted) {
-    auto trace = exporter::TraceFileStream::Open(format, path);
-    if (!trace.ok()) return trace.status();
-    traces->push_back(std::move(*trace));
-    files->push_back(std::move(path));
-  }
-  return absl::OkStatus();
-}
-
-// Writes the host's files, its times put on this client's clock by
-// `offset` (or recorded as unmeasured). A profile still in gRPC's bytes
-// has only its Task Environment plane replaced (neuronprof's lines are
-// relative to its start time) and is written as it came; the Chrome and
-// Kineto traces are fed fragments of it as it is parsed.
-absl::StatusOr<std::vector<std::string>> WriteHostFiles(
-    const Run& run, ReceivedProfile& profile, const std::string& host,
-    const ServiceAddress& address, const std::optional<xplane::ClockOffset>& offset,
-    HostCaptureTimings& timings, Clock::time_point received) {
-  if (!profile.space && offset && profile.scanned.epoch_line_times) {
-    // Lines on the epoch move one by one: parse them.
-    XSpace space;
-    if (!ParsePieces(profile.scanned.xspace, &space)) {
-      return absl::DataLossError(
-          absl::StrCat(address.address, " sent a profile that is not an XSpace"));
-    }
-    profile.space = std::move(space);
-  }
-  if (profile.space) {
-    xplane::AlignSpaceClock(offset, &*profile.space);
-    exporter::ExportOptions export_options;
-    export_options.chrome_trace = WritesChromeTrace(*run.options);
-    export_options.pytorch_trace_dir = KinetoTraceDir(run);
-    auto files = exporter::WriteProfileFiles(*profile.space, run.run_dir, host, export_options);
-    timings.xplane_written_ms = MillisSince(received);
-    return files;
-  }
-  tensorflow::profiler::XPlane environment;
-  if (profile.scanned.task_environment) {
-    environment = *profile.scanned.task_environment;
-  } else {
-    environment.set_id(profile.scanned.planes);
-    environment.set_name(xplane::kTaskEnvironmentPlaneName);
-  }
-  xplane::RecordClockOffset(offset, &environment);
-  std::string environment_bytes;
-  const BytePieces xspace =
-      ReplaceTaskEnvironment(profile.scanned, environment, &environment_bytes);
-  std::vector<std::string> files = {
-      absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
-  // The xplane.pb (and its fsync) is written beside the traces, from the
-  // same bytes.
-  std::future<absl::Status> xplane_written =
-      std::async(std::launch::async, [&, path = files[0]] {  // `files` grows meanwhile.
-    absl::Status written = exporter::WriteFileAtomically(path, xspace);
-    timings.xplane_written_ms = MillisSince(received);
-    return written;
-  });
-  std::vector<std::unique_ptr<exporter::TraceFileStream>> traces;
-  absl::Status status = OpenTraceFiles(run, host, &files, &traces);
-  if (status.ok() && !traces.empty()) {
-    // Fragment by fragment as the bytes are parsed: no whole XSpace.
-    status = ForEachSpaceFragment(xspace, kCaptureFragmentEvents, [&](const XSpace& fragment) {
-      for (const auto& trace : traces) {
-        if (absl::Status s = trace->Append(fragment); !s.ok()) return s;
-      }
-      return absl::OkStatus();
-    });
-    if (status.code() == absl::StatusCode::kDataLoss) {
-      status = absl::DataLossError(
-          absl::StrCat(address.address, " sent a profile that is not an XSpace"));
-    }
-  }
-  // Joined before any return; no trace is kept without its xplane.pb
-  // (a trace not finished is removed).
-  const absl::Status written = xplane_written.get();
-  if (!written.ok()) return written;
-  for (const auto& trace : traces) {
-    if (!status.ok()) break;
-    status = trace->Finish();
-  }
-  if (!status.ok()) {
-    unlink(files[0].c_str());
-    return status;
-  }
-  return files;
-}
-
 // A connected channel to the host, trying options.connect_attempts times.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectWithRetry(const CaptureOptions& options,
                                                                 const ServiceAddress& address) {
@@ -565,135 +298,176 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectWithRetry(const CaptureOpt
                                                 " attempts)"));
 }
 
-// One host's whole capture: connect, windows until one has events, files.
+// The host's clock offset, measured before the window so that it costs no
+// window time, and recorded in `result`.
+std::optional<xplane::ClockOffset> ProbeClock(grpc::Channel& channel, const CaptureOptions& options,
+                                              HostCaptureResult& result) {
+  const std::optional<xplane::ClockOffset> clock_offset =
+      MeasureClockOffset(channel, std::min(options.connect_timeout_ms, kClockProbeTimeoutMs));
+  if (clock_offset) {
+    result.clock_offset_measured = true;
+    result.clock_offset_ns = clock_offset->offset_ns;
+    result.clock_offset_uncertainty_ns = clock_offset->uncertainty_ns;
+  }
+  return clock_offset;
+}
+
+// Opens attempt `attempt`'s window: it starts now.
+void StartAttempt(Run& run, HostJob& job, int attempt) {
+  {
+    std::lock_guard<std::mutex> lock(run.mutex);
+    job.attempt = attempt;
+    job.window_start = Clock::now();
+    job.response_bytes = 0;
+  }
+  SetStage(run, job, HostCaptureState::kWindow);
+  job.result.attempts = attempt;
+}
+
+// The window's Profile call, until its response is in `response`: the
+// time it was received, the window's stages reported and its timings set;
+// a failed call in words.
+absl::StatusOr<Clock::time_point> CallProfile(Run& run, HostJob& job, grpc::GenericStub& stub,
+                                              int64_t server_clock_offset_ns,
+                                              HostCaptureTimings& timings,
+                                              grpc::ByteBuffer* response) {
+  const CaptureOptions& options = *run.options;
+  const std::string request = BuildProfileRequest(options, job.address, run.repository_root,
+                                                  run.session_id, server_clock_offset_ns)
+                                  .SerializeAsString();
+  grpc::Slice request_slice(request);
+  grpc::ByteBuffer request_buffer(&request_slice, 1);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(options.duration_ms +
+                                                 options.response_timeout_ms));
+  const Clock::time_point window_end =
+      job.window_start + std::chrono::milliseconds(options.duration_ms);
+  Clock::time_point response_begins = window_end;
+  ProfileCall call(&context, [&](int64_t bytes, int64_t collect_ms) {
+    {
+      std::lock_guard<std::mutex> lock(run.mutex);
+      job.response_bytes = bytes;
+      response_begins = Clock::now();
+      timings.server_collect_ms = collect_ms;
+    }
+    // Reported even when this comes before Wait's wake-up at window_end.
+    if (Clock::now() >= window_end) {
+      SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
+    }
+    SetStage(run, job, HostCaptureState::kReceiving);
+  });
+  call.Start(stub, request_buffer, response);
+  const grpc::Status status = call.Wait(window_end, [&] {
+    SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
+  });
+  const Clock::time_point received = Clock::now();
+  if (!status.ok()) {
+    return DescribeRpcFailure(status, job.address, options.duration_ms,
+                              options.response_timeout_ms);
+  }
+  std::lock_guard<std::mutex> lock(run.mutex);
+  timings.window_ms = options.duration_ms;
+  timings.server_ms = std::max<int64_t>(0, MillisBetween(window_end, response_begins));
+  timings.receive_ms = MillisBetween(std::max(window_end, response_begins), received);
+  return received;
+}
+
+// A profile with events: the host's name in the run folder, its files, and
+// the result that reports them.
+absl::Status KeepProfile(Run& run, HostJob& job, ReceivedProfile& profile,
+                         const std::optional<xplane::ClockOffset>& clock_offset,
+                         HostCaptureTimings& timings, Clock::time_point received) {
+  HostCaptureResult& result = job.result;
+  const ScannedResponse& scanned = profile.scanned;
+  const std::string host = ClaimHostName(run, scanned, job);
+  result.host = host;
+  SetStage(run, job, HostCaptureState::kWriting);
+  auto files = WriteHostFiles(run, profile, host, job.address, clock_offset, timings, received);
+  if (!files.ok()) {
+    return absl::Status(files.status().code(),
+                        absl::StrCat("cannot write the profile of ", job.address.address, ": ",
+                                     files.status().message()));
+  }
+  timings.write_ms = MillisSince(received);
+  // A copy the server saved under another name would be a duplicate.
+  RemoveServerFile(run, profile.saved_file);
+  result.files = std::move(*files);
+  result.events = scanned.events;
+  result.warnings = scanned.warnings;
+  result.timings = timings;
+  return absl::OkStatus();
+}
+
+// The failure of a host whose every window was empty: each distinct reason.
+absl::Status AllWindowsEmpty(const CaptureOptions& options, const HostJob& job) {
+  const HostCaptureResult& result = job.result;
+  std::vector<std::string> reasons;
+  for (const std::string& reason : result.empty_reasons) {
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+      reasons.push_back(reason);
+    }
+  }
+  const std::string message = absl::StrCat(
+      "no trace events from ", job.address.address, " in ", result.attempts,
+      " attempt(s) of ", options.duration_ms, " ms: ", absl::StrJoin(reasons, "; "),
+      "; no profile was written for it");
+  if (options.host_tracer_level == 0) return absl::FailedPreconditionError(message);
+  return absl::NotFoundError(message);
+}
+
+// Windows until one has events, then that one's files.
+absl::Status CaptureWindows(Run& run, HostJob& job, grpc::GenericStub& stub,
+                            const std::optional<xplane::ClockOffset>& clock_offset) {
+  const CaptureOptions& options = *run.options;
+  for (int attempt = 1; attempt <= options.num_tracing_attempts; ++attempt) {
+    HostCaptureTimings timings;
+    StartAttempt(run, job, attempt);
+    grpc::ByteBuffer response;
+    auto received = CallProfile(run, job, stub, clock_offset ? clock_offset->offset_ns : 0,
+                                timings, &response);
+    if (!received.ok()) return received.status();
+    // Reading, aligning and writing the profile take a slot of
+    // max_parallel_hosts; the window itself never waits for one.
+    WriteSlot slot(run);
+    timings.response_bytes = static_cast<int64_t>(response.Length());
+    auto profile = ReadResponse(response, run, job.address);
+    if (!profile.ok()) return profile.status();
+    if (profile->scanned.events == 0) {
+      // Never keep an empty profile, not even one the server saved.
+      RemoveServerFile(run, profile->saved_file);
+      job.result.empty_reasons.push_back(
+          EmptyCaptureReason(options, job.address, profile->scanned.warnings));
+      continue;
+    }
+    return KeepProfile(run, job, *profile, clock_offset, timings, *received);
+  }
+  return AllWindowsEmpty(options, job);
+}
+
+// Connects, then captures.
+absl::Status ConnectAndCapture(Run& run, HostJob& job) {
+  auto connected = ConnectWithRetry(*run.options, job.address);
+  if (!connected.ok()) return connected.status();
+  std::shared_ptr<grpc::Channel> channel = std::move(*connected);
+  const std::optional<xplane::ClockOffset> clock_offset =
+      ProbeClock(*channel, *run.options, job.result);
+  grpc::GenericStub stub(channel);
+  return CaptureWindows(run, job, stub, clock_offset);
+}
+
+// One host's whole capture: connect, windows until one has events, files;
+// then its final stage and report.
 void CaptureHost(Run& run, size_t index) {
   HostJob& job = run.jobs[index];
-  const CaptureOptions& options = *run.options;
   HostCaptureResult& result = job.result;
-
-  auto capture = [&]() -> absl::Status {
-    auto connected = ConnectWithRetry(options, job.address);
-    if (!connected.ok()) return connected.status();
-    std::shared_ptr<grpc::Channel> channel = std::move(*connected);
-    // Before the window, so that it costs no window time.
-    const std::optional<xplane::ClockOffset> clock_offset =
-        MeasureClockOffset(*channel, std::min(options.connect_timeout_ms, kClockProbeTimeoutMs));
-    if (clock_offset) {
-      result.clock_offset_measured = true;
-      result.clock_offset_ns = clock_offset->offset_ns;
-      result.clock_offset_uncertainty_ns = clock_offset->uncertainty_ns;
-    }
-    grpc::GenericStub stub(channel);
-    for (int attempt = 1; attempt <= options.num_tracing_attempts; ++attempt) {
-      HostCaptureTimings timings;
-      {
-        std::lock_guard<std::mutex> lock(run.mutex);
-        job.attempt = attempt;
-        job.window_start = Clock::now();
-        job.response_bytes = 0;
-      }
-      SetStage(run, job, HostCaptureState::kWindow);
-      result.attempts = attempt;
-      const std::string request =
-          BuildProfileRequest(options, job.address, run.repository_root, run.session_id,
-                              clock_offset ? clock_offset->offset_ns : 0)
-              .SerializeAsString();
-      grpc::Slice request_slice(request);
-      grpc::ByteBuffer request_buffer(&request_slice, 1);
-      grpc::ByteBuffer response;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::milliseconds(options.duration_ms +
-                                                     options.response_timeout_ms));
-      const Clock::time_point window_end =
-          job.window_start + std::chrono::milliseconds(options.duration_ms);
-      Clock::time_point response_begins = window_end;
-      ProfileCall call(&context, [&](int64_t bytes, int64_t collect_ms) {
-        {
-          std::lock_guard<std::mutex> lock(run.mutex);
-          job.response_bytes = bytes;
-          response_begins = Clock::now();
-          timings.server_collect_ms = collect_ms;
-        }
-        // Reported even when this comes before Wait's wake-up at window_end.
-        if (Clock::now() >= window_end) {
-          SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
-        }
-        SetStage(run, job, HostCaptureState::kReceiving);
-      });
-      call.Start(stub, request_buffer, &response);
-      const grpc::Status status = call.Wait(window_end, [&] {
-        SetStage(run, job, HostCaptureState::kServerCollecting, HostCaptureState::kWindow);
-      });
-      const Clock::time_point received = Clock::now();
-      if (!status.ok()) {
-        return DescribeRpcFailure(status, job.address, options.duration_ms,
-                                  options.response_timeout_ms);
-      }
-      // Reading, aligning and writing the profile take a slot of
-      // max_parallel_hosts; the window itself never waits for one.
-      WriteSlot slot(run);
-      {
-        std::lock_guard<std::mutex> lock(run.mutex);
-        timings.window_ms = options.duration_ms;
-        timings.server_ms = std::max<int64_t>(0, MillisBetween(window_end, response_begins));
-        timings.receive_ms = MillisBetween(std::max(window_end, response_begins), received);
-      }
-      timings.response_bytes = static_cast<int64_t>(response.Length());
-
-      auto profile = ReadResponse(response, run, job.address);
-      if (!profile.ok()) return profile.status();
-      const ScannedResponse& scanned = profile->scanned;
-      if (scanned.events == 0) {
-        // Never keep an empty profile, not even one the server saved.
-        RemoveServerFile(run, profile->saved_file);
-        result.empty_reasons.push_back(
-            EmptyCaptureReason(options, job.address, scanned.warnings));
-        continue;
-      }
-      const std::string host = ClaimHostName(run, scanned, job);
-      result.host = host;
-      SetStage(run, job, HostCaptureState::kWriting);
-      auto files =
-          WriteHostFiles(run, *profile, host, job.address, clock_offset, timings, received);
-      if (!files.ok()) {
-        return absl::Status(files.status().code(),
-                            absl::StrCat("cannot write the profile of ", job.address.address,
-                                         ": ", files.status().message()));
-      }
-      timings.write_ms = MillisSince(received);
-      // A copy the server saved under another name would be a duplicate.
-      RemoveServerFile(run, profile->saved_file);
-      result.files = std::move(*files);
-      result.events = scanned.events;
-      result.warnings = scanned.warnings;
-      result.timings = timings;
-      return absl::OkStatus();
-    }
-    // Every window was empty.
-    std::vector<std::string> reasons;
-    for (const std::string& reason : result.empty_reasons) {
-      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
-        reasons.push_back(reason);
-      }
-    }
-    const std::string message = absl::StrCat(
-        "no trace events from ", job.address.address, " in ", result.attempts,
-        " attempt(s) of ", options.duration_ms, " ms: ", absl::StrJoin(reasons, "; "),
-        "; no profile was written for it");
-    if (options.host_tracer_level == 0) return absl::FailedPreconditionError(message);
-    return absl::NotFoundError(message);
-  };
-
-  result.status = capture();
-  if (result.host.empty()) {
-    result.host = exporter::ToPlainName(absl::StrCat(job.address.host, "_", job.address.port));
-  }
+  result.status = ConnectAndCapture(run, job);
+  if (result.host.empty()) result.host = AddressHostName(job.address);
   {
     std::lock_guard<std::mutex> lock(run.mutex);
     job.state = result.status.ok() ? HostCaptureState::kSucceeded : HostCaptureState::kFailed;
     ++run.finished_count;
-    if (options.on_progress) {
+    if (run.options->on_progress) {
       CaptureProgress progress = Snapshot(run);
       progress.finished = result;
       run.reports.push_back(std::move(progress));
@@ -711,6 +485,96 @@ struct ThreadJoiner {
     }
   }
 };
+
+// The run folder, <logdir>/plugins/profile/<run>, and the root and session
+// the servers are told.
+absl::Status CreateRunFolder(Run& run) {
+  const CaptureOptions& options = *run.options;
+  auto run_dir =
+      exporter::CreateRunDirectory(options.logdir, options.run_name, core::EpochNowNs());
+  if (!run_dir.ok()) return run_dir.status();
+  run.run_dir = *run_dir;
+  run.session_id = run.run_dir.substr(run.run_dir.rfind('/') + 1);
+  // Absolute, so that a server on this machine with another working
+  // directory saves into the same folder.
+  const std::string root = exporter::ProfileRoot(options.logdir);
+  char resolved[PATH_MAX];
+  run.repository_root = realpath(root.c_str(), resolved) != nullptr ? resolved : root;
+  return absl::OkStatus();
+}
+
+// One job per address; a host listed with more than one port is shared.
+void AddJobs(const std::vector<ServiceAddress>& addresses, Run& run) {
+  std::map<std::string, int> hosts_seen;
+  for (const ServiceAddress& address : addresses) ++hosts_seen[address.host];
+  run.jobs.resize(addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    HostJob& job = run.jobs[i];
+    job.address = addresses[i];
+    job.host_is_shared = hosts_seen[job.address.host] > 1;
+    job.result.address = job.address.address;
+  }
+}
+
+// Captures every host on a thread of its own and reports progress from
+// this thread until every host is done: the reports the hosts queued, and
+// one every kProgressInterval.
+void CaptureHosts(Run& run) {
+  const CaptureOptions& options = *run.options;
+  run.start = Clock::now();
+  ThreadJoiner joiner;
+  for (size_t i = 0; i < run.jobs.size(); ++i) {
+    joiner.threads.emplace_back([&run, i] { CaptureHost(run, i); });
+  }
+  std::unique_lock<std::mutex> lock(run.mutex);
+  auto next_tick = run.start + kProgressInterval;
+  while (true) {
+    while (!run.reports.empty()) {
+      CaptureProgress progress = std::move(run.reports.front());
+      run.reports.pop_front();
+      lock.unlock();
+      options.on_progress(progress);
+      lock.lock();
+    }
+    if (run.finished_count == run.jobs.size()) break;
+    if (run.changed.wait_until(lock, next_tick, [&] {
+          return !run.reports.empty() || run.finished_count == run.jobs.size();
+        })) {
+      continue;
+    }
+    // From now: a slow callback must not cause a burst of reports.
+    next_tick = Clock::now() + kProgressInterval;
+    if (options.on_progress) {
+      CaptureProgress progress = Snapshot(run);
+      lock.unlock();
+      options.on_progress(progress);
+      lock.lock();
+    }
+  }
+}
+
+// Every host's result; when no host has a profile, one error for all and
+// no empty run folder left behind.
+absl::StatusOr<CaptureResult> Results(Run& run) {
+  CaptureResult result;
+  result.run_dir = run.run_dir;
+  std::vector<std::string> failures;
+  bool same_code = true;
+  for (HostJob& job : run.jobs) {
+    if (!job.result.status.ok()) {
+      failures.push_back(std::string(job.result.status.message()));
+      same_code = same_code && job.result.status.code() == run.jobs[0].result.status.code();
+    }
+    result.hosts.push_back(std::move(job.result));
+  }
+  if (failures.size() < result.hosts.size()) return result;
+
+  rmdir(run.run_dir.c_str());
+  const absl::StatusCode code =
+      same_code ? result.hosts[0].status.code() : absl::StatusCode::kUnavailable;
+  return absl::Status(code, absl::StrCat("no host was captured (all ", failures.size(),
+                                         " failed): ", absl::StrJoin(failures, " | ")));
+}
 
 }  // namespace
 
@@ -786,156 +650,7 @@ std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddre
   return absl::StrJoin(reasons, "; ");
 }
 
-absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
-                                     const ServiceAddress& address,
-                                     const std::string& saved_dir, std::string* saved_file) {
-  XSpace space;
-  if (response->has_xspace()) {
-    space.Swap(response->mutable_xspace());  // Profiles can be large: no copy.
-    return space;
-  }
-  for (const auto& tool : response->tool_data()) {
-    if (absl::EndsWith(tool.name(), "xplane.pb")) {
-      if (tool.data().empty()) return space;
-      // The file reader's parse: linear on any map entries.
-      auto parsed = exporter::ParseXSpace(tool.data(), tool.name());
-      if (!parsed.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
-      }
-      return parsed;
-    }
-  }
-  const std::string file =
-      absl::StrCat(saved_dir, "/", RequestHostName(address), exporter::kXPlaneSuffix);
-  if (access(file.c_str(), F_OK) == 0) {
-    // What is there is untrusted: ReadXSpaceFile refuses a FIFO (which would
-    // hang a plain read), a device, an empty or oversized file.
-    auto saved = exporter::ReadXSpaceFile(file);
-    if (!saved.ok()) {
-      return absl::Status(saved.status().code(),
-                          absl::StrCat("the profile ", address.address,
-                                       " saved: ", saved.status().message()));
-    }
-    *saved_file = file;
-    return std::move(*saved);
-  }
-  if (response->empty_trace()) return space;  // Nothing to fetch: empty.
-  return absl::FailedPreconditionError(absl::StrCat(
-      address.address,
-      " did not return its profile (it does not support emit_xspace) and saved it on "
-      "its own machine under ",
-      saved_dir, "/; copy it from there"));
-}
-
-bool WritesChromeTrace(const CaptureOptions& options) {
-  return options.write_chrome_trace.value_or(!options.write_pytorch_trace);
-}
-
-std::string_view LongestFileSuffix(const CaptureOptions& options) {
-  if (options.write_pytorch_trace) return exporter::kPyTorchTraceSuffix;
-  return WritesChromeTrace(options) ? exporter::kChromeTraceSuffix : exporter::kXPlaneSuffix;
-}
-
-std::string AddressHostName(const ServiceAddress& address) {
-  return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
-}
-
-std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
-                         bool host_is_shared, std::string_view longest_suffix) {
-  return BaseHostName(std::vector<std::string>(space.hostnames().begin(),
-                                               space.hostnames().end()),
-                      address, host_is_shared, longest_suffix,
-                      xplane::ReadJobIdentity(space));
-}
-
-std::string BaseHostName(const std::vector<std::string>& hostnames,
-                         const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix,
-                         const xplane::JobIdentity& identity) {
-  if (!hostnames.empty() && exporter::IsPlainName(hostnames[0])) {
-    // Ranks sharing a host are told apart by rank, as their own files are;
-    // other servers sharing a host by port.
-    std::string name = xplane::RankedHostName(hostnames[0], identity);
-    if (host_is_shared && !identity.distributed()) absl::StrAppend(&name, "_", address.port);
-    // A name too long for its files falls back to host_port, which
-    // CheckOptions made sure fits before the capture started.
-    if (name.size() + longest_suffix.size() <= exporter::kMaxFileNameBytes) return name;
-  }
-  return AddressHostName(address);
-}
-
 }  // namespace rpc
-
-namespace rpc {
-namespace {
-
-// Checks every option; the parsed addresses when they are all good.
-// `options` with each deprecated field's value under its current name.
-CaptureOptions WithCurrentNames(CaptureOptions options) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  if (options.write_kineto_trace) options.write_pytorch_trace = *options.write_kineto_trace;
-  options.write_kineto_trace.reset();
-#pragma GCC diagnostic pop
-  return options;
-}
-
-absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& options) {
-  auto addresses = ParseAddresses(options);
-  if (!addresses.ok()) return addresses.status();
-  if (options.logdir.empty()) {
-    return absl::InvalidArgumentError("CaptureOptions::logdir must not be empty");
-  }
-  struct Range {
-    const char* field;
-    int64_t value, low, high;
-  };
-  const Range ranges[] = {
-      {"duration_ms", options.duration_ms, 1, kMaxCaptureDurationMs},
-      {"num_tracing_attempts", options.num_tracing_attempts, 1, kMaxTracingAttempts},
-      {"host_tracer_level", options.host_tracer_level, 0, 3},
-      {"device_tracer_level", options.device_tracer_level, 0, 2},
-      {"python_tracer_level", options.python_tracer_level, 0, 1},
-      {"connect_timeout_ms", options.connect_timeout_ms, 1, kMaxCaptureDurationMs},
-      {"connect_attempts", options.connect_attempts, 1, kMaxConnectAttempts},
-      {"response_timeout_ms", options.response_timeout_ms, 1, kMaxCaptureDurationMs},
-      {"max_parallel_hosts", options.max_parallel_hosts, 1, kMaxParallelHosts},
-  };
-  for (const Range& range : ranges) {
-    if (auto s = CheckRange(range.field, range.value, range.low, range.high); !s.ok()) {
-      return s;
-    }
-  }
-  if (!options.run_name.empty()) {
-    if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
-        !s.ok()) {
-      return s;
-    }
-  }
-  // Every host's files are named at worst <host>_<port><suffix>: refuse
-  // now what could only fail after the whole capture.
-  const std::string_view suffix = LongestFileSuffix(options);
-  for (size_t i = 0; i < addresses->size(); ++i) {
-    const std::string name = AddressHostName((*addresses)[i]);
-    if (name.size() + suffix.size() > exporter::kMaxFileNameBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "CaptureOptions::service_addresses[", i, "]: the host name of ",
-          exporter::QuoteForMessage((*addresses)[i].address),
-          " is too long for its files: '<host>_<port>", std::string(suffix), "' would be ",
-          name.size() + suffix.size(), " bytes, the file system takes at most ",
-          exporter::kMaxFileNameBytes, " (NAME_MAX); use a shorter host name or its IP address"));
-    }
-  }
-  return addresses;
-}
-
-}  // namespace
-}  // namespace rpc
-
-absl::Status ValidateCaptureOptions(const CaptureOptions& options) {
-  return rpc::CheckOptions(options).status();
-}
 
 absl::StatusOr<CaptureResult> Capture(const CaptureOptions& requested) {
   const CaptureOptions options = rpc::WithCurrentNames(requested);
@@ -944,83 +659,10 @@ absl::StatusOr<CaptureResult> Capture(const CaptureOptions& requested) {
 
   rpc::Run run;
   run.options = &options;
-  auto run_dir =
-      exporter::CreateRunDirectory(options.logdir, options.run_name, core::EpochNowNs());
-  if (!run_dir.ok()) return run_dir.status();
-  run.run_dir = *run_dir;
-  run.session_id = run.run_dir.substr(run.run_dir.rfind('/') + 1);
-  // Absolute, so that a server on this machine with another working
-  // directory saves into the same folder.
-  {
-    const std::string root = exporter::ProfileRoot(options.logdir);
-    char resolved[PATH_MAX];
-    run.repository_root = realpath(root.c_str(), resolved) != nullptr ? resolved : root;
-  }
-
-  std::map<std::string, int> hosts_seen;
-  for (const rpc::ServiceAddress& address : *addresses) ++hosts_seen[address.host];
-  run.jobs.resize(addresses->size());
-  for (size_t i = 0; i < addresses->size(); ++i) {
-    rpc::HostJob& job = run.jobs[i];
-    job.address = (*addresses)[i];
-    job.host_is_shared = hosts_seen[job.address.host] > 1;
-    job.result.address = job.address.address;
-  }
-
-  run.start = rpc::Clock::now();
-  {
-    rpc::ThreadJoiner joiner;
-    for (size_t i = 0; i < run.jobs.size(); ++i) {
-      joiner.threads.emplace_back([&run, i] { rpc::CaptureHost(run, i); });
-    }
-    // Report progress from this thread until every host is done: the
-    // reports the hosts queued, and one every kProgressInterval.
-    std::unique_lock<std::mutex> lock(run.mutex);
-    auto next_tick = run.start + rpc::kProgressInterval;
-    while (true) {
-      while (!run.reports.empty()) {
-        CaptureProgress progress = std::move(run.reports.front());
-        run.reports.pop_front();
-        lock.unlock();
-        options.on_progress(progress);
-        lock.lock();
-      }
-      if (run.finished_count == run.jobs.size()) break;
-      if (run.changed.wait_until(lock, next_tick, [&] {
-            return !run.reports.empty() || run.finished_count == run.jobs.size();
-          })) {
-        continue;
-      }
-      // From now: a slow callback must not cause a burst of reports.
-      next_tick = rpc::Clock::now() + rpc::kProgressInterval;
-      if (options.on_progress) {
-        CaptureProgress progress = rpc::Snapshot(run);
-        lock.unlock();
-        options.on_progress(progress);
-        lock.lock();
-      }
-    }
-  }
-
-  CaptureResult result;
-  result.run_dir = run.run_dir;
-  std::vector<std::string> failures;
-  bool same_code = true;
-  for (rpc::HostJob& job : run.jobs) {
-    if (!job.result.status.ok()) {
-      failures.push_back(std::string(job.result.status.message()));
-      same_code = same_code && job.result.status.code() == run.jobs[0].result.status.code();
-    }
-    result.hosts.push_back(std::move(job.result));
-  }
-  if (failures.size() < result.hosts.size()) return result;
-
-  // No host has a profile: leave no empty run folder behind.
-  rmdir(run.run_dir.c_str());
-  const absl::StatusCode code =
-      same_code ? result.hosts[0].status.code() : absl::StatusCode::kUnavailable;
-  return absl::Status(code, absl::StrCat("no host was captured (all ", failures.size(),
-                                         " failed): ", absl::StrJoin(failures, " | ")));
+  if (auto s = rpc::CreateRunFolder(run); !s.ok()) return s;
+  rpc::AddJobs(*addresses, run);
+  rpc::CaptureHosts(run);
+  return rpc::Results(run);
 }
 
 }  // namespace neuronprof

@@ -222,7 +222,8 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   const char* suffix = exporter::kXPlaneSuffix;
   if (!request.emit_xspace() && options_.write_pytorch_trace) {
     suffix = exporter::kPyTorchTraceSuffix;
-  } else if (!request.emit_xspace() && options_.write_chrome_trace.value_or(true)) {
+  } else if (!request.emit_xspace() &&
+             exporter::ChromeTraceWanted(options_.write_chrome_trace, /*kineto_written=*/false)) {
     suffix = exporter::kChromeTraceSuffix;
   }
   if (!request_host.empty()) {
@@ -350,7 +351,7 @@ absl::Status SaveTraces(const ServiceOptions& options, const SaveTarget& save,
                         const tensorflow::profiler::XSpace& space) {
   absl::Status status;
   const bool kineto = options.write_pytorch_trace && !save.kineto_dir.empty();
-  if (options.write_chrome_trace.value_or(!kineto)) {
+  if (exporter::ChromeTraceWanted(options.write_chrome_trace, kineto)) {
     status.Update(SaveTrace(save, save.relative_dir,
                             absl::StrCat(save.host, exporter::kChromeTraceSuffix),
                             [&](exporter::ByteSink* sink) {

@@ -45,7 +45,7 @@
 #include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
-#include "tools/info_command.h"
+#include "tools/info_text.h"
 #include "tools/summary_json.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
