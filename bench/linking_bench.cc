@@ -27,7 +27,7 @@ constexpr uint64_t kCaptureBytes = uint64_t{2} << 30;  // 20M events fit.
 // Runs `loop` inside a capture and reports its events and drops.
 template <typename Loop>
 void InCapture(benchmark::State& state, Loop loop) {
-  absl::Status started = StartRecording(neuronprof::kTraceCritical, kCaptureBytes);
+  auto started = StartRecording(neuronprof::kTraceCritical, kCaptureBytes);
   if (!started.ok()) {
     state.SkipWithError(std::string(started.message()).c_str());
     return;

@@ -66,8 +66,8 @@ class CaptureForRun {
   explicit CaptureForRun(benchmark::State& state) : state_(state) {
     if (state_.thread_index() != 0) return;
     faults_before_ = MinorFaults();
-    absl::Status status = core::StartRecording(kLevel, kCaptureBytes);
-    if (!status.ok()) state_.SkipWithError(std::string(status.message()).c_str());
+    auto status = core::StartRecording(kLevel, kCaptureBytes);
+    if (!status.ok()) state_.SkipWithError(status.message().c_str());
   }
   // Call after the timed loop: stops the capture and sets the counters.
   void Finish() {
@@ -249,8 +249,8 @@ class RingForRun {
  public:
   explicit RingForRun(benchmark::State& state) : state_(state) {
     if (state_.thread_index() != 0) return;
-    absl::Status status = core::StartRingRecording(kLevel, kRingBytes);
-    if (!status.ok()) state_.SkipWithError(std::string(status.message()).c_str());
+    auto status = core::StartRingRecording(kLevel, kRingBytes);
+    if (!status.ok()) state_.SkipWithError(status.message().c_str());
   }
   // After the timed loop: a snapshot (what a Dump reads), then the end.
   void Finish() {
@@ -267,7 +267,7 @@ class RingForRun {
     state_.counters["retained"] = static_cast<double>(events);
     state_.counters["drops"] = static_cast<double>(snapshot->dropped);
     state_.counters["clipped"] = static_cast<double>(snapshot->clipped);
-    core::StopRecording().IgnoreError();
+    static_cast<void>(core::StopRecording());  // The ring was read.
   }
 
  private:

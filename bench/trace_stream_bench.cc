@@ -25,6 +25,7 @@
 #include "bench/process_memory.h"
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
+#include "src/collectors/core_status.h"
 #include "src/core/recorder.h"
 #include "src/export/trace_stream.h"
 #include "src/xplane/schema.h"
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   const double rss_start = ProcStatusMb("VmRSS:");
   if (auto s = neuronprof::core::StartRecording(2, uint64_t{40} * markers + (uint64_t{64} << 20));
       !s.ok()) {
-    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    std::fprintf(stderr, "%s\n", neuronprof::collectors::ToStatus(s).ToString().c_str());
     return 1;
   }
   for (int64_t i = 0; i < markers; ++i) {
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
   }
   auto capture = neuronprof::core::StopRecording();  // Held until the end.
   if (!capture.ok()) {
-    std::fprintf(stderr, "%s\n", capture.status().ToString().c_str());
+    std::fprintf(stderr, "%s\n",
+                 neuronprof::collectors::ToStatus(capture.status()).ToString().c_str());
     return 1;
   }
   const double records = ProcStatusMb("VmRSS:") - rss_start;

@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include <string>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels return EINVAL.
@@ -31,7 +29,7 @@ EventPool::EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool 
   sem_init(&prefault_wakeup_, /*pshared=*/0, /*value=*/0);
 }
 
-absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
+Result<std::unique_ptr<EventPool>> EventPool::Create(
     uint64_t bytes, uint32_t generation, bool ring) {
   const uint64_t num_blocks =
       std::max<uint64_t>(1, bytes / internal::EventBlock::kBytes);
@@ -39,10 +37,10 @@ absl::StatusOr<std::unique_ptr<EventPool>> EventPool::Create(
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot reserve ", length,
-                     " bytes for the event buffer (max_buffer_bytes): ",
-                     std::strerror(errno)));
+    return Result<>(ErrorCode::kResourceExhausted,
+                    "cannot reserve " + std::to_string(length) +
+                        " bytes for the event buffer (max_buffer_bytes): " +
+                        std::strerror(errno));
   }
   // Fresh pages fault on first write (~2 us each on a VM, ~16 ns per
   // event). Huge pages cut the count 512-fold where THP allows it, and the

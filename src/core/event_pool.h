@@ -11,8 +11,8 @@
 #include <memory>
 #include <thread>
 
-#include "absl/status/statusor.h"
 #include "neuronprof/internal/recorder.h"
+#include "src/core/result.h"
 
 namespace neuronprof {
 namespace internal {
@@ -57,9 +57,8 @@ class EventPool {
   // faults (microseconds each on a VM) do not land on recording threads.
   // `ring`: blocks are recycled (ClaimRingBlock) instead of running out,
   // and all of them are committed now, with no background thread.
-  static absl::StatusOr<std::unique_ptr<EventPool>> Create(uint64_t bytes,
-                                                           uint32_t generation,
-                                                           bool ring = false);
+  static Result<std::unique_ptr<EventPool>> Create(uint64_t bytes, uint32_t generation,
+                                                   bool ring = false);
   ~EventPool();
   EventPool(const EventPool&) = delete;
   EventPool& operator=(const EventPool&) = delete;

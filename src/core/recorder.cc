@@ -51,11 +51,10 @@
 #include <stdexcept>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_set>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
 #include "src/core/event_pool.h"
@@ -495,7 +494,7 @@ const internal::EventRecord& RecordsInPool::operator[](size_t i) const {
 
 const internal::EventRecord& RecordsInPool::at(size_t i) const {
   if (i >= size_) {
-    throw std::out_of_range(absl::StrCat("record ", i, " of ", size_));
+    throw std::out_of_range("record " + std::to_string(i) + " of " + std::to_string(size_));
   }
   return (*this)[i];
 }
@@ -506,33 +505,34 @@ RecordedCapture::RecordedCapture(RecordedCapture&&) noexcept = default;
 RecordedCapture& RecordedCapture::operator=(RecordedCapture&&) noexcept = default;
 
 namespace {
-absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring);
+Result<> Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring);
 }  // namespace
 
-absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes) {
+Result<> StartRecording(int host_tracer_level, uint64_t max_buffer_bytes) {
   return Start(host_tracer_level, max_buffer_bytes, /*ring=*/false);
 }
 
-absl::Status StartRingRecording(int host_tracer_level, uint64_t ring_bytes) {
+Result<> StartRingRecording(int host_tracer_level, uint64_t ring_bytes) {
   if (ring_bytes < kMinRingBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ring must hold at least ", kMinRingBytes / kBlockBytes, " blocks of ",
-        kBlockBytes, " bytes (", kMinRingBytes, " bytes), got ", ring_bytes));
+    return {ErrorCode::kInvalidArgument,
+            "the ring must hold at least " + std::to_string(kMinRingBytes / kBlockBytes) +
+                " blocks of " + std::to_string(kBlockBytes) + " bytes (" +
+                std::to_string(kMinRingBytes) + " bytes), got " + std::to_string(ring_bytes)};
   }
   return Start(host_tracer_level, ring_bytes, /*ring=*/true);
 }
 
 namespace {
-absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) {
+Result<> Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) {
   if (host_tracer_level < 0 || host_tracer_level > 3) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host_tracer_level must be 0..3, got ", host_tracer_level));
+    return {ErrorCode::kInvalidArgument,
+            "host_tracer_level must be 0..3, got " + std::to_string(host_tracer_level)};
   }
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_owned_pool != nullptr) {
-    return absl::FailedPreconditionError(
-        "a capture is already running in this process; stop it first (only "
-        "one capture at a time)");
+    return {ErrorCode::kFailedPrecondition,
+            "a capture is already running in this process; stop it first (only "
+            "one capture at a time)"};
   }
   std::call_once(g_barrier_once, InitBarrier);
   InitTickSource();
@@ -547,7 +547,7 @@ absl::Status Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) 
   g_start_sample = TakeClockSample();
   internal::g_capture_state.store((generation << 8) | static_cast<uint32_t>(host_tracer_level),
                         std::memory_order_release);
-  return absl::OkStatus();
+  return {};
 }
 }  // namespace
 
@@ -561,10 +561,10 @@ bool IsRecording() {
   return g_owned_pool != nullptr;
 }
 
-absl::StatusOr<RecordedCapture> StopRecording() {
+Result<RecordedCapture> StopRecording() {
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_owned_pool == nullptr) {
-    return absl::FailedPreconditionError("no capture is running");
+    return Result<>(ErrorCode::kFailedPrecondition, "no capture is running");
   }
   internal::g_capture_state.store(0, std::memory_order_seq_cst);
   const ClockSample stop_sample = TakeClockSample();
@@ -660,16 +660,17 @@ uint64_t RingRecordBytes(const EventPool& pool) {
 
 }  // namespace
 
-absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms) {
+Result<RecordedCapture> SnapshotRing(int64_t last_ms) {
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_owned_pool == nullptr || !g_owned_pool->ring()) {
-    return absl::FailedPreconditionError(
-        "no flight recorder is running (a ring capture), so there is nothing to "
-        "snapshot");
+    return Result<>(ErrorCode::kFailedPrecondition,
+                    "no flight recorder is running (a ring capture), so there is nothing to "
+                    "snapshot");
   }
   if (last_ms < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("last_ms must be >= 0 (0 = everything retained), got ", last_ms));
+    return Result<>(ErrorCode::kInvalidArgument,
+                    "last_ms must be >= 0 (0 = everything retained), got " +
+                        std::to_string(last_ms));
   }
   EventPool& pool = *g_owned_pool;
   // Mapped before the freeze; for the whole ring its records' part also

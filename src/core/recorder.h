@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "neuronprof/internal/recorder.h"
 #include "src/core/clock.h"
+#include "src/core/result.h"
 
 // NEURONPROF_API here: exported from libneuronprof_markers for the other
 // neuronprof libraries (not public API; see neuronprof/export.h).
@@ -133,11 +133,11 @@ struct NEURONPROF_API RecordedCapture {
 // Enables markers up to `host_tracer_level` (1..3; 0 records nothing but
 // still opens a window). Fails if a capture is already running or the
 // buffer cannot be reserved.
-NEURONPROF_API absl::Status StartRecording(int host_tracer_level, uint64_t max_buffer_bytes);
+NEURONPROF_API Result<> StartRecording(int host_tracer_level, uint64_t max_buffer_bytes);
 
 // Disables markers, waits until no thread is still writing a record, and
 // returns everything recorded since StartRecording.
-NEURONPROF_API absl::StatusOr<RecordedCapture> StopRecording();
+NEURONPROF_API Result<RecordedCapture> StopRecording();
 
 bool IsRecording();
 
@@ -150,7 +150,7 @@ constexpr uint64_t kMinRingBytes = 4 * 64 * 1024;
 // first once every block has been claimed. Same markers, same hot path as
 // StartRecording; read with SnapshotRing, end with StopRecording (whose
 // result then holds no events).
-NEURONPROF_API absl::Status StartRingRecording(int host_tracer_level, uint64_t ring_bytes);
+NEURONPROF_API Result<> StartRingRecording(int host_tracer_level, uint64_t ring_bytes);
 
 // Copies what the ring holds (only events that ended in the last `last_ms`
 // milliseconds when > 0) while recording goes on: threads are never
@@ -160,7 +160,7 @@ NEURONPROF_API absl::Status StartRingRecording(int host_tracer_level, uint64_t r
 // committed before the copy starts and unmapped with the result.
 // FailedPrecondition without a running ring capture; ResourceExhausted
 // when the copy cannot be mapped.
-NEURONPROF_API absl::StatusOr<RecordedCapture> SnapshotRing(int64_t last_ms = 0);
+NEURONPROF_API Result<RecordedCapture> SnapshotRing(int64_t last_ms = 0);
 
 // Threads whose recording state (about 200 bytes each) is kept now: live
 // ones that recorded, and exited ones whose events a capture may still

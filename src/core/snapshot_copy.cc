@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include <cstring>
+#include <string>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels: faults in the copy.
@@ -17,14 +16,13 @@
 namespace neuronprof {
 namespace core {
 
-absl::StatusOr<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t bytes,
-                                                                   uint64_t commit_bytes) {
+Result<std::unique_ptr<SnapshotCopy>> SnapshotCopy::Create(uint64_t bytes, uint64_t commit_bytes) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot map ", bytes, " bytes for the flight recorder's snapshot: ",
-        std::strerror(errno)));
+    return Result<>(ErrorCode::kResourceExhausted,
+                    "cannot map " + std::to_string(bytes) +
+                        " bytes for the flight recorder's snapshot: " + std::strerror(errno));
   }
   madvise(base, bytes, MADV_HUGEPAGE);
   commit_bytes = std::min(commit_bytes, bytes);

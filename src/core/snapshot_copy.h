@@ -15,8 +15,8 @@
 #include <cstring>
 #include <memory>
 
-#include "absl/status/statusor.h"
 #include "neuronprof/internal/recorder.h"
+#include "src/core/result.h"
 
 namespace neuronprof {
 namespace core {
@@ -26,8 +26,7 @@ class SnapshotCopy {
   // Maps `bytes` (> 0), its first `commit_bytes` committed now (where the
   // records of a copy of the whole ring go), the rest page by page as the
   // copy fills it; ResourceExhausted when it cannot be mapped.
-  static absl::StatusOr<std::unique_ptr<SnapshotCopy>> Create(uint64_t bytes,
-                                                              uint64_t commit_bytes);
+  static Result<std::unique_ptr<SnapshotCopy>> Create(uint64_t bytes, uint64_t commit_bytes);
   ~SnapshotCopy();
   SnapshotCopy(const SnapshotCopy&) = delete;
   SnapshotCopy& operator=(const SnapshotCopy&) = delete;

@@ -53,10 +53,10 @@ class WatchUse {
 
 }  // namespace
 
-absl::Status InstallStepWatch(StepWatch* watch) {
+Result<> InstallStepWatch(StepWatch* watch) {
   std::lock_guard<std::mutex> lock(g_install_mutex);
   if (g_watch.load(std::memory_order_relaxed) != nullptr) {
-    return absl::FailedPreconditionError("a step watch is already installed");
+    return {ErrorCode::kFailedPrecondition, "a step watch is already installed"};
   }
   g_base_ticks.store(internal::NowTicks(), std::memory_order_relaxed);
   g_base_ns.store(MonotonicNs(), std::memory_order_relaxed);
@@ -64,7 +64,7 @@ absl::Status InstallStepWatch(StepWatch* watch) {
   if (serial == 0) serial = 1;
   g_serial.store(serial, std::memory_order_relaxed);
   g_watch.store(watch, std::memory_order_seq_cst);
-  return absl::OkStatus();
+  return {};
 }
 
 void RemoveStepWatch(StepWatch* watch) {

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "absl/status/status.h"
 #include "neuronprof/export.h"
+#include "src/core/result.h"
 
 namespace neuronprof {
 namespace core {
@@ -39,7 +39,7 @@ class StepWatch {
 
 // Installs `watch` (one per process; FailedPrecondition while another is
 // installed). The caller keeps it alive until RemoveStepWatch returns.
-NEURONPROF_API absl::Status InstallStepWatch(StepWatch* watch);
+NEURONPROF_API Result<> InstallStepWatch(StepWatch* watch);
 // Uninstalls `watch` (no-op when it is not the one installed) and waits
 // until no thread is inside its methods. Steps that began under it and end
 // later are not reported to anyone.

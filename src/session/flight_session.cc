@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "src/collectors/core_status.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/recorder.h"
 #include "src/xplane/xplane_builder.h"
@@ -26,7 +27,8 @@ absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
     int host_tracer_level, uint64_t ring_bytes, std::string holder) {
   auto gate = CaptureGate::Acquire(std::move(holder));
   if (!gate.ok()) return gate.status();
-  absl::Status started = core::StartRingRecording(host_tracer_level, ring_bytes);
+  absl::Status started =
+      collectors::ToStatus(core::StartRingRecording(host_tracer_level, ring_bytes));
   if (!started.ok()) return started;  // The gate is released on return.
   std::unique_ptr<FlightSession> session(new FlightSession(std::move(*gate)));
   std::lock_guard<std::mutex> lock(LiveMutex());
@@ -39,7 +41,7 @@ FlightSession::~FlightSession() {
     std::lock_guard<std::mutex> lock(LiveMutex());  // Waits for a SnapshotLive.
     if (g_live == this) g_live = nullptr;
   }
-  core::StopRecording().IgnoreError();
+  static_cast<void>(core::StopRecording());  // Ends the ring; a destructor has no one to tell.
 }
 
 bool FlightSession::IsLive() {
@@ -95,7 +97,7 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
                                                       std::string_view note,
                                                       SpaceStorage storage) const {
   auto snapshot = core::SnapshotRing(last_ms);
-  if (!snapshot.ok()) return snapshot.status();
+  if (!snapshot.ok()) return collectors::ToStatus(snapshot.status());
   CaptureResult result(storage);
   result.start_epoch_ns = snapshot->start_epoch_ns;
   result.stop_epoch_ns = snapshot->stop_epoch_ns;
@@ -109,7 +111,7 @@ absl::StatusOr<CaptureResult> FlightSession::Snapshot(int64_t last_ms,
 absl::StatusOr<StreamedCapture> FlightSession::SnapshotForStreaming(
     int64_t last_ms, const std::string& buffer_advice, std::string_view note) const {
   auto snapshot = core::SnapshotRing(last_ms);
-  if (!snapshot.ok()) return snapshot.status();
+  if (!snapshot.ok()) return collectors::ToStatus(snapshot.status());
   StreamedCapture streamed;
   streamed.records = std::move(*snapshot);
   collectors::SortSnapshotRecords(&streamed.records);  // No index of pointers.

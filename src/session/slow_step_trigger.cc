@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
+#include "src/collectors/core_status.h"
 
 namespace neuronprof {
 namespace session {
@@ -35,7 +36,9 @@ void RecordTriggerEvent(const core::WatchedStep& step) {
 
 absl::StatusOr<std::unique_ptr<SlowStepTriggers>> SlowStepTriggers::Start(Handler handler) {
   std::unique_ptr<SlowStepTriggers> triggers(new SlowStepTriggers(std::move(handler)));
-  if (absl::Status s = core::InstallStepWatch(triggers.get()); !s.ok()) return s;
+  if (absl::Status s = collectors::ToStatus(core::InstallStepWatch(triggers.get())); !s.ok()) {
+    return s;
+  }
   triggers->thread_ = std::thread([t = triggers.get()] { t->Run(); });
   return triggers;
 }

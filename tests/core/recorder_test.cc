@@ -64,11 +64,11 @@ TEST_CASE("markers outside a capture are not recorded") {
 
 TEST_CASE("a second capture cannot start while one runs") {
   REQUIRE(core::StartRecording(2, kBigBuffer).ok());
-  absl::Status second = core::StartRecording(2, kBigBuffer);
-  CHECK(absl::IsFailedPrecondition(second));
-  CHECK(std::string(second.message()).find("already running") != std::string::npos);
+  core::Result<> second = core::StartRecording(2, kBigBuffer);
+  CHECK(second.code() == core::ErrorCode::kFailedPrecondition);
+  CHECK(second.message().find("already running") != std::string::npos);
   Stop();
-  CHECK(absl::IsFailedPrecondition(core::StopRecording().status()));
+  CHECK(core::StopRecording().status().code() == core::ErrorCode::kFailedPrecondition);
 }
 
 TEST_CASE("names, arguments and nesting are kept") {

@@ -192,20 +192,21 @@ TEST_CASE("exited threads leave nothing behind once the ring overwrote their eve
 }
 
 TEST_CASE("ring bad inputs give clear statuses") {
-  absl::Status small = core::StartRingRecording(2, core::kBlockBytes);
-  CHECK(absl::IsInvalidArgument(small));
-  CHECK(std::string(small.message()).find("at least 4 blocks") != std::string::npos);
+  using core::ErrorCode;
+  core::Result<> small = core::StartRingRecording(2, core::kBlockBytes);
+  CHECK(small.code() == ErrorCode::kInvalidArgument);
+  CHECK(small.message().find("at least 4 blocks") != std::string::npos);
 
   auto none = core::SnapshotRing();
-  CHECK(absl::IsFailedPrecondition(none.status()));
+  CHECK(none.status().code() == ErrorCode::kFailedPrecondition);
 
   REQUIRE(core::StartRecording(2, kRingBytes).ok());  // A window, not a ring.
-  CHECK(absl::IsFailedPrecondition(core::SnapshotRing().status()));
-  CHECK(absl::IsFailedPrecondition(core::StartRingRecording(2, kRingBytes)));
+  CHECK(core::SnapshotRing().status().code() == ErrorCode::kFailedPrecondition);
+  CHECK(core::StartRingRecording(2, kRingBytes).code() == ErrorCode::kFailedPrecondition);
   REQUIRE(core::StopRecording().ok());
 
   REQUIRE(core::StartRingRecording(2, kRingBytes).ok());
-  CHECK(absl::IsInvalidArgument(core::SnapshotRing(-1).status()));
+  CHECK(core::SnapshotRing(-1).status().code() == ErrorCode::kInvalidArgument);
   StopRing();
 }
 

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "neuronprof/trace.h"
+#include "src/collectors/core_status.h"
 #include "src/core/recorder.h"
 
 namespace neuronprof {
@@ -55,11 +57,14 @@ inline void RecordVariety() {
 }
 
 inline absl::StatusOr<core::RecordedCapture> RecordVarietyInRing() {
-  if (absl::Status s = core::StartRingRecording(2, uint64_t{16} << 20); !s.ok()) return s;
+  if (auto s = core::StartRingRecording(2, uint64_t{16} << 20); !s.ok()) {
+    return collectors::ToStatus(s);
+  }
   RecordVariety();
   auto snapshot = core::SnapshotRing(0);
-  core::StopRecording().IgnoreError();
-  return snapshot;
+  static_cast<void>(core::StopRecording());  // The snapshot holds a copy.
+  if (!snapshot.ok()) return collectors::ToStatus(snapshot.status());
+  return std::move(*snapshot);
 }
 
 }  // namespace testing

@@ -8,9 +8,13 @@
 # 2. checks the installed headers (no protobuf / grpc), the package files
 #    (no build or source paths), the shared libraries' sonames, and that they
 #    export only neuronprof symbols (no protobuf, gRPC or Abseil ones);
+#    libneuronprof_markers.so needs and imports no Abseil: it loads only the
+#    C++ runtime and libunwind;
 # 3. markers_only: find_package(neuronprof COMPONENTS markers) loads no other
-#    package, the consumer's link line has no gRPC/protobuf/Abseil, it runs;
-#    the same project builds plugin_backend.so, linked to markers only;
+#    package, the consumer's compile and link have no gRPC/protobuf/Abseil
+#    (no Abseil header, flag, library or loaded object), it runs with an
+#    "Abseil" of its own (own_abseil.h); the same project builds
+#    plugin_backend.so, linked to markers only (and its own "Abseil");
 # 4. find_package: the full library; the consumer dlopens plugin_backend.so
 #    (RTLD_LOCAL) inside its capture and every backend marker is in the
 #    file, as the installed CLI converts it, with the typed arguments
@@ -102,6 +106,15 @@ if [[ $INSTALLED == 1 ]]; then
   else
     pass "headers: no protobuf/grpc includes in $INC"
   fi
+  # The markers-only headers (neuronprof::markers) include no Abseil either.
+  markers_headers=("$INC"/neuronprof/trace.h "$INC"/neuronprof/trace_events.h
+                   "$INC"/neuronprof/export.h "$INC"/neuronprof/internal/*.h)
+  if hits=$(grep -nE '#[[:space:]]*include.*absl' "${markers_headers[@]}"); then
+    echo "$hits"
+    fail "headers: the markers-only headers include Abseil (see above)"
+  else
+    pass "headers: no Abseil includes in the markers-only headers (${#markers_headers[@]} files)"
+  fi
   CONFIG=$(find "$PREFIX" -name neuronprofConfig.cmake -print -quit)
   if [[ -n $CONFIG ]]; then
     pass "config: $CONFIG"
@@ -146,6 +159,36 @@ if [[ $INSTALLED == 1 ]]; then
   else
     pass "markers: libneuronprof_markers.so needs no gRPC/protobuf"
   fi
+  # A program or plug-in with its own Abseil (another version) links markers:
+  # a second Abseil loaded beside it, or its symbols bound to the program's,
+  # would collide. Nothing but the C++ runtime and libunwind is allowed.
+  markers_lib=$LIBDIR/libneuronprof_markers.so
+  if [[ -n ${dynamic:-} ]] && needed=$(grep -E 'NEEDED.*libabsl' <<<"$dynamic"); then
+    echo "$needed"
+    fail "markers: libneuronprof_markers.so needs Abseil (above)"
+  elif [[ -n ${dynamic:-} ]]; then
+    pass "markers: libneuronprof_markers.so needs no Abseil"
+  fi
+  if imported=$(nm -D --undefined-only -C "$markers_lib" | grep -E ' absl::'); then
+    echo "$imported" | head -5
+    fail "markers: libneuronprof_markers.so imports Abseil symbols (above)"
+  else
+    pass "markers: libneuronprof_markers.so imports no Abseil symbol"
+  fi
+  # ld.so, the vDSO, the C and C++ runtimes, libunwind and what it loads.
+  runtime='linux-vdso\.so\.1|/.*/ld-linux[^/]*\.so\.[0-9]+|lib(c|m|stdc\+\+|gcc_s|unwind)\.so\.[0-9]+'
+  if loaded=$(ldd "$markers_lib" | awk '{print $1}'); then
+    unwind=$(ldd "$markers_lib" | awk '$1 ~ /^libunwind\.so/ {print $3; exit}')
+    unwind_needs=$([[ -n $unwind ]] && ldd "$unwind" | awk '{print $1}')
+    if extra=$(grep -vxE "$runtime" <<<"$loaded" | grep -vxF -f <(printf '%s\n' "$unwind_needs")); then
+      echo "$extra"
+      fail "markers: libneuronprof_markers.so loads more than the C++ runtime and libunwind (above)"
+    else
+      pass "markers: libneuronprof_markers.so loads only the C++ runtime and libunwind ($(echo $loaded))"
+    fi
+  else
+    fail "markers: ldd $markers_lib failed"
+  fi
 fi
 
 # configure_and_build <name> <project dir> <build dir> [cmake args...]
@@ -180,6 +223,27 @@ if [[ $INSTALLED == 1 ]] && configure_and_build markers_only "$HERE/markers_only
     fail "markers_only: the link line mentions gRPC/protobuf/Abseil (above)"
   else
     pass "markers_only: link line is libneuronprof_markers and the standard library"
+  fi
+  # No Abseil on the include path either: no Abseil directory in the compile
+  # flags and no Abseil header in the compiler's dependency files (read by
+  # each object's .d; none read would prove nothing).
+  depfiles=$(find "$MO_BUILD/CMakeFiles" -name '*.o.d' | wc -l)
+  hits=$(find "$MO_BUILD/CMakeFiles" -name '*.o.d' -exec grep -lE '/absl/' {} +
+         find "$MO_BUILD/CMakeFiles" -name flags.make -exec grep -lE 'absl' {} +)
+  if [[ $depfiles == 0 ]]; then
+    fail "markers_only: no compiler dependency files (*.o.d) under $MO_BUILD/CMakeFiles"
+  elif [[ -n $hits ]]; then
+    echo "$hits"
+    fail "markers_only: Abseil headers or include flags in the consumer's compile (files above)"
+  else
+    pass "markers_only: compiled without Abseil (no Abseil header in $depfiles objects' dependencies)"
+  fi
+  # What the consumer and the plug-in load at run time: no second Abseil.
+  if hits=$(ldd "$MO_BUILD/consumer_markers" "$MO_BUILD/plugin_backend.so" | grep -E 'libabsl|grpc|protobuf'); then
+    echo "$hits" | head -5
+    fail "markers_only: the consumer or the plug-in loads Abseil/gRPC/protobuf (above)"
+  else
+    pass "markers_only: the consumer and the plug-in load no Abseil, gRPC or protobuf"
   fi
   if run_logged markers_only-run "$MO_BUILD/consumer_markers"; then
     pass "markers_only: consumer ran"
@@ -250,7 +314,7 @@ if [[ $INSTALLED == 1 ]] && configure_and_build find_package "$HERE/find_package
     if [[ -n $PLUGIN && -n $xplane ]] && counts=$(count_events "$xplane" 2>"$LOGS/convert.log"); then
       if grep -qx 'backend_op 20' <<<"$counts" && grep -qx 'backend_step 20' <<<"$counts" &&
          grep -qx 'thread backend_worker' <<<"$counts"; then
-        pass "dlopen: the RTLD_LOCAL plugin's 40 markers (2 threads) are in $xplane"
+        pass "dlopen: the RTLD_LOCAL plugin's 40 markers (2 threads, names from its own absl::StrCat) are in $xplane"
       else
         echo "$counts"
         fail "dlopen: the plugin's markers are not all in the capture (counts above)"

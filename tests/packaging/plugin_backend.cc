@@ -1,19 +1,23 @@
 // A backend that an inference server loads with dlopen: it links only
-// neuronprof::markers and instruments itself, while the application owns the
-// capture. backend_run(n) records n "backend_op" markers on the calling
-// thread and n on a thread of its own, each holding a "backend_step" marker
-// with a copied name (a std::string that dies right after).
+// neuronprof::markers and its own "Abseil" (own_abseil.h: another Abseil than
+// the application's neuronprof uses), and instruments itself, while the
+// application owns the capture. backend_run(n) records n "backend_op"
+// markers on the calling thread and n on a thread of its own, each holding a
+// "backend_step" marker with a copied name (a std::string that dies right
+// after, made by its own absl::StrCat).
 #include <string>
 #include <thread>
 
 #include <neuronprof/trace.h>
+
+#include "own_abseil.h"
 
 namespace {
 
 void Work(int n) {
   for (int i = 0; i < n; ++i) {
     NEURONPROF_SCOPE("backend_op");
-    std::string step = "backend_step";
+    std::string step = absl::StrCat("backend_", "step");
     neuronprof::ScopedTrace copied(step);
   }
 }

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "src/collectors/core_status.h"
 #include "src/collectors/host/stack_symbolizer.h"
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
@@ -597,13 +598,13 @@ class HostCollector : public Collector {
   std::string name() const override { return "host"; }
 
   absl::Status Start() override {
-    return core::StartRecording(options_.host_tracer_level,
-                                options_.max_buffer_bytes);
+    return ToStatus(core::StartRecording(options_.host_tracer_level,
+                                         options_.max_buffer_bytes));
   }
 
   absl::Status Stop() override {
     auto capture = core::StopRecording();
-    if (!capture.ok()) return capture.status();
+    if (!capture.ok()) return ToStatus(capture.status());
     capture_ = std::move(*capture);
     return absl::OkStatus();
   }
