@@ -102,6 +102,22 @@ inline double AsyncLoop(int n) {
 inline double InstantLoop(int n) {
   return PerIteration(n, [](int) { neuronprof::TraceInstant("cache_miss"); });
 }
+// Serving markers with one argument, initializer-list form (issue 40).
+inline double ProducerListLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceProducer producer("enqueue", neuronprof::ContextType::kGeneric, 0,
+                                       {{"batch", i}});
+  });
+}
+inline double ConsumerListLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kGeneric,
+                                       static_cast<uint64_t>(i) + 1, {{"batch", i}});
+  });
+}
+inline double InstantListLoop(int n) {
+  return PerIteration(n, [](int i) { neuronprof::TraceInstant("cache_miss", {{"batch", i}}); });
+}
 
 }  // namespace
 
