@@ -12,6 +12,7 @@
 #include "src/collectors/device/device_activity.h"
 #include "src/collectors/device/device_planes.h"
 #include "src/core/clock.h"
+#include "src/xplane/absl_view.h"
 #include "src/xplane/plain_name.h"
 
 namespace neuronprof {
@@ -123,13 +124,13 @@ absl::Status RegisterDeviceCollector(std::string_view name,
   if (auto s = xplane::CheckPlainName(name, "device collector name"); !s.ok()) return s;
   if (!factory) {
     return absl::InvalidArgumentError(
-        absl::StrCat("device collector \"", collectors::Sv(name), "\" has an empty factory"));
+        absl::StrCat("device collector \"", xplane::AbslView(name), "\" has an empty factory"));
   }
   std::unique_lock<std::mutex> lock(collectors::RegistryMutex());
   auto& registry = collectors::Registry();
   if (registry.find(name) != registry.end()) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "a device collector named \"", collectors::Sv(name), "\" is already registered"));
+        "a device collector named \"", xplane::AbslView(name), "\" is already registered"));
   }
   registry.emplace(std::string(name), std::move(factory));
   // The session's factory list only grows: a name gets one entry for the
@@ -151,7 +152,7 @@ absl::Status UnregisterDeviceCollector(std::string_view name) {
   auto it = collectors::Registry().find(name);
   if (it == collectors::Registry().end()) {
     return absl::NotFoundError(
-        absl::StrCat("no device collector named \"", collectors::Sv(name), "\" is registered"));
+        absl::StrCat("no device collector named \"", xplane::AbslView(name), "\" is registered"));
   }
   collectors::Registry().erase(it);
   return absl::OkStatus();
