@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/analysis/markers/flow_tails.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_visitor.h"
 
