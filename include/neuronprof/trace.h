@@ -318,13 +318,13 @@ class ScopedTrace {
   void CopyWithArgs(std::string_view name, const TraceArg* args, size_t num_args,
                     const TraceArg* more_args, size_t num_more_args);
   // A flow's marker: the name, the link (_pt/_p for a producer, else _ct/_c;
-  // none for `id` 0), then `args` (TraceArgs, or typed).
+  // none for `id` 0), then `args` (TraceArgs, or typed; none: the typed path,
+  // whose keys are constants, so their copies fold).
   void CopyWithLink(std::string_view name, bool producer, ContextType type, uint64_t id,
                     const TraceArg* args, size_t num_args);
-  template <typename... A>
-  [[gnu::always_inline]] void CopyTypedWithLink(std::string_view name, bool producer,
-                                                ContextType type, uint64_t id,
-                                                const A&... args);
+  template <bool kProducer, typename... A>
+  [[gnu::always_inline]] void CopyTypedWithLink(std::string_view name, ContextType type,
+                                                uint64_t id, const A&... args);
 
   uint32_t state_ = 0;
   uint32_t name_length_ = 0;

@@ -190,18 +190,25 @@ inline void ScopedTrace::CopyWithLink(std::string_view name, bool producer, Cont
                                                         &args_offset_));
 }
 
-// The link as two typed arguments before the caller's: the bytes of the
-// reserved ones CopyWithLink writes.
-template <typename... A>
-inline void ScopedTrace::CopyTypedWithLink(std::string_view name, bool producer,
-                                           ContextType type, uint64_t id, const A&... args) {
-  if (id == 0) return CopyTyped(name, args...);
-  CopyTyped(name,
-            internal::NumberArg{producer ? internal::kProducerTypeKey : internal::kConsumerTypeKey,
-                                'i', static_cast<uint64_t>(type)},
-            internal::NumberArg{producer ? internal::kProducerIdKey : internal::kConsumerIdKey,
-                                'u', id},
-            args...);
+// The link as two typed arguments before the caller's (if any): the bytes
+// of the reserved ones CopyWithLink writes, stored in place.
+template <bool kProducer, typename... A>
+inline void ScopedTrace::CopyTypedWithLink(std::string_view name, ContextType type, uint64_t id,
+                                           const A&... args) {
+  if (id == 0) {
+    if constexpr (sizeof...(A) == 0) {
+      CopyPlain(name);
+    } else {
+      CopyTyped(name, args...);
+    }
+    return;
+  }
+  constexpr std::string_view type_key =
+      kProducer ? internal::kProducerTypeKey : internal::kConsumerTypeKey;
+  constexpr std::string_view id_key =
+      kProducer ? internal::kProducerIdKey : internal::kConsumerIdKey;
+  CopyTyped(name, internal::NumberArg{type_key, 'i', static_cast<uint64_t>(type)},
+            internal::NumberArg{id_key, 'u', id}, args...);
 }
 
 // ---- StepTrace
@@ -237,14 +244,14 @@ inline uint64_t NewContextId() { return internal::NewContextId(); }
 
 inline TraceProducer::TraceProducer(std::string_view name, ContextType type,
                                     uint64_t context_id, uint32_t level) {
-  if (Admit(context_id, level)) trace_.CopyWithLink(name, true, type, context_id_, nullptr, 0);
+  if (Admit(context_id, level)) trace_.CopyTypedWithLink<true>(name, type, context_id_);
 }
 
 template <typename... A, internal::EnableIfTypedArgs<A...>>
 inline TraceProducer::TraceProducer(std::string_view name, ContextType type,
                                     uint64_t context_id, const A&... args) {
   if (Admit(context_id, kTraceCritical)) {
-    trace_.CopyTypedWithLink(name, true, type, context_id_, args...);
+    trace_.CopyTypedWithLink<true>(name, type, context_id_, args...);
   }
 }
 
@@ -265,7 +272,7 @@ inline bool TraceProducer::Admit(uint64_t context_id, uint32_t level) {
 
 inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
                                     uint64_t context_id, uint32_t level) {
-  if (trace_.Admit(level)) trace_.CopyWithLink(name, false, type, context_id, nullptr, 0);
+  if (trace_.Admit(level)) trace_.CopyTypedWithLink<false>(name, type, context_id);
 }
 
 inline TraceConsumer::TraceConsumer(std::string_view name, uint64_t context_id, uint32_t level)
@@ -274,7 +281,9 @@ inline TraceConsumer::TraceConsumer(std::string_view name, uint64_t context_id, 
 template <typename... A, internal::EnableIfTypedArgs<A...>>
 inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
                                     uint64_t context_id, const A&... args) {
-  if (trace_.Admit(kTraceCritical)) trace_.CopyTypedWithLink(name, false, type, context_id, args...);
+  if (trace_.Admit(kTraceCritical)) {
+    trace_.CopyTypedWithLink<false>(name, type, context_id, args...);
+  }
 }
 
 inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
