@@ -18,8 +18,10 @@
 // - Instants: zero-length events on the thread's line; Chrome "i" events.
 //
 // A flight recorder's dumps carry all of them.
-// Before the guard: included first, trace.h declares its markers, includes
-// this file for these, then the definitions of both (internal/).
+
+// Outside the guard, so that this file may be included first: trace.h
+// declares its markers, includes this file (guard not yet set) for these,
+// then the definitions of both (internal/).
 #include "neuronprof/trace.h"
 
 #ifndef NEURONPROF_TRACE_EVENTS_H_
