@@ -102,6 +102,46 @@ inline double AsyncLoop(int n) {
 inline double InstantLoop(int n) {
   return PerIteration(n, [](int) { neuronprof::TraceInstant("cache_miss"); });
 }
+// Serving markers with one argument, typed (neuronprof::Arg) and as a list.
+inline double ProducerArgLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceProducer producer("enqueue", neuronprof::ContextType::kGeneric, 0,
+                                       neuronprof::Arg("batch", i));
+  });
+}
+inline double ConsumerArgLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kGeneric,
+                                       static_cast<uint64_t>(i) + 1, neuronprof::Arg("batch", i));
+  });
+}
+inline double InstantArgLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceInstant("cache_miss", neuronprof::Arg("batch", i));
+  });
+}
+inline double AsyncArgLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::AsyncTrace span("requests", "request");
+    span.End(neuronprof::Arg("status", i));
+  });
+}
+
+inline double ProducerListLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceProducer producer("enqueue", neuronprof::ContextType::kGeneric, 0,
+                                       {{"batch", i}});
+  });
+}
+inline double ConsumerListLoop(int n) {
+  return PerIteration(n, [](int i) {
+    neuronprof::TraceConsumer consumer("dequeue", neuronprof::ContextType::kGeneric,
+                                       static_cast<uint64_t>(i) + 1, {{"batch", i}});
+  });
+}
+inline double InstantListLoop(int n) {
+  return PerIteration(n, [](int i) { neuronprof::TraceInstant("cache_miss", {{"batch", i}}); });
+}
 
 }  // namespace
 

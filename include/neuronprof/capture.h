@@ -215,7 +215,7 @@ struct CaptureOptions {
 #pragma GCC diagnostic pop
 
 // Checks options without connecting to anything. InvalidArgument names the
-// field.
+// field. Thread-safety: any thread (it reads only `options`).
 NEURONPROF_API absl::Status ValidateCaptureOptions(const CaptureOptions& options);
 
 // Captures every host in parallel and writes their profiles into one run
@@ -223,6 +223,9 @@ NEURONPROF_API absl::Status ValidateCaptureOptions(const CaptureOptions& options
 // failed and why); an error listing every host's failure when none did
 // (the run folder is then removed; on_progress's `finished` reports still
 // carry each host's details), or InvalidArgument for bad options.
+// Thread-safety: calls on several threads at once are independent (each has
+// its own channels and threads; give them different run folders); a server
+// still runs one capture at a time and refuses the others.
 NEURONPROF_API absl::StatusOr<CaptureResult> Capture(const CaptureOptions& options);
 
 }  // namespace neuronprof

@@ -50,7 +50,8 @@ struct CuptiOptions {
 // Adds the CUPTI collector to every later capture (registered under the
 // name "cupti"). Idempotent: calling it again with equal options is OK;
 // different options are FailedPrecondition (the first call's options stay).
-// InvalidArgument for out-of-range options. Thread-safe.
+// InvalidArgument for out-of-range options. Thread-safety: any thread, at
+// any time (the first call's options win).
 NEURONPROF_API absl::Status EnableCuptiCollector(const CuptiOptions& options = {});
 
 }  // namespace neuronprof

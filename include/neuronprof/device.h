@@ -48,6 +48,7 @@ namespace neuronprof {
 
 // Nanoseconds since the Unix epoch on the clock every neuronprof plane uses.
 // Pair it with the device runtime's own clock in AddClockSync.
+// Thread-safety: any thread, at any time.
 NEURONPROF_API int64_t HostEpochNowNs();
 
 enum class DeviceEventKind : uint8_t { kKernel, kMemcpy, kMemset, kOther };
@@ -109,8 +110,9 @@ struct DeviceMemoryEvent {
   std::string_view framework_op;  // The op that asked for it, if known.
 };
 
-// Receives one collector's activity during Flush(). Not thread-safe; valid
-// only for the duration of the Flush() call.
+// Receives one collector's activity during Flush(). Thread-safety: not
+// thread-safe: call it from the thread running Flush() only; valid only for
+// the duration of the Flush() call.
 class NEURONPROF_API DeviceActivitySink {
  public:
   virtual ~DeviceActivitySink() = default;
@@ -134,6 +136,11 @@ class NEURONPROF_API DeviceActivitySink {
   virtual void AddMemoryEvent(const DeviceMemoryEvent& /*event*/) {}
 };
 
+// Thread-safety: neuronprof calls Start, Stop, Flush and the destructor of
+// one instance on one thread at a time (the thread that starts or stops the
+// capture, which may differ between Start and Stop), never concurrently;
+// what the plug-in records in between (runtime callbacks on any thread) it
+// synchronises itself.
 class NEURONPROF_API DeviceCollector {
  public:
   virtual ~DeviceCollector() = default;
@@ -157,13 +164,13 @@ using DeviceCollectorFactory = std::function<std::unique_ptr<DeviceCollector>()>
 // messages and must be unique: a second registration under the same name is
 // AlreadyExists. A device_type() that is not a plain name is reported as the
 // collector's error when a capture starts. A factory may return nullptr when its
-// device is absent. Thread-safe.
+// device is absent. Thread-safety: any thread (the registry takes a mutex).
 NEURONPROF_API absl::Status RegisterDeviceCollector(std::string_view name,
                                      DeviceCollectorFactory factory);
 
 // Removes a registration (before unloading a plug-in's library, or between
 // tests); captures that start later do not create it. NotFound if `name` is
-// not registered. Thread-safe.
+// not registered. Thread-safety: any thread (the registry takes a mutex).
 NEURONPROF_API absl::Status UnregisterDeviceCollector(std::string_view name);
 
 }  // namespace neuronprof

@@ -130,6 +130,10 @@ struct SlowStepTrigger {
   std::function<void(const absl::StatusOr<ProfileResult>&)> on_dump;
 };
 
+// Thread-safety: FlightRecorder is thread-safe: Dump, TriggerOnSlowStep and
+// status() may be called from any threads at once (a Dump while another of
+// this recorder runs is refused, FailedPrecondition); only destroying it
+// must not race a call, and on_dump must not destroy it.
 class NEURONPROF_API FlightRecorder {
  public:
   // Starts recording. Bad options (InvalidArgument naming the field) or

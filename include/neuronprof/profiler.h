@@ -181,8 +181,13 @@ struct ProfilerOptions {
 };
 
 // Checks options without starting anything. InvalidArgument names the field.
+// Thread-safety: any thread (it reads only `options` and the environment).
 NEURONPROF_API absl::Status ValidateOptions(const ProfilerOptions& options);
 
+// Thread-safety: Profiler is thread-safe: its methods lock a mutex of its own
+// and may be called from any threads at once (Stop() from two threads: both
+// wait for the one write and return the same result); only destroying it
+// must not race a call, and on_trace_ready must not call Stop().
 class NEURONPROF_API Profiler {
  public:
   // Starts a capture window. If the options are bad or another capture is

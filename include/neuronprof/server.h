@@ -76,6 +76,10 @@ struct ProfilerServerOptions {
   std::string backend;
 };
 
+// Thread-safety: ProfilerServer is thread-safe: port() and Shutdown() may
+// be called from any threads at once (Shutdown() takes a mutex: a second
+// call waits for the first, then returns); only destroying it must not
+// race a call.
 class NEURONPROF_API ProfilerServer {
  public:
   // Starts listening. The error names the port when it cannot be bound,

@@ -123,6 +123,8 @@ struct MarkerSummary {
 // NotFound when the result lists no .xplane.pb file or no step has a number
 // in options.steps; InvalidArgument for both selections at once or a bad
 // range; the reader's error for a file that is gone or corrupt.
+// Thread-safety: any threads at once (each call reads the file into state
+// of its own).
 NEURONPROF_API absl::StatusOr<MarkerSummary> SummarizeMarkers(
     const ProfileResult& result, const MarkerSummaryOptions& options = {});
 

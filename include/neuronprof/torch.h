@@ -76,7 +76,7 @@ struct TorchOperatorOptions {
 
 // Makes every later capture with ProfileType::kOperator (and every remote
 // capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest options apply to the next
-// capture) and from any thread.
+// capture) and from any thread. Thread-safety: any thread, at any time.
 NEURONPROF_API absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
 
 // Module scopes: the operator table's `layer` and `scope` columns from the
@@ -101,6 +101,10 @@ NEURONPROF_API absl::Status EnableTorchOperators(const TorchOperatorOptions& opt
 // plain marker named by its C++ class (scope only, no layer). Outside a
 // capture it costs one relaxed load; inside, a lock-free look-up and a
 // copied marker name.
+//
+// Thread-safety: NameModules may run on any thread, also while ModuleScopes
+// record on others (it takes a mutex; ModuleScope never locks); a
+// ModuleScope is a scope of the thread that makes it, as a ScopedTrace is.
 NEURONPROF_API void NameModules(const torch::nn::Module& root, std::string_view root_name = {});
 
 namespace internal {

@@ -25,6 +25,10 @@
 // still compile). Disabled and enabled translation units may share one
 // program: the disabled classes live in their own inline namespace, so
 // their inline code never replaces the enabled one at link time.
+//
+// This header and trace_events.h are the API: declarations, documentation
+// and macros. The inline bodies are in internal/trace_inline.h, the
+// compiled-out twins in internal/trace_disabled.h; trace.h includes one.
 #ifndef NEURONPROF_TRACE_H_
 #define NEURONPROF_TRACE_H_
 
@@ -50,8 +54,9 @@ enum TraceLevel : uint32_t {
   kTraceVerbose = 3,   // Everything.
 };
 
-// One key=value pair attached to a marker; shown as a stat on the event.
-// Keys and string values are copied when the marker is recorded.
+// One key=value pair of the initializer-list argument form; shown as a stat
+// on the event. Keys and string values are copied when the marker is
+// recorded. Arg (below) makes the same stat, faster: prefer it.
 class TraceArg {
  public:
   enum class Kind : uint8_t { kInt, kUint, kDouble, kString };
@@ -131,11 +136,9 @@ constexpr internal::TextArg Arg(std::string_view key, const char* text) {
 }
 
 #ifndef NEURONPROF_DISABLE
-// True when a marker of `level` would be recorded now.
-inline bool TracingEnabled(uint32_t level = kTraceCritical) {
-  return (internal::g_capture_state.load(std::memory_order_relaxed) &
-          internal::kLevelMask) >= level;
-}
+// True when a marker of `level` would be recorded now. Thread-safety: any
+// thread, at any time (one relaxed load).
+inline bool TracingEnabled(uint32_t level = kTraceCritical);
 #endif
 
 namespace internal {
@@ -205,6 +208,8 @@ struct MacroName {
 struct WithStack {};
 inline constexpr WithStack kWithStack{};
 
+enum class ContextType : uint32_t;  // A flow's context kind (trace_events.h).
+
 #ifndef NEURONPROF_DISABLE
 // RAII marker: the twin of torch_xla's `xp.Trace(name)` and TSL's TraceMe.
 // The event spans the object's lifetime and nests under enclosing markers of
@@ -216,9 +221,10 @@ inline constexpr WithStack kWithStack{};
 //                             neuronprof::Arg("dtype", "bf16"));  // typed
 //   neuronprof::ScopedTrace t("fwd", {{"batch", 32}, {"dtype", "bf16"}});
 //
-// Both argument forms record the same stats. The typed one (Arg) is the
-// cheap one, about a plain copied marker plus the bytes of its arguments;
-// the initializer list builds TraceArgs and encodes them out of line.
+// Both argument forms record the same stats. Use the typed one (Arg), about
+// a plain copied marker plus the bytes of its arguments; the initializer
+// list (for a level other than kTraceCritical, or existing code) builds
+// TraceArgs and encodes them out of line, about twice the cost.
 //
 // The event's name is always the text the caller passed at construction:
 // every constructor that takes a string (a literal, a char buffer, a
@@ -234,164 +240,91 @@ inline constexpr WithStack kWithStack{};
 // A marker whose name and arguments, encoded, exceed one 64 KiB buffer block
 // is not recorded; the capture counts it on its own and warns that a marker
 // was too large.
+//
+// Thread-safety: any number of threads may record markers at once, each into
+// its own thread's buffer (no lock); one ScopedTrace is a scope of the thread
+// that constructs it and must be destroyed there (it cannot be moved).
 class ScopedTrace {
  public:
-  explicit ScopedTrace(std::string_view name, uint32_t level = kTraceCritical) {
-    if (Admit(level)) CopyPlain(name);
-  }
-
+  explicit ScopedTrace(std::string_view name, uint32_t level = kTraceCritical);
   ScopedTrace(std::string_view name, std::initializer_list<TraceArg> args,
-              uint32_t level = kTraceCritical) {
-    if (Admit(level)) CopyWithArgs(name, args.begin(), args.size(), nullptr, 0);
-  }
+              uint32_t level = kTraceCritical);
 
   // A char array (a literal or a buffer): copied, up to its first NUL and
   // never past the array's end.
   template <size_t N>
-  explicit ScopedTrace(const char (&name)[N], uint32_t level = kTraceCritical) {
-    if (Admit(level)) {
-      CopyPlain(std::string_view(name, internal::BoundedLength(name, N)));
-    }
-  }
-
+  explicit ScopedTrace(const char (&name)[N], uint32_t level = kTraceCritical);
   template <size_t N>
   ScopedTrace(const char (&name)[N], std::initializer_list<TraceArg> args,
-              uint32_t level = kTraceCritical) {
-    if (Admit(level)) {
-      CopyWithArgs(std::string_view(name, internal::BoundedLength(name, N)),
-                   args.begin(), args.size(), nullptr, 0);
-    }
-  }
+              uint32_t level = kTraceCritical);
 
   // Typed arguments (see Arg): the cheapest marker with arguments. The
   // name is copied as by the forms above; the level is kTraceCritical.
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  [[gnu::always_inline]] ScopedTrace(std::string_view name, const A&... args) {
-    if (Admit(kTraceCritical)) CopyTyped(name, args...);
-  }
+  [[gnu::always_inline]] ScopedTrace(std::string_view name, const A&... args);
   template <size_t N, typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  [[gnu::always_inline]] ScopedTrace(const char (&name)[N], const A&... args) {
-    if (Admit(kTraceCritical)) {
-      CopyTyped(std::string_view(name, internal::BoundedLength(name, N)), args...);
-    }
-  }
+  [[gnu::always_inline]] ScopedTrace(const char (&name)[N], const A&... args);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  [[gnu::always_inline]] ScopedTrace(StaticName name, const A&... args) {
-    if (Admit(kTraceCritical)) CopyTyped(std::string_view(name.data(), name.size()), args...);
-  }
+  [[gnu::always_inline]] ScopedTrace(StaticName name, const A&... args);
 
   // With the caller's frames (see WithStack).
-  ScopedTrace(std::string_view name, WithStack, uint32_t level = kTraceCritical) {
-    if (Admit(level)) CopyWithStack(name);
-  }
-  ScopedTrace(StaticName name, WithStack, uint32_t level = kTraceCritical) {
-    if (Admit(level)) CopyWithStack(std::string_view(name.data(), name.size()));
-  }
+  ScopedTrace(std::string_view name, WithStack, uint32_t level = kTraceCritical);
+  ScopedTrace(StaticName name, WithStack, uint32_t level = kTraceCritical);
 
   // Zero-copy: the record points at `name` (see StaticName).
-  explicit ScopedTrace(StaticName name, uint32_t level = kTraceCritical) {
-    if (!Admit(level)) return;
-    name_ = name.data();
-    name_length_ = name.size();
-    start_ticks_ = internal::NowTicks();
-  }
-
+  explicit ScopedTrace(StaticName name, uint32_t level = kTraceCritical);
   ScopedTrace(StaticName name, std::initializer_list<TraceArg> args,
-              uint32_t level = kTraceCritical) {
-    if (Admit(level)) {
-      CopyWithArgs(std::string_view(name.data(), name.size()), args.begin(),
-                   args.size(), nullptr, 0);
-    }
-  }
+              uint32_t level = kTraceCritical);
 
   // NEURONPROF_SCOPE's entry points: `literal` repeats the macro's first
   // argument and is not used (the macro cannot strip it portably). Without
   // arguments the record points at the call site (name, file, line): the
   // same stores as the StaticName path, only the constants differ. With
   // arguments the name is copied and the site is not recorded.
-  ScopedTrace(internal::MacroName name, const char* /*literal*/,
-              uint32_t level = kTraceCritical) {
-    if (!Admit(level)) return;
-    name_ = reinterpret_cast<const char*>(name.site);
-    name_length_ = name.site->name.size();
-    args_offset_ = internal::kSourceLocationTag;
-    start_ticks_ = internal::NowTicks();
-  }
-  ScopedTrace(internal::MacroName name, const char* /*literal*/,
-              std::initializer_list<TraceArg> args,
-              uint32_t level = kTraceCritical)
-      : ScopedTrace(name.site->name, args, level) {}
+  ScopedTrace(internal::MacroName name, const char* literal, uint32_t level = kTraceCritical);
+  ScopedTrace(internal::MacroName name, const char* literal,
+              std::initializer_list<TraceArg> args, uint32_t level = kTraceCritical);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(internal::MacroName name, const char* /*literal*/, const A&... args)
-      : ScopedTrace(name.site->name, args...) {}
+  ScopedTrace(internal::MacroName name, const char* literal, const A&... args);
 
-  ~ScopedTrace() {
-    if (state_ == 0) return;
-    internal::RecordEvent(state_, name_, name_length_, args_offset_,
-                          start_ticks_, internal::NowTicks());
-  }
+  ~ScopedTrace();
 
   ScopedTrace(const ScopedTrace&) = delete;
   ScopedTrace& operator=(const ScopedTrace&) = delete;
 
  private:
+  // The markers built on this one's record (trace_events.h).
   friend class StepTrace;
+  friend class TraceProducer;
+  friend class TraceConsumer;
+  friend class TraceBatchConsumer;
   ScopedTrace() = default;
 
+  // The paths below are in internal/trace_inline.h.
   // Reads the capture state; false (and nothing to record) when no capture
   // records markers of `level`. Nothing else runs before this check.
-  bool Admit(uint32_t level) {
-    state_ = internal::g_capture_state.load(std::memory_order_relaxed);
-    if ((state_ & internal::kLevelMask) >= level) return true;
-    state_ = 0;
-    return false;
-  }
-
+  bool Admit(uint32_t level);
+  // After a copy into the arena: the start tick, or (no copy: capture ended,
+  // buffer full or marker too large, counted) nothing to record.
+  void StartWith(const char* copy);
   // A name without arguments: the cheapest copy (a memcpy into the arena).
-  void CopyPlain(std::string_view name) {
-    name_ = internal::CopyPlainName(state_, name, &name_length_);
-    if (name_ == nullptr) {
-      state_ = 0;  // Capture ended, buffer full or name too large (counted).
-      return;
-    }
-    start_ticks_ = internal::NowTicks();
-  }
-
+  void CopyPlain(std::string_view name);
   // Name plus typed arguments, stored in place (CopyNameWithTypedArgs).
   template <typename... A>
-  [[gnu::always_inline]] void CopyTyped(std::string_view name, const A&... args) {
-    name_ = internal::CopyNameWithTypedArgs(state_, name, &name_length_, &args_offset_,
-                                            args...);
-    if (name_ == nullptr) {
-      state_ = 0;  // Capture ended, buffer full or marker too large (counted).
-      return;
-    }
-    start_ticks_ = internal::NowTicks();
-  }
-
+  [[gnu::always_inline]] void CopyTyped(std::string_view name, const A&... args);
   // Name plus the caller's return addresses (internal::kStackKey).
-  void CopyWithStack(std::string_view name) {
-    uint64_t frames[internal::kMaxStackFrames];
-    const size_t count = internal::CaptureStack(frames, internal::kMaxStackFrames);
-    const internal::TextArg stack{
-        internal::kStackKey,
-        std::string_view(reinterpret_cast<const char*>(frames), count * sizeof(uint64_t))};
-    CopyTyped(name, stack);
-  }
-
+  void CopyWithStack(std::string_view name);
   // Name plus `args`, then `more_args` (StepTrace's extras), encoded.
-  void CopyWithArgs(std::string_view name, const TraceArg* args,
-                    size_t num_args, const TraceArg* more_args,
-                    size_t num_more_args) {
-    name_ = internal::CopyNameWithArgs(state_, name, args, num_args, more_args,
-                                       num_more_args, &name_length_,
-                                       &args_offset_);
-    if (name_ == nullptr) {
-      state_ = 0;  // Capture ended, buffer full or marker too large (counted).
-      return;
-    }
-    start_ticks_ = internal::NowTicks();
-  }
+  void CopyWithArgs(std::string_view name, const TraceArg* args, size_t num_args,
+                    const TraceArg* more_args, size_t num_more_args);
+  // A flow's marker: the name, the link (_pt/_p for a producer, else _ct/_c;
+  // none for `id` 0), then `args` (TraceArgs, or typed; none: the typed path,
+  // whose keys are constants, so their copies fold).
+  void CopyWithLink(std::string_view name, bool producer, ContextType type, uint64_t id,
+                    const TraceArg* args, size_t num_args);
+  template <bool kProducer, typename... A>
+  [[gnu::always_inline]] void CopyTypedWithLink(std::string_view name, ContextType type,
+                                                uint64_t id, const A&... args);
 
   uint32_t state_ = 0;
   uint32_t name_length_ = 0;
@@ -414,19 +347,18 @@ class ScopedTrace {
 // watches StepTraces by name: the constructor asks it, out of line, and a
 // watched step's end reports its duration (one branch on a member for
 // unwatched steps).
+//
+// Thread-safety: as ScopedTrace (any threads at once, each step a scope of
+// the thread that begins it).
 class NEURONPROF_API StepTrace {
  public:
   // step_num and _r are typed arguments (see Arg), written in place.
-  StepTrace(std::string_view name, int64_t step_num) { Begin(name, step_num); }
+  StepTrace(std::string_view name, int64_t step_num);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  StepTrace(std::string_view name, int64_t step_num, const A&... extra_args) {
-    Begin(name, step_num, extra_args...);
-  }
+  StepTrace(std::string_view name, int64_t step_num, const A&... extra_args);
   StepTrace(std::string_view name, int64_t step_num,
             std::initializer_list<TraceArg> extra_args);
-  ~StepTrace() {
-    if (watch_token_ != 0) EndWatched();
-  }
+  ~StepTrace();
 
   StepTrace(const StepTrace&) = delete;
   StepTrace& operator=(const StepTrace&) = delete;
@@ -434,18 +366,7 @@ class NEURONPROF_API StepTrace {
  private:
   void EndWatched();  // Records the event, then reports it to the watch.
   template <typename... A>
-  void Begin(std::string_view name, int64_t step_num, const A&... extra_args) {
-    if (!trace_.Admit(kTraceCritical)) {
-      internal::NoteUnrecordedStep();  // Counted after a Profiler's window ended.
-      return;
-    }
-    // Asked before the step's start tick is read: not part of its duration.
-    watch_token_ = internal::MatchWatchedStep(name);
-    step_num_ = step_num;
-    // step_num identifies the step; _r=1 marks the event as a root that
-    // groups everything nested under it, as TSL's StepTraceAnnotation does.
-    trace_.CopyTyped(name, Arg("step_num", step_num), Arg("_r", 1), extra_args...);
-  }
+  void Begin(std::string_view name, int64_t step_num, const A&... extra_args);
 
   ScopedTrace trace_;
   uint32_t watch_token_ = 0;  // Nonzero: a step watch asked for this step.
@@ -453,64 +374,11 @@ class NEURONPROF_API StepTrace {
 };
 
 // Names the calling thread's line in captures (default: the OS thread name).
+// Thread-safety: any thread, for itself; it takes the thread registry's
+// mutex and copies the name, so keep it out of hot loops.
 NEURONPROF_API void SetCurrentThreadName(std::string_view name);
 
-#else  // NEURONPROF_DISABLE: the same API, compiled to nothing.
-inline namespace disabled {
-
-constexpr bool TracingEnabled(uint32_t /*level*/ = kTraceCritical) {
-  return false;
-}
-
-class ScopedTrace {
- public:
-  explicit ScopedTrace(std::string_view, uint32_t = kTraceCritical) {}
-  ScopedTrace(std::string_view, std::initializer_list<TraceArg>,
-              uint32_t = kTraceCritical) {}
-  // Char arrays by reference, so that a buffer without a NUL is not read.
-  template <size_t N>
-  explicit ScopedTrace(const char (&)[N], uint32_t = kTraceCritical) {}
-  template <size_t N>
-  ScopedTrace(const char (&)[N], std::initializer_list<TraceArg>,
-              uint32_t = kTraceCritical) {}
-  ScopedTrace(std::string_view, WithStack, uint32_t = kTraceCritical) {}
-  ScopedTrace(StaticName, WithStack, uint32_t = kTraceCritical) {}
-  explicit ScopedTrace(StaticName, uint32_t = kTraceCritical) {}
-  ScopedTrace(StaticName, std::initializer_list<TraceArg>,
-              uint32_t = kTraceCritical) {}
-  ScopedTrace(internal::MacroName, const char*, uint32_t = kTraceCritical) {}
-  ScopedTrace(internal::MacroName, const char*, std::initializer_list<TraceArg>,
-              uint32_t = kTraceCritical) {}
-  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(std::string_view, const A&...) {}
-  template <size_t N, typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(const char (&)[N], const A&...) {}
-  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(StaticName, const A&...) {}
-  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  ScopedTrace(internal::MacroName, const char*, const A&...) {}
-  ~ScopedTrace() {}  // User-provided: no unused-variable warnings.
-
-  ScopedTrace(const ScopedTrace&) = delete;
-  ScopedTrace& operator=(const ScopedTrace&) = delete;
-};
-
-class StepTrace {
- public:
-  StepTrace(std::string_view, int64_t) {}
-  template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  StepTrace(std::string_view, int64_t, const A&...) {}
-  StepTrace(std::string_view, int64_t, std::initializer_list<TraceArg>) {}
-  ~StepTrace() {}
-
-  StepTrace(const StepTrace&) = delete;
-  StepTrace& operator=(const StepTrace&) = delete;
-};
-
-inline void SetCurrentThreadName(std::string_view) {}
-
-}  // namespace disabled
-#endif  // NEURONPROF_DISABLE
+#endif  // NEURONPROF_DISABLE (internal/trace_disabled.h holds that API)
 
 }  // namespace neuronprof
 
@@ -580,5 +448,13 @@ inline void SetCurrentThreadName(std::string_view) {}
 
 // Flows, async spans, counters and instant events.
 #include "neuronprof/trace_events.h"
+
+// The definitions of every marker above and in trace_events.h: their inline
+// bodies, or with NEURONPROF_DISABLE, the same API compiled to nothing.
+#ifdef NEURONPROF_DISABLE
+#include "neuronprof/internal/trace_disabled.h"
+#else
+#include "neuronprof/internal/trace_inline.h"
+#endif
 
 #endif  // NEURONPROF_TRACE_H_

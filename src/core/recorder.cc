@@ -464,7 +464,7 @@ void SetCurrentThreadName(std::string_view name) {
 
 StepTrace::StepTrace(std::string_view name, int64_t step_num,
                      std::initializer_list<TraceArg> extra_args) {
-  // As Begin (neuronprof/trace.h), with the extras as a list.
+  // As Begin (neuronprof/internal/trace_inline.h), with the extras as a list.
   if (trace_.Admit(kTraceCritical)) {
     watch_token_ = internal::MatchWatchedStep(name);
     step_num_ = step_num;

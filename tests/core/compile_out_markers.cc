@@ -74,6 +74,18 @@ void EveryMarker(int step) {
   neuronprof::TraceCounter("load", 0.5);
   neuronprof::TraceInstant("cache_miss");
   neuronprof::TraceInstant("cache_miss", {{"key", "k"}}, neuronprof::kTraceInfo);
+  // Their typed arguments (neuronprof::Arg).
+  neuronprof::TraceProducer typed_producer("enqueue", neuronprof::ContextType::kGeneric, 0,
+                                           neuronprof::Arg("size", 4), neuronprof::Arg("s", "v"));
+  neuronprof::TraceConsumer typed_consumer("dequeue", neuronprof::ContextType::kGeneric,
+                                           typed_producer.context_id(), neuronprof::Arg("k", 1));
+  neuronprof::TraceBatchConsumer typed_batch("assemble", neuronprof::ContextType::kGeneric,
+                                             batch_ids, 2, neuronprof::Arg("n", 2));
+  neuronprof::TraceBatchConsumer typed_batch_vector(
+      "assemble", neuronprof::ContextType::kGeneric, id_vector, neuronprof::Arg("n", 2));
+  neuronprof::AsyncTrace typed_span("requests", "request");
+  typed_span.End(neuronprof::Arg("status", 200), neuronprof::Arg("route", "/v1"));
+  neuronprof::TraceInstant("cache_miss", neuronprof::Arg("key", "k"), neuronprof::Arg("d", 0.5));
 }
 
 }  // namespace

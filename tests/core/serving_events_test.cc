@@ -183,6 +183,32 @@ TEST_CASE("an async span begun on one thread and ended on another lands on its t
   CHECK(batches[0].first.Id() != requests[0].first.Id());
 }
 
+TEST_CASE("typed arguments of an async span's end, a producer and an instant are their stats") {
+  const XSpace space = testing::CaptureHostPlane([] {
+    AsyncTrace life("requests", "request", 31);
+    std::thread([&] { life.End(Arg("status", 200), Arg("route", "/v1")); }).join();
+    TraceProducer p("enqueue", ContextType::kGeneric, 32, Arg("batch", 8));
+    TraceInstant("cache_miss", Arg("key", "user:7"));
+  });
+  const xplane::PlaneVisitor plane(space.planes(0));
+  const auto requests = Events(plane, "request");
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].first.Name() == "requests");
+  const xplane::EventVisitor& span = requests[0].second;
+  CHECK(span.StatNamed(xplane::kAsyncIdStat)->raw().uint64_value() == 31);
+  CHECK(span.IntStatNamed("status") == 200);
+  CHECK(span.StrStatNamed("route") == "/v1");
+  const auto enqueue = Events(plane, "enqueue");
+  REQUIRE(enqueue.size() == 1);
+  CHECK(enqueue[0].second.StatNamed(xplane::kProducerIdStat)->raw().uint64_value() == 32);
+  CHECK(enqueue[0].second.IntStatNamed("batch") == 8);
+  const auto miss = Events(plane, "cache_miss");
+  REQUIRE(miss.size() == 1);
+  CHECK(miss[0].second.DurationPs() == 0);
+  CHECK(miss[0].second.IntStatNamed(xplane::kInstantStat) == 1);
+  CHECK(miss[0].second.StrStatNamed("key") == "user:7");
+}
+
 TEST_CASE("counters go to the _counters_ line in time order; instants stay on their thread") {
   const XSpace space = testing::CaptureHostPlane([] {
     TraceCounter("queue_depth", 3);

@@ -132,6 +132,76 @@ TEST_CASE("StepTrace writes step_num and _r as the list form did") {
   CHECK(ArgInt(events[0], "step_num") == 42);
 }
 
+TEST_CASE("typed arguments on flows, batches and instants write the bytes of the list form") {
+  const uint64_t ids[] = {5, 0};
+  const std::string_view text("k\0y", 3);
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  { ScopedTrace warm_up("first"); }  // The thread's arena exists: the inline path.
+  // Pairs: typed, then the same arguments as a list (given ids, so equal).
+  { TraceProducer p("enqueue", ContextType::kBatcher, 77, Arg("batch", 7), Arg("tag", "x")); }
+  { TraceProducer p("enqueue", ContextType::kBatcher, 77, {{"batch", 7}, {"tag", "x"}}); }
+  { TraceConsumer c("dequeue", ContextType::kPjRt, 77, Arg("d", 0.5), Arg("u", 3u)); }
+  { TraceConsumer c("dequeue", ContextType::kPjRt, 77, {{"d", 0.5}, {"u", 3u}}); }
+  { TraceConsumer c("unlinked", ContextType::kGeneric, 0, Arg("flag", true)); }
+  { TraceConsumer c("unlinked", ContextType::kGeneric, 0, {{"flag", true}}); }
+  TraceInstant("miss", Arg("key", text), Arg("n", -3));
+  TraceInstant("miss", {{"key", text}, {"n", -3}});
+  // A batch's marker takes them as a consumer without a link does; its links
+  // (recorded first) are those of the form without arguments.
+  { TraceBatchConsumer b("assemble", ContextType::kGeneric, ids, 2, Arg("n", 2)); }
+  { TraceBatchConsumer b("assemble", ContextType::kGeneric, ids, 2); }
+  { TraceConsumer c("assemble", ContextType::kGeneric, 0, {{"n", 2}}); }
+  RecordedCapture capture = Stop();
+  const auto& events = Events(capture);
+  REQUIRE(events.size() == 14);
+  for (size_t i = 1; i < 9; i += 2) {
+    INFO("pair " << i / 2);
+    CHECK(Encoded(events[i]) == Encoded(events[i + 1]));
+  }
+  CHECK(Encoded(events[9]) == Encoded(events[11]));   // The links.
+  CHECK(Encoded(events[10]) == Encoded(events[13]));  // The markers.
+  CHECK(core::PlainName(events[12]) == "assemble");
+  CHECK(ArgInt(events[10], "n") == 2);
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(events[1], &args);
+  REQUIRE(args.size() == 4);
+  CHECK(args[0].key == internal::kProducerTypeKey);
+  CHECK(args[0].int_value == static_cast<int64_t>(ContextType::kBatcher));
+  CHECK(args[1].uint_value == 77);
+  CHECK(args[3].string_value == "x");
+  core::DecodeArgs(events[7], &args);
+  REQUIRE(args.size() == 3);
+  CHECK(args[0].key == internal::kInstantKey);
+  CHECK(args[1].string_value == text);
+  CHECK(capture.dropped == 0);
+}
+
+TEST_CASE("an async span's End takes typed arguments after its track and id") {
+  REQUIRE(core::StartRecording(2, kBigBuffer).ok());
+  { ScopedTrace warm_up("first"); }
+  AsyncTrace plain("requests", "request", 9);
+  AsyncTrace typed("requests", "request", 9);
+  plain.End();
+  typed.End(Arg("status", 200), Arg("route", "/v1"));
+  typed.End(Arg("status", 500));  // Once only.
+  RecordedCapture capture = Stop();
+  const auto& events = Events(capture);
+  REQUIRE(events.size() == 3);
+  const std::string without = Encoded(events[1]);
+  const std::string with = Encoded(events[2]);
+  // The same name, track and id, then the arguments; the same args offset.
+  CHECK(with.substr(0, events[1].name_length) == without.substr(0, events[1].name_length));
+  CHECK(events[2].args_offset == events[1].args_offset);
+  std::vector<core::DecodedArg> args;
+  core::DecodeArgs(events[2], &args);
+  REQUIRE(args.size() == 4);
+  CHECK(args[0].string_value == "requests");
+  CHECK(args[1].uint_value == 9);
+  CHECK(args[2].key == "status");
+  CHECK(args[2].int_value == 200);
+  CHECK(args[3].string_value == "/v1");
+}
+
 TEST_CASE("typed markers outside a capture or below its level record nothing") {
   { ScopedTrace before("before", Arg("i", 1)); }
   REQUIRE(core::StartRecording(2, kBigBuffer).ok());

@@ -348,18 +348,23 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
                   end_ticks);
 }
 
-// A counter sample: name + the value (kind 'i', 'u' or 'd'). The clock is
-// read after the copy, as for every marker (the ring's name check).
-inline void RecordCounter(uint32_t state, std::string_view name, char kind, uint64_t bits) {
-  const ReservedArg value{kCounterValueKey, kind, bits};
-  uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithReserved(state, name, &value, 1, &length, &args_offset);
-  if (copy == nullptr) return;
+// A zero-length record at the clock's now, of a name (and arguments) just
+// copied: the clock is read after the copy, as for every marker (the
+// ring's name check).
+inline void RecordNow(uint32_t state, const char* copy, uint32_t length, uint32_t args_offset) {
   const uint64_t now = NowTicks();
   RecordEvent(state, copy, length, args_offset, now, now);
 }
 
-// An instant: name + the instant key, then `args`.
+// A counter sample: name + the value (kind 'i', 'u' or 'd').
+inline void RecordCounter(uint32_t state, std::string_view name, char kind, uint64_t bits) {
+  const ReservedArg value{kCounterValueKey, kind, bits};
+  uint32_t length = 0, args_offset = 0;
+  const char* copy = CopyNameWithReserved(state, name, &value, 1, &length, &args_offset);
+  if (copy != nullptr) RecordNow(state, copy, length, args_offset);
+}
+
+// An instant: name + the instant key, then `args` (TraceArgs, or typed).
 inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg* args,
                           size_t num_args) {
   const ReservedArg instant{kInstantKey, 'i', 0};
@@ -369,18 +374,28 @@ inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg*
           ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
           : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args, &length,
                                         &args_offset);
-  if (copy == nullptr) return;
-  const uint64_t now = NowTicks();
-  RecordEvent(state, copy, length, args_offset, now, now);
+  if (copy != nullptr) RecordNow(state, copy, length, args_offset);
+}
+template <typename... A, EnableIfTypedArgs<A...> = 0>
+[[gnu::always_inline]] inline void RecordInstant(uint32_t state, std::string_view name,
+                                                 const A&... args) {
+  uint32_t length = 0, args_offset = 0;
+  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
+                                           NumberArg{kInstantKey, 'i', 0}, args...);
+  if (copy != nullptr) RecordNow(state, copy, length, args_offset);
 }
 
 // An async span's record, written by the thread that ends it: name + track
-// + id, copied now (hence kNameCopiedAtEnd), end tick read after the copy.
-inline void RecordAsync(uint32_t state, std::string_view track, std::string_view name,
-                        uint64_t id, uint64_t start_ticks) {
-  const ReservedArg span[2] = {{kAsyncTrackKey, 's', 0, track}, {kAsyncIdKey, 'u', id}};
+// + id, then the typed `args` (if any), copied now (hence kNameCopiedAtEnd),
+// end tick read after the copy.
+template <typename... A>
+[[gnu::always_inline]] inline void RecordAsync(uint32_t state, std::string_view track,
+                                               std::string_view name, uint64_t id,
+                                               uint64_t start_ticks, const A&... args) {
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithReserved(state, name, span, 2, &length, &args_offset);
+  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
+                                           TextArg{kAsyncTrackKey, track},
+                                           NumberArg{kAsyncIdKey, 'u', id}, args...);
   if (copy == nullptr) return;
   RecordEvent(state, copy, length, args_offset | kNameCopiedAtEnd, start_ticks, NowTicks());
 }

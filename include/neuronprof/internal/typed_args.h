@@ -36,6 +36,13 @@ struct IsTypedArg
     : std::integral_constant<bool, std::is_same<T, NumberArg>::value ||
                                        std::is_same<T, TextArg>::value> {};
 
+// Enables the integer overloads (Arg, TraceArg, TraceCounter): bool is not
+// one of them.
+template <typename T>
+using EnableIfInteger =
+    typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, bool>::value,
+                            int>::type;
+
 // Enables the variadic marker forms: one or more typed arguments.
 template <typename... A>
 using EnableIfTypedArgs = typename std::enable_if<
