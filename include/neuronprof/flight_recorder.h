@@ -18,26 +18,21 @@
 // Cost: markers take the same inline path as under a Profiler (no lock,
 // allocation or extra atomic per event; a block switch, once per ~2000
 // events, does one CAS more). A dump never blocks recording threads: it
-// freezes block switches while it copies the ring (15-35 ms for a full
-// 64 MiB ring on a 2-vCPU VM; a thread that fills its 64 KiB block
-// meanwhile drops its events until the freeze ends: at most what it would
-// have recorded then, counted in the dump's warnings and
-// ProfileResult::dropped_events, which count since each thread began; 8
-// threads recording at full speed on 2 vCPUs, which keep the dumping
-// thread off the cores, lost 0.45-4.0 M events per whole-ring dump) and
-// writes the files afterwards, on the calling thread. Its memory: the
-// copy, at most ring_bytes (one mapping: for last_ms 0 the records' part
-// committed before the freeze, the names faulted in as copied, a name that
-// repeats a recent one's bytes copied once; the untouched middle given
-// back after the freeze), unmapped when Dump returns. No XSpace is built:
-// the host plane is streamed into the .xplane.pb 512 events at a time,
-// each thread's markers sorted in the copy, and the Chrome and Kineto
-// files (write_chrome_trace, write_pytorch_trace) come from fragments of
-// it built again, 8K events at a time. A dump of a full 64 MiB ring of
-// steps of scopes with two arguments peaks 42.7-44.1 MiB above the RSS
-// before it with the .xplane.pb alone (the default), 56-71 MiB with all
-// three files; RSS comes back to within 1 MiB (with the traces, 12-14 MiB
-// of the writer threads' malloc arenas stay) (docs/guide/flight-recorder.md).
+// freezes block switches while it copies the ring (a thread that fills its
+// 64 KiB block meanwhile drops its events until the freeze ends, counted in
+// the dump's warnings and ProfileResult::dropped_events, which count since
+// each thread began) and writes the files afterwards, on the calling
+// thread. Its memory: the copy, at most ring_bytes (one mapping: for
+// last_ms 0 the records' part committed before the freeze, the names
+// faulted in as copied, a name that repeats a recent one's bytes copied
+// once; the untouched middle given back after the freeze), unmapped when
+// Dump returns. No XSpace is built: the host plane is streamed into the
+// .xplane.pb 512 events at a time, each thread's markers sorted in the
+// copy, and the Chrome and Kineto files (write_chrome_trace,
+// write_pytorch_trace) come from fragments of it built again, 8K events at
+// a time. What a dump costs in time, drops and memory, measured:
+// docs/PERFORMANCE.md ("flight-recorder dump" rows, and "Flight recorder
+// and the capture server").
 //
 // Remote clients pull the last seconds through the capture server: see
 // FlightRecorderOptions::port.
@@ -64,8 +59,9 @@ namespace neuronprof {
 
 struct FlightRecorderOptions {
   // Memory for the ring, fixed for the recorder's life (whole 64 KiB
-  // blocks, at least 4) and committed by the constructor (~10-150 ms for
-  // 64 MiB on a VM), so that recording never takes a page fault. Each
+  // blocks, at least 4) and committed by the constructor (a one-time cost
+  // that grows with the ring: docs/PERFORMANCE.md), so that recording never
+  // takes a page fault. Each
   // event takes 32 bytes plus its copied name and arguments;
   // NEURONPROF_SCOPE literals take no name bytes.
   int64_t ring_bytes = int64_t{64} << 20;
