@@ -16,6 +16,7 @@
 #include "src/export/map_entry_rewrite.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/schema.h"
+#include "src/rpc/wire_fields.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -23,30 +24,6 @@ namespace {
 
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
-
-constexpr uint32_t LengthDelimited(int field) {
-  return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-}
-
-// Reads a message body of `size` bytes, calling on_field(tag) for each of
-// its fields (which must consume the field); false if malformed.
-template <typename OnField>
-bool ReadBody(CodedInputStream& in, uint32_t size, OnField on_field) {
-  const auto limit = in.PushLimit(static_cast<int>(size));
-  while (const uint32_t tag = in.ReadTag()) {
-    if (!on_field(tag)) return false;
-  }
-  const bool whole = in.BytesUntilLimit() == 0;
-  in.PopLimit(limit);
-  return whole;
-}
-
-// The same for a length-delimited field: its length, then the body.
-template <typename OnField>
-bool ReadMessage(CodedInputStream& in, OnField on_field) {
-  uint32_t size = 0;
-  return in.ReadVarint32(&size) && ReadBody(in, size, on_field);
-}
 
 // An XLine field: events (4) counted, an epoch timestamp_ns (3) noted.
 bool ScanLineField(CodedInputStream& in, uint32_t tag, ScannedResponse* out) {
@@ -58,7 +35,7 @@ bool ScanLineField(CodedInputStream& in, uint32_t tag, ScannedResponse* out) {
     }
     return true;
   }
-  if (tag != LengthDelimited(4)) return WireFormatLite::SkipField(&in, tag);
+  if (tag != LengthDelimitedTag(4)) return WireFormatLite::SkipField(&in, tag);
   uint32_t size = 0;
   ++out->events;
   return in.ReadVarint32(&size) && in.Skip(static_cast<int>(size));
@@ -90,10 +67,9 @@ bool ScanMapEntry(CodedInputStream& in, std::string* scratch, bool* rewrite) {
 bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
                 ScannedResponse* out, bool* rewrite) {
   std::string scratch;
-  return ReadBody(in, size, [&](uint32_t tag) {
+  return ReadFields(in, size, [&](uint32_t tag, int64_t field_start) {
     switch (tag) {
-      case LengthDelimited(1): {  // planes
-        const int64_t field_start = in.CurrentPosition() - 1;  // The tag is one byte.
+      case LengthDelimitedTag(1): {  // planes
         ++out->planes;
         uint32_t plane_size = 0;
         if (!in.ReadVarint32(&plane_size)) return false;
@@ -101,14 +77,14 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
         std::string name;
         bool has_lines = false;
         bool rewrite_plane = false;
-        const bool read = ReadBody(in, plane_size, [&](uint32_t plane_tag) {
-          if (plane_tag == LengthDelimited(2)) return WireFormatLite::ReadString(&in, &name);
-          if (plane_tag == LengthDelimited(4) || plane_tag == LengthDelimited(5)) {
+        const bool read = ReadFields(in, plane_size, [&](uint32_t plane_tag, int64_t) {
+          if (plane_tag == LengthDelimitedTag(2)) return WireFormatLite::ReadString(&in, &name);
+          if (plane_tag == LengthDelimitedTag(4) || plane_tag == LengthDelimitedTag(5)) {
             return ScanMapEntry(in, &scratch, &rewrite_plane);  // event/stat metadata
           }
-          if (plane_tag != LengthDelimited(3)) return WireFormatLite::SkipField(&in, plane_tag);
+          if (plane_tag != LengthDelimitedTag(3)) return WireFormatLite::SkipField(&in, plane_tag);
           has_lines = true;
-          return ReadMessage(in, [&](uint32_t line_tag) {  // lines: events are field 4
+          return ReadMessageFields(in, [&](uint32_t line_tag, int64_t) {  // events: field 4
             return ScanLineField(in, line_tag, out);
           });
         });
@@ -126,9 +102,9 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
         }
         return read;
       }
-      case LengthDelimited(3):  // warnings
+      case LengthDelimitedTag(3):  // warnings
         return WireFormatLite::ReadString(&in, &out->warnings.emplace_back());
-      case LengthDelimited(4):  // hostnames
+      case LengthDelimitedTag(4):  // hostnames
         return WireFormatLite::ReadString(&in, &out->hostnames.emplace_back());
       default:
         return WireFormatLite::SkipField(&in, tag);
@@ -241,7 +217,7 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
       ok = in.ConsumedEntireMessage();  // False for a zero tag before the end.
       break;
     }
-    if (tag != LengthDelimited(8)) {
+    if (tag != LengthDelimitedTag(8)) {
       ok = WireFormatLite::SkipField(&in, tag);
       continue;
     }

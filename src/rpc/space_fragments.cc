@@ -5,6 +5,7 @@
 // segment by segment into a skeleton of every plane and line, whose event
 // objects protobuf reuses once they are cleared.
 #include "src/rpc/space_fragments.h"
+#include "src/rpc/wire_fields.h"
 
 #include <algorithm>
 #include <climits>
@@ -25,10 +26,6 @@ using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XSpace;
-
-constexpr uint32_t FragmentFieldTag(int field) {
-  return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-}
 
 // Consecutive events of one line, all in one fragment.
 struct Segment {
@@ -62,17 +59,17 @@ class LayoutReader {
     layout_ = layout;
     PiecesStream stream(bytes_);
     CodedInputStream in(&stream);
-    return Fields(in, static_cast<uint32_t>(size), [&](uint32_t tag, int64_t start) {
-      if (tag != FragmentFieldTag(1)) return Keep(in, tag, start, &layout_->space_fields);
+    return ReadFields(in, static_cast<uint32_t>(size), [&](uint32_t tag, int64_t start) {
+      if (tag != LengthDelimitedTag(1)) return Keep(in, tag, start, &layout_->space_fields);
       layout_->planes.emplace_back();
-      return Message(in, [&](uint32_t plane_tag, int64_t field_start) {
+      return ReadMessageFields(in, [&](uint32_t plane_tag, int64_t field_start) {
         SpaceLayout::Plane& plane = layout_->planes.back();
-        if (plane_tag != FragmentFieldTag(3)) {
+        if (plane_tag != LengthDelimitedTag(3)) {
           return Keep(in, plane_tag, field_start, &plane.fields);
         }
         plane.lines.emplace_back();
-        return Message(in, [&](uint32_t line_tag, int64_t line_start) {
-          if (line_tag != FragmentFieldTag(4)) {
+        return ReadMessageFields(in, [&](uint32_t line_tag, int64_t line_start) {
+          if (line_tag != LengthDelimitedTag(4)) {
             return Keep(in, line_tag, line_start, &layout_->planes.back().lines.back());
           }
           uint32_t event_size = 0;
@@ -87,30 +84,6 @@ class LayoutReader {
   }
 
  private:
-  // Calls on_field(tag, start of its tag) for each field of the body of
-  // `size` bytes, which must consume the field; false if malformed.
-  template <typename OnField>
-  static bool Fields(CodedInputStream& in, uint32_t size, OnField on_field) {
-    if (size > INT_MAX) return false;
-    const auto limit = in.PushLimit(static_cast<int>(size));
-    bool ok = true;
-    while (ok) {
-      const int64_t start = in.CurrentPosition();
-      const uint32_t tag = in.ReadTag();
-      if (tag == 0) break;
-      ok = on_field(tag, start);
-    }
-    ok = ok && in.BytesUntilLimit() == 0;
-    in.PopLimit(limit);
-    return ok;
-  }
-
-  template <typename OnField>
-  static bool Message(CodedInputStream& in, OnField on_field) {
-    uint32_t size = 0;
-    return in.ReadVarint32(&size) && Fields(in, size, on_field);
-  }
-
   // Skips the field and appends its bytes, tag included, to `kept`.
   bool Keep(CodedInputStream& in, uint32_t tag, int64_t start, std::string* kept) {
     if (!WireFormatLite::SkipField(&in, tag)) return false;

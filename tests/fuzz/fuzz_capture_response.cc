@@ -5,7 +5,8 @@
 // checked, rewritten where protobuf would insert and erase it); with an
 // xspace field, its bytes parsed, and parsed again with the Task
 // Environment plane replaced (rpc::ReplaceTaskEnvironment); the first must
-// be the XSpace protobuf's own parse of the response holds, else abort.
+// be the XSpace protobuf's own parse of the response holds, and the second
+// that space with only the one plane changed, else abort.
 // Without one, the response parsed and rpc::ResponseSpace: "xplane.pb" tool
 // data, else a file the server saved (never there: the saved folder is a
 // path below /dev/null). Then what the client does with the space:
@@ -62,10 +63,21 @@ bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t
     environment.set_name(neuronprof::xplane::kTaskEnvironmentPlaneName);
   }
   neuronprof::xplane::RecordClockOffset(neuronprof::xplane::ClockOffset{400, 7}, &environment);
+  // Replacing that one plane keeps the rest whole: the file the client
+  // writes is this space with the new plane, whatever the encoding.
   std::string storage;
   XSpace replaced;
-  return neuronprof::rpc::ParsePieces(
-      neuronprof::rpc::ReplaceTaskEnvironment(scanned, environment, &storage), &replaced);
+  if (!neuronprof::rpc::ParsePieces(
+          neuronprof::rpc::ReplaceTaskEnvironment(scanned, environment, &storage), &replaced)) {
+    std::abort();
+  }
+  const int planes = space->planes_size() + (scanned.task_environment ? 0 : 1);
+  if (replaced.planes_size() != planes || replaced.hostnames_size() != space->hostnames_size() ||
+      replaced.warnings_size() != space->warnings_size() ||
+      neuronprof::xplane::NumEvents(replaced) != neuronprof::xplane::NumEvents(*space)) {
+    std::abort();
+  }
+  return true;
 }
 
 // The scanned xspace bytes fragment by fragment, as the client writes its

@@ -285,6 +285,77 @@ TEST_CASE("the Task Environment plane is replaced in place or appended in any sl
   CHECK(replaced.errors(0) == "an error");
 }
 
+// A varint of `value` in `extra` more bytes than it needs (valid protobuf:
+// parsers read up to 10 bytes, continuation bits then zero payload).
+std::string Varint(uint64_t value, int extra = 0) {
+  std::string out;
+  do {
+    const uint8_t low = value & 0x7f;
+    value >>= 7;
+    out.push_back(static_cast<char>(low | ((value != 0 || extra > 0) ? 0x80 : 0)));
+  } while (value != 0);
+  for (int i = 0; i < extra; ++i) out.push_back(static_cast<char>(i + 1 < extra ? 0x80 : 0x00));
+  return out;
+}
+
+// A length-delimited field with its tag and length each `extra` bytes long.
+std::string Field(int number, const std::string& body, int extra) {
+  return Varint(static_cast<uint64_t>(number) << 3 | 2, extra) + Varint(body.size(), extra) + body;
+}
+
+TEST_CASE("the scan reads non-canonical encodings as protobuf's parse does") {
+  XSpace space = SampleSpace();
+  xplane::SetProfileTimes(&space, 1000, 2000);
+  xplane::JobIdentity identity;
+  identity.rank = 1;
+  identity.world_size = 2;
+  identity.backend = "gloo";
+  xplane::AddJobIdentity(identity, &space);  // The Task Environment plane, planes(2).
+  for (int extra : {0, 1, 4}) {
+    CAPTURE(extra);
+    // Fields out of order (hostnames and warnings before the planes), the
+    // Task Environment plane's name given twice (the last one counts), and
+    // every plane's tag and length `extra` bytes too long.
+    std::string xspace = Field(4, "worker0", extra) + Field(3, "42 events dropped", extra);
+    for (const auto& plane : space.planes()) {
+      std::string body = plane.SerializeAsString();
+      if (plane.name() == xplane::kTaskEnvironmentPlaneName) body = Field(2, "not it", 0) + body;
+      xspace += Field(1, body, extra);
+    }
+    const std::string bytes = Field(8, xspace, extra);
+    tensorflow::ProfileResponse parsed;
+    REQUIRE(parsed.ParseFromString(bytes));  // The reference: protobuf's own parse.
+    REQUIRE(parsed.xspace().planes_size() == space.planes_size());
+    for (size_t size : {size_t{1}, size_t{3}, bytes.size()}) {
+      CAPTURE(size);
+      auto scanned = rpc::ScanProfileResponse(Cut(bytes, size), "server:1");
+      REQUIRE(scanned.ok());
+      CHECK(scanned->identity == identity);
+      CHECK(scanned->planes == parsed.xspace().planes_size());
+      CHECK(scanned->events == xplane::NumEvents(parsed.xspace()));
+      CHECK(scanned->hostnames == std::vector<std::string>{"worker0"});
+      REQUIRE(scanned->task_environment.has_value());
+      tensorflow::profiler::XPlane environment = *scanned->task_environment;
+      xplane::RecordClockOffset(xplane::ClockOffset{400, 7}, &environment);
+      std::string storage;
+      XSpace replaced;
+      REQUIRE(rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage),
+                               &replaced));
+      // Nothing lost: the other planes as protobuf read them, the new plane
+      // in the old one's place with the identity and the clock offset.
+      REQUIRE(replaced.planes_size() == space.planes_size());
+      CHECK(replaced.planes(0).SerializeAsString() ==
+            parsed.xspace().planes(0).SerializeAsString());
+      CHECK(replaced.planes(1).SerializeAsString() ==
+            parsed.xspace().planes(1).SerializeAsString());
+      CHECK(xplane::ReadJobIdentity(replaced.planes(2)) == identity);
+      CHECK(xplane::ReadClockOffset(replaced)->offset_ns == 400);
+      CHECK(replaced.hostnames_size() == 1);
+      CHECK(replaced.warnings_size() == 1);
+    }
+  }
+}
+
 TEST_CASE("the scan notes lines whose timestamps are on the epoch") {
   XSpace space = SampleSpace();
   space.mutable_planes(1)->mutable_lines(2)->set_timestamp_ns(xplane::kEpochLineTimeNs);
