@@ -27,8 +27,9 @@ class Cell {
   int64_t int_value() const { return int_; }
   double number() const { return number_; }
   const std::string& text() const { return text_; }
-  // The CSV field: numbers as text, text quoted when it holds , " or a
-  // newline, empty cells empty. A kMicros cell's text is a JSON number too.
+  // The CSV field: numbers as plain decimals (never an exponent), text
+  // quoted when it holds , " or a newline, empty cells (and numbers that
+  // are not finite) empty. A kMicros cell's text is a JSON number too.
   std::string Csv() const;
 
  private:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <string>
+#include <string_view>
 
 #include "absl/strings/str_replace.h"
 #include "src/analysis/text/terminal_text.h"
@@ -29,8 +31,13 @@ std::string Shorten(const std::string& text, size_t width) {
 }
 
 std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  return fmt::format("\"{}\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}));
+  // A spreadsheet runs a cell that starts with one of these as a formula
+  // (=HYPERLINK(...), @SUM(...)): such text is written as text, behind a '.
+  const bool formula = !text.empty() && std::string_view("=+-@\t\r").find(text[0]) !=
+                                            std::string_view::npos;
+  const std::string cell = formula ? "'" + text : text;
+  if (!formula && cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
+  return fmt::format("\"{}\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}));
 }
 
 std::string Percent(int64_t part, int64_t whole) {

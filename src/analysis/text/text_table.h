@@ -20,7 +20,9 @@ std::string Si(double value);
 // "1.50 MiB", "512 B".
 std::string Bytes(int64_t bytes);
 std::string Shorten(const std::string& text, size_t width);  // "abc..." past width
-std::string CsvField(const std::string& text);     // quoted when it holds , " CR or LF
+// A CSV field: quoted when it holds , " CR or LF; text a spreadsheet would
+// run as a formula (a first = + - @ TAB or CR) quoted behind a '.
+std::string CsvField(const std::string& text);
 std::string Percent(int64_t part, int64_t whole);  // "12.5%", "-" when whole <= 0
 
 // Left-aligned text columns, right-aligned numbers. Columns are as wide as
