@@ -1,6 +1,7 @@
 #include "src/analysis/markers/serving_stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <utility>
@@ -35,11 +36,19 @@ CounterStats Summarize(std::string name, std::vector<Sample>& samples, int64_t b
   CounterStats out;
   out.name = std::move(name);
   out.samples = static_cast<int64_t>(samples.size());
+  // NaN is no value: such samples are counted, and left out of the figures
+  // (their time too), which stay NaN (unknown) when no sample is a number.
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
   out.min = std::numeric_limits<double>::infinity();
   out.max = -out.min;
-  double sum = 0, weighted = 0, weight = 0;
+  double sum = 0, weighted = 0, weight = 0, last_number = kUnknown;
   for (size_t i = 0; i < samples.size(); ++i) {
     const double v = samples[i].value;
+    if (std::isnan(v)) {
+      ++out.nan_samples;
+      continue;
+    }
+    last_number = v;
     out.min = std::min(out.min, v);
     out.max = std::max(out.max, v);
     sum += v;
@@ -49,9 +58,14 @@ CounterStats Summarize(std::string name, std::vector<Sample>& samples, int64_t b
     weighted += v * held;
     weight += held;
   }
-  out.mean = sum / static_cast<double>(samples.size());
+  const int64_t numbers = out.samples - out.nan_samples;
   out.last = samples.back().value;
-  out.time_weighted_mean = weight > 0 ? weighted / weight : out.last;
+  if (numbers == 0) {
+    out.min = out.max = out.mean = out.time_weighted_mean = kUnknown;
+  } else {
+    out.mean = sum / static_cast<double>(numbers);
+    out.time_weighted_mean = weight > 0 ? weighted / weight : last_number;
+  }
   out.first_ps = SaturatingSub(samples.front().ps, begin_ps);
   out.last_ps = SaturatingSub(samples.back().ps, begin_ps);
   out.end_ps = SaturatingSub(std::max(end_ps, samples.back().ps), begin_ps);

@@ -22,6 +22,9 @@ namespace analysis {
 struct CounterStats {
   std::string name;
   int64_t samples = 0;
+  int64_t nan_samples = 0;  // of `samples`: NaN, left out of the figures below
+  // Over the samples that are numbers; NaN (unknown) when none is. `last`
+  // is the last sample, NaN or not.
   double min = 0, mean = 0, max = 0, last = 0, time_weighted_mean = 0;
   // After the capture's first host event: the first and last sample, and
   // the capture's end that the last sample holds to.

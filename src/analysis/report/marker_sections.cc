@@ -1,6 +1,7 @@
 #include "src/analysis/report/marker_sections.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <string>
 
@@ -135,7 +136,7 @@ void AppendCounters(const std::vector<CounterStats>& counters, size_t top,
   fmt::format_to(to, "\nCounters: {}\n", counters.size());
   TextTable text({"Counter", "Samples", "Min", "Mean", "Max", "Last", "TimeWeightedMean"},
                  {false, true, true, true, true, true, true});
-  auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  auto num = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.6g}", v); };
   const size_t shown = std::min(top, counters.size());
   for (size_t i = 0; i < shown; ++i) {
     const CounterStats& c = counters[i];
@@ -147,6 +148,13 @@ void AppendCounters(const std::vector<CounterStats>& counters, size_t top,
   fmt::format_to(to,
                  "  TimeWeightedMean: each sample holds until the next one, the last until the "
                  "capture's last event ends\n");
+  for (size_t i = 0; i < shown; ++i) {
+    const CounterStats& c = counters[i];
+    if (c.nan_samples == 0) continue;
+    fmt::format_to(to, "  {}: {} of {} samples are NaN, left out of Min, Mean, Max and "
+                   "TimeWeightedMean ('-': no sample is a number)\n",
+                   Shorten(c.name, 60), c.nan_samples, c.samples);
+  }
 }
 
 void AppendInstants(const std::vector<InstantCount>& instants, size_t top,
@@ -166,14 +174,15 @@ void AppendInstants(const std::vector<InstantCount>& instants, size_t top,
 ReportTable CounterTable(const std::vector<CounterStats>& counters) {
   ReportTable table{"counters",
                     {"name", "samples", "min", "mean", "max", "last", "time_weighted_mean",
-                     "first_us", "last_us", "end_us"},
+                     "first_us", "last_us", "end_us", "nan_samples"},
                     {}};
+  // NaN (unknown) is an empty CSV cell and null in JSON.
+  auto number = [](double v) { return std::isnan(v) ? Cell::Empty() : Cell::Number(v, 9); };
   for (const CounterStats& c : counters) {
     table.rows.push_back(
-        {Cell::Text(c.name), Cell::Int(c.samples), Cell::Number(c.min, 9),
-         Cell::Number(c.mean, 9), Cell::Number(c.max, 9), Cell::Number(c.last, 9),
-         Cell::Number(c.time_weighted_mean, 9), Cell::Micros(c.first_ps),
-         Cell::Micros(c.last_ps), Cell::Micros(c.end_ps)});
+        {Cell::Text(c.name), Cell::Int(c.samples), number(c.min), number(c.mean), number(c.max),
+         number(c.last), number(c.time_weighted_mean), Cell::Micros(c.first_ps),
+         Cell::Micros(c.last_ps), Cell::Micros(c.end_ps), Cell::Int(c.nan_samples)});
   }
   return table;
 }
@@ -205,7 +214,7 @@ ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
                   Cell::Micros(d.p90_ps), Cell::Micros(d.p99_ps), Cell::Micros(d.max_ps)});
     if (with_source) {
       cells.insert(cells.end(), {Cell::Micros(row.device_ps), Cell::Int(row.device_events),
-                                 Cell::Int(row.device_flops)});
+                                 row.device_flops > 0 ? Cell::Int(row.device_flops) : Cell::Empty()});  // unknown: null
     }
     table.rows.push_back(std::move(cells));
   }

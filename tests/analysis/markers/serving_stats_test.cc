@@ -1,6 +1,8 @@
 // Async spans, queue waits, counters and instants in the summary, on a
 // constructed serving capture (request_space.h's MakeFlowSpace).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -277,6 +279,49 @@ TEST_CASE("a last sample holds until the capture's end") {
   const auto stats = analysis::BuildMarkerStats(analysis::CollectHostSpans(space));
   REQUIRE(stats.markers.size() == 1);
   CHECK(stats.markers[0].name == "work");
+}
+
+TEST_CASE("NaN counter samples are counted and left out of the figures") {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* counters = host.AddLine(xplane::kCounterLineId, xplane::kCounterLineName, 0);
+  auto* main_line = host.AddLine(1, "main", 0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto sample = [&](const char* name, int64_t us, double value) {
+    auto* event = host.AddEvent(counters, host.EventMetadataId(name), us * kUs, 0);
+    host.AddStat(event, xplane::kCounterValueStat, value);
+  };
+  sample("mixed", 0, 4);
+  sample("mixed", 100, nan);
+  sample("mixed", 200, 2);
+  for (int64_t us : {0, 50}) sample("broken", us, nan);
+  host.AddEvent(main_line, host.EventMetadataId("work"), 0, 400 * kUs);
+  const analysis::Summary summary = analysis::Summarize(space);
+  const auto& counters_out = summary.serving.counters;
+  REQUIRE(counters_out.size() == 2);
+  const analysis::CounterStats& broken = counters_out[0];
+  const analysis::CounterStats& mixed = counters_out[1];
+  CHECK(mixed.samples == 3);
+  CHECK(mixed.nan_samples == 1);
+  CHECK(mixed.min == 2);
+  CHECK(mixed.max == 4);
+  CHECK(mixed.mean == Approx(3));
+  // 4 for 100 us, 2 for 200 us; the NaN's 100 us count for nothing.
+  CHECK(mixed.time_weighted_mean == Approx((4 * 100 + 2 * 200) / 300.0));
+  CHECK(broken.nan_samples == 2);
+  CHECK(std::isnan(broken.min));
+  CHECK(std::isnan(broken.mean));
+  CHECK(std::isnan(broken.max));
+  const std::string text = analysis::FormatSummaryText(summary, 0);
+  CHECK(text.find("inf") == std::string::npos);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("broken: 2 of 2 samples are NaN") != std::string::npos);
+  for (const auto& table : analysis::SummaryTables(summary)) {
+    if (table.name != "counters") continue;
+    const std::string csv = analysis::FormatCsv(table);
+    CHECK(csv.find("\nbroken,2,,,,,,0.000,50.000,400.000,2\n") != std::string::npos);
+    CHECK(csv.find("\nmixed,3,2,3,4,2,") != std::string::npos);
+  }
 }
 
 TEST_CASE("the summary prints and tabulates async spans, counters and instants") {
