@@ -52,10 +52,35 @@ void PopEnded(int64_t start_ps, const HostSpans& out, std::vector<int32_t>& open
   }
 }
 
+// Each short source's index in HostSpans::sources, looked up once per
+// stat: a call site's source is one metadata stat that its events share.
+class SourceIndex {
+ public:
+  int Of(const xplane::StatVisitor& stat, std::string* scratch) {
+    auto [known, added] = by_stat_.try_emplace(&stat.raw(), 0);
+    if (added) {
+      const std::string_view site = ShortSource(stat.TextValue(scratch));
+      known->second =
+          by_text_.try_emplace(std::string(site), static_cast<int>(by_text_.size()))
+              .first->second;
+    }
+    return known->second;
+  }
+  std::vector<std::string> Texts() const {
+    std::vector<std::string> texts(by_text_.size());
+    for (const auto& [text, index] : by_text_) texts[index] = text;
+    return texts;
+  }
+
+ private:
+  absl::flat_hash_map<const tensorflow::profiler::XStat*, int> by_stat_;
+  absl::flat_hash_map<std::string, int> by_text_;
+};
+
 // `runtime`: the line of a runtime plane.
 void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids,
                  const SpanStatIds& stats, bool runtime, int thread,
-                 absl::flat_hash_map<std::string, int>& sources, HostSpans& out) {
+                 SourceIndex& sources, HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
@@ -83,10 +108,7 @@ void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids
     span.self_ps = span.duration_ps;
     span.context = ContextOf(event, stats);
     span.event = &event.raw();
-    if (const auto stat = event.Stat(stats.source)) {
-      const std::string site = ShortSource(stat->TextValue(&scratch));
-      span.source = sources.try_emplace(site, static_cast<int>(sources.size())).first->second;
-    }
+    if (const auto stat = event.Stat(stats.source)) span.source = sources.Of(*stat, &scratch);
     PopEnded(span.start_ps, out, open);
     if (!open.empty()) {
       HostSpan& parent = out.spans[open.back()];
@@ -103,16 +125,16 @@ void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids
 
 }  // namespace
 
-std::string ShortSource(std::string_view source) {
+std::string_view ShortSource(std::string_view source) {
   const size_t last = source.rfind('/');
-  if (last == std::string_view::npos || last == 0) return std::string(source);
+  if (last == std::string_view::npos || last == 0) return source;
   const size_t before = source.rfind('/', last - 1);
-  return std::string(before == std::string_view::npos ? source : source.substr(before + 1));
+  return before == std::string_view::npos ? source : source.substr(before + 1);
 }
 
 HostSpans CollectHostSpans(const XSpace& space) {
   HostSpans out;
-  absl::flat_hash_map<std::string, int> sources;
+  SourceIndex sources;
   for (const auto& raw : space.planes()) {
     if (!xplane::IsHostPlane(raw)) continue;
     const xplane::PlaneVisitor plane(raw);
@@ -131,8 +153,7 @@ HostSpans CollectHostSpans(const XSpace& space) {
                   out);
     }
   }
-  out.sources.resize(sources.size());
-  for (auto& [text, index] : sources) out.sources[index] = text;
+  out.sources = sources.Texts();
   return out;
 }
 

@@ -61,8 +61,9 @@ struct HostSpans {
 // durations count as 0. The XSpace must outlive the result.
 HostSpans CollectHostSpans(const tensorflow::profiler::XSpace& space);
 
-// The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12").
-std::string ShortSource(std::string_view source);
+// The last two components of a path ("src/dir/file.cc:12" -> "dir/file.cc:12"),
+// a view into `source`.
+std::string_view ShortSource(std::string_view source);
 
 }  // namespace analysis
 }  // namespace neuronprof
