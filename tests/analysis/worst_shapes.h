@@ -61,6 +61,52 @@ inline tensorflow::profiler::XSpace NestedMarkers(int n) {
   return space;
 }
 
+// One step holding `n` producers, each consumed on another thread after
+// the step: every wait is placed inside that one step among its `n`
+// children (a server's batch step, a queue of many requests).
+inline tensorflow::profiler::XSpace ProducersInOneStep(int n) {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* main_line = host.AddLine(1, "main", 0);
+  auto* worker = host.AddLine(2, "worker", 0);
+  auto* step = host.AddEvent(main_line, host.EventMetadataId("batch"), 0, int64_t{n} * 2000 + 1000);
+  host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+  host.AddStat(step, xplane::kStepNumStat, int64_t{0});
+  const int64_t enqueue = host.EventMetadataId("enqueue"), infer = host.EventMetadataId("infer");
+  for (int i = 0; i < n; ++i) {
+    auto* producer = host.AddEvent(main_line, enqueue, int64_t{i} * 2000 + 1, 1000);
+    host.AddStat(producer, xplane::kProducerTypeStat, int64_t{1});
+    host.AddStat(producer, xplane::kProducerIdStat, int64_t{i + 1});
+    auto* consumer = host.AddEvent(worker, infer, int64_t{n} * 2000 + 2000 + i * 10, 5);
+    host.AddStat(consumer, xplane::kConsumerTypeStat, int64_t{1});
+    host.AddStat(consumer, xplane::kConsumerIdStat, int64_t{i + 1});
+  }
+  return space;
+}
+
+// `n` producers, each nested in the one before inside a step, each
+// consumed on another thread: the flows' markers are `n` deep.
+inline tensorflow::profiler::XSpace NestedProducers(int n) {
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* main_line = host.AddLine(1, "main", 0);
+  auto* worker = host.AddLine(2, "worker", 0);
+  auto* step = host.AddEvent(main_line, host.EventMetadataId("request"), 0, int64_t{4} * n * 1000);
+  host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
+  host.AddStat(step, xplane::kStepNumStat, int64_t{0});
+  const int64_t stage = host.EventMetadataId("stage"), infer = host.EventMetadataId("infer");
+  for (int i = 0; i < n; ++i) {
+    auto* producer = host.AddEvent(main_line, stage, int64_t{i} * 1000 + 1,
+                                   (int64_t{2} * n - 2 * i) * 1000);
+    host.AddStat(producer, xplane::kProducerTypeStat, int64_t{1});
+    host.AddStat(producer, xplane::kProducerIdStat, int64_t{i + 1});
+    auto* consumer = host.AddEvent(worker, infer, int64_t{i} * 1000 + 500, 100);
+    host.AddStat(consumer, xplane::kConsumerTypeStat, int64_t{1});
+    host.AddStat(consumer, xplane::kConsumerIdStat, int64_t{i + 1});
+  }
+  return space;
+}
+
 // `n` runtime calls, none of them matched by a device event (`n` kernels
 // carry correlation ids no call has), in the worst places for finding the
 // op that encloses a call: thread 1 has an op around `n` nested markers,

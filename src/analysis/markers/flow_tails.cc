@@ -11,6 +11,7 @@
 #include "src/xplane/saturating.h"
 #include "src/xplane/flow_links.h"
 #include "src/xplane/schema.h"
+#include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -25,14 +26,25 @@ constexpr size_t kMaxLinkedPerContext = 64;
 // linked to the same id.
 absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpans& spans) {
   absl::flat_hash_map<uint64_t, std::vector<int32_t>> out;
+  // The spans are each line's nesting tree in pre-order: `open` holds the
+  // current span's enclosing spans, and `open_contexts` how many of them
+  // carry each id, so no span walks its parents (a file decides the depth).
+  std::vector<int32_t> open;
+  absl::flat_hash_map<uint64_t, int32_t> open_contexts;
   for (size_t i = 0; i < spans.spans.size(); ++i) {
     const HostSpan& span = spans.spans[i];
-    if (span.context == 0 || span.kind == SpanKind::kAsync) continue;
-    bool nested = false;
-    for (int32_t p = span.parent; p >= 0 && !nested; p = spans.spans[p].parent) {
-      nested = spans.spans[p].context == span.context;
+    xplane::CountWork();
+    while (!open.empty() && open.back() != span.parent) {
+      xplane::CountWork();
+      const uint64_t context = spans.spans[open.back()].context;
+      if (context != 0 && --open_contexts[context] == 0) open_contexts.erase(context);
+      open.pop_back();
     }
-    if (!nested) out[span.context].push_back(static_cast<int32_t>(i));
+    open.push_back(static_cast<int32_t>(i));
+    if (span.context == 0) continue;
+    const bool nested = open_contexts.contains(span.context);
+    ++open_contexts[span.context];
+    if (!nested && span.kind != SpanKind::kAsync) out[span.context].push_back(static_cast<int32_t>(i));
   }
   for (const SpanLink& link : spans.links) {  // a batch consumer's ids
     if (spans.spans[link.span].context != link.context) out[link.context].push_back(link.span);
@@ -87,10 +99,19 @@ std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
   // Device work by the linked marker it was launched in (or nested in).
   absl::flat_hash_set<int32_t> is_linked;
   for (const auto& [context, markers] : linked) is_linked.insert(markers.begin(), markers.end());
+  // Each span's innermost linked marker, itself included; -1: none (one
+  // pass: parents come before their children).
+  std::vector<int32_t> linked_up(spans.spans.size(), -1);
+  xplane::CountWork(spans.spans.size());
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const int32_t parent = spans.spans[i].parent;
+    linked_up[i] = is_linked.contains(static_cast<int32_t>(i)) ? static_cast<int32_t>(i)
+                   : parent >= 0                               ? linked_up[parent]
+                                                               : -1;
+  }
   absl::flat_hash_map<int32_t, std::vector<const FlowWait*>> device_of;
   for (const FlowWait& work : device) {
-    int32_t m = work.producer;
-    while (m >= 0 && !is_linked.contains(m)) m = spans.spans[m].parent;
+    const int32_t m = work.producer >= 0 ? linked_up[work.producer] : -1;
     if (m >= 0) device_of[m].push_back(&work);
   }
   absl::flat_hash_map<uint64_t, std::vector<const FlowWait*>> waits_of;

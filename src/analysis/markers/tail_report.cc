@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "src/analysis/timeline/distribution.h"
 #include "src/xplane/saturating.h"
+#include "src/xplane/work_count.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -106,18 +107,48 @@ namespace {
 
 int64_t EndPs(const HostSpan& span) { return SaturatingAdd(span.start_ps, span.duration_ps); }
 
-// A wait's time inside `step` and outside its direct `children`, moved
-// from the instance's "(self)" (parts[0]) to a part of its own.
-// `part` must outlive the instance (a view into the XSpace or `waits`).
-void AddWait(const HostSpans& spans, const HostSpan& step, const std::vector<int32_t>& children,
-             const FlowWait& wait, TailInstance& instance, std::string_view part = {}) {
+// The direct children of a step, disjoint and in start order (a scope that
+// starts inside a sibling nests in it): the time they cover of any window
+// in O(log children).
+class ChildCover {
+ public:
+  ChildCover(const HostSpans& spans, const std::vector<int32_t>& children) {
+    covered_.push_back(0);
+    xplane::CountWork(children.size());
+    for (const int32_t c : children) {
+      const HostSpan& child = spans.spans[c];
+      starts_.push_back(child.start_ps);
+      ends_.push_back(EndPs(child));
+      covered_.push_back(SaturatingAdd(covered_.back(), SaturatingSub(ends_.back(), starts_.back())));
+    }
+  }
+
+  int64_t Covered(int64_t lo, int64_t hi) const {
+    xplane::CountWork();
+    if (hi <= lo) return 0;
+    const size_t first = std::upper_bound(ends_.begin(), ends_.end(), lo) - ends_.begin();
+    const size_t last = std::lower_bound(starts_.begin(), starts_.end(), hi) - starts_.begin();
+    if (first >= last) return 0;
+    int64_t covered = SaturatingSub(covered_[last], covered_[first]);
+    covered = SaturatingSub(covered, std::max<int64_t>(0, SaturatingSub(lo, starts_[first])));
+    return SaturatingSub(covered, std::max<int64_t>(0, SaturatingSub(ends_[last - 1], hi)));
+  }
+
+ private:
+  std::vector<int64_t> starts_, ends_;
+  std::vector<int64_t> covered_;  // covered_[i]: the first i children's time
+};
+
+// A wait's time inside `step` and outside its direct children, moved from
+// the instance's "(self)" (parts[0]) to a part of its own. `part` must
+// outlive the instance (a view into the XSpace or `waits`).
+void AddWait(const HostSpan& step, const ChildCover& children, const FlowWait& wait,
+             TailInstance& instance, std::string_view part = {}) {
   if (part.empty()) part = wait.part;
   const int64_t lo = std::max(wait.start_ps, step.start_ps);
   const int64_t hi = std::min(wait.end_ps, EndPs(step));
   int64_t uncovered = std::max<int64_t>(0, SaturatingSub(hi, lo));
-  for (const int32_t c : children) {
-    uncovered -= Overlap(spans.spans[c].start_ps, EndPs(spans.spans[c]), lo, hi);
-  }
+  uncovered = SaturatingSub(uncovered, children.Covered(lo, hi));
   int64_t& self = instance.parts.front().second;
   uncovered = std::min(std::max<int64_t>(0, uncovered), self);
   if (uncovered == 0) return;
@@ -149,35 +180,49 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
     instance_of[i] = static_cast<int>(list.size());
     list.push_back({span.duration_ps, {{kSelfPart, span.self_ps}}});
   }
-  // The step around a marker, itself included; -1: none.
-  auto step_of = [&](int32_t i) {
-    while (i >= 0 && spans.spans[i].kind != SpanKind::kStep) i = spans.spans[i].parent;
-    return i;
+  // Per span, in one pass (parents come first): the step around it, itself
+  // included, and the step's direct child that holds it; -1: none.
+  std::vector<int32_t> step_of(spans.spans.size(), -1), under_step(spans.spans.size(), -1);
+  xplane::CountWork(spans.spans.size());
+  for (size_t i = 0; i < spans.spans.size(); ++i) {
+    const HostSpan& span = spans.spans[i];
+    if (span.kind == SpanKind::kStep) {
+      step_of[i] = static_cast<int32_t>(i);
+    } else if (span.parent >= 0) {
+      step_of[i] = step_of[span.parent];
+    }
+    if (span.parent >= 0) {
+      under_step[i] = spans.spans[span.parent].kind == SpanKind::kStep
+                          ? static_cast<int32_t>(i)
+                          : under_step[span.parent];
+    }
+  }
+  std::map<int32_t, ChildCover> covers;  // of each step with waits to place
+  auto cover_of = [&](int32_t step) -> const ChildCover& {
+    auto it = covers.find(step);
+    if (it == covers.end()) it = covers.emplace(step, ChildCover(spans, children[step])).first;
+    return it->second;
   };
   for (const FlowWait& wait : waits) {
-    const int32_t step = step_of(spans.spans[wait.producer].parent);
+    const int32_t parent = spans.spans[wait.producer].parent;
+    const int32_t step = parent >= 0 ? step_of[parent] : -1;
     if (step < 0) continue;
     const HostSpan& s = spans.spans[step];
-    AddWait(spans, s, children[step], wait, by_name[s.name][instance_of[step]]);
+    AddWait(s, cover_of(step), wait, by_name[s.name][instance_of[step]]);
   }
   std::set<std::pair<int32_t, int32_t>> counted;  // (step, linked marker): once each
   for (const FlowWait& link : linked) {
-    const int32_t step = step_of(link.producer);
+    const int32_t step = link.producer >= 0 ? step_of[link.producer] : -1;
     if (step < 0 || !counted.insert({step, link.consumer}).second) continue;
     const HostSpan& s = spans.spans[step];
-    AddWait(spans, s, children[step], link, by_name[s.name][instance_of[step]]);
+    AddWait(s, cover_of(step), link, by_name[s.name][instance_of[step]]);
   }
   for (const FlowWait& work : device) {
-    int32_t child = work.producer;  // the step's direct child that holds the marker
-    while (child >= 0 && spans.spans[child].parent >= 0 &&
-           spans.spans[spans.spans[child].parent].kind != SpanKind::kStep) {
-      child = spans.spans[child].parent;
-    }
-    if (child < 0 || spans.spans[child].parent < 0) continue;  // in no step, or the step itself
+    const int32_t child = work.producer >= 0 ? under_step[work.producer] : -1;
+    if (child < 0) continue;  // in no step, or the step itself
     const int32_t step = spans.spans[child].parent;
     const HostSpan& s = spans.spans[step];
-    AddWait(spans, s, children[step], work, by_name[s.name][instance_of[step]],
-            spans.spans[child].name);
+    AddWait(s, cover_of(step), work, by_name[s.name][instance_of[step]], spans.spans[child].name);
   }
   std::vector<TailReport> reports;
   for (auto& [name, instances] : by_name) {

@@ -104,6 +104,26 @@ TEST_CASE("markers nested deep: the operator walk is linear in depth, and so are
   CHECK(ops.ops.back().scope.substr(ops.ops.back().scope.size() - 4) == "/...");
 }
 
+TEST_CASE("many producers in one step: placing their waits stays O(n log n)") {
+  const int n = 100000 / kScale;
+  const auto space = testing::ProducersInOneStep(n);
+  analysis::Summary summary;
+  const uint64_t work = SummaryWork(space, &summary);
+  INFO("work " << work << " for " << n << " producers in one step");
+  CHECK(work <= Bound(3 * n));
+  REQUIRE(summary.steps.size() == 1);
+}
+
+TEST_CASE("producers nested deep: linking flows to their markers stays linear in depth") {
+  const int n = 100000 / kScale;
+  const auto space = testing::NestedProducers(n);
+  analysis::Summary summary;
+  const uint64_t work = SummaryWork(space, &summary);
+  INFO("work " << work << " for " << n << " nested producers");
+  CHECK(work <= Bound(3 * n));
+  REQUIRE(summary.markers.markers.size() >= 1);
+}
+
 TEST_CASE("runtime calls, none matched, under deep markers and ended ops: linear matching") {
   const int n = 200000 / kScale;
   const auto space = testing::UnmatchedRuntimeCalls(n);
