@@ -54,8 +54,13 @@ std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane, size_t max_links_per_
     if (ends.producers.empty() || ends.consumers.empty()) continue;
     std::stable_sort(ends.producers.begin(), ends.producers.end(), StartsBefore);
     std::stable_sort(ends.consumers.begin(), ends.consumers.end(), StartsBefore);
+    // Every pair, unless that is past the cap or many times the context's
+    // ends (a crossbar of a reused id): so the links of all contexts stay
+    // within kMaxLinksPerEnd times the flow events, whatever a file holds.
+    const size_t pairs = ends.producers.size() * ends.consumers.size();
     const bool all_pairs =
-        ends.producers.size() * ends.consumers.size() <= max_links_per_context;
+        pairs <= max_links_per_context &&
+        pairs <= kMaxLinksPerEnd * (ends.producers.size() + ends.consumers.size());
     for (const FlowEnd& consumer : ends.consumers) {
       if (all_pairs) {
         for (const FlowEnd& producer : ends.producers) {

@@ -36,8 +36,12 @@ struct FlowLink {
 // id (id 0 links nothing), as xprof links them: one producer to many
 // consumers, many producers to one consumer. Ordered by consumer start,
 // then producer start. A context with more than `max_links_per_context`
-// pairs (a reused id) keeps, for each consumer, only the latest producer
-// that started before it. Events whose times do not fit are left out.
+// pairs, or more than kMaxLinksPerEnd times its producers and consumers (a
+// reused id linking many to many), keeps, for each consumer, only the
+// latest producer that started before it: the links of a plane are at
+// most kMaxLinksPerEnd times its flow events. Events whose times do not
+// fit are left out.
+inline constexpr size_t kMaxLinksPerEnd = 8;
 std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane,
                                 size_t max_links_per_context = 4096);
 

@@ -81,6 +81,29 @@ TEST_CASE("a reused id past the cap links each consumer to the latest producer b
   CHECK(plane.Links(4) == std::vector<std::string>{"P0-C50", "P100-C150", "P200-C250"});
 }
 
+TEST_CASE("many reused ids, each many to many, keep the links linear in the events") {
+  Plane plane;
+  const int ids = 500, per_side = 64;  // 64 x 64 = 4096 pairs each: under the per-id cap
+  for (int id = 1; id <= ids; ++id) {
+    for (int i = 0; i < per_side; ++i) {
+      plane.Produce(id * 1000 + i, 0, id);
+      plane.Consume(id * 1000 + 500 + i, 0, id);
+    }
+  }
+  const auto links = plane.Links();
+  // Each consumer keeps its latest producer: one link per consumer.
+  CHECK(links.size() == static_cast<size_t>(ids * per_side));
+  CHECK(links.size() <= xplane::kMaxLinksPerEnd * 2 * ids * per_side);
+  CHECK(links[0] == "P1063-C1500");
+  // A fan-out within the bound keeps every pair (1 x 9, 9 x 1, 16 x 16).
+  Plane fan;
+  for (int i = 0; i < 16; ++i) {
+    fan.Produce(i, 0, 1);
+    fan.Consume(100 + i, 0, 1);
+  }
+  CHECK(fan.Links().size() == 256);
+}
+
 TEST_CASE("context type names follow neuronprof::ContextType's enumerators") {
   CHECK(xplane::ContextTypeName(0) == "generic");
   CHECK(xplane::ContextTypeName(4) == "shared_batch_scheduler");
