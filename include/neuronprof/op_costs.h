@@ -12,8 +12,14 @@
 // the roofline and MFU, where it would otherwise show "-". Registered
 // formulas apply to ops without a built-in one (docs/OPERATORS.md), in
 // captures that end after the registration; `neuronprof summary` of a file
-// reads the costs the capture wrote. Thread-safe; formulas run when a
-// capture ends, never on the recording hot path.
+// reads the costs the capture wrote.
+//
+// Thread-safety: RegisterOpCost may be called from any thread, at any time.
+// Formulas run when a capture ends (in Profiler::Stop(), a flight-recorder
+// dump or a capture server's response), never on the recording hot path;
+// a long line of ops is walked in parts on several threads, but the calls
+// of one formula never overlap, so a formula may keep state (a memo map)
+// without a lock of its own. Different formulas may run at the same time.
 #ifndef NEURONPROF_OP_COSTS_H_
 #define NEURONPROF_OP_COSTS_H_
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -13,9 +14,17 @@ namespace neuronprof {
 namespace analysis {
 namespace {
 
+// A formula and the lock its calls take: the operator walk runs a long
+// line in parts on several threads, and a user's formula may keep state.
+struct Formula {
+  explicit Formula(CustomCostFormula f) : formula(std::move(f)) {}
+  const CustomCostFormula formula;
+  std::mutex calls;
+};
+
 struct Registry {
   std::mutex mutex;
-  absl::flat_hash_map<std::string, std::shared_ptr<const CustomCostFormula>> formulas;
+  absl::flat_hash_map<std::string, std::shared_ptr<Formula>> formulas;
 };
 
 Registry& TheRegistry() {
@@ -39,7 +48,7 @@ absl::Status RegisterCustomOpCost(std::string_view op_name, CustomCostFormula fo
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto [it, inserted] = registry.formulas.emplace(
-      std::string(op_name), std::make_shared<const CustomCostFormula>(std::move(formula)));
+      std::string(op_name), std::make_shared<Formula>(std::move(formula)));
   if (!inserted) {
     return absl::AlreadyExistsError(
         absl::StrCat("RegisterOpCost: '", std::string(op_name), "' already has a formula"));
@@ -51,7 +60,7 @@ absl::Status RegisterCustomOpCost(std::string_view op_name, CustomCostFormula fo
 std::optional<std::pair<int64_t, int64_t>> CustomOpCost(std::string_view op_name,
                                                         const std::vector<OpInput>& inputs) {
   if (!g_any.load(std::memory_order_acquire)) return std::nullopt;
-  std::shared_ptr<const CustomCostFormula> formula;
+  std::shared_ptr<Formula> formula;
   {
     Registry& registry = TheRegistry();
     std::lock_guard<std::mutex> lock(registry.mutex);
@@ -59,10 +68,12 @@ std::optional<std::pair<int64_t, int64_t>> CustomOpCost(std::string_view op_name
     if (it == registry.formulas.end()) return std::nullopt;
     formula = it->second;
   }
-  // Outside the lock: a formula may take its time. A formula that throws
-  // leaves the op's cost unknown rather than ending the export.
+  // Outside the registry's lock: a formula may take its time, and other
+  // formulas may run meanwhile; this one's calls never overlap. A formula
+  // that throws leaves the op's cost unknown rather than ending the export.
+  std::lock_guard<std::mutex> one_at_a_time(formula->calls);
   try {
-    return (*formula)(inputs);
+    return formula->formula(inputs);
   } catch (...) {
     return std::nullopt;
   }

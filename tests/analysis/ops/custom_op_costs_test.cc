@@ -2,13 +2,19 @@
 // the synthetic step's aten::foo_unknown (one Float [64,128] input), which
 // has no built-in formula. Its own binary: the registry is process-wide.
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "neuronprof/op_costs.h"
 #include "src/analysis/ops/op_table.h"
 #include "src/analysis/ops/operator_annotator.h"
 #include "src/analysis/ops/operator_events.h"
 #include "src/xplane/schema.h"
+#include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 #include "tests/analysis/operator_space.h"
 
@@ -71,6 +77,44 @@ TEST_CASE("a registered formula costs a custom op in the table, the file and a l
   CHECK(read.source == CostSource::kOwn);
   CHECK(read.self_flops == kFlops);
   CHECK(read.self_bytes == kBytes);
+}
+
+TEST_CASE("one formula's calls never overlap, though the walk runs on several threads") {
+  std::map<int64_t, int64_t> memo;  // a formula's own state, with no lock
+  std::atomic<int> in_flight{0}, most_in_flight{0};
+  std::mutex threads_mutex;
+  std::set<std::thread::id> threads;
+  REQUIRE(RegisterOpCost("aten::foo_memo", [&](const std::vector<OpCostInput>& in) {
+            const int now = ++in_flight;
+            for (int seen = most_in_flight.load(); now > seen;) {
+              most_in_flight.compare_exchange_weak(seen, now);
+            }
+            {
+              std::lock_guard<std::mutex> lock(threads_mutex);
+              threads.insert(std::this_thread::get_id());
+            }
+            int64_t& flops = memo[in.at(0).Elements()];  // unsafe if calls overlapped
+            if (flops == 0) flops = 3 * in.at(0).Elements();
+            --in_flight;
+            return OpCostEstimate{flops, 0};
+          }).ok());
+  // One line of many such ops, walked in parts of 64 on threads of their own.
+  tensorflow::profiler::XSpace space;
+  xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
+  auto* line = host.AddLine(1, "main", 0);
+  const int64_t op = host.EventMetadataId("aten::foo_memo");
+  for (int i = 0; i < 2000; ++i) {
+    auto* event = host.AddEvent(line, op, int64_t{i} * 1000, 500);
+    host.AddStat(event, xplane::kOpFrameworkStat, std::string_view("torch"));
+    host.AddStat(event, xplane::kOpInputDimsStat, std::string_view("[[64,128]]"));
+    host.AddStat(event, xplane::kOpInputTypesStat, std::string_view("Float"));
+  }
+  const OperatorEvents events = CollectOperatorEvents(space, 64);
+  REQUIRE(events.ops.size() == 2000);
+  CHECK(events.ops[1999].self_flops == 3 * 64 * 128);
+  CHECK(most_in_flight.load() == 1);
+  INFO("threads that called the formula: " << threads.size());
+  CHECK(threads.size() >= 2);  // the walk did run in parts: the rule is needed
 }
 
 TEST_CASE("RegisterOpCost refuses empty names and formulas and a second formula") {
