@@ -32,6 +32,18 @@ fi
   pass "--kernel_csv - prints only CSV" || fail "--kernel_csv -: $(head -3 "$WORK/out")"
 "$CLI" summary "$FILE" --cpu_peak_gflops 100 >"$WORK/out" 2>&1 &&
   has "CPU peak given" "$WORK/out" "CPU: MFU"
+# The H200 CUPTI capture (tests/data/cupti_h200): CUPTI reports no FLOPs,
+# so MFU is unknown there, not zero; CSV numbers are plain decimals.
+H200=$(dirname "$0")/../data/cupti_h200/steps
+if "$CLI" summary "$H200" --kernel_csv "$WORK/h200.csv" >"$WORK/out" 2>"$WORK/err"; then
+  has "unknown MFU" "$WORK/out" "NVIDIA H200 (cc 9.0): MFU - (FLOPs unknown"
+  grep -q "MFU 0.00%" "$WORK/out" && fail "MFU 0.00% printed for unknown FLOPs" ||
+    pass "no MFU 0.00% for unknown FLOPs"
+  has "plain bytes_per_s" "$WORK/h200.csv" "memcpy,MemcpyHtoD,10,3053.663,,,,,,,,,,,167772160,54941300000"
+  grep -q "e+" "$WORK/h200.csv" && fail "an exponent in the kernel CSV" || pass "no exponent in CSV"
+else
+  fail "summary of the H200 capture: exit status $?; $(cat "$WORK/err")"
+fi
 rc=0
 "$CLI" summary "$FILE" --cpu_peak_gflops 0 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && pass "--cpu_peak_gflops 0 is a usage error" ||

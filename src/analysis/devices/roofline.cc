@@ -95,6 +95,7 @@ Roofline BuildRoofline(const OpTable& table, const DevicePeaks& peaks, int64_t w
     DeviceRoofline device;
     device.plane = plane;
     device.reported = reported.planes.count(plane) > 0;
+    device.flops_known = !flops[plane].empty();
     int64_t most = -1;
     for (const auto& [dtype, count] : flops[plane]) {
       device.flops = SaturatingAdd(device.flops, count);

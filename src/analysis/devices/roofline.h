@@ -53,6 +53,9 @@ struct DeviceRoofline {
   int plane = -1;              // PeakAt's argument
   bool reported = false;       // flops are the runtime's, not the op rows'
   int64_t flops = 0;           // FLOPs of the rows that ran there, else reported
+  // False where no op with a known cost ran and the runtime reported none:
+  // flops and mfu are unknown there, not zero.
+  bool flops_known = false;
   DType dtype = DType::kNone;  // the dtype holding most of them
   double mfu = 0;              // flops / (wall x peak for dtype); 0 when no peak
 };

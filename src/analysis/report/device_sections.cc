@@ -99,14 +99,24 @@ void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, s
 void AppendRoofline(const Roofline& roofline, const OpTable& table,
                        const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out) {
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "\nUtilisation (wall time {} ms: the steps' time, else the span of the ops, else of the device "
-                 "events)\n",
+  fmt::format_to(to,
+                 "\nUtilisation over {} ms of wall time: MFU = FLOPs / (that time x peak). The time "
+                 "the steps cover, steps that overlap (a server's workers) counted once, unlike the "
+                 "step table's 'all steps', which adds them up; without steps the span of the ops, "
+                 "else of the device events\n",
                  Ms(roofline.wall_ps));
   for (const DeviceRoofline& device : roofline.devices) {
     const DevicePeak& peak = PeakAt(peaks, device.plane);
     if (!peak.known) {
       fmt::format_to(to, "  no peak known for {}{}\n", TerminalText(peak.device),
                      device.plane < 0 ? " (give --cpu_peak_gflops)" : "");
+      continue;
+    }
+    if (!device.flops_known) {
+      fmt::format_to(to, "  {}: MFU - (FLOPs unknown: no op with a known cost ran there and the "
+                     "runtime reported none; peak {}FLOP/s, {}B/s; {})\n",
+                     TerminalText(peak.device), Si(peak.FlopsFor(DType::kFloat)),
+                     peak.bytes_per_s > 0 ? Si(peak.bytes_per_s) : "?", peak.source);
       continue;
     }
     fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs{}, {} peak {}FLOP/s, {}B/s; {})\n",
