@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(flag, "--hidden") == 0) {
       ok = ParseInt(value, &config.hidden);
     } else if (std::strcmp(flag, "--stacks") == 0) {
-      ok = ParseInt(value, &config.stacks);
+      ok = std::strcmp(value, "0") == 0 || std::strcmp(value, "1") == 0;
+      config.stacks = ok && value[0] == '1';
     } else {
       ok = false;
     }

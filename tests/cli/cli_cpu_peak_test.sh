@@ -9,7 +9,11 @@ MLP=$2
 source "$(dirname "$0")/cli_test_lib.sh"
 cli_test_begin cpu_peak
 
-"$MLP" --logdir "$WORK/logs" --epochs 1 >/dev/null || { echo "FAIL: libtorch_mlp"; exit 1; }
+"$MLP" --logdir "$WORK/logs" --epochs 1 --stacks 0 >/dev/null || { echo "FAIL: libtorch_mlp"; exit 1; }
+# --stacks takes what its usage line offers, 0 or 1, and nothing else.
+rc=0
+"$MLP" --logdir "$WORK/refused" --stacks 2 >/dev/null 2>&1 || rc=$?
+[[ $rc -eq 2 ]] && pass "--stacks 2 is a usage error" || fail "--stacks 2: exit $rc"
 # 1 PFLOP/s: far above any CPU, so the GEMMs run below a quarter of it.
 if "$CLI" summary "$WORK/logs" --cpu_peak_gflops 1000000 >"$WORK/out" 2>"$WORK/err"; then
   has "CPU MFU" "$WORK/out" "CPU: MFU"
