@@ -58,9 +58,8 @@ using OpCostFormula = std::function<OpCostEstimate(const std::vector<OpCostInput
 
 // Registers `formula` for ops named exactly `op_name` ("myops::fused_gelu").
 // InvalidArgument for an empty name or formula; AlreadyExists when the name
-// has a formula already (built-in or registered). Thread-safety: any thread,
-// at any time (the registry takes a mutex); a formula may be called from
-// several threads at once, so it must not change shared state unguarded.
+// has a formula already (built-in or registered). Thread-safety: see the
+// top of this file (one formula's calls never overlap).
 NEURONPROF_API absl::Status RegisterOpCost(std::string_view op_name, OpCostFormula formula);
 
 }  // namespace neuronprof
