@@ -73,13 +73,20 @@ int main(int argc, char** argv) {
   std::string logdir = "/tmp/neuronprof_soak_logs";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--seconds") seconds = std::atoi(argv[i + 1]);
-    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (flag == "--ring_mb") ring_mb = std::atoi(argv[i + 1]);
-    else if (flag == "--dump_every") dump_every = std::atoi(argv[i + 1]);
-    else if (flag == "--last_ms") last_ms = std::atoi(argv[i + 1]);
-    else if (flag == "--logdir") logdir = argv[i + 1];
-    else if (flag == "--all_files") all_files = std::atoi(argv[i + 1]) != 0;
+    if (flag == "--seconds")
+      seconds = std::atoi(argv[i + 1]);
+    else if (flag == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (flag == "--ring_mb")
+      ring_mb = std::atoi(argv[i + 1]);
+    else if (flag == "--dump_every")
+      dump_every = std::atoi(argv[i + 1]);
+    else if (flag == "--last_ms")
+      last_ms = std::atoi(argv[i + 1]);
+    else if (flag == "--logdir")
+      logdir = argv[i + 1];
+    else if (flag == "--all_files")
+      all_files = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -124,8 +131,9 @@ int main(int argc, char** argv) {
       ResetPeakRss();
       const auto dump_start = std::chrono::steady_clock::now();
       auto dump = recorder.Dump("soak", last_ms);
-      const double dump_ms = std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - dump_start).count();
+      const double dump_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - dump_start)
+              .count();
       const int64_t transient = PeakRssBytes() - before;
       const int64_t after = RssBytes();
       max_transient = std::max(max_transient, transient);
@@ -134,13 +142,13 @@ int main(int argc, char** argv) {
       // dropped_events counts since each thread began: this dump's share
       // is the growth since the previous one.
       const int64_t dropped = dump.ok() ? dump->dropped_events : last_dropped;
-      std::printf("dump %d: %.0f ms, %lld events, %lld more dropped; rss before %.1f MiB, "
-                  "transient +%.1f MiB, after %.1f MiB (%+.1f MiB vs recording)\n",
-                  dumps.load() + failed_dumps.load(), dump_ms,
-                  dump.ok() ? static_cast<long long>(dump->events) : 0LL,
-                  static_cast<long long>(dropped - last_dropped),
-                  before / 1048576.0, transient / 1048576.0, after / 1048576.0,
-                  (after - recording_rss) / 1048576.0);
+      std::printf(
+          "dump %d: %.0f ms, %lld events, %lld more dropped; rss before %.1f MiB, "
+          "transient +%.1f MiB, after %.1f MiB (%+.1f MiB vs recording)\n",
+          dumps.load() + failed_dumps.load(), dump_ms,
+          dump.ok() ? static_cast<long long>(dump->events) : 0LL,
+          static_cast<long long>(dropped - last_dropped), before / 1048576.0, transient / 1048576.0,
+          after / 1048576.0, (after - recording_rss) / 1048576.0);
       std::fflush(stdout);
       last_dropped = dropped;
       dumping.store(false);
@@ -175,16 +183,17 @@ int main(int argc, char** argv) {
   // The ring fills during the first quarter: only later samples count.
   const auto [lo, hi] = std::minmax_element(rss.begin(), rss.end());
   const bool flat = *hi - *lo <= (int64_t{4} << 20) + *lo / 50;
-  std::printf("threads=%d ring=%d MiB seconds=%d steps=%lld dumps=%d failed_dumps=%d\n",
-              threads, ring_mb, seconds, static_cast<long long>(steps.load()), dumps.load(),
+  std::printf("threads=%d ring=%d MiB seconds=%d steps=%lld dumps=%d failed_dumps=%d\n", threads,
+              ring_mb, seconds, static_cast<long long>(steps.load()), dumps.load(),
               failed_dumps.load());
   std::printf("rss after t=%ds (%zu samples): min %.1f MiB, max %.1f MiB, growth %.1f MiB: %s\n",
-              seconds / 4, rss.size(), *lo / 1048576.0, *hi / 1048576.0,
-              (*hi - *lo) / 1048576.0, flat ? "flat" : "NOT FLAT");
-  std::printf("largest dump transient (peak during a dump - RSS before it): %.1f MiB, "
-              "%s the ring's %d MiB\n",
-              max_transient / 1048576.0,
-              max_transient <= (int64_t{ring_mb} << 20) ? "within" : "OVER", ring_mb);
+              seconds / 4, rss.size(), *lo / 1048576.0, *hi / 1048576.0, (*hi - *lo) / 1048576.0,
+              flat ? "flat" : "NOT FLAT");
+  std::printf(
+      "largest dump transient (peak during a dump - RSS before it): %.1f MiB, "
+      "%s the ring's %d MiB\n",
+      max_transient / 1048576.0, max_transient <= (int64_t{ring_mb} << 20) ? "within" : "OVER",
+      ring_mb);
   std::printf("peak while a dump ran: %.1f MiB (transient)\n", during_dump_peak / 1048576.0);
   // The criterion: after every dump RSS is back at the recording
   // level, within 4 MiB + 2 %.

@@ -11,6 +11,7 @@
 // with the medians, in ns per event of the space. --out also writes the
 // text to FILE, to compare two builds' output byte for byte (cmp). The
 // space is parsed onto an arena, as a capture builds it.
+#include <google/protobuf/arena.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -20,8 +21,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/arena.h>
 
 #include "src/export/byte_sink.h"
 #include "src/export/kineto_trace.h"
@@ -64,7 +63,8 @@ int main(int argc, char** argv) {
   }
   // Parsed onto an arena, as a capture builds its XSpace (events and their
   // stats side by side in memory, not each on the heap).
-  auto file = neuronprof::exporter::ReadRegularFile(input, neuronprof::exporter::kMaxXSpaceFileBytes, "an XSpace file");
+  auto file = neuronprof::exporter::ReadRegularFile(
+      input, neuronprof::exporter::kMaxXSpaceFileBytes, "an XSpace file");
   if (!file.ok()) {
     std::fprintf(stderr, "%s\n", file.status().ToString().c_str());
     return 1;
@@ -88,16 +88,17 @@ int main(int argc, char** argv) {
     const double cpu_start = ProcessCpuMs();
     const auto wall_start = std::chrono::steady_clock::now();
     if (!neuronprof::exporter::WriteKinetoTrace(*space, &sink).ok()) return 1;
-    wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             wall_start)
-                       .count());
+    wall.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+            .count());
     cpu.push_back(ProcessCpuMs() - cpu_start);
     bytes = sink.bytes();
     std::printf("rep=%d cpu_ms=%.0f wall_ms=%.0f cpu_ns_per_event=%.0f\n", rep, cpu.back(),
                 wall.back(), cpu.back() * 1e6 / events);
   }
-  std::printf("events=%.0f json_bytes=%zu median_cpu_ms=%.0f median_wall_ms=%.0f "
-              "cpu_ns_per_event=%.0f\n",
-              events, bytes, Median(cpu), Median(wall), Median(cpu) * 1e6 / events);
+  std::printf(
+      "events=%.0f json_bytes=%zu median_cpu_ms=%.0f median_wall_ms=%.0f "
+      "cpu_ns_per_event=%.0f\n",
+      events, bytes, Median(cpu), Median(wall), Median(cpu) * 1e6 / events);
   return 0;
 }

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/linking_bench_plugin.h"
 #include "bench/floor_bench.h"
+#include "bench/linking_bench_plugin.h"
 #include "neuronprof/trace.h"
 #include "src/core/recorder.h"
 
@@ -71,9 +71,7 @@ void BM_Plugin_ScopeMacroLiteral(benchmark::State& state) {
 }
 BENCHMARK(BM_Plugin_ScopeMacroLiteral)->Iterations(20'000'000);
 
-void BM_Plugin_CopiedShortName(benchmark::State& state) {
-  InCapture(state, PluginCopiedShortName);
-}
+void BM_Plugin_CopiedShortName(benchmark::State& state) { InCapture(state, PluginCopiedShortName); }
 BENCHMARK(BM_Plugin_CopiedShortName)->Iterations(20'000'000);
 
 }  // namespace

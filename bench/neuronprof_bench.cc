@@ -85,8 +85,7 @@ class CaptureForRun {
     const double n = events ? static_cast<double>(events) : 1.0;
     state_.counters["events"] = static_cast<double>(events);
     state_.counters["drops"] = static_cast<double>(capture->dropped);
-    state_.counters["bytes_per_event"] =
-        static_cast<double>(capture->pool->used_bytes()) / n;
+    state_.counters["bytes_per_event"] = static_cast<double>(capture->pool->used_bytes()) / n;
     state_.counters["minflt_per_kevent"] = 1000.0 * static_cast<double>(faults) / n;
   }
 
@@ -138,10 +137,10 @@ void BM_PageFault_FirstTouch4K(benchmark::State& state) {
     state.ResumeTiming();
   }
   const double pages = static_cast<double>(kBytes / kPage) * state.iterations();
-  state.counters["ns_per_page"] = benchmark::Counter(
-      pages, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["ns_per_32B_event"] = benchmark::Counter(
-      pages * 128, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_page"] =
+      benchmark::Counter(pages, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_32B_event"] =
+      benchmark::Counter(pages * 128, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_PageFault_FirstTouch4K)->Unit(benchmark::kMillisecond)->Iterations(4)->Arg(0)->Arg(1);
 
@@ -350,14 +349,38 @@ constexpr int kExportEvents = 1'000'000;
 void RecordMillion() {
   for (int i = 0; i < kExportEvents; ++i) {
     switch (i & 7) {
-      case 0: { NEURONPROF_SCOPE("matmul"); break; }
-      case 1: { NEURONPROF_SCOPE("add"); break; }
-      case 2: { NEURONPROF_SCOPE("layer_norm"); break; }
-      case 3: { NEURONPROF_SCOPE("softmax"); break; }
-      case 4: { NEURONPROF_SCOPE("all_reduce"); break; }
-      case 5: { NEURONPROF_SCOPE("optimizer_step"); break; }
-      case 6: { NEURONPROF_SCOPE("data_loader_next"); break; }
-      default: { NEURONPROF_SCOPE("gelu"); break; }
+      case 0: {
+        NEURONPROF_SCOPE("matmul");
+        break;
+      }
+      case 1: {
+        NEURONPROF_SCOPE("add");
+        break;
+      }
+      case 2: {
+        NEURONPROF_SCOPE("layer_norm");
+        break;
+      }
+      case 3: {
+        NEURONPROF_SCOPE("softmax");
+        break;
+      }
+      case 4: {
+        NEURONPROF_SCOPE("all_reduce");
+        break;
+      }
+      case 5: {
+        NEURONPROF_SCOPE("optimizer_step");
+        break;
+      }
+      case 6: {
+        NEURONPROF_SCOPE("data_loader_next");
+        break;
+      }
+      default: {
+        NEURONPROF_SCOPE("gelu");
+        break;
+      }
     }
   }
 }
@@ -374,9 +397,9 @@ void BM_Record1M_Literal(benchmark::State& state) {
     capture.Finish();
     state.ResumeTiming();
   }
-  state.counters["ns_per_event"] = benchmark::Counter(
-      static_cast<double>(kExportEvents) * state.iterations(),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_event"] =
+      benchmark::Counter(static_cast<double>(kExportEvents) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Record1M_Literal)->Unit(benchmark::kMillisecond)->Iterations(5);
 
@@ -473,8 +496,7 @@ void BM_Export1M_Total(benchmark::State& state) {
     auto space = std::make_unique<XSpace>();
     collectors::CollectStats stats;
     collectors::AddHostPlane(f.capture, space.get(), &stats);
-    auto written = exporter::WriteProfileFiles(*space, f.dir, "total",
-                                               exporter::ExportOptions{});
+    auto written = exporter::WriteProfileFiles(*space, f.dir, "total", exporter::ExportOptions{});
     if (!written.ok()) std::abort();
     state.PauseTiming();
     space.reset();
@@ -538,8 +560,7 @@ int main(int argc, char** argv) {
   // StartRecording does it); choose it now so the floor measures the clock
   // the markers use.
   core::InitTickSource();
-  benchmark::AddCustomContext("neuronprof_tick_source",
-                              core::TickSourceDescription());
+  benchmark::AddCustomContext("neuronprof_tick_source", core::TickSourceDescription());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -26,9 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <iterator>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,8 +56,8 @@ bool ParseFlag(const char* arg, const char* name, int64_t* value) {
   char* end = nullptr;
   *value = std::strtoll(arg + length + 1, &end, 10);
   if (*end != '\0' || end == arg + length + 1) {
-    std::fprintf(stderr, "remote_capture_bench: %s needs a whole number, got '%s'\n",
-                 name, arg + length + 1);
+    std::fprintf(stderr, "remote_capture_bench: %s needs a whole number, got '%s'\n", name,
+                 arg + length + 1);
     std::exit(2);
   }
   return true;
@@ -200,8 +200,8 @@ int main(int argc, char** argv) {
   // server: window over to first response byte, of which collect is what
   // the server reports for Stop(); xplane / write: response received to
   // <host>.xplane.pb written / to every file written.
-  const char* const kColumns[] = {"events", "total", "after",  "server", "collect",
-                                  "receive", "MB",   "xplane", "write"};
+  const char* const kColumns[] = {"events",  "total", "after",  "server", "collect",
+                                  "receive", "MB",    "xplane", "write"};
   std::printf("%5s", "round");
   for (const char* column : kColumns) std::printf(" %8s", column);
   std::printf("\n");
@@ -211,13 +211,12 @@ int main(int argc, char** argv) {
     options.run_name = "round_" + std::to_string(round);
     const auto start = Clock::now();
     auto result = neuronprof::Capture(options);
-    const double total_ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    const double total_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.ok() || !result->all_ok()) {
-      std::fprintf(stderr, "round %d failed: %s\n", round,
-                   std::string(result.ok() ? result->hosts[0].status.message()
-                                           : result.status().message())
-                       .c_str());
+      std::fprintf(
+          stderr, "round %d failed: %s\n", round,
+          std::string(result.ok() ? result->hosts[0].status.message() : result.status().message())
+              .c_str());
       ++failures;
       continue;
     }

@@ -71,9 +71,12 @@ double Median(std::vector<double> values) {
 int main(int argc, char** argv) {
   int rounds = 7, iterations = 1000000, check = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--check") == 0) check = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rounds") == 0)
+      rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--iterations") == 0)
+      iterations = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--check") == 0)
+      check = std::atoi(argv[i + 1]);
   }
   if (rounds <= 0 || iterations <= 0 || argc % 2 == 0) {
     std::fprintf(stderr, "usage: %s [--rounds R] [--iterations N] [--check 1]\n", argv[0]);
@@ -133,7 +136,8 @@ int main(int argc, char** argv) {
 #ifdef NEURONPROF_BENCH_TRACY  // -DNEURONPROF_TRACY_DIR=<tracy source tree>
   namespace tl = tracy_loops;
   variants.push_back({"Tracy ZoneScopedN", [=] { return tl::Zone(n); }, 0});
-  variants.push_back({"Tracy ZoneScopedNS (call stack, depth 32)", [=] { return tl::ZoneWithStack(n); }, 0});
+  variants.push_back(
+      {"Tracy ZoneScopedNS (call stack, depth 32)", [=] { return tl::ZoneWithStack(n); }, 0});
   variants.push_back({"Tracy zone + ZoneValue(id)", [=] { return tl::ZoneWithValue(n); }, 0});
   variants.push_back({"Tracy zone + ZoneValue + ZoneText", [=] { return tl::ZoneWithText(n); }, 0});
   variants.push_back({"Tracy TracyPlot (int64)", [=] { return tl::Plot(n); }, 0});
@@ -168,9 +172,10 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("medians of %d interleaved rounds of %d iterations; tick source: %s; "
-              "events dropped: %llu\n",
-              rounds, iterations, core::TickSourceDescription().c_str(),
-              static_cast<unsigned long long>(g_dropped));
+  std::printf(
+      "medians of %d interleaved rounds of %d iterations; tick source: %s; "
+      "events dropped: %llu\n",
+      rounds, iterations, core::TickSourceDescription().c_str(),
+      static_cast<unsigned long long>(g_dropped));
   return failed == 0 ? 0 : 1;
 }

@@ -50,9 +50,8 @@ inline double StackScopeLoop(int n) {
 }
 // Arguments (issue 24): typed (neuronprof::Arg) and the initializer list.
 inline double ArgIntLoop(int n) {
-  return PerIteration(n, [](int i) {
-    neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i));
-  });
+  return PerIteration(
+      n, [](int i) { neuronprof::ScopedTrace t("zone", neuronprof::Arg("batch", i)); });
 }
 inline double ArgIntTextLoop(int n) {
   return PerIteration(n, [](int i) {
@@ -81,7 +80,7 @@ inline double ConsumerLoop(int n) {
 inline double BatchConsumerLoop(int n) {
   return PerIteration(n, [](int i) {
     const uint64_t base = static_cast<uint64_t>(i) * 8 + 1;
-    const uint64_t ids[8] = {base, base + 1, base + 2, base + 3,
+    const uint64_t ids[8] = {base,     base + 1, base + 2, base + 3,
                              base + 4, base + 5, base + 6, base + 7};
     neuronprof::TraceBatchConsumer consumer("assemble", neuronprof::ContextType::kGeneric, ids, 8);
   });
@@ -116,9 +115,8 @@ inline double ConsumerArgLoop(int n) {
   });
 }
 inline double InstantArgLoop(int n) {
-  return PerIteration(n, [](int i) {
-    neuronprof::TraceInstant("cache_miss", neuronprof::Arg("batch", i));
-  });
+  return PerIteration(
+      n, [](int i) { neuronprof::TraceInstant("cache_miss", neuronprof::Arg("batch", i)); });
 }
 inline double AsyncArgLoop(int n) {
   return PerIteration(n, [](int i) {

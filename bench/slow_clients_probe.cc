@@ -7,6 +7,8 @@
 //     the ring at once, take the response headers, never read the response
 //     and vanish after <hold_s>;
 //   pull <port> <n>: n sequential pulls that read their responses.
+#include <grpcpp/grpcpp.h>
+
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -16,8 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"

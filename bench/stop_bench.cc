@@ -24,6 +24,7 @@
 // step do not depend on it, only the training's own time does.
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <torch/torch.h>
 
 #include <chrono>
 #include <cstdio>
@@ -32,12 +33,10 @@
 #include <fstream>
 #include <string>
 
-#include <torch/torch.h>
-
-#include "neuronprof/neuronprof.h"
-#include "neuronprof/torch.h"
 #include "bench/process_memory.h"
 #include "examples/libtorch_mlp/mlp_model.h"
+#include "neuronprof/neuronprof.h"
+#include "neuronprof/torch.h"
 
 namespace {
 
@@ -63,7 +62,7 @@ int main(int argc, char** argv) {
   int hidden = 32;
   std::string logdir = "/tmp/neuronprof_stop_bench";
   int64_t markers = 0;  // > 0: host markers instead of the MLP.
-  int chrome = -1;  // -1: the option's default.
+  int chrome = -1;      // -1: the option's default.
   bool kineto = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--steps") == 0) {
@@ -102,8 +101,8 @@ int main(int argc, char** argv) {
   options.profile_type =
       markers > 0 ? neuronprof::ProfileType::kTrace : neuronprof::ProfileType::kOperator;
   options.ms_duration = 600000;
-  options.max_buffer_bytes = markers > 0 ? int64_t{40} * markers + (int64_t{64} << 20)
-                                         : int64_t{1} << 30;
+  options.max_buffer_bytes =
+      markers > 0 ? int64_t{40} * markers + (int64_t{64} << 20) : int64_t{1} << 30;
   options.port = 0;
   if (chrome >= 0) options.write_chrome_trace = chrome == 1;
   options.write_pytorch_trace = kineto;
@@ -119,8 +118,8 @@ int main(int argc, char** argv) {
   for (int step = 0; step < steps; ++step) {
     neuronprof::StepTrace trace("train_step", step);
     optimizer.zero_grad();
-    torch::Tensor loss = loss_fn(model->forward(torch::randn({64, 10})),
-                                 torch::randint(0, 2, {64}, torch::kLong));
+    torch::Tensor loss =
+        loss_fn(model->forward(torch::randn({64, 10})), torch::randint(0, 2, {64}, torch::kLong));
     loss.backward();
     optimizer.step();
   }
@@ -136,16 +135,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", result.status().ToString().c_str());
     return 1;
   }
-  std::printf("events=%lld dropped=%lld steps=%d stop_ms=%.0f stop_cpu_ms=%.0f peak_rss_mb=%.0f rss_before_mb=%.0f",
-              static_cast<long long>(result->events),
-              static_cast<long long>(result->dropped_events), steps,
-              std::chrono::duration<double, std::milli>(t1 - t0).count(), cpu, peak, rss_before);
+  std::printf(
+      "events=%lld dropped=%lld steps=%d stop_ms=%.0f stop_cpu_ms=%.0f peak_rss_mb=%.0f "
+      "rss_before_mb=%.0f",
+      static_cast<long long>(result->events), static_cast<long long>(result->dropped_events), steps,
+      std::chrono::duration<double, std::milli>(t1 - t0).count(), cpu, peak, rss_before);
   if (markers > 0) {
     constexpr double kRecordBytes = 32;  // One record per literal marker.
     const double records = static_cast<double>(result->events) * kRecordBytes / (1 << 20);
     std::printf(" markers=%lld records_mb=%.0f peak_over_records=%.2f rss_start_mb=%.0f",
-                static_cast<long long>(markers), records,
-                (peak - rss_before + records) / records, rss_start);
+                static_cast<long long>(markers), records, (peak - rss_before + records) / records,
+                rss_start);
   }
   for (const std::string& file : result->files) {
     const size_t slash = file.rfind('/');

@@ -6,9 +6,8 @@
 // profiler behind torch.autograd.profiler.profile(use_kineto=False)) is on
 // for this thread; "Disabled" means no RecordFunction callback is installed.
 // For neuronprof, enabled means a capture is running (level 2, big buffer).
-#include <benchmark/benchmark.h>
-
 #include <ATen/record_function.h>
+#include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <string>

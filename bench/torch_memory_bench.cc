@@ -21,17 +21,16 @@
 // here): a variant that left or found a fragmented heap measured tens of
 // ns more with no code of its own on the path, hence a consolidated heap
 // (malloc_trim) before each loop and the variants in a random order.
-#include <torch/csrc/autograd/profiler_legacy.h>
 #include <c10/core/CPUAllocator.h>
+#include <malloc.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
-#include <malloc.h>
-
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -106,9 +105,12 @@ double Median(std::vector<double> values) {
 int main(int argc, char** argv) {
   int rounds = 7, iterations = 200000, only = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--only") == 0) only = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rounds") == 0)
+      rounds = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--iterations") == 0)
+      iterations = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--only") == 0)
+      only = std::atoi(argv[i + 1]);
   }
   if (rounds <= 0 || iterations <= 0 || argc % 2 == 0) {
     std::fprintf(stderr, "usage: %s [--rounds R] [--iterations N]\n", argv[0]);
@@ -125,12 +127,15 @@ int main(int argc, char** argv) {
     return std::vector<Variant>{
         {"no profiler", [=] { return NsPerIteration(loop, iterations); }, {}},
         {"neuronprof kOperator, profile_memory=false",
-         [=] { return UnderNeuronprof(loop, false, iterations); }, {}},
+         [=] { return UnderNeuronprof(loop, false, iterations); },
+         {}},
         {"neuronprof kOperator, profile_memory=true",
-         [=] { return UnderNeuronprof(loop, true, iterations); }, {}},
+         [=] { return UnderNeuronprof(loop, true, iterations); },
+         {}},
         {"libtorch legacy profiler", [=] { return UnderLegacy(loop, false, iterations); }, {}},
         {"libtorch legacy profiler, profile_memory",
-         [=] { return UnderLegacy(loop, true, iterations); }, {}},
+         [=] { return UnderLegacy(loop, true, iterations); },
+         {}},
     };
   };
   std::vector<Variant> variants = variants_of(Loop::kTensor);
@@ -160,16 +165,21 @@ int main(int argc, char** argv) {
     }
     const double ours = (medians[2] - medians[1]) / 2;
     const double theirs = (medians[4] - medians[3]) / 2;
-    std::printf("per recorded allocation event: neuronprof %.1f ns, libtorch legacy %.1f ns "
-                "(%.1fx)\n", ours, theirs, ours > 0 ? theirs / ours : 0.0);
+    std::printf(
+        "per recorded allocation event: neuronprof %.1f ns, libtorch legacy %.1f ns "
+        "(%.1fx)\n",
+        ours, theirs, ours > 0 ? theirs / ours : 0.0);
     if (table == 1) {
-      std::printf("an allocation in a capture without memory profiling: %+.1f ns against no "
-                  "profiler\n", medians[1] - medians[0]);
+      std::printf(
+          "an allocation in a capture without memory profiling: %+.1f ns against no "
+          "profiler\n",
+          medians[1] - medians[0]);
     }
     std::printf("\n");
   }
-  std::printf("thread CPU ns, medians of %d rounds (variants in random order), %d iterations "
-              "each\n", rounds,
-              iterations);
+  std::printf(
+      "thread CPU ns, medians of %d rounds (variants in random order), %d iterations "
+      "each\n",
+      rounds, iterations);
   return 0;
 }

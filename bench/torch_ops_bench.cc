@@ -11,21 +11,20 @@
 // times turning it into planes (with scope, tf_op, FLOPs and bytes) and
 // writing xplane.pb + trace.json.gz.
 #include <benchmark/benchmark.h>
-
+#include <malloc.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
-#include <malloc.h>
-
 #include <chrono>
-#include <optional>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "bench/process_memory.h"
+#include "neuronprof/torch.h"
 #include "neuronprof/trace.h"
 #include "src/analysis/ops/operator_annotator.h"
 #include "src/collectors/collector.h"
@@ -33,7 +32,6 @@
 #include "src/core/recorder.h"
 #include "src/export/logdir.h"
 #include "src/session/capture_session.h"
-#include "neuronprof/torch.h"
 
 namespace {
 
@@ -42,9 +40,10 @@ using torch::profiler::impl::ProfilerConfig;
 using torch::profiler::impl::ProfilerState;
 
 struct Step {
-  Step() : mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
-               torch::nn::ReLU(), torch::nn::Linear(32, 2)),
-           optimizer(mlp->parameters(), torch::optim::SGDOptions(0.01)) {
+  Step()
+      : mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
+            torch::nn::ReLU(), torch::nn::Linear(32, 2)),
+        optimizer(mlp->parameters(), torch::optim::SGDOptions(0.01)) {
     torch::manual_seed(0);
     x = torch::randn({8, 10});
     label = torch::randint(0, 2, {8}, torch::kLong);
@@ -74,9 +73,9 @@ double OpsPerStep(Step& step) {
 
 void Report(benchmark::State& state, double ops_per_step) {
   state.counters["ops_per_step"] = ops_per_step;
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * ops_per_step,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * ops_per_step,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_MlpStep_NoProfiler(benchmark::State& state) {
@@ -256,8 +255,8 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     const double cpu1 = ThreadCpuMs();
     neuronprof::exporter::ExportOptions export_options;
     export_options.chrome_trace = state.range(0) != 0;
-    auto files = neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench",
-                                                         export_options);
+    auto files =
+        neuronprof::exporter::WriteProfileFiles(result->space, dir, "bench", export_options);
     if (!files.ok()) {
       state.SkipWithError(std::string(files.status().message()).c_str());
       return;
@@ -266,8 +265,7 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
     state.counters["peak_rss_mb"] = ProcStatusMb("VmHWM:");
     state.counters["rss_before_mb"] = rss_before;
     state.counters["rss_at_start_mb"] = rss_at_start;
-    state.counters["collect_ms"] =
-        std::chrono::duration<double, std::milli>(t1 - t0).count();
+    state.counters["collect_ms"] = std::chrono::duration<double, std::milli>(t1 - t0).count();
     state.counters["write_ms"] = std::chrono::duration<double, std::milli>(t2 - t1).count();
     state.counters["collect_cpu_ms"] = cpu1 - cpu0;
     {
@@ -289,7 +287,12 @@ void BM_Export1MOps_CollectAndWrite(benchmark::State& state) {
   }
 }
 // Arg: 1 writes trace.json.gz beside xplane.pb, 0 only xplane.pb.
-BENCHMARK(BM_Export1MOps_CollectAndWrite)->ArgName("chrome_trace")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_Export1MOps_CollectAndWrite)
+    ->ArgName("chrome_trace")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 
 }  // namespace
 

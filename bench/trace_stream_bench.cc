@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     auto* line = fragment.mutable_planes(0)->mutable_lines(0);
     line->set_timestamp_ns(done * 1000);
     if (markers - done < kFragmentEvents) {
-      line->mutable_events()->DeleteSubrange(
-          static_cast<int>(markers - done), kFragmentEvents - static_cast<int>(markers - done));
+      line->mutable_events()->DeleteSubrange(static_cast<int>(markers - done),
+                                             kFragmentEvents - static_cast<int>(markers - done));
     }
     for (auto* stream : {chrome->get(), kineto->get()}) {
       if (auto s = stream->Append(fragment); !s.ok()) {

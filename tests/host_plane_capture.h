@@ -3,9 +3,8 @@
 #ifndef NEURONPROF_TESTS_HOST_PLANE_CAPTURE_H_
 #define NEURONPROF_TESTS_HOST_PLANE_CAPTURE_H_
 
-#include <cstdint>
-
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "proto/xplane.pb.h"
 #include "src/collectors/host/host_collector.h"

@@ -6,14 +6,13 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "proto/xplane.pb.h"
 #include "src/export/atomic_file.h"
@@ -89,8 +88,7 @@ class ThreadGate {
   // True once `count` threads have entered; false if not within a minute.
   bool WaitEntered(int count = 1) {
     std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::minutes(1),
-                             [&] { return entered_ >= count; });
+    return changed_.wait_for(lock, std::chrono::minutes(1), [&] { return entered_ >= count; });
   }
   void Release() {
     std::lock_guard<std::mutex> lock(mutex_);

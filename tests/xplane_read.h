@@ -53,8 +53,7 @@ inline std::string StatText(const tensorflow::profiler::XPlane& plane,
 }
 
 // The plane's own stat `name` as text, or "<absent>".
-inline std::string PlaneStatText(const tensorflow::profiler::XPlane& plane,
-                                 std::string_view name) {
+inline std::string PlaneStatText(const tensorflow::profiler::XPlane& plane, std::string_view name) {
   const xplane::PlaneVisitor visitor(plane);  // The stat visitor points into it.
   const auto stat = visitor.PlaneStat(name);
   std::string scratch;

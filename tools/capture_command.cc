@@ -50,8 +50,7 @@ class ProgressPrinter {
                             std::min(host.window_elapsed_ms, progress.duration_ms) / 1000.0,
                             progress.duration_ms / 1000.0);
         if (host.attempt > 1) stage += fmt::format(" (attempt {})", host.attempt);
-      } else if (host.state == HostCaptureState::kReceiving &&
-                 host.response_bytes > 0) {
+      } else if (host.state == HostCaptureState::kReceiving && host.response_bytes > 0) {
         stage = host.response_bytes >= 1000000
                     ? fmt::format("receiving {:.1f} MB", host.response_bytes / 1e6)
                     : fmt::format("receiving {:.0f} kB", host.response_bytes / 1e3);
@@ -121,9 +120,9 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
     printer(progress);
   };
   const size_t host_count = options.service_addresses.size();
-  fmt::print(stderr, "neuronprof: capturing {} host{} for {} ms (up to {} attempt{})\n",
-             host_count, host_count == 1 ? "" : "s", options.duration_ms,
-             options.num_tracing_attempts, options.num_tracing_attempts == 1 ? "" : "s");
+  fmt::print(stderr, "neuronprof: capturing {} host{} for {} ms (up to {} attempt{})\n", host_count,
+             host_count == 1 ? "" : "s", options.duration_ms, options.num_tracing_attempts,
+             options.num_tracing_attempts == 1 ? "" : "s");
   auto result = Capture(options);
   printer.EndLine();
 
@@ -145,15 +144,16 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
   for (const HostCaptureResult& host : hosts) {
     if (host.status.ok()) {
       ++ok;
-      Print("OK {} events={} attempts={} file={}\n", host.address, host.events,
-                 host.attempts, host.files.empty() ? "" : host.files[0]);
+      Print("OK {} events={} attempts={} file={}\n", host.address, host.events, host.attempts,
+            host.files.empty() ? "" : host.files[0]);
       if (host.clock_offset_measured) {
         // Host minus this machine's clock, already taken out of its files.
         Print("  clock_offset: {:+.3f} ms +- {:.3f} ms (aligned to this client's clock)\n",
-                   host.clock_offset_ns / 1e6, host.clock_offset_uncertainty_ns / 1e6);
+              host.clock_offset_ns / 1e6, host.clock_offset_uncertainty_ns / 1e6);
       } else {
-        Print("  clock_offset: unmeasured (the server does not answer neuronprof's "
-                   "clock probe; its times are on its own clock)\n");
+        Print(
+            "  clock_offset: unmeasured (the server does not answer neuronprof's "
+            "clock probe; its times are on its own clock)\n");
       }
       for (const std::string& file : host.files) {
         if (absl::EndsWith(file, ".pt.trace.json.gz")) Print("  kineto: {}\n", file);
@@ -166,7 +166,7 @@ int RunCapture(const CLI::App& command, CaptureArgs& args) {
       }
     } else {
       Print("FAILED {} attempts={} error={}\n", host.address, host.attempts,
-                 OneLine(std::string(host.status.message())));
+            OneLine(std::string(host.status.message())));
     }
   }
   Print("captured {} of {} host{}\n", ok, host_count, host_count == 1 ? "" : "s");
@@ -192,33 +192,39 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
       "capture every listed tensorflow.ProfilerService server (neuronprof, JAX, TensorFlow) "
       "at once into DIR/plugins/profile/<run>/");
   // The ranges are ValidateCaptureOptions's, which checks them again.
-  command->add_option("--service_addr", args->service_addr,
-                      "the servers, comma-separated; \"grpc://\" prefixes are accepted; "
-                      "HOST:LOW-HIGH is every port of a range (the ranks of a host: "
-                      "ProfilerOptions::port + local_rank), at most 1024")
+  command
+      ->add_option("--service_addr", args->service_addr,
+                   "the servers, comma-separated; \"grpc://\" prefixes are accepted; "
+                   "HOST:LOW-HIGH is every port of a range (the ranks of a host: "
+                   "ProfilerOptions::port + local_rank), at most 1024")
       ->type_name("HOST:PORT[-PORT][,HOST:PORT...]")
       ->required();
-  command->add_option("--logdir", options.logdir,
-                      "where the run folder goes (as ProfilerOptions::logdir)")
+  command
+      ->add_option("--logdir", options.logdir,
+                   "where the run folder goes (as ProfilerOptions::logdir)")
       ->type_name("DIR")
       ->capture_default_str();
-  command->add_option("--duration_ms", options.duration_ms,
-                      "the capture window (as CaptureOptions::duration_ms)")
+  command
+      ->add_option("--duration_ms", options.duration_ms,
+                   "the capture window (as CaptureOptions::duration_ms)")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, kMaxCaptureDurationMs));
-  command->add_option("--num_tracing_attempts", options.num_tracing_attempts,
-                      "tries per host while a capture comes back empty")
+  command
+      ->add_option("--num_tracing_attempts", options.num_tracing_attempts,
+                   "tries per host while a capture comes back empty")
       ->type_name("K")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxTracingAttempts));
-  command->add_option("--host_tracer_level", options.host_tracer_level,
-                      "0 off, 1 user markers, 2 info, 3 verbose")
+  command
+      ->add_option("--host_tracer_level", options.host_tracer_level,
+                   "0 off, 1 user markers, 2 info, 3 verbose")
       ->type_name("L")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
-  command->add_option("--device_tracer_level", options.device_tracer_level,
-                      "0 no device collectors, 1 or 2 on")
+  command
+      ->add_option("--device_tracer_level", options.device_tracer_level,
+                   "0 no device collectors, 1 or 2 on")
       ->type_name("L")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
@@ -240,29 +246,32 @@ void AddCaptureCommand(CLI::App& cli, std::function<int()>& run) {
                     "print each host's stage on stderr (window, server collecting, receiving "
                     "N MB, writing) also when stderr is not a terminal (on a terminal: always, "
                     "as one line rewritten in place)");
-  command->add_option("--max_parallel_hosts", options.max_parallel_hosts,
-                      "hosts reading and writing their profile at once (every window still "
-                      "opens at once)")
+  command
+      ->add_option("--max_parallel_hosts", options.max_parallel_hosts,
+                   "hosts reading and writing their profile at once (every window still "
+                   "opens at once)")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxParallelHosts));
-  command->add_option("--response_timeout_ms", options.response_timeout_ms,
-                      "a host fails when its profile has not arrived this long after the "
-                      "window")
+  command
+      ->add_option("--response_timeout_ms", options.response_timeout_ms,
+                   "a host fails when its profile has not arrived this long after the "
+                   "window")
       ->type_name("MS")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, kMaxCaptureDurationMs));
-  command->add_option("--connect_attempts", options.connect_attempts,
-                      "connection tries per host before its window (250 ms, 500 ms, ... "
-                      "apart)")
+  command
+      ->add_option("--connect_attempts", options.connect_attempts,
+                   "connection tries per host before its window (250 ms, 500 ms, ... "
+                   "apart)")
       ->type_name("K")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxConnectAttempts));
-  command->footer("Options take --flag value or --flag=value. Exit status: 0 all hosts "
-                  "captured, 1 some failed, 2 usage error.");
-  command->callback([command, args, &run] {
-    run = [command, args] { return RunCapture(*command, *args); };
-  });
+  command->footer(
+      "Options take --flag value or --flag=value. Exit status: 0 all hosts "
+      "captured, 1 some failed, 2 usage error.");
+  command->callback(
+      [command, args, &run] { run = [command, args] { return RunCapture(*command, *args); }; });
 }
 
 }  // namespace tools

@@ -48,9 +48,8 @@ absl::StatusOr<fs::path> NewestRun(const std::string& input, const fs::path& pro
     }
   }
   if (run.empty()) {
-    return absl::NotFoundError(fmt::format("logdir '{}' has no run with a {} file under {}",
-                                           input, exporter::kXPlaneSuffix,
-                                           profile_root.string()));
+    return absl::NotFoundError(fmt::format("logdir '{}' has no run with a {} file under {}", input,
+                                           exporter::kXPlaneSuffix, profile_root.string()));
   }
   return run;
 }
@@ -64,10 +63,9 @@ absl::StatusOr<CaptureInput> FromTrace(const fs::path& path) {
   const std::string host(absl::StripSuffix(
       name, kineto ? exporter::kPyTorchTraceSuffix : exporter::kChromeTraceSuffix));
   const fs::path dir = path.parent_path();
-  const fs::path xplane =
-      kineto ? dir.parent_path() / "plugins" / "profile" / dir.filename() /
-                   (host + exporter::kXPlaneSuffix)
-             : dir / (host + exporter::kXPlaneSuffix);
+  const fs::path xplane = kineto ? dir.parent_path() / "plugins" / "profile" / dir.filename() /
+                                       (host + exporter::kXPlaneSuffix)
+                                 : dir / (host + exporter::kXPlaneSuffix);
   std::error_code ec;
   if (!fs::is_regular_file(xplane, ec)) {
     return absl::NotFoundError(fmt::format(
@@ -75,8 +73,10 @@ absl::StatusOr<CaptureInput> FromTrace(const fs::path& path) {
         "and '{}' does not exist (give a .xplane.pb file, a run folder or a logdir)",
         path.string(), kineto ? "Kineto" : "Chrome", xplane.string()));
   }
-  return CaptureInput{{}, {xplane}, fmt::format("reading {}, the capture {} was written from",
-                                                xplane.string(), path.string())};
+  return CaptureInput{
+      {},
+      {xplane},
+      fmt::format("reading {}, the capture {} was written from", xplane.string(), path.string())};
 }
 
 }  // namespace
@@ -123,9 +123,9 @@ absl::StatusOr<CaptureInput> ResolveCaptureInput(const std::string& input,
     out.note = fmt::format("reading {}, the run {} was written from", xprof_run.string(), input);
   }
   if (out.files.empty()) {
-    return absl::NotFoundError(fmt::format(
-        "no {} file in '{}' (give a file, a run folder or a logdir)", exporter::kXPlaneSuffix,
-        input));
+    return absl::NotFoundError(
+        fmt::format("no {} file in '{}' (give a file, a run folder or a logdir)",
+                    exporter::kXPlaneSuffix, input));
   }
   if (host.empty()) return out;
   std::vector<std::string> hosts;
@@ -133,8 +133,8 @@ absl::StatusOr<CaptureInput> ResolveCaptureInput(const std::string& input,
     if (HostOf(f) == host) return CaptureInput{out.run, {f}, out.note};
     hosts.push_back(HostOf(f));
   }
-  return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})",
-                                         out.run.string(), host, fmt::join(hosts, ", ")));
+  return absl::NotFoundError(fmt::format("run '{}' has no host '{}' (hosts: {})", out.run.string(),
+                                         host, fmt::join(hosts, ", ")));
 }
 
 absl::StatusOr<CaptureInput> ResolveWithNote(const std::string& input, const std::string& host) {

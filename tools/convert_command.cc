@@ -56,9 +56,10 @@ int RunConvert(const ConvertArgs& args) {
   auto input = ResolveWithNote(args.input);
   if (!input.ok()) return Fail(input.status().message());
   if (input->files.size() > 1 && !args.output.empty()) {
-    return Fail(fmt::format("run '{}' holds {} hosts and --out names one file: give one "
-                            "host's .xplane.pb, or leave out --out to convert each",
-                            input->run.string(), input->files.size()));
+    return Fail(
+        fmt::format("run '{}' holds {} hosts and --out names one file: give one "
+                    "host's .xplane.pb, or leave out --out to convert each",
+                    input->run.string(), input->files.size()));
   }
   for (const auto& file : input->files) {
     if (int rc = ConvertFile(file.string(), args); rc != kExitOk) return rc;
@@ -78,13 +79,15 @@ void AddConvertCommand(CLI::App& cli, std::function<int()>& run) {
       ->type_name("LOGDIR|RUN_DIR|FILE")
       ->required();
   command->add_flag("--force", args->force, "replace OUT when it exists (else: an error)");
-  command->add_option("-o,--out", args->output,
-                      "the trace; ending in .gz: gzipped (default: FILE.trace.json.gz, with "
-                      "kineto FILE.pt.trace.json.gz, per host of a run; never over an existing "
-                      "file without --force)")
+  command
+      ->add_option("-o,--out", args->output,
+                   "the trace; ending in .gz: gzipped (default: FILE.trace.json.gz, with "
+                   "kineto FILE.pt.trace.json.gz, per host of a run; never over an existing "
+                   "file without --force)")
       ->type_name("OUT");
-  command->add_option("--format", args->format,
-                      "default: kineto for an OUT named *.pt.trace.json[.gz], else chrome")
+  command
+      ->add_option("--format", args->format,
+                   "default: kineto for an OUT named *.pt.trace.json[.gz], else chrome")
       ->type_name("FORMAT")
       ->check(CLI::IsMember({"chrome", "kineto"}));
   command->footer("Exit status: 0 ok, 1 bad input or a failed write, 2 usage error.");

@@ -24,9 +24,8 @@ std::string FormatInfo(const tensorflow::profiler::XSpace& space) {
   // Which rank of a distributed job wrote it (nothing for a single process).
   const xplane::JobIdentity job = xplane::ReadJobIdentity(space);
   if (job.distributed()) {
-    fmt::format_to(to, "rank: {} of world size {} (local rank {}{}{})\n", job.rank,
-                   job.world_size, job.local_rank, job.backend.empty() ? "" : ", backend ",
-                   Safe(job.backend));
+    fmt::format_to(to, "rank: {} of world size {} (local rank {}{}{})\n", job.rank, job.world_size,
+                   job.local_rank, job.backend.empty() ? "" : ", backend ", Safe(job.backend));
   }
   for (const auto& raw : space.planes()) {
     const xplane::PlaneVisitor plane(raw);

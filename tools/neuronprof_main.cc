@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
                "neuronprof");
   cli.set_version_flag("--version", kVersion);
   cli.require_subcommand(1);
-  cli.footer("Run 'neuronprof <command> --help' for a command's options. Exit status: 0 ok, "
-             "1 failure, 2 usage error.");
+  cli.footer(
+      "Run 'neuronprof <command> --help' for a command's options. Exit status: 0 ok, "
+      "1 failure, 2 usage error.");
   // The named command's callback sets what runs it once parsing is done.
   std::function<int()> run;
   neuronprof::tools::AddInfoCommand(cli, run);
@@ -52,8 +53,7 @@ int main(int argc, char** argv) {
   // `neuronprof help`: the same text as --help.
   cli.add_subcommand("help", "")->group("")->callback([&run, &cli] {
     run = [&cli] {
-      Print("{}", cli.get_formatter()->make_help(&cli, cli.get_name(),
-                                                      CLI::AppFormatMode::Normal));
+      Print("{}", cli.get_formatter()->make_help(&cli, cli.get_name(), CLI::AppFormatMode::Normal));
       return kExitOk;
     };
   });

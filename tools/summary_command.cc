@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -15,13 +15,13 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "proto/xplane.pb.h"
-#include "src/analysis/report/device_sections.h"
 #include "src/analysis/ranks/rank_report.h"
+#include "src/analysis/report/device_sections.h"
 #include "src/analysis/report/rank_sections.h"
-#include "src/analysis/timeline/selection.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
 #include "src/analysis/report/summary_tables.h"
+#include "src/analysis/timeline/selection.h"
 #include "src/export/atomic_file.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
@@ -97,10 +97,11 @@ int RunOneHost(const SummaryArgs& args, const Input& input);
 int RunHosts(const SummaryArgs& args, const Input& input) {
   if (!args.csv.empty() || !args.memory_csv.empty() || !args.kernel_csv.empty() ||
       !args.csv_dir.empty() || !args.json.empty() || !args.folded.empty()) {
-    return Fail(fmt::format("run '{}' holds {} hosts: --csv, --memory_csv, --kernel_csv, "
-                            "--csv_dir, --json and --folded write one host's tables (add "
-                            "--host NAME)",
-                            input.run.string(), input.files.size()));
+    return Fail(
+        fmt::format("run '{}' holds {} hosts: --csv, --memory_csv, --kernel_csv, "
+                    "--csv_dir, --json and --folded write one host's tables (add "
+                    "--host NAME)",
+                    input.run.string(), input.files.size()));
   }
   std::vector<std::string> hosts;
   for (const fs::path& f : input.files) hosts.push_back(HostOf(f));
@@ -129,8 +130,7 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
     if (!selection.empty()) {
       auto selected = analysis::Select(*read, selection);
       if (!selected.ok()) {
-        return Fail(
-            fmt::format("{}: {}", file.string(), std::string(selected.status().message())));
+        return Fail(fmt::format("{}: {}", file.string(), std::string(selected.status().message())));
       }
       *read = std::move(selected->space);
     }
@@ -142,17 +142,19 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
   }
   if (!distributed) return RunHosts(args, input);
   if (!args.memory_csv.empty() || !args.kernel_csv.empty() || !args.csv_dir.empty() ||
-      !args.json.empty() || args.table != "operators" || args.by_thread ||
-      args.by_thread_group || !args.folded.empty()) {
-    return Fail(fmt::format("run '{}' holds several ranks: --memory_csv, --kernel_csv, "
-                            "--csv_dir, --json, --folded, --table and --by_thread[_group] "
-                            "apply to one "
-                            "rank's report (add --host NAME)",
-                            input.run.string()));
+      !args.json.empty() || args.table != "operators" || args.by_thread || args.by_thread_group ||
+      !args.folded.empty()) {
+    return Fail(
+        fmt::format("run '{}' holds several ranks: --memory_csv, --kernel_csv, "
+                    "--csv_dir, --json, --folded, --table and --by_thread[_group] "
+                    "apply to one "
+                    "rank's report (add --host NAME)",
+                    input.run.string()));
   }
   auto report = analysis::BuildRankReport(std::move(ranks));
   if (!report.ok()) {
-    return Fail(fmt::format("run '{}': {}", input.run.string(), std::string(report.status().message())));
+    return Fail(
+        fmt::format("run '{}': {}", input.run.string(), std::string(report.status().message())));
   }
   if (!args.csv.empty()) {
     if (auto s = WriteCsv(args.csv, analysis::FormatRankStepsCsv(*report), args.force); !s.ok()) {
@@ -160,8 +162,8 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
     }
   }
   if (!args.collectives_csv.empty()) {
-    if (auto s = WriteCsv(args.collectives_csv, analysis::FormatCollectivesCsv(*report),
-                         args.force);
+    if (auto s =
+            WriteCsv(args.collectives_csv, analysis::FormatCollectivesCsv(*report), args.force);
         !s.ok()) {
       return Fail(s.message());
     }
@@ -172,7 +174,7 @@ int RunRanks(const SummaryArgs& args, const Input& input) {
   if (!warnings.empty()) Print("\n");
   Print("{}", analysis::FormatRankReportText(*report, args.top));
   Print("\nOne rank's full report: --host {} (a file's name without {}).\n",
-             HostOf(input.files.front()), exporter::kXPlaneSuffix);
+        HostOf(input.files.front()), exporter::kXPlaneSuffix);
   for (const std::string& path : {args.csv, args.collectives_csv}) {
     if (!path.empty()) Print("\nwrote {}\n", path);
   }
@@ -209,7 +211,8 @@ int WriteTables(const SummaryArgs& args, const std::string& input, const std::st
     }
   }
   if (!args.json.empty()) {
-    if (auto s = WriteCsv(args.json, SummaryJson(input, selection, summary, tables), args.force); !s.ok()) {
+    if (auto s = WriteCsv(args.json, SummaryJson(input, selection, summary, tables), args.force);
+        !s.ok()) {
       return Fail(s.message());
     }
   }
@@ -237,8 +240,7 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
   if (const analysis::Selection selection = args.selection(); !selection.empty()) {
     auto selected = analysis::Select(*read, selection);
     if (!selected.ok()) {
-      return Fail(
-          fmt::format("{}: {}", file->string(), std::string(selected.status().message())));
+      return Fail(fmt::format("{}: {}", file->string(), std::string(selected.status().message())));
     }
     *read = std::move(selected->space);
     selected_text = std::move(selected->description);
@@ -296,18 +298,19 @@ int RunOneHost(const SummaryArgs& args, const Input& input_value) {
     // Ranges: the file's world size is a claim, not data to allocate for.
     const auto missing = analysis::MissingRanks(identity.world_size, {identity.rank});
     const bool one = analysis::RankCount(missing) == 1;
-    Print("MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
-               "(a rank that died or was not captured)\n\n",
-               identity.rank, identity.world_size, one ? "" : "s", analysis::FormatRanks(missing),
-               one ? "has" : "have");
+    Print(
+        "MISSING: this run holds only rank {} of world size {}: rank{} {} {} no file "
+        "(a rank that died or was not captured)\n\n",
+        identity.rank, identity.world_size, one ? "" : "s", analysis::FormatRanks(missing),
+        one ? "has" : "have");
   }
   Print("{}", analysis::FormatSummaryText(summary, args.top));
   for (const std::string& path : written) {
     if (!path.empty()) Print("\nwrote {}\n", path);
   }
   if (!args.csv_dir.empty()) {
-    Print("\nwrote {} tables to {}/ (<table>.csv)\n",
-               analysis::SummaryTableNames().size(), args.csv_dir);
+    Print("\nwrote {} tables to {}/ (<table>.csv)\n", analysis::SummaryTableNames().size(),
+          args.csv_dir);
   }
   return kExitOk;
 }
@@ -332,76 +335,89 @@ void AddSummaryCommand(CLI::App& cli, std::function<int()>& run) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "NONNEGATIVE"));
-  auto* csv = command->add_option("--csv", args->csv,
-                                  "also write one table as CSV, the one --table names ('-': "
-                                  "stdout only); for a run of several ranks, every rank's "
-                                  "every step")
-                   ->type_name("PATH|-")
-                   ->check(PathOrStdout());
+  auto* csv = command
+                  ->add_option("--csv", args->csv,
+                               "also write one table as CSV, the one --table names ('-': "
+                               "stdout only); for a run of several ranks, every rank's "
+                               "every step")
+                  ->type_name("PATH|-")
+                  ->check(PathOrStdout());
   command->add_option("--table", args->table, "the table --csv writes")
       ->type_name("NAME")
       ->capture_default_str()
       ->check(CLI::IsMember(analysis::SummaryTableNames()))
       ->needs(csv);
-  command->add_option("--csv_dir", args->csv_dir,
-                      "also write every table as DIR/<table>.csv (DIR is created)")
+  command
+      ->add_option("--csv_dir", args->csv_dir,
+                   "also write every table as DIR/<table>.csv (DIR is created)")
       ->type_name("DIR");
-  command->add_option("--json", args->json,
-                      "also write the whole summary as one JSON document ('-': stdout only)")
+  command
+      ->add_option("--json", args->json,
+                   "also write the whole summary as one JSON document ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
-  auto* by_thread = command->add_flag(
-      "--by_thread", args->by_thread,
-      "markers and step statistics: one row per thread instead of per name");
-  command->add_flag("--by_thread_group", args->by_thread_group,
-                    "as --by_thread, threads whose names differ only in digits (worker-1, "
-                    "worker-2: worker-*) sharing a row")
+  auto* by_thread =
+      command->add_flag("--by_thread", args->by_thread,
+                        "markers and step statistics: one row per thread instead of per name");
+  command
+      ->add_flag("--by_thread_group", args->by_thread_group,
+                 "as --by_thread, threads whose names differ only in digits (worker-1, "
+                 "worker-2: worker-*) sharing a row")
       ->excludes(by_thread);
-  auto* steps = command->add_option(
-      "--steps", args->steps,
-      "summarise only steps A to B (step numbers, both included) and the events that lie "
-      "wholly inside their span")
-      ->type_name("A-B")
-      ->check(RangeOf(analysis::ParseStepRange, "STEPS"));
-  command->add_option("--window_ms", args->window_ms,
-                      "summarise only the events that lie wholly inside A to B ms after the "
-                      "capture's first event")
+  auto* steps =
+      command
+          ->add_option(
+              "--steps", args->steps,
+              "summarise only steps A to B (step numbers, both included) and the events that lie "
+              "wholly inside their span")
+          ->type_name("A-B")
+          ->check(RangeOf(analysis::ParseStepRange, "STEPS"));
+  command
+      ->add_option("--window_ms", args->window_ms,
+                   "summarise only the events that lie wholly inside A to B ms after the "
+                   "capture's first event")
       ->type_name("A-B")
       ->check(RangeOf(analysis::ParseWindowMs, "WINDOW"))
       ->excludes(steps);
-  command->add_option("--memory_csv", args->memory_csv,
-                      "also write the memory-by-operator table as CSV ('-': stdout only)")
+  command
+      ->add_option("--memory_csv", args->memory_csv,
+                   "also write the memory-by-operator table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
-  command->add_option("--kernel_csv", args->kernel_csv,
-                      "also write the kernel and copy/set table as CSV ('-': stdout only)")
+  command
+      ->add_option("--kernel_csv", args->kernel_csv,
+                   "also write the kernel and copy/set table as CSV ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
-  command->add_option("--folded", args->folded,
-                      "also write the recorded call stacks folded, weighted by self time in "
-                      "ns, for flamegraph.pl or speedscope ('-': stdout only)")
+  command
+      ->add_option("--folded", args->folded,
+                   "also write the recorded call stacks folded, weighted by self time in "
+                   "ns, for flamegraph.pl or speedscope ('-': stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
-  command->add_option("--collectives_csv", args->collectives_csv,
-                      "a run of several ranks: also write the collectives table as CSV ('-': "
-                      "stdout only)")
+  command
+      ->add_option("--collectives_csv", args->collectives_csv,
+                   "a run of several ranks: also write the collectives table as CSV ('-': "
+                   "stdout only)")
       ->type_name("PATH|-")
       ->check(PathOrStdout());
-  command->add_option("--cpu_peak_gflops", args->peaks.cpu_peak_gflops,
-                      "the CPU's peak GFLOP/s, for CPU MFU, roofline and the CPU BLAS check "
-                      "(never probed)")
+  command
+      ->add_option("--cpu_peak_gflops", args->peaks.cpu_peak_gflops,
+                   "the CPU's peak GFLOP/s, for CPU MFU, roofline and the CPU BLAS check "
+                   "(never probed)")
       ->type_name("GFLOPS")
       ->check(CLI::PositiveNumber);
-  command->add_option("--cpu_peak_gbps", args->peaks.cpu_peak_gb_per_s,
-                      "the CPU's memory bandwidth in GB/s, for the CPU roofline")
+  command
+      ->add_option("--cpu_peak_gbps", args->peaks.cpu_peak_gb_per_s,
+                   "the CPU's memory bandwidth in GB/s, for the CPU roofline")
       ->type_name("GB/S")
       ->check(CLI::PositiveNumber);
   command->add_flag("--force", args->force,
                     "replace files that --csv, --csv_dir, --json, --memory_csv, --kernel_csv, "
                     "--folded and --collectives_csv name when they exist (else: an error, nothing "
                     "replaced)");
-  command->add_option("--host", args->host,
-                      "the host (or rank, <host>_rank<R>) of a run with several")
+  command
+      ->add_option("--host", args->host, "the host (or rank, <host>_rank<R>) of a run with several")
       ->type_name("NAME");
   command->footer(
       "A run folder whose files are the ranks of one distributed job (<host>_rank<R>, world "

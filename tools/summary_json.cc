@@ -12,11 +12,21 @@ namespace json = exporter::json;
 
 void WriteCell(const Cell& cell, json::Writer& out) {
   switch (cell.kind()) {
-    case Cell::Kind::kEmpty: out.Raw("null"); break;
-    case Cell::Kind::kInt: out.Int(cell.int_value()); break;
-    case Cell::Kind::kNumber: out.Double(cell.number()); break;
-    case Cell::Kind::kMicros: out.Raw(cell.Csv()); break;  // "267.000"
-    case Cell::Kind::kText: out.String(cell.text()); break;
+    case Cell::Kind::kEmpty:
+      out.Raw("null");
+      break;
+    case Cell::Kind::kInt:
+      out.Int(cell.int_value());
+      break;
+    case Cell::Kind::kNumber:
+      out.Double(cell.number());
+      break;
+    case Cell::Kind::kMicros:
+      out.Raw(cell.Csv());
+      break;  // "267.000"
+    case Cell::Kind::kText:
+      out.String(cell.text());
+      break;
   }
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "src/analysis/text/report_table.h"
 #include "src/analysis/report/summary.h"
+#include "src/analysis/text/report_table.h"
 
 namespace neuronprof {
 namespace tools {

@@ -51,8 +51,7 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free,
-              "the signal handler needs a lock-free flag");
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
 
 extern "C" void OnStopSignal(int /*signal*/) { g_stop.store(true); }
 
@@ -71,8 +70,13 @@ struct Config {
 class Mlp {
  public:
   Mlp(int hidden, std::mt19937& rng)
-      : hidden_(hidden), w1_(10 * hidden), b1_(hidden), w2_(hidden),
-        dw1_(w1_.size()), db1_(hidden), dw2_(hidden) {
+      : hidden_(hidden),
+        w1_(10 * hidden),
+        b1_(hidden),
+        w2_(hidden),
+        dw1_(w1_.size()),
+        db1_(hidden),
+        dw2_(hidden) {
     std::normal_distribution<float> init(0.0f, 0.3f);
     for (float& v : w1_) v = init(rng);
     for (float& v : w2_) v = init(rng);
@@ -243,8 +247,7 @@ int main(int argc, char** argv) {
   float loss = 0;
   while (!g_stop.load()) {
     const auto step_start = std::chrono::steady_clock::now();
-    if (config.seconds > 0 &&
-        step_start - start >= std::chrono::duration<double>(config.seconds)) {
+    if (config.seconds > 0 && step_start - start >= std::chrono::duration<double>(config.seconds)) {
       break;
     }
     {

@@ -52,8 +52,7 @@ __global__ void block_sum(int n, const float* x, float* partial) {
 }
 
 __global__ void scale(int n, float factor, float* x) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += gridDim.x * blockDim.x) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     x[i] *= factor;
   }
 }
@@ -62,13 +61,12 @@ __global__ void empty() {}
 
 bool Check(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return true;
-  std::fprintf(stderr, "cuda_steps: %s failed: %s\n", what,
-               cudaGetErrorString(error));
+  std::fprintf(stderr, "cuda_steps: %s failed: %s\n", what, cudaGetErrorString(error));
   return false;
 }
 
 struct Buffers {
-  float* host_x = nullptr;  // Pinned: async copies.
+  float* host_x = nullptr;         // Pinned: async copies.
   std::vector<float> host_result;  // Pageable: a synchronous copy.
   float* x = nullptr;
   float* y = nullptr;
@@ -80,34 +78,30 @@ constexpr int kN = 1 << 22;
 constexpr int kBlock = 256;
 constexpr int kBlocks = (kN + kBlock - 1) / kBlock;
 
-bool RunStep(int step, int launches, Buffers& b, cudaStream_t compute,
-             cudaStream_t side) {
+bool RunStep(int step, int launches, Buffers& b, cudaStream_t compute, cudaStream_t side) {
   neuronprof::StepTrace step_trace("train", step);
   {
     neuronprof::ScopedTrace trace("copy_inputs");
-    if (!Check(cudaMemcpyAsync(b.x, b.host_x, kN * sizeof(float),
-                               cudaMemcpyHostToDevice, compute),
+    if (!Check(cudaMemcpyAsync(b.x, b.host_x, kN * sizeof(float), cudaMemcpyHostToDevice, compute),
                "cudaMemcpyAsync")) {
       return false;
     }
-    if (!Check(cudaMemsetAsync(b.y, 0, kN * sizeof(float), compute),
-               "cudaMemsetAsync")) {
+    if (!Check(cudaMemsetAsync(b.y, 0, kN * sizeof(float), compute), "cudaMemsetAsync")) {
       return false;
     }
   }
   {
     neuronprof::ScopedTrace trace("forward");
     saxpy<<<kBlocks, kBlock, 0, compute>>>(kN, 2.0f, b.x, b.y);
-    block_sum<<<kBlocks, kBlock, kBlock * sizeof(float), compute>>>(
-        kN, b.y, b.partial);
+    block_sum<<<kBlocks, kBlock, kBlock * sizeof(float), compute>>>(kN, b.y, b.partial);
     scale<<<132, 512, 0, side>>>(kN, 0.5f, b.z);
     for (int i = 0; i < launches; ++i) empty<<<1, 32, 0, compute>>>();
     if (!Check(cudaGetLastError(), "kernel launch")) return false;
   }
   {
     neuronprof::ScopedTrace trace("copy_results");
-    if (!Check(cudaMemcpy(b.host_result.data(), b.partial,
-                          kBlocks * sizeof(float), cudaMemcpyDeviceToHost),
+    if (!Check(cudaMemcpy(b.host_result.data(), b.partial, kBlocks * sizeof(float),
+                          cudaMemcpyDeviceToHost),
                "cudaMemcpy")) {
       return false;
     }
@@ -151,8 +145,7 @@ bool ParseArgs(int argc, char** argv, Config* config) {
 }
 
 // Steps for `seconds` while a ProfilerServer records what clients ask for.
-int Serve(const Config& config, Buffers& b, cudaStream_t compute,
-          cudaStream_t side) {
+int Serve(const Config& config, Buffers& b, cudaStream_t compute, cudaStream_t side) {
   neuronprof::ProfilerServerOptions options;
   options.port = config.serve_port;
   options.allowed_root = config.allowed_root;
@@ -165,8 +158,8 @@ int Serve(const Config& config, Buffers& b, cudaStream_t compute,
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   int step = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-             .count() < config.seconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         config.seconds) {
     if (!RunStep(step++, config.launches, b, compute, side)) return 1;
   }
   std::printf("cuda_steps: served %d steps\n", step);
@@ -225,30 +218,28 @@ int main(int argc, char** argv) {
     if (!RunStep(step, config.launches, b, compute, side)) return 1;
   }
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::printf("cuda_steps: %d steps of %d kernels, %.1f us per step (%s), "
-              "sum of block 0 = %g\n",
-              config.steps, 3 + config.launches,
-              1e6 * seconds / std::max(config.steps, 1),
-              profile ? "profiled" : "not profiled", b.host_result[0]);
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "cuda_steps: %d steps of %d kernels, %.1f us per step (%s), "
+      "sum of block 0 = %g\n",
+      config.steps, 3 + config.launches, 1e6 * seconds / std::max(config.steps, 1),
+      profile ? "profiled" : "not profiled", b.host_result[0]);
 
   int exit_code = 0;
   if (profiler) {
     const auto stop_start = std::chrono::steady_clock::now();
     absl::StatusOr<neuronprof::ProfileResult> result = profiler->Stop();
-    std::printf("cuda_steps: Stop() took %.1f ms\n",
-                std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - stop_start)
-                    .count());
+    std::printf(
+        "cuda_steps: Stop() took %.1f ms\n",
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stop_start)
+            .count());
     if (!result.ok()) {
       std::fprintf(stderr, "cuda_steps: %s\n", result.status().ToString().c_str());
       exit_code = 1;
     } else {
       std::printf("cuda_steps: %lld events, %lld dropped, profile in %s\n",
                   static_cast<long long>(result->events),
-                  static_cast<long long>(result->dropped_events),
-                  result->run_dir.c_str());
+                  static_cast<long long>(result->dropped_events), result->run_dir.c_str());
       for (const std::string& warning : result->warnings) {
         std::printf("  warning: %s\n", warning.c_str());
       }

@@ -35,8 +35,7 @@ namespace {
 uint64_t DeviceNowNs() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_RAW, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u +
-         static_cast<uint64_t>(now.tv_nsec);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
 int64_t ThreadId() { return static_cast<int64_t>(syscall(SYS_gettid)); }
@@ -305,13 +304,16 @@ bool ParseArgs(int argc, char** argv, Config* config) {
       if (std::strcmp(argv[i], flag) != 0 || i + 1 >= argc) return nullptr;
       return argv[++i];
     };
-    if (const char* v = value("--logdir")) config->logdir = v;
-    else if (const char* v = value("--steps")) config->steps = std::atoi(v);
-    else if (const char* v = value("--devices")) config->devices = std::atoi(v);
-    else if (const char* v = value("--work_us")) config->work_us = std::atoi(v);
+    if (const char* v = value("--logdir"))
+      config->logdir = v;
+    else if (const char* v = value("--steps"))
+      config->steps = std::atoi(v);
+    else if (const char* v = value("--devices"))
+      config->devices = std::atoi(v);
+    else if (const char* v = value("--work_us"))
+      config->work_us = std::atoi(v);
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--logdir DIR] [--steps N] [--devices D] [--work_us U]\n",
+      std::fprintf(stderr, "usage: %s [--logdir DIR] [--steps N] [--devices D] [--work_us U]\n",
                    argv[0]);
       return false;
     }
@@ -341,8 +343,7 @@ int main(int argc, char** argv) {
   options.port = 0;
   neuronprof::Profiler profiler(options);
   if (!profiler.status().ok()) {
-    std::fprintf(stderr, "cannot start the profiler: %s\n",
-                 profiler.status().ToString().c_str());
+    std::fprintf(stderr, "cannot start the profiler: %s\n", profiler.status().ToString().c_str());
     return 1;
   }
   const uint64_t work_ns = static_cast<uint64_t>(config.work_us) * 1000;
@@ -354,16 +355,19 @@ int main(int argc, char** argv) {
     for (int d = 0; d < config.devices; ++d) {
       NEURONPROF_SCOPE("load_batch");
       activations.push_back(runtime.Malloc(d, 8 << 20));
-      runtime.Launch(d, 1, {"Memcpy HtoD", neuronprof::DeviceEventKind::kMemcpy,
-                            1 << 20, -1, "", work_ns / 2, 0});
+      runtime.Launch(
+          d, 1,
+          {"Memcpy HtoD", neuronprof::DeviceEventKind::kMemcpy, 1 << 20, -1, "", work_ns / 2, 0});
     }
     {
       NEURONPROF_SCOPE("forward");
       for (int d = 0; d < config.devices; ++d) {
-        runtime.Launch(d, 0, {"matmul", neuronprof::DeviceEventKind::kKernel, -1,
-                              2 * 64 * 256 * 256, "MLP/fc1/matmul:MatMul", work_ns, 0});
-        runtime.Launch(d, 0, {"relu", neuronprof::DeviceEventKind::kKernel, -1,
-                              64 * 256, "MLP/fc1/relu:Relu", work_ns / 4, 0});
+        runtime.Launch(d, 0,
+                       {"matmul", neuronprof::DeviceEventKind::kKernel, -1, 2 * 64 * 256 * 256,
+                        "MLP/fc1/matmul:MatMul", work_ns, 0});
+        runtime.Launch(d, 0,
+                       {"relu", neuronprof::DeviceEventKind::kKernel, -1, 64 * 256,
+                        "MLP/fc1/relu:Relu", work_ns / 4, 0});
       }
     }
     {
@@ -377,8 +381,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "profile not written: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  std::printf("Captured %lld events (%lld dropped).\n",
-              static_cast<long long>(result->events),
+  std::printf("Captured %lld events (%lld dropped).\n", static_cast<long long>(result->events),
               static_cast<long long>(result->dropped_events));
   for (const std::string& file : result->files) std::printf("  wrote %s\n", file.c_str());
   for (const std::string& warning : result->warnings) {

@@ -74,8 +74,8 @@ void FakeAccelerator::CopyIn(int64_t bytes) {
   Record("copy_in", neuronprof::DeviceEventKind::kMemcpy, start, -1, bytes);
 }
 
-void FakeAccelerator::Record(const char* name, neuronprof::DeviceEventKind kind,
-                             int64_t start_ns, int64_t flops, int64_t bytes) {
+void FakeAccelerator::Record(const char* name, neuronprof::DeviceEventKind kind, int64_t start_ns,
+                             int64_t flops, int64_t bytes) {
   if (!tracing_.load(std::memory_order_relaxed)) return;
   const int64_t end_ns = neuronprof::HostEpochNowNs();
   const auto thread = static_cast<int64_t>(syscall(SYS_gettid));

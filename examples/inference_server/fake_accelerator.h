@@ -46,8 +46,8 @@ class FakeAccelerator {
     int64_t thread, start_ns, end_ns, flops, bytes;
     uint64_t correlation_id;
   };
-  void Record(const char* name, neuronprof::DeviceEventKind kind, int64_t start_ns,
-              int64_t flops, int64_t bytes);
+  void Record(const char* name, neuronprof::DeviceEventKind kind, int64_t start_ns, int64_t flops,
+              int64_t bytes);
 
   const double peak_gflops_;
   bool registered_ = false;

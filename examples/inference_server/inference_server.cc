@@ -51,8 +51,8 @@
 #include "instrumentation.h"
 #include "load_generator.h"
 #include "mlp_model.h"
-#include "recorder_cost.h"
 #include "neuronprof/neuronprof.h"
+#include "recorder_cost.h"
 
 namespace inference_server {
 namespace {
@@ -60,7 +60,7 @@ namespace {
 struct Flags {
   std::string logdir = "logs";
   int64_t requests = 400;
-  double rate = 2000;  // requests per second
+  double rate = 2000;   // requests per second
   int concurrency = 0;  // > 0: a closed loop, that many requests in flight
   int workers = 2;
   int max_batch = 8;
@@ -92,23 +92,36 @@ std::optional<Flags> ParseFlags(int argc, char** argv) {
     }
     if (i + 1 >= argc) return std::nullopt;
     const char* value = argv[++i];
-    if (flag == "--logdir") flags.logdir = value;
-    else if (flag == "--requests") flags.requests = std::atoll(value);
-    else if (flag == "--rate") flags.rate = std::atof(value);
-    else if (flag == "--concurrency") flags.concurrency = std::atoi(value);
-    else if (flag == "--workers") flags.workers = std::atoi(value);
-    else if (flag == "--max_batch") flags.max_batch = std::atoi(value);
-    else if (flag == "--batch_timeout_us") flags.batch_timeout_us = std::atoi(value);
-    else if (flag == "--accelerator_peak_gflops") flags.accelerator_peak_gflops = std::atof(value);
-    else if (flag == "--recorder") flags.recorder = value;
-    else if (flag == "--alternate_ms") flags.alternate_ms = std::atoi(value);
-    else if (flag == "--seed") flags.seed = static_cast<uint32_t>(std::atoll(value));
-    else return std::nullopt;
+    if (flag == "--logdir")
+      flags.logdir = value;
+    else if (flag == "--requests")
+      flags.requests = std::atoll(value);
+    else if (flag == "--rate")
+      flags.rate = std::atof(value);
+    else if (flag == "--concurrency")
+      flags.concurrency = std::atoi(value);
+    else if (flag == "--workers")
+      flags.workers = std::atoi(value);
+    else if (flag == "--max_batch")
+      flags.max_batch = std::atoi(value);
+    else if (flag == "--batch_timeout_us")
+      flags.batch_timeout_us = std::atoi(value);
+    else if (flag == "--accelerator_peak_gflops")
+      flags.accelerator_peak_gflops = std::atof(value);
+    else if (flag == "--recorder")
+      flags.recorder = value;
+    else if (flag == "--alternate_ms")
+      flags.alternate_ms = std::atoi(value);
+    else if (flag == "--seed")
+      flags.seed = static_cast<uint32_t>(std::atoll(value));
+    else
+      return std::nullopt;
   }
   const bool recorder_ok =
       flags.recorder == "profiler" || flags.recorder == "flight" || flags.recorder == "none";
-  if (flags.requests <= 0 || !(flags.rate > 0) || flags.concurrency < 0 || flags.workers <= 0 || flags.max_batch <= 0 ||
-      flags.batch_timeout_us < 0 || !(flags.accelerator_peak_gflops > 0) || !recorder_ok) {
+  if (flags.requests <= 0 || !(flags.rate > 0) || flags.concurrency < 0 || flags.workers <= 0 ||
+      flags.max_batch <= 0 || flags.batch_timeout_us < 0 || !(flags.accelerator_peak_gflops > 0) ||
+      !recorder_ok) {
     return std::nullopt;
   }
   // Windows compare throughput, which only a closed loop makes the server's.
@@ -262,7 +275,8 @@ int Main(const Flags& flags) {
   // The serving's CPU time: not the recorder's start (its ring committed)
   // before it, nor the capture written after it.
   const double cpu_before_s = ProcessCpuSeconds();
-  const LoadResult load = GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
+  const LoadResult load =
+      GenerateLoad(fds[0], flags.requests, flags.rate, flags.seed, flags.concurrency);
   server.Join();
   const double load_cpu_s = ProcessCpuSeconds() - cpu_before_s;
   absl::StatusOr<Alternation> alternation;
@@ -276,10 +290,10 @@ int Main(const Flags& flags) {
   const std::string load_kind =
       flags.concurrency > 0 ? "closed loop, " + std::to_string(flags.concurrency) + " in flight"
                             : "at " + std::to_string(std::lround(flags.rate)) + "/s";
-  std::printf(
-      "inference_server: %lld requests %s, %d workers, max batch %d, timeout %d us%s\n",
-      static_cast<long long>(flags.requests), load_kind.c_str(), flags.workers, flags.max_batch,
-      flags.batch_timeout_us, flags.accelerator ? ", on the fake NPU" : "");
+  std::printf("inference_server: %lld requests %s, %d workers, max batch %d, timeout %d us%s\n",
+              static_cast<long long>(flags.requests), load_kind.c_str(), flags.workers,
+              flags.max_batch, flags.batch_timeout_us,
+              flags.accelerator ? ", on the fake NPU" : "");
   std::printf("served %lld requests in %.3f s: %.0f requests/s, %lld batches (mean %.1f)\n",
               static_cast<long long>(load.answered), load.seconds,
               load.seconds > 0 ? load.answered / load.seconds : 0.0,

@@ -3,8 +3,8 @@
 // added here, not across the server.
 //
 // A request: a producer marker on the acceptor, consumers on the worker
-// (flows: the batch's one "assemble" consumes all its requests), an async span for its whole life, a StepTrace per batch, and
-// counters for the queue depth and batch size.
+// (flows: the batch's one "assemble" consumes all its requests), an async span for its whole life,
+// a StepTrace per batch, and counters for the queue depth and batch size.
 #ifndef NEURONPROF_EXAMPLES_INFERENCE_SERVER_INSTRUMENTATION_H_
 #define NEURONPROF_EXAMPLES_INFERENCE_SERVER_INSTRUMENTATION_H_
 
@@ -63,8 +63,8 @@ class Responded {
  public:
   Responded(int64_t id, RequestTrace& trace)
       : trace_(trace),
-        marker_("respond", neuronprof::ContextType::kGeneric, trace.context_id,
-                {{"request", id}}) {}
+        marker_("respond", neuronprof::ContextType::kGeneric, trace.context_id, {{"request", id}}) {
+  }
   ~Responded() { trace_.life.End(); }
 
  private:

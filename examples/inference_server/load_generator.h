@@ -28,8 +28,8 @@ bool WriteFull(int fd, const void* data, size_t size);
 int64_t SteadyNowNs();
 
 struct LoadResult {
-  double seconds = 0;               // first send to last answer
-  std::vector<double> latency_ms;   // per request, by id
+  double seconds = 0;              // first send to last answer
+  std::vector<double> latency_ms;  // per request, by id
   // Per request, by id: when it was sent and answered (SteadyNowNs; 0 if
   // it never was), which place each answer in a window of the run.
   std::vector<int64_t> sent_ns;
@@ -43,8 +43,7 @@ struct LoadResult {
 // `concurrency` > 0: a closed loop instead, `concurrency` requests in
 // flight at all times (a new one as each answer arrives), `rate` unused:
 // the server runs at saturation and its latency is its queue's.
-LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed,
-                        int concurrency = 0);
+LoadResult GenerateLoad(int fd, int64_t requests, double rate, uint32_t seed, int concurrency = 0);
 
 }  // namespace inference_server
 

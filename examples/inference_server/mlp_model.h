@@ -31,8 +31,8 @@ class MlpModel {
 
   // FLOPs of one forward pass over `batch` rows (2 per multiply-add).
   static int64_t Flops(int64_t batch) {
-    return 2 * batch * (int64_t{kInputs} * kHidden + int64_t{kHidden} * kHidden +
-                        int64_t{kHidden} * kOutputs);
+    return 2 * batch *
+           (int64_t{kInputs} * kHidden + int64_t{kHidden} * kHidden + int64_t{kHidden} * kOutputs);
   }
 
   // `input`: batch x kInputs, row-major; returns batch x kOutputs.
@@ -81,9 +81,10 @@ class MlpModel {
     return out;
   }
 
-  Layer layers_[3] = {{kInputs, kHidden, true, neuronprof::StaticName("fc1"), "gemm_relu_fc1", {}, {}},
-                      {kHidden, kHidden, true, neuronprof::StaticName("fc2"), "gemm_relu_fc2", {}, {}},
-                      {kHidden, kOutputs, false, neuronprof::StaticName("fc3"), "gemm_fc3", {}, {}}};
+  Layer layers_[3] = {
+      {kInputs, kHidden, true, neuronprof::StaticName("fc1"), "gemm_relu_fc1", {}, {}},
+      {kHidden, kHidden, true, neuronprof::StaticName("fc2"), "gemm_relu_fc2", {}, {}},
+      {kHidden, kOutputs, false, neuronprof::StaticName("fc3"), "gemm_fc3", {}, {}}};
 };
 
 }  // namespace inference_server

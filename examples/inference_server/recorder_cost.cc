@@ -95,9 +95,10 @@ std::vector<std::pair<int64_t, int64_t>> ByAnswer(const LoadResult& load) {
 }
 
 Figures FiguresOf(const Window& window, const std::vector<std::pair<int64_t, int64_t>>& answers) {
-  const auto first = std::lower_bound(answers.begin(), answers.end(),
-                                      std::make_pair(window.begin_ns, int64_t{0}));
-  const auto last = std::lower_bound(first, answers.end(), std::make_pair(window.end_ns, int64_t{0}));
+  const auto first =
+      std::lower_bound(answers.begin(), answers.end(), std::make_pair(window.begin_ns, int64_t{0}));
+  const auto last =
+      std::lower_bound(first, answers.end(), std::make_pair(window.end_ns, int64_t{0}));
   std::vector<double> latency_ms;
   for (auto it = first; it != last; ++it) {
     if (it->second >= window.begin_ns) latency_ms.push_back((it->first - it->second) / 1e6);
@@ -122,8 +123,8 @@ Median MedianOf(std::vector<double> values) {
   const auto at = [&](double rank) {  // 1-based, clamped
     return values[static_cast<size_t>(std::clamp(rank, 1.0, n)) - 1];
   };
-  const double middle = values.size() % 2 ? values[values.size() / 2]
-                                          : (at(n / 2) + at(n / 2 + 1)) / 2;
+  const double middle =
+      values.size() % 2 ? values[values.size() / 2] : (at(n / 2) + at(n / 2 + 1)) / 2;
   return {middle, at(std::floor(n / 2 - 0.98 * std::sqrt(n))),
           at(std::ceil(n / 2 + 1 + 0.98 * std::sqrt(n)))};
 }

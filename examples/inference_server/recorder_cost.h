@@ -37,9 +37,9 @@ struct Window {
 
 // What AlternatingRecorder measured.
 struct Alternation {
-  std::vector<Window> windows;  // whole windows, in order
+  std::vector<Window> windows;          // whole windows, in order
   std::chrono::milliseconds window{0};  // as asked
-  double max_start_ms = 0;  // the slowest start of a recorder (its ring committed)
+  double max_start_ms = 0;              // the slowest start of a recorder (its ring committed)
 };
 
 class AlternatingRecorder {

@@ -23,6 +23,7 @@
 // See examples/libtorch_ddp/README.md for the commands.
 #include <pthread.h>
 #include <signal.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,13 +34,11 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/Ops.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/torch.h>
+#include <vector>
 
 #include "launcher.h"
 #include "libtorch_mlp/mlp_model.h"
@@ -150,16 +149,15 @@ bool ParseArgs(int argc, char** argv, Config* c, std::vector<std::string>* rank_
 }
 
 void PrintUsage() {
-  std::fprintf(
-      stderr,
-      "usage: libtorch_ddp [--world_size N (4)] [--steps N (100) | --seconds S]\n"
-      "         [--slow_rank R --slow_ms M] [--port P (9012; rank r serves on P + "
-      "LOCAL_RANK)]\n"
-      "         [--logdir DIR (./logs)] [--store tcp|file] [--store_file PATH]\n"
-      "         [--master_port P (0: a free one)] [--hidden H (256)] [--batch B (64)]\n"
-      "         [--timeout_s S (60)] [--on_comm_error exit|serve] [--wait_for_capture]\n"
-      "Without RANK in the environment it launches --world_size ranks; with RANK,\n"
-      "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set it runs as that rank.\n");
+  std::fprintf(stderr,
+               "usage: libtorch_ddp [--world_size N (4)] [--steps N (100) | --seconds S]\n"
+               "         [--slow_rank R --slow_ms M] [--port P (9012; rank r serves on P + "
+               "LOCAL_RANK)]\n"
+               "         [--logdir DIR (./logs)] [--store tcp|file] [--store_file PATH]\n"
+               "         [--master_port P (0: a free one)] [--hidden H (256)] [--batch B (64)]\n"
+               "         [--timeout_s S (60)] [--on_comm_error exit|serve] [--wait_for_capture]\n"
+               "Without RANK in the environment it launches --world_size ranks; with RANK,\n"
+               "LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set it runs as that rank.\n");
 }
 
 // An environment variable as an int in [min, max], or an error naming it.
@@ -170,8 +168,8 @@ bool EnvInt(const char* name, int min, int max, int* out) {
     return false;
   }
   if (!ParseInt(text, min, max, out)) {
-    std::fprintf(stderr, "libtorch_ddp: %s='%s' is not a number in [%d, %d]\n", name, text,
-                 min, max);
+    std::fprintf(stderr, "libtorch_ddp: %s='%s' is not a number in [%d, %d]\n", name, text, min,
+                 max);
     return false;
   }
   return true;
@@ -235,9 +233,11 @@ void Unflatten(const torch::Tensor& bucket, std::vector<torch::Tensor>& tensors)
 
 class Trainer {
  public:
-  Trainer(const Config& config, const RankEnv& env,
-          c10::intrusive_ptr<::c10d::ProcessGroup> pg)
-      : config_(config), env_(env), pg_(std::move(pg)), model_(10, config.hidden, 2),
+  Trainer(const Config& config, const RankEnv& env, c10::intrusive_ptr<::c10d::ProcessGroup> pg)
+      : config_(config),
+        env_(env),
+        pg_(std::move(pg)),
+        model_(10, config.hidden, 2),
         optimizer_(model_->parameters(), torch::optim::SGDOptions(0.01)) {
     neuronprof::NameModules(*model_);
     model_->train();
@@ -341,8 +341,7 @@ void NameThread(const RankEnv& env, const char* role) {
 // The rank's capture server. The rank identity (RANK, LOCAL_RANK,
 // WORLD_SIZE) comes from the environment; the port is the base plus the
 // local rank, as a Profiler's.
-std::unique_ptr<neuronprof::ProfilerServer> StartServer(const Config& config,
-                                                        const RankEnv& env) {
+std::unique_ptr<neuronprof::ProfilerServer> StartServer(const Config& config, const RankEnv& env) {
   if (absl::Status s = neuronprof::EnableTorchOperators(); !s.ok()) {
     std::fprintf(stderr, "libtorch_ddp: rank %d: %s\n", env.rank, s.ToString().c_str());
     return nullptr;
@@ -355,8 +354,8 @@ std::unique_ptr<neuronprof::ProfilerServer> StartServer(const Config& config,
   auto server = neuronprof::ProfilerServer::Start(options);
   NameThread(env, "main");
   if (!server.ok()) {
-    std::fprintf(stderr, "libtorch_ddp: rank %d: cannot start the profiler server: %s\n",
-                 env.rank, server.status().ToString().c_str());
+    std::fprintf(stderr, "libtorch_ddp: rank %d: cannot start the profiler server: %s\n", env.rank,
+                 server.status().ToString().c_str());
     return nullptr;
   }
   std::printf("rank %d: neuronprof server listening on 127.0.0.1:%d (pid %d)\n", env.rank,
@@ -381,10 +380,9 @@ void Train(const Config& config, const RankEnv& env) {
   const auto start = std::chrono::steady_clock::now();
   int64_t step = 0;
   for (;; ++step) {
-    const bool time_up = config.seconds > 0
-                             ? std::chrono::steady_clock::now() - start >=
-                                   std::chrono::duration<double>(config.seconds)
-                             : step + 1 >= config.steps;
+    const bool time_up = config.seconds > 0 ? std::chrono::steady_clock::now() - start >=
+                                                  std::chrono::duration<double>(config.seconds)
+                                            : step + 1 >= config.steps;
     if (!trainer.Step(step, time_up || g_stop.load())) break;
     if (step % 100 == 0 && env.rank == 0) {
       std::printf("rank 0: step %lld loss %.4f\n", static_cast<long long>(step),
@@ -405,7 +403,7 @@ int RunRank(const Config& config) {
   }
   InstallStopHandlers();
   NameThread(env, "main");
-  torch::set_num_threads(1);  // N ranks share a few cores.
+  torch::set_num_threads(1);     // N ranks share a few cores.
   torch::manual_seed(env.rank);  // Each rank its own data (and init, then broadcast).
   std::unique_ptr<neuronprof::ProfilerServer> server = StartServer(config, env);
   if (server == nullptr) return 1;

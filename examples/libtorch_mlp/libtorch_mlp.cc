@@ -12,16 +12,16 @@
 //
 // Then: neuronprof summary DIR     (operator table in the terminal)
 //       xprof --logdir DIR         (trace viewer, framework op stats)
+#include <torch/torch.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include <torch/torch.h>
-
+#include "mlp_model.h"
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
-#include "mlp_model.h"
 
 namespace {
 
@@ -34,7 +34,6 @@ struct Config {
   int hidden = 256;
   int stacks = 0;
 };
-
 
 bool ParseInt(const char* text, int* out) {
   char* end = nullptr;
@@ -130,10 +129,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "libtorch_mlp: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  std::printf("captured %lld events (%lld dropped) in %s\n",
-              static_cast<long long>(result->events),
-              static_cast<long long>(result->dropped_events),
-              result->run_dir.c_str());
+  std::printf("captured %lld events (%lld dropped) in %s\n", static_cast<long long>(result->events),
+              static_cast<long long>(result->dropped_events), result->run_dir.c_str());
   for (const std::string& file : result->files) std::printf("  %s\n", file.c_str());
   for (const std::string& warning : result->warnings) {
     std::printf("warning: %s\n", warning.c_str());

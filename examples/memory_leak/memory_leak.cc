@@ -5,13 +5,13 @@
 //
 //   memory_leak [--logdir DIR] [--steps N]
 //   neuronprof summary DIR
+#include <torch/torch.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"

@@ -29,8 +29,8 @@ struct Config {
 };
 
 struct Batch {
-  std::vector<float> x;   // batch x 10
-  std::vector<int> label; // batch
+  std::vector<float> x;    // batch x 10
+  std::vector<int> label;  // batch
 };
 
 // A dense layer y = x W^T + b with its gradients.
@@ -38,8 +38,7 @@ struct Linear {
   int in, out;
   std::vector<float> w, b, dw, db, x;  // x: saved input for backward
   Linear(int in_features, int out_features, std::mt19937& rng)
-      : in(in_features), out(out_features), w(in * out), b(out),
-        dw(in * out), db(out) {
+      : in(in_features), out(out_features), w(in * out), b(out), dw(in * out), db(out) {
     std::uniform_real_distribution<float> init(-1.0f / std::sqrt(float(in)),
                                                1.0f / std::sqrt(float(in)));
     for (float& v : w) v = init(rng);
@@ -69,8 +68,14 @@ struct Linear {
     return dx;
   }
   void Step(float lr) {
-    for (size_t i = 0; i < w.size(); ++i) { w[i] -= lr * dw[i]; dw[i] = 0; }
-    for (size_t i = 0; i < b.size(); ++i) { b[i] -= lr * db[i]; db[i] = 0; }
+    for (size_t i = 0; i < w.size(); ++i) {
+      w[i] -= lr * dw[i];
+      dw[i] = 0;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] -= lr * db[i];
+      db[i] = 0;
+    }
   }
 };
 
@@ -80,9 +85,12 @@ struct Mlp {
   Mlp(int hidden, std::mt19937& rng)
       : fc1(10, hidden, rng), fc2(hidden, hidden, rng), fc3(hidden, 2, rng) {}
 
-  static void Relu(std::vector<float>& v) { for (float& x : v) x = x > 0 ? x : 0; }
+  static void Relu(std::vector<float>& v) {
+    for (float& x : v) x = x > 0 ? x : 0;
+  }
   static void ReluGrad(std::vector<float>& g, const std::vector<float>& act) {
-    for (size_t i = 0; i < g.size(); ++i) if (act[i] <= 0) g[i] = 0;
+    for (size_t i = 0; i < g.size(); ++i)
+      if (act[i] <= 0) g[i] = 0;
   }
 
   // Returns log_softmax(fc3(relu(fc2(relu(fc1(x)))))).
@@ -103,8 +111,7 @@ struct Mlp {
     return logits;
   }
 
-  void Backward(const std::vector<float>& log_probs, const std::vector<int>& label,
-                int n) {
+  void Backward(const std::vector<float>& log_probs, const std::vector<int>& label, int n) {
     // d(NLL(log_softmax))/dlogits = softmax - onehot, averaged over the batch.
     std::vector<float> g(n * 2);
     for (int r = 0; r < n; ++r)
@@ -117,7 +124,11 @@ struct Mlp {
     fc1.Backward(g1, n);
   }
 
-  void Step(float lr) { fc1.Step(lr); fc2.Step(lr); fc3.Step(lr); }
+  void Step(float lr) {
+    fc1.Step(lr);
+    fc2.Step(lr);
+    fc3.Step(lr);
+  }
 };
 
 // A loader thread that prepares batches ahead of the training loop.
@@ -175,13 +186,16 @@ bool ParseArgs(int argc, char** argv, Config* config) {
       if (std::strcmp(argv[i], flag) != 0 || i + 1 >= argc) return nullptr;
       return argv[++i];
     };
-    if (const char* v = value("--logdir")) config->logdir = v;
-    else if (const char* v = value("--steps")) config->steps = std::atoi(v);
-    else if (const char* v = value("--hidden")) config->hidden = std::atoi(v);
-    else if (const char* v = value("--batch")) config->batch = std::atoi(v);
+    if (const char* v = value("--logdir"))
+      config->logdir = v;
+    else if (const char* v = value("--steps"))
+      config->steps = std::atoi(v);
+    else if (const char* v = value("--hidden"))
+      config->hidden = std::atoi(v);
+    else if (const char* v = value("--batch"))
+      config->batch = std::atoi(v);
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--logdir DIR] [--steps N] [--hidden H] [--batch B]\n",
+      std::fprintf(stderr, "usage: %s [--logdir DIR] [--steps N] [--hidden H] [--batch B]\n",
                    argv[0]);
       return false;
     }
@@ -205,8 +219,7 @@ int main(int argc, char** argv) {
   options.port = 0;  // This demo needs no remote capture server.
   neuronprof::Profiler profiler(options);
   if (!profiler.status().ok()) {
-    std::fprintf(stderr, "cannot start the profiler: %s\n",
-                 profiler.status().ToString().c_str());
+    std::fprintf(stderr, "cannot start the profiler: %s\n", profiler.status().ToString().c_str());
     return 1;
   }
 
@@ -242,15 +255,12 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<neuronprof::ProfileResult> result = profiler.Stop();
   if (!result.ok()) {
-    std::fprintf(stderr, "profile not written: %s\n",
-                 result.status().ToString().c_str());
+    std::fprintf(stderr, "profile not written: %s\n", result.status().ToString().c_str());
     return 1;
   }
   std::printf("\nCaptured %lld events on %lld threads (%lld dropped) in %.1f ms.\n",
-              static_cast<long long>(result->events),
-              static_cast<long long>(result->threads),
-              static_cast<long long>(result->dropped_events),
-              result->duration_ns / 1e6);
+              static_cast<long long>(result->events), static_cast<long long>(result->threads),
+              static_cast<long long>(result->dropped_events), result->duration_ns / 1e6);
   for (const std::string& file : result->files) std::printf("  wrote %s\n", file.c_str());
   for (const std::string& warning : result->warnings) {
     std::printf("  warning: %s\n", warning.c_str());

@@ -75,9 +75,9 @@ int main(int argc, char** argv) {
                                                   /*active=*/3, /*repeat=*/2};
   // Runs on the Profiler's writer thread once a cycle's files are written.
   options.on_trace_ready = [](const neuronprof::ProfileResult& result) {
-    std::printf("cycle %lld: %lld steps, %lld events -> %s\n",
-                static_cast<long long>(result.cycle), static_cast<long long>(result.steps),
-                static_cast<long long>(result.events), result.run_dir.c_str());
+    std::printf("cycle %lld: %lld steps, %lld events -> %s\n", static_cast<long long>(result.cycle),
+                static_cast<long long>(result.steps), static_cast<long long>(result.events),
+                result.run_dir.c_str());
   };
   neuronprof::Profiler profiler(options);
   if (!profiler.status().ok()) {
@@ -105,8 +105,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "profiler: %s\n", last.status().ToString().c_str());
     return 1;
   }
-  std::printf("%zu runs under %s/plugins/profile; open them with\n"
-              "  tensorboard --logdir %s   (then the PROFILE tab)\n",
-              profiler.cycle_results().size(), logdir.c_str(), logdir.c_str());
+  std::printf(
+      "%zu runs under %s/plugins/profile; open them with\n"
+      "  tensorboard --logdir %s   (then the PROFILE tab)\n",
+      profiler.cycle_results().size(), logdir.c_str(), logdir.c_str());
   return 0;
 }

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "neuronprof/export.h"
 
 namespace neuronprof {
 
@@ -53,10 +53,10 @@ struct HostCaptureResult {
   // File name prefix in the run folder: the server's host name when it
   // reports a plain one, else derived from the address; unique per run.
   std::string host;
-  absl::Status status;              // OK, or why this host has no profile.
-  std::vector<std::string> files;   // Written for this host.
-  int64_t events = 0;               // Events on all planes of its profile.
-  int attempts = 0;                 // Capture windows asked for (empties retried).
+  absl::Status status;             // OK, or why this host has no profile.
+  std::vector<std::string> files;  // Written for this host.
+  int64_t events = 0;              // Events on all planes of its profile.
+  int attempts = 0;                // Capture windows asked for (empties retried).
   // One entry per empty attempt: why it had no events, as far as known.
   std::vector<std::string> empty_reasons;
   // Warnings the server stored in the profile (e.g. dropped events).
@@ -112,8 +112,8 @@ struct HostProgress {
 };
 
 struct CaptureProgress {
-  int64_t duration_ms = 0;  // Length of one window.
-  int64_t elapsed_ms = 0;   // Since Capture() started.
+  int64_t duration_ms = 0;          // Length of one window.
+  int64_t elapsed_ms = 0;           // Since Capture() started.
   std::vector<HostProgress> hosts;  // In service_addresses order.
   // Set when this report announces that a host finished (its files are
   // written); empty for the periodic reports.

@@ -30,8 +30,8 @@
 
 #include <cstddef>
 
-#include "neuronprof/export.h"
 #include "absl/status/status.h"
+#include "neuronprof/export.h"
 
 namespace neuronprof {
 
@@ -41,7 +41,7 @@ struct CuptiOptions {
   // is used as records arrive) and reused by later captures. When every
   // buffer is full, CUPTI drops records and the capture reports how many.
   size_t buffer_bytes = size_t{4} << 20;  // Multiple of 8, 64 KiB .. 1 GiB.
-  size_t max_buffers = 32;                 // 1 .. 4096.
+  size_t max_buffers = 32;                // 1 .. 4096.
   // Also record CUDA driver API calls (cu*), e.g. launches made by Triton
   // or other libraries that bypass the runtime.
   bool driver_api = true;

@@ -20,10 +20,10 @@
 // Profiler, default 1; the request's ProfileOptions for a remote capture
 // through the gRPC server, CaptureOptions for `neuronprof capture`) creates
 // one collector per factory, calls Start() when the window opens, Stop()
-// when it closes, then Flush() once on the collecting thread. Events become the planes "/device:GPU:<device_id>" for
-// device_type "GPU" and "/device:CUSTOM:<TYPE>:<device_id>" for any other
-// type (xprof's trace viewer shows no other device planes), one line per
-// queue ("Stream #<queue>(Kernel,Memcpy)"). Runtime calls go on the plane
+// when it closes, then Flush() once on the collecting thread. Events become the planes
+// "/device:GPU:<device_id>" for device_type "GPU" and "/device:CUSTOM:<TYPE>:<device_id>" for any
+// other type (xprof's trace viewer shows no other device planes), one line per queue ("Stream
+// #<queue>(Kernel,Memcpy)"). Runtime calls go on the plane
 // "/host:CPU-<TYPE>-runtime", one line per calling thread (xprof's trace
 // viewer shows only host planes named "/host:CPU..."). A runtime call and
 // the device events it launched share a correlation id, which xprof and
@@ -40,8 +40,8 @@
 #include <memory>
 #include <string_view>
 
-#include "neuronprof/export.h"
 #include "absl/status/status.h"
+#include "neuronprof/export.h"
 #include "neuronprof/trace.h"
 
 namespace neuronprof {
@@ -57,15 +57,15 @@ enum class DeviceEventKind : uint8_t { kKernel, kMemcpy, kMemset, kOther };
 // during the AddEvent call.
 struct DeviceEvent {
   DeviceEventKind kind = DeviceEventKind::kKernel;
-  int device_id = 0;             // Plane "/device:<TYPE>:<device_id>".
-  int64_t queue_id = 0;          // Stream / queue: one line each.
-  std::string_view name;         // Kernel name, "Memcpy HtoD", ...
-  uint64_t start_ns = 0;         // In the device clock (see AddClockSync).
+  int device_id = 0;      // Plane "/device:<TYPE>:<device_id>".
+  int64_t queue_id = 0;   // Stream / queue: one line each.
+  std::string_view name;  // Kernel name, "Memcpy HtoD", ...
+  uint64_t start_ns = 0;  // In the device clock (see AddClockSync).
   uint64_t end_ns = 0;
-  uint64_t correlation_id = 0;   // 0 = none; links to a RuntimeCall.
-  int64_t bytes = -1;            // Memcpy / memset size; -1 = unknown.
-  int64_t flops = -1;            // -1 = unknown.
-  std::string_view framework_op; // Framework op that launched it, if known.
+  uint64_t correlation_id = 0;    // 0 = none; links to a RuntimeCall.
+  int64_t bytes = -1;             // Memcpy / memset size; -1 = unknown.
+  int64_t flops = -1;             // -1 = unknown.
+  std::string_view framework_op;  // Framework op that launched it, if known.
   // Kernels: "grid:X,Y,Z block:X,Y,Z registers:N shared_memory:N ...".
   // Memcpy: "kind:HtoD ...". Shown as kernel_details / memcpy_details.
   std::string_view details;
@@ -76,11 +76,11 @@ struct DeviceEvent {
 // A host-side runtime call (a kernel launch, an async copy) that queued
 // device work; times in the device clock unless `host_epoch_clock` is set.
 struct RuntimeCall {
-  int64_t thread_id = 0;         // OS thread id of the caller.
-  std::string_view name;         // "cudaLaunchKernel", "nrt_execute", ...
+  int64_t thread_id = 0;  // OS thread id of the caller.
+  std::string_view name;  // "cudaLaunchKernel", "nrt_execute", ...
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  bool host_epoch_clock = false; // True: start/end are HostEpochNowNs() times.
+  bool host_epoch_clock = false;  // True: start/end are HostEpochNowNs() times.
   uint64_t correlation_id = 0;
 };
 
@@ -96,7 +96,7 @@ struct DeviceMemoryEvent {
   enum class Kind : uint8_t { kAllocation, kFree, kUsageSample };
   Kind kind = Kind::kAllocation;
   int device_id = 0;
-  std::string_view pool;          // "" for the device's one pool.
+  std::string_view pool;  // "" for the device's one pool.
   uint64_t time_ns = 0;
   bool host_epoch_clock = false;  // True: time_ns is a HostEpochNowNs() time.
   uint64_t address = 0;           // Allocations and frees.
@@ -127,10 +127,8 @@ class NEURONPROF_API DeviceActivitySink {
   virtual void AddDropped(uint64_t count, std::string_view reason) = 0;
   // Per-device facts shown on the device plane ("name", "compute_capability",
   // "memory_bytes", ...).
-  virtual void SetDeviceProperty(int device_id, std::string_view key,
-                                 std::string_view value) = 0;
-  virtual void SetDeviceProperty(int device_id, std::string_view key,
-                                 int64_t value) = 0;
+  virtual void SetDeviceProperty(int device_id, std::string_view key, std::string_view value) = 0;
+  virtual void SetDeviceProperty(int device_id, std::string_view key, int64_t value) = 0;
   // One memory allocation, free or usage sample (strings copied). Not pure
   // virtual, so sinks written for tests before it existed still compile.
   virtual void AddMemoryEvent(const DeviceMemoryEvent& /*event*/) {}
@@ -166,7 +164,7 @@ using DeviceCollectorFactory = std::function<std::unique_ptr<DeviceCollector>()>
 // collector's error when a capture starts. A factory may return nullptr when its
 // device is absent. Thread-safety: any thread (the registry takes a mutex).
 NEURONPROF_API absl::Status RegisterDeviceCollector(std::string_view name,
-                                     DeviceCollectorFactory factory);
+                                                    DeviceCollectorFactory factory);
 
 // Removes a registration (before unloading a plug-in's library, or between
 // tests); captures that start later do not create it. NotFound if `name` is

@@ -37,9 +37,9 @@
 #include <string>
 #include <vector>
 
-#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "neuronprof/export.h"
 
 namespace neuronprof {
 
@@ -50,14 +50,14 @@ enum class ProfileType {
 };
 
 struct ProfileResult {
-  std::string run_dir;                 // <logdir>/plugins/profile/<run>
-  std::vector<std::string> files;      // Every file written.
-  int64_t events = 0;                  // Events recorded on all planes.
-  int64_t threads = 0;                 // Host threads with events.
-  int64_t dropped_events = 0;          // Lost to a full buffer.
-  int64_t duration_ns = 0;             // Length of the capture window.
-  int server_port = 0;                 // Capture server's port; 0 = none.
-  std::vector<std::string> warnings;   // Also stored in the XSpace.
+  std::string run_dir;                // <logdir>/plugins/profile/<run>
+  std::vector<std::string> files;     // Every file written.
+  int64_t events = 0;                 // Events recorded on all planes.
+  int64_t threads = 0;                // Host threads with events.
+  int64_t dropped_events = 0;         // Lost to a full buffer.
+  int64_t duration_ns = 0;            // Length of the capture window.
+  int server_port = 0;                // Capture server's port; 0 = none.
+  std::vector<std::string> warnings;  // Also stored in the XSpace.
   // With a schedule: the cycle this run holds (1 = the first) and how many
   // active steps it recorded (fewer than schedule->active when Stop() or
   // the destructor ended the cycle early). 0 without a schedule.

@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
-#include "neuronprof/export.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "neuronprof/export.h"
 
 namespace neuronprof {
 

@@ -74,7 +74,7 @@ struct TailPart {
   // wait "wait <producer>-><consumer>" (producer end to its first
   // consumer's start), or "(self)".
   std::string part;
-  double excess_ns = 0;    // mean time in the slowest minus in the typical
+  double excess_ns = 0;  // mean time in the slowest minus in the typical
 };
 
 struct TailExplanation {

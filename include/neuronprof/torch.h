@@ -75,8 +75,8 @@ struct TorchOperatorOptions {
 };
 
 // Makes every later capture with ProfileType::kOperator (and every remote
-// capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest options apply to the next
-// capture) and from any thread. Thread-safety: any thread, at any time.
+// capture at host_tracer_level >= 2) record libtorch operators. Safe to call again (the latest
+// options apply to the next capture) and from any thread. Thread-safety: any thread, at any time.
 NEURONPROF_API absl::Status EnableTorchOperators(const TorchOperatorOptions& options = {});
 
 // Module scopes: the operator table's `layer` and `scope` columns from the

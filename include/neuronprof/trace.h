@@ -62,8 +62,7 @@ class TraceArg {
   enum class Kind : uint8_t { kInt, kUint, kDouble, kString };
 
   template <typename T,
-            typename std::enable_if<std::is_integral<T>::value &&
-                                        !std::is_same<T, bool>::value,
+            typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, bool>::value,
                                     int>::type = 0>
   TraceArg(std::string_view key, T value)
       : key_(key),
@@ -75,8 +74,7 @@ class TraceArg {
       : key_(key), kind_(Kind::kDouble), double_value_(value) {}
   TraceArg(std::string_view key, std::string_view value)
       : key_(key), kind_(Kind::kString), string_value_(value) {}
-  TraceArg(std::string_view key, const char* value)
-      : TraceArg(key, std::string_view(value)) {}
+  TraceArg(std::string_view key, const char* value) : TraceArg(key, std::string_view(value)) {}
 
   std::string_view key() const { return key_; }
   Kind kind() const { return kind_; }
@@ -110,9 +108,9 @@ class TraceArg {
 // of a marker is looked at by the capture to tell flows, counters and the
 // like apart: its key must not be one of the reserved ones ("_pt", "_p",
 // "_ct", "_c" or a key starting with byte 0x01).
-template <typename T, typename std::enable_if<std::is_integral<T>::value &&
-                                                  !std::is_same<T, bool>::value,
-                                              int>::type = 0>
+template <typename T,
+          typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, bool>::value,
+                                  int>::type = 0>
 constexpr internal::NumberArg Arg(std::string_view key, T value) {
   return {key, std::is_signed<T>::value ? 'i' : 'u',
           static_cast<uint64_t>(static_cast<int64_t>(value))};
@@ -128,9 +126,7 @@ inline internal::NumberArg Arg(std::string_view key, double value) {
 inline internal::NumberArg Arg(std::string_view key, float value) {
   return Arg(key, static_cast<double>(value));
 }
-constexpr internal::TextArg Arg(std::string_view key, std::string_view text) {
-  return {key, text};
-}
+constexpr internal::TextArg Arg(std::string_view key, std::string_view text) { return {key, text}; }
 constexpr internal::TextArg Arg(std::string_view key, const char* text) {
   return {key, text == nullptr ? std::string_view() : std::string_view(text)};
 }
@@ -282,8 +278,8 @@ class ScopedTrace {
   // same stores as the StaticName path, only the constants differ. With
   // arguments the name is copied and the site is not recorded.
   ScopedTrace(internal::MacroName name, const char* literal, uint32_t level = kTraceCritical);
-  ScopedTrace(internal::MacroName name, const char* literal,
-              std::initializer_list<TraceArg> args, uint32_t level = kTraceCritical);
+  ScopedTrace(internal::MacroName name, const char* literal, std::initializer_list<TraceArg> args,
+              uint32_t level = kTraceCritical);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
   ScopedTrace(internal::MacroName name, const char* literal, const A&... args);
 
@@ -356,8 +352,7 @@ class NEURONPROF_API StepTrace {
   StepTrace(std::string_view name, int64_t step_num);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
   StepTrace(std::string_view name, int64_t step_num, const A&... extra_args);
-  StepTrace(std::string_view name, int64_t step_num,
-            std::initializer_list<TraceArg> extra_args);
+  StepTrace(std::string_view name, int64_t step_num, std::initializer_list<TraceArg> extra_args);
   ~StepTrace();
 
   StepTrace(const StepTrace&) = delete;
@@ -405,22 +400,20 @@ NEURONPROF_API void SetCurrentThreadName(std::string_view name);
 // NEURONPROF_DISABLE it is a static_assert on the same expression, so the
 // same arguments are checked and none is evaluated.
 #ifndef NEURONPROF_DISABLE
-#define NEURONPROF_SCOPE(...)                                                \
-  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)(   \
-      [] {                                                                     \
-        static constexpr ::neuronprof::internal::SourceLocation neuronprof_site{ \
-            ::neuronprof::StaticName{"" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)},  \
-            __FILE__, __LINE__};                                               \
-        return ::neuronprof::internal::MacroName{&neuronprof_site};            \
-      }(),                                                                     \
+#define NEURONPROF_SCOPE(...)                                                             \
+  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)(              \
+      [] {                                                                                \
+        static constexpr ::neuronprof::internal::SourceLocation neuronprof_site{          \
+            ::neuronprof::StaticName{"" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}, __FILE__, \
+            __LINE__};                                                                    \
+        return ::neuronprof::internal::MacroName{&neuronprof_site};                       \
+      }(),                                                                                \
       __VA_ARGS__)
 #else
-#define NEURONPROF_SCOPE(...)                                                \
-  static_assert(sizeof(::neuronprof::StaticName{                             \
-                    "" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}) > 0 &&        \
-                    sizeof(::neuronprof::ScopedTrace(                        \
-                        ::neuronprof::internal::MacroName{nullptr},          \
-                        __VA_ARGS__)) > 0,                                   \
+#define NEURONPROF_SCOPE(...)                                                                     \
+  static_assert(sizeof(::neuronprof::StaticName{"" NEURONPROF_FIRST_ARG_(__VA_ARGS__, ~)}) > 0 && \
+                    sizeof(::neuronprof::ScopedTrace(::neuronprof::internal::MacroName{nullptr},  \
+                                                     __VA_ARGS__)) > 0,                           \
                 "NEURONPROF_SCOPE")
 #endif
 
@@ -428,7 +421,7 @@ NEURONPROF_API void SetCurrentThreadName(std::string_view name);
 // string-literal name, like Tracy's ZoneScopedS:
 //   NEURONPROF_SCOPE_STACK("load_batch");
 #define NEURONPROF_SCOPE_STACK(literal)                                      \
-  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)(   \
+  ::neuronprof::ScopedTrace NEURONPROF_CONCAT_(neuronprof_scope_, __LINE__)( \
       ::neuronprof::StaticName{"" literal}, ::neuronprof::kWithStack)
 
 // Guards code that is only worth running while a capture records markers of
@@ -442,8 +435,7 @@ NEURONPROF_API void SetCurrentThreadName(std::string_view name);
 #ifndef NEURONPROF_DISABLE
 #define NEURONPROF_IF_TRACING(level) if (::neuronprof::TracingEnabled(level))
 #else
-#define NEURONPROF_IF_TRACING(level) \
-  if (false && ::neuronprof::TracingEnabled(level))
+#define NEURONPROF_IF_TRACING(level) if (false && ::neuronprof::TracingEnabled(level))
 #endif
 
 // Flows, async spans, counters and instant events.

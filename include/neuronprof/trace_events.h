@@ -101,8 +101,8 @@ class TraceProducer {
   explicit TraceProducer(std::string_view name, ContextType type = ContextType::kGeneric,
                          uint64_t context_id = 0, uint32_t level = kTraceCritical);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  [[gnu::always_inline]] TraceProducer(std::string_view name, ContextType type,
-                                       uint64_t context_id, const A&... args);
+  [[gnu::always_inline]] TraceProducer(std::string_view name, ContextType type, uint64_t context_id,
+                                       const A&... args);
   TraceProducer(std::string_view name, ContextType type, uint64_t context_id,
                 std::initializer_list<TraceArg> args, uint32_t level = kTraceCritical);
 
@@ -126,8 +126,8 @@ class TraceConsumer {
                 uint32_t level = kTraceCritical);
   TraceConsumer(std::string_view name, uint64_t context_id, uint32_t level = kTraceCritical);
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
-  [[gnu::always_inline]] TraceConsumer(std::string_view name, ContextType type,
-                                       uint64_t context_id, const A&... args);
+  [[gnu::always_inline]] TraceConsumer(std::string_view name, ContextType type, uint64_t context_id,
+                                       const A&... args);
   TraceConsumer(std::string_view name, ContextType type, uint64_t context_id,
                 std::initializer_list<TraceArg> args, uint32_t level = kTraceCritical);
 
@@ -160,8 +160,7 @@ class TraceBatchConsumer {
   TraceBatchConsumer(std::string_view name, ContextType type, const Ids& context_ids,
                      uint32_t level = kTraceCritical)
       : TraceBatchConsumer(name, type, context_ids.data(), context_ids.size(), level) {}
-  template <typename Ids, typename... A,
-            typename = decltype(std::declval<const Ids&>().data()),
+  template <typename Ids, typename... A, typename = decltype(std::declval<const Ids&>().data()),
             internal::EnableIfTypedArgs<A...> = 0>
   TraceBatchConsumer(std::string_view name, ContextType type, const Ids& context_ids,
                      const A&... args)
@@ -169,8 +168,7 @@ class TraceBatchConsumer {
 
  private:
   // One link per nonzero id, once the marker is recorded.
-  void Link(std::string_view name, ContextType type, const uint64_t* context_ids,
-            size_t num_ids);
+  void Link(std::string_view name, ContextType type, const uint64_t* context_ids, size_t num_ids);
 
   ScopedTrace trace_;
 };

@@ -40,8 +40,7 @@ absl::Status ValidateFlightOptions(const FlightRecorderOptions& options) {
   }
   if (options.host_tracer_level < 1 || options.host_tracer_level > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "host_tracer_level must be 1..3 for a flight recorder, got ",
-        options.host_tracer_level));
+        "host_tracer_level must be 1..3 for a flight recorder, got ", options.host_tracer_level));
   }
   return absl::OkStatus();
 }
@@ -65,14 +64,14 @@ class FlightRecorder::Impl {
         "clients get its ring through the capture server, see "
         "FlightRecorderOptions::port)");
     if (!session.ok()) {
-      status_ = absl::Status(session.status().code(),
-                             absl::StrCat("cannot start the flight recorder: ",
-                                          session.status().message()));
+      status_ = absl::Status(
+          session.status().code(),
+          absl::StrCat("cannot start the flight recorder: ", session.status().message()));
       return;
     }
     session_ = std::move(*session);
-    writer_ = std::make_unique<api::RunWriter>(
-        run_options_, *identity, api::EnsureCaptureServer(run_options_, *identity));
+    writer_ = std::make_unique<api::RunWriter>(run_options_, *identity,
+                                               api::EnsureCaptureServer(run_options_, *identity));
     if (options_.dump_signal != 0) {
       auto watch = session::SignalDump::Start(options_.dump_signal, [this] { DumpOnSignal(); });
       if (!watch.ok()) {
@@ -105,7 +104,8 @@ class FlightRecorder::Impl {
       return absl::InvalidArgumentError(absl::StrCat(
           "a slow-step trigger needs 0 < threshold_ms <= 2^40, 0 <= cooldown_ms <= 2^40 and "
           "last_ms >= 0; "
-          "got threshold_ms=", trigger.threshold_ms, ", cooldown_ms=", trigger.cooldown_ms,
+          "got threshold_ms=",
+          trigger.threshold_ms, ", cooldown_ms=", trigger.cooldown_ms,
           ", last_ms=", trigger.last_ms));
     }
     std::lock_guard<std::mutex> lock(trigger_mutex_);
@@ -133,17 +133,16 @@ class FlightRecorder::Impl {
   // On the signal thread.
   void DumpOnSignal() {
     const std::string name = session::SignalDump::SignalName(options_.dump_signal);
-    DumpInBackground(absl::StrCat("signal_", name), 0,
-                     absl::StrCat("neuronprof: dumped on ", name,
-                                  " (FlightRecorderOptions::dump_signal)"),
-                     options_.on_signal_dump);
+    DumpInBackground(
+        absl::StrCat("signal_", name), 0,
+        absl::StrCat("neuronprof: dumped on ", name, " (FlightRecorderOptions::dump_signal)"),
+        options_.on_signal_dump);
   }
 
   // For the recorder's own threads (trigger, signal): waits for a running
   // dump to end, dumps, and hands the result to `on_dump` (if set).
-  void DumpInBackground(
-      std::string_view reason, int64_t last_ms, std::string_view note,
-      const std::function<void(const absl::StatusOr<ProfileResult>&)>& on_dump) {
+  void DumpInBackground(std::string_view reason, int64_t last_ms, std::string_view note,
+                        const std::function<void(const absl::StatusOr<ProfileResult>&)>& on_dump) {
     absl::StatusOr<ProfileResult> result;
     {
       std::lock_guard<std::mutex> dumping(dump_mutex_);
@@ -160,11 +159,11 @@ class FlightRecorder::Impl {
       settings = trigger_settings_[slow.trigger];
     }
     const int64_t duration_ms = slow.duration_ns / 1000000;
-    std::string note = absl::StrCat(
-        "neuronprof: slow-step trigger: step \"", slow.step_name, "\" (step_num ",
-        slow.step_num, ") took ", static_cast<double>(slow.duration_ns) / 1e6,
-        " ms, over its threshold of ", static_cast<double>(slow.threshold_ns) / 1e6,
-        " ms; the event slow_step_trigger on thread neuronprof_trigger spans it");
+    std::string note =
+        absl::StrCat("neuronprof: slow-step trigger: step \"", slow.step_name, "\" (step_num ",
+                     slow.step_num, ") took ", static_cast<double>(slow.duration_ns) / 1e6,
+                     " ms, over its threshold of ", static_cast<double>(slow.threshold_ns) / 1e6,
+                     " ms; the event slow_step_trigger on thread neuronprof_trigger spans it");
     if (slow.missed > 0) {
       absl::StrAppend(&note, "; ", slow.missed,
                       " slow steps of this name came while an earlier one waited for "
@@ -194,9 +193,8 @@ class FlightRecorder::Impl {
   // working folder, fallback folder when the logdir cannot be written).
   absl::StatusOr<ProfileResult> Write(std::string_view reason, session::StreamedCapture* captured) {
     const std::string plain_reason = exporter::ToPlainName(reason.substr(0, kMaxReasonBytes));
-    const std::string run =
-        absl::StrCat(exporter::RunNameForTime(captured->result.stop_epoch_ns),
-                     plain_reason.empty() ? "" : "_", plain_reason);
+    const std::string run = absl::StrCat(exporter::RunNameForTime(captured->result.stop_epoch_ns),
+                                         plain_reason.empty() ? "" : "_", plain_reason);
     return writer_->WriteStreamed(captured, run, &next_run_number_);
   }
 
@@ -217,9 +215,9 @@ class FlightRecorder::Impl {
   // becomes a warning of every dump.
   std::unique_ptr<const api::RunWriter> writer_;
   std::unique_ptr<session::FlightSession> session_;
-  std::mutex dump_mutex_;  // Held by the Dump that runs.
+  std::mutex dump_mutex_;         // Held by the Dump that runs.
   uint64_t next_run_number_ = 1;  // Guarded by dump_mutex_: Write's counter.
-  std::mutex trigger_mutex_;  // Guards the two below.
+  std::mutex trigger_mutex_;      // Guards the two below.
   std::array<SlowStepTrigger, session::SlowStepTriggers::kMaxTriggers> trigger_settings_;
   std::unique_ptr<session::SlowStepTriggers> triggers_;
   std::unique_ptr<session::SignalDump> signal_dump_;
@@ -229,12 +227,11 @@ FlightRecorder::FlightRecorder(const FlightRecorderOptions& options)
     : impl_(std::make_unique<Impl>(options)) {}
 FlightRecorder::~FlightRecorder() = default;
 absl::Status FlightRecorder::status() const { return impl_->status(); }
-absl::StatusOr<ProfileResult> FlightRecorder::Dump(std::string_view reason,
-                                                   int64_t last_ms) {
+absl::StatusOr<ProfileResult> FlightRecorder::Dump(std::string_view reason, int64_t last_ms) {
   return impl_->Dump(reason, last_ms);
 }
-absl::Status FlightRecorder::TriggerOnSlowStep(std::string_view step_name,
-                                               int64_t threshold_ms, int64_t cooldown_ms) {
+absl::Status FlightRecorder::TriggerOnSlowStep(std::string_view step_name, int64_t threshold_ms,
+                                               int64_t cooldown_ms) {
   SlowStepTrigger trigger;
   trigger.step_name = std::string(step_name);
   trigger.threshold_ms = threshold_ms;

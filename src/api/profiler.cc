@@ -27,13 +27,13 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
         absl::StrCat("port must be 0..65535 (0 = no server), got ", options.port));
   }
   if (options.max_ms_duration <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_ms_duration must be positive, got ", options.max_ms_duration));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_ms_duration must be positive, got ", options.max_ms_duration));
   }
   if (options.ms_duration <= 0 || options.ms_duration > options.max_ms_duration) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ms_duration must be 1..", options.max_ms_duration,
-        " (max_ms_duration), got ", options.ms_duration));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ms_duration must be 1..", options.max_ms_duration, " (max_ms_duration), got ",
+                     options.ms_duration));
   }
   if (options.logdir.empty()) {
     return absl::InvalidArgumentError("logdir must not be empty");
@@ -49,22 +49,23 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
     }
   }
   if (options.host_tracer_level < 0 || options.host_tracer_level > 3) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host_tracer_level must be 0..3, got ", options.host_tracer_level));
+    return absl::InvalidArgumentError(
+        absl::StrCat("host_tracer_level must be 0..3, got ", options.host_tracer_level));
   }
   if (options.device_tracer_level < 0 || options.device_tracer_level > 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device_tracer_level must be 0..2 (0 = no device plug-ins or CUPTI), "
-        "got ", options.device_tracer_level));
+    return absl::InvalidArgumentError(
+        absl::StrCat("device_tracer_level must be 0..2 (0 = no device plug-ins or CUPTI), "
+                     "got ",
+                     options.device_tracer_level));
   }
   if (options.schedule.has_value()) {
     if (auto s = api::ValidateSchedule(*options.schedule); !s.ok()) return s;
     // Each cycle's run is <run_name>_cycle_NNNN: the name must stay plain
     // and fit a file name with that suffix.
     if (!options.run_name.empty()) {
-      if (auto s = exporter::CheckPlainName(
-              api::CycleRunName(options.run_name, api::kMaxPaddedCycle),
-              "run_name (with a schedule, plus its _cycle_NNNN suffix)");
+      if (auto s =
+              exporter::CheckPlainName(api::CycleRunName(options.run_name, api::kMaxPaddedCycle),
+                                       "run_name (with a schedule, plus its _cycle_NNNN suffix)");
           !s.ok()) {
         return s;
       }
@@ -73,17 +74,15 @@ absl::Status ValidateOptions(const ProfilerOptions& options) {
   auto identity = api::ResolveIdentity(options);
   if (!identity.ok()) return identity.status();
   if (options.port != 0 && api::ServerPort(options, *identity) > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "port ", options.port, " + local_rank ", identity->local_rank,
-        " is beyond 65535: lower port, or set port_offset_by_local_rank to false"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("port ", options.port, " + local_rank ", identity->local_rank,
+                     " is beyond 65535: lower port, or set port_offset_by_local_rank to false"));
   }
   constexpr int64_t kMinBuffer = 64 * 1024;
   constexpr int64_t kMaxBuffer = int64_t{1} << 40;
-  if (options.max_buffer_bytes < kMinBuffer ||
-      options.max_buffer_bytes > kMaxBuffer) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer, ", got ",
-        options.max_buffer_bytes));
+  if (options.max_buffer_bytes < kMinBuffer || options.max_buffer_bytes > kMaxBuffer) {
+    return absl::InvalidArgumentError(absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..",
+                                                   kMaxBuffer, ", got ", options.max_buffer_bytes));
   }
   return absl::OkStatus();
 }
@@ -213,8 +212,8 @@ class WindowProfiler : public Profiler::Impl {
     // The files are written: the XSpace's memory (~200 MB for a million
     // operators, a few hundred mappings) goes back on a thread of its own
     // instead of before Stop() returns.
-    release_ = std::thread(
-        [captured = std::make_unique<session::CaptureResult>(std::move(*captured))] {});
+    release_ =
+        std::thread([captured = std::make_unique<session::CaptureResult>(std::move(*captured))] {});
     return result;
   }
 
@@ -238,10 +237,10 @@ class WindowProfiler : public Profiler::Impl {
   // The window's warning in a result, made precise once Stop() knows how
   // many steps ran after it.
   void ReplaceWindowWarning(std::vector<std::string>* warnings, int64_t steps) const {
-    const std::string precise = absl::StrCat(
-        "ms_duration=", options_.ms_duration, " ended the window at ", options_.ms_duration,
-        " ms; ", steps, " more step", steps == 1 ? "" : "s",
-        " ran after it: raise ProfilerOptions::ms_duration");
+    const std::string precise =
+        absl::StrCat("ms_duration=", options_.ms_duration, " ended the window at ",
+                     options_.ms_duration, " ms; ", steps, " more step", steps == 1 ? "" : "s",
+                     " ran after it: raise ProfilerOptions::ms_duration");
     for (std::string& warning : *warnings) {
       if (warning == WindowWarning()) {
         warning = precise;

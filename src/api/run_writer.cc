@@ -19,7 +19,7 @@ constexpr char kWorkingDirName[] = ".neuronprof_working";
 }  // namespace
 
 collectors::CollectorOptions ToCollectorOptions(const ProfilerOptions& options,
-                                            const xplane::JobIdentity& identity) {
+                                                const xplane::JobIdentity& identity) {
   collectors::CollectorOptions capture;
   capture.host_tracer_level = options.host_tracer_level;
   capture.device_tracer_level = options.device_tracer_level;
@@ -71,15 +71,15 @@ void RunWriter::NotifyTraceReady(ProfileResult* result) const {
 }
 
 absl::StatusOr<ProfileResult> RunWriter::Write(session::CaptureResult* captured,
-                                             const std::string& run_name,
-                                             uint64_t* numbered) const {
+                                               const std::string& run_name,
+                                               uint64_t* numbered) const {
   return WriteSpace(&captured->space, captured->stats, captured->start_epoch_ns,
                     captured->stop_epoch_ns, run_name, numbered);
 }
 
 absl::StatusOr<ProfileResult> RunWriter::WriteStreamed(session::StreamedCapture* captured,
-                                                      const std::string& run_name,
-                                                      uint64_t* numbered) const {
+                                                       const std::string& run_name,
+                                                       uint64_t* numbered) const {
   return WriteSpace(
       &captured->result.space, captured->result.stats, captured->result.start_epoch_ns,
       captured->result.stop_epoch_ns, run_name, numbered,
@@ -89,14 +89,10 @@ absl::StatusOr<ProfileResult> RunWriter::WriteStreamed(session::StreamedCapture*
       });
 }
 
-absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace* space,
-                                                  const collectors::CollectStats& stats,
-                                                  int64_t start_epoch_ns,
-                                                  int64_t stop_epoch_ns,
-                                                  const std::string& run_name,
-                                                  uint64_t* numbered,
-                                                  const exporter::StreamedPlane& streamed,
-                                                  const exporter::PlaneFragments& fragments) const {
+absl::StatusOr<ProfileResult> RunWriter::WriteSpace(
+    tensorflow::profiler::XSpace* space, const collectors::CollectStats& stats,
+    int64_t start_epoch_ns, int64_t stop_epoch_ns, const std::string& run_name, uint64_t* numbered,
+    const exporter::StreamedPlane& streamed, const exporter::PlaneFragments& fragments) const {
   const std::string machine =
       options_.host_name.empty() ? exporter::LocalHostName() : options_.host_name;
   space->add_hostnames(machine);
@@ -115,9 +111,8 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
     result.server_port = ServerPort(options_, identity_);
   }
   if (!server_status_.ok()) {
-    result.warnings.push_back(absl::StrCat(
-        "no capture server: ", server_status_.message(),
-        " (ProfilerOptions::port; 0 = no server)"));
+    result.warnings.push_back(absl::StrCat("no capture server: ", server_status_.message(),
+                                           " (ProfilerOptions::port; 0 = no server)"));
   }
   for (const std::string& warning : space->warnings()) {
     result.warnings.push_back(warning);
@@ -142,8 +137,7 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
     }
   }
   // Keep the capture: write it where we can and say where.
-  const std::string run =
-      run_name.empty() ? exporter::RunNameForTime(start_epoch_ns) : run_name;
+  const std::string run = run_name.empty() ? exporter::RunNameForTime(start_epoch_ns) : run_name;
   auto fallback = exporter::CreateFallbackDirectory(run);
   absl::Status fallback_status = fallback.status();
   if (fallback.ok()) {
@@ -152,30 +146,26 @@ absl::StatusOr<ProfileResult> RunWriter::WriteSpace(tensorflow::profiler::XSpace
     if (options_.write_pytorch_trace) export_options.pytorch_trace_dir = *fallback;
     export_options.streamed_plane = streamed;
     export_options.plane_fragments = fragments;
-    fallback_status =
-        exporter::WriteProfileFiles(*space, *fallback, host, export_options)
-            .status();
+    fallback_status = exporter::WriteProfileFiles(*space, *fallback, host, export_options).status();
     count();
     if (!fallback_status.ok()) exporter::RemoveTree(*fallback);
   }
   if (fallback_status.ok()) {
-    return absl::Status(
-        written.code(),
-        absl::StrCat("cannot write the profile to logdir '", options_.logdir,
-                     "': ", written.message(), ". The capture (",
-                     result.events, " events) was saved to '", *fallback,
-                     "/' instead; copy that folder to <logdir>/plugins/profile/"));
+    return absl::Status(written.code(),
+                        absl::StrCat("cannot write the profile to logdir '", options_.logdir,
+                                     "': ", written.message(), ". The capture (", result.events,
+                                     " events) was saved to '", *fallback,
+                                     "/' instead; copy that folder to <logdir>/plugins/profile/"));
   }
-  return absl::Status(
-      written.code(),
-      absl::StrCat("cannot write the profile to logdir '", options_.logdir,
-                   "': ", written.message(),
-                   "; the fallback folder failed too: ",
-                   fallback_status.message()));
+  return absl::Status(written.code(),
+                      absl::StrCat("cannot write the profile to logdir '", options_.logdir,
+                                   "': ", written.message(), "; the fallback folder failed too: ",
+                                   fallback_status.message()));
 }
 
-absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(
-    const std::string& run_name, int64_t start_epoch_ns, const std::string& host) const {
+absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(const std::string& run_name,
+                                                                   int64_t start_epoch_ns,
+                                                                   const std::string& host) const {
   // The ranks of one job given one run_name share its folder: their files
   // differ by rank, and one run is what the multi-rank summary, xprof and
   // HTA read. A rank's own earlier files are never overwritten.
@@ -185,9 +175,9 @@ absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(
     const std::string xplane = absl::StrCat(run->path, "/", host, exporter::kXPlaneSuffix);
     struct stat st;
     if (lstat(xplane.c_str(), &st) == 0) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "run directory '", run->path, "' already holds rank ", identity_.rank, "'s ", host,
-          exporter::kXPlaneSuffix, "; choose another run_name"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("run directory '", run->path, "' already holds rank ", identity_.rank, "'s ",
+                       host, exporter::kXPlaneSuffix, "; choose another run_name"));
     }
     return run;
   }
@@ -196,9 +186,10 @@ absl::StatusOr<exporter::RunDirectory> RunWriter::OpenRunDirectory(
   return exporter::RunDirectory{*path, true};
 }
 
-absl::StatusOr<exporter::RunDirectory> RunWriter::OpenFreeRunDirectory(
-    const std::string& run_name, int64_t start_epoch_ns, const std::string& host,
-    uint64_t* numbered) const {
+absl::StatusOr<exporter::RunDirectory> RunWriter::OpenFreeRunDirectory(const std::string& run_name,
+                                                                       int64_t start_epoch_ns,
+                                                                       const std::string& host,
+                                                                       uint64_t* numbered) const {
   auto run_dir = OpenRunDirectory(run_name, start_epoch_ns, host);
   if (numbered == nullptr || run_name.empty()) return run_dir;
   // Each name tried is taken by a folder (or this rank's file) that
@@ -219,8 +210,7 @@ absl::Status RunWriter::WriteRun(const tensorflow::profiler::XSpace& space,
                                  const exporter::PlaneFragments& fragments,
                                  std::vector<std::string>* files) const {
   const std::string run = run_dir.substr(run_dir.rfind('/') + 1);
-  const std::string working_root =
-      absl::StrCat(options_.logdir, "/", kWorkingDirName);
+  const std::string working_root = absl::StrCat(options_.logdir, "/", kWorkingDirName);
   const std::string working = absl::StrCat(working_root, "/", run);
   // On failure nothing of this host's run stays: no working copy, no empty
   // folders (the caller removes its files in the run folder). Only this

@@ -31,7 +31,7 @@ class Profiler::Impl {
 namespace api {
 
 collectors::CollectorOptions ToCollectorOptions(const ProfilerOptions& options,
-                                            const xplane::JobIdentity& identity);
+                                                const xplane::JobIdentity& identity);
 
 // The job's rank identity: the options' fields, else the environment's.
 absl::StatusOr<xplane::JobIdentity> ResolveIdentity(const ProfilerOptions& options);
@@ -65,8 +65,7 @@ class RunWriter {
   // that is taken is not refused: the run becomes <run_name>_<n>, n
   // counting up from *numbered (advanced past the names found taken), so
   // that a caller naming many runs alike never runs out of names.
-  absl::StatusOr<ProfileResult> Write(session::CaptureResult* captured,
-                                      const std::string& run_name,
+  absl::StatusOr<ProfileResult> Write(session::CaptureResult* captured, const std::string& run_name,
                                       uint64_t* numbered = nullptr) const;
   // Write's work for a capture whose host plane is streamed from its
   // records (session::StreamedCapture): the same files, of the same
@@ -103,9 +102,8 @@ class RunWriter {
                                                               int64_t start_epoch_ns,
                                                               const std::string& host,
                                                               uint64_t* numbered) const;
-  absl::Status WriteRun(const tensorflow::profiler::XSpace& space,
-                        const std::string& run_dir, const std::string& host,
-                        const exporter::StreamedPlane& streamed,
+  absl::Status WriteRun(const tensorflow::profiler::XSpace& space, const std::string& run_dir,
+                        const std::string& host, const exporter::StreamedPlane& streamed,
                         const exporter::PlaneFragments& fragments,
                         std::vector<std::string>* files) const;
 

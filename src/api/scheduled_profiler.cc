@@ -43,7 +43,8 @@ class ScheduledProfiler : public Profiler::Impl {
         files_(options_, identity_, EnsureCaptureServer(options_, identity_)) {
     // Refuse kOperator without an operator collector now, not at the
     // first warmup many steps later.
-    init_status_ = session::CaptureSession::CheckCollectors(ToCollectorOptions(options_, identity_));
+    init_status_ =
+        session::CaptureSession::CheckCollectors(ToCollectorOptions(options_, identity_));
     if (!init_status_.ok()) return;
     writer_ = std::thread([this] { WriteCycles(); });
     writer_id_ = writer_.get_id();
@@ -119,10 +120,10 @@ class ScheduledProfiler : public Profiler::Impl {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!results_.empty()) return results_.back();
     if (!first_error_.ok()) return first_error_;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no cycle of the schedule was recorded: Profiler::Step() was called ",
-        steps, " times and the first active step is step ", FirstActiveStep(schedule_),
-        " (schedule skip_first + wait + warmup; steps count from 0)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no cycle of the schedule was recorded: Profiler::Step() was called ", steps,
+                     " times and the first active step is step ", FirstActiveStep(schedule_),
+                     " (schedule skip_first + wait + warmup; steps count from 0)"));
   }
 
   // No time window to wait for: steps end the phases.

@@ -25,9 +25,7 @@ int64_t FirstActiveStep(const ProfilerSchedule& schedule) {
 
 int64_t CycleOfStep(const ProfilerSchedule& schedule, int64_t step) {
   if (step < schedule.skip_first) return 0;
-  return (step - schedule.skip_first) /
-             (schedule.wait + schedule.warmup + schedule.active) +
-         1;
+  return (step - schedule.skip_first) / (schedule.wait + schedule.warmup + schedule.active) + 1;
 }
 
 std::string CycleRunName(const std::string& run_name, int64_t cycle) {
@@ -48,9 +46,8 @@ absl::Status ValidateSchedule(const ProfilerSchedule& schedule) {
   constexpr int64_t kMaxSteps = int64_t{1} << 40;
   for (const auto& phase : phases) {
     if (phase.value < 0 || phase.value > kMaxSteps) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "schedule.", phase.field, " must be 0..", kMaxSteps, " steps, got ",
-          phase.value));
+      return absl::InvalidArgumentError(absl::StrCat("schedule.", phase.field, " must be 0..",
+                                                     kMaxSteps, " steps, got ", phase.value));
     }
   }
   if (schedule.active == 0) {

@@ -7,9 +7,9 @@
 #include "absl/strings/match.h"
 #include "src/analysis/markers/flow_tails.h"
 #include "src/analysis/markers/marker_stats.h"
-#include "src/analysis/timeline/selection.h"
 #include "src/analysis/markers/serving_stats.h"
 #include "src/analysis/markers/tail_report.h"
+#include "src/analysis/timeline/selection.h"
 #include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 
@@ -21,9 +21,12 @@ double Ns(double ps) { return ps / 1000; }
 
 analysis::GroupBy GroupByOf(MarkerSummaryOptions::GroupBy group_by) {
   switch (group_by) {
-    case MarkerSummaryOptions::GroupBy::kThread: return analysis::GroupBy::kThread;
-    case MarkerSummaryOptions::GroupBy::kThreadGroup: return analysis::GroupBy::kThreadGroup;
-    case MarkerSummaryOptions::GroupBy::kName: break;
+    case MarkerSummaryOptions::GroupBy::kThread:
+      return analysis::GroupBy::kThread;
+    case MarkerSummaryOptions::GroupBy::kThreadGroup:
+      return analysis::GroupBy::kThreadGroup;
+    case MarkerSummaryOptions::GroupBy::kName:
+      break;
   }
   return analysis::GroupBy::kName;
 }
@@ -42,9 +45,17 @@ std::vector<MarkerStatsRow> Rows(const std::vector<analysis::SpanStats>& stats) 
 }
 
 TailExplanation Tail(const analysis::TailReport& report) {
-  TailExplanation tail{report.kind, report.name, report.instances,  Ns(report.p50_ps),
-                       Ns(report.p99_ps), Ns(report.max_ps), report.slowest,
-                       Ns(report.gap_ps()), report.has_tail, {}, analysis::TailSentence(report)};
+  TailExplanation tail{report.kind,
+                       report.name,
+                       report.instances,
+                       Ns(report.p50_ps),
+                       Ns(report.p99_ps),
+                       Ns(report.max_ps),
+                       report.slowest,
+                       Ns(report.gap_ps()),
+                       report.has_tail,
+                       {},
+                       analysis::TailSentence(report)};
   for (const analysis::TailLine& line : report.lines) {
     tail.parts.push_back({line.part, Ns(line.excess_ps)});
   }
@@ -89,8 +100,8 @@ absl::StatusOr<MarkerSummary> SummarizeMarkers(const ProfileResult& result,
   }
   const analysis::ServingEvents serving = analysis::BuildServingEvents(*space);
   for (const analysis::CounterStats& c : serving.counters) {
-    summary.counters.push_back({c.name, c.samples, c.min, c.mean, c.max, c.last,
-                                c.time_weighted_mean});
+    summary.counters.push_back(
+        {c.name, c.samples, c.min, c.mean, c.max, c.last, c.time_weighted_mean});
   }
   for (const analysis::InstantCount& i : serving.instants) {
     summary.instants.push_back({i.name, i.count});

@@ -33,9 +33,7 @@ uint64_t AddFactory(CollectorFactory factory) {
 
 }  // namespace
 
-void RegisterCollectorFactory(CollectorFactory factory) {
-  AddFactory(std::move(factory));
-}
+void RegisterCollectorFactory(CollectorFactory factory) { AddFactory(std::move(factory)); }
 
 ScopedCollectorFactory::ScopedCollectorFactory(CollectorFactory factory)
     : id_(AddFactory(std::move(factory))) {}
@@ -51,8 +49,7 @@ ScopedCollectorFactory::~ScopedCollectorFactory() {
   }
 }
 
-std::vector<std::unique_ptr<Collector>> CreateCollectors(
-    const CollectorOptions& options) {
+std::vector<std::unique_ptr<Collector>> CreateCollectors(const CollectorOptions& options) {
   std::lock_guard<std::mutex> lock(FactoriesMutex());
   std::vector<std::unique_ptr<Collector>> collectors;
   for (const Registered& registered : Factories()) {

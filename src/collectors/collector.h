@@ -96,15 +96,13 @@ class NEURONPROF_API Collector {
   virtual absl::Status Stop() = 0;
   // Adds this collector's planes to `space` and its counts and warnings to
   // `stats` (which accumulates over every collector of the capture).
-  virtual absl::Status Collect(tensorflow::profiler::XSpace* space,
-                               CollectStats* stats) = 0;
+  virtual absl::Status Collect(tensorflow::profiler::XSpace* space, CollectStats* stats) = 0;
 };
 
 // Called once per capture, under the registry's lock (a factory must not
 // register or unregister factories). Returns nullptr when the collector has
 // nothing to do for these options.
-using CollectorFactory =
-    std::function<std::unique_ptr<Collector>(const CollectorOptions&)>;
+using CollectorFactory = std::function<std::unique_ptr<Collector>(const CollectorOptions&)>;
 
 // Adds a factory used by every later capture, for the process's life.
 // Thread-safe. Exported from libneuronprof for neuronprof::torch (not
@@ -127,8 +125,7 @@ class ScopedCollectorFactory {
 
 // Instantiates every registered collector for one capture, in registration
 // order.
-std::vector<std::unique_ptr<Collector>> CreateCollectors(
-    const CollectorOptions& options);
+std::vector<std::unique_ptr<Collector>> CreateCollectors(const CollectorOptions& options);
 
 }  // namespace collectors
 }  // namespace neuronprof

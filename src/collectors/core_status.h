@@ -11,8 +11,7 @@ namespace neuronprof {
 namespace collectors {
 
 // core::ErrorCode's values are absl::StatusCode's: checked, then cast.
-static_assert(static_cast<int>(core::ErrorCode::kOk) ==
-              static_cast<int>(absl::StatusCode::kOk));
+static_assert(static_cast<int>(core::ErrorCode::kOk) == static_cast<int>(absl::StatusCode::kOk));
 static_assert(static_cast<int>(core::ErrorCode::kInvalidArgument) ==
               static_cast<int>(absl::StatusCode::kInvalidArgument));
 static_assert(static_cast<int>(core::ErrorCode::kResourceExhausted) ==

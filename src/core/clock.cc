@@ -37,8 +37,8 @@ std::string g_tick_source_reason;
 
 void DetectTickSource() {
 #if defined(__x86_64__)
-  const std::string clocksource = ReadFirstLine(
-      "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  const std::string clocksource =
+      ReadFirstLine("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line, flags;
   while (std::getline(cpuinfo, line)) {
@@ -51,12 +51,10 @@ void DetectTickSource() {
   const bool nonstop = CpuHasFlag(flags, "nonstop_tsc");
   if (clocksource == "tsc" && constant && nonstop) {
     internal::g_ticks_are_tsc = true;
-    g_tick_source_reason =
-        "TSC (kernel clocksource is tsc; constant_tsc and nonstop_tsc set)";
+    g_tick_source_reason = "TSC (kernel clocksource is tsc; constant_tsc and nonstop_tsc set)";
     return;
   }
-  g_tick_source_reason = "CLOCK_MONOTONIC (kernel clocksource '" +
-                         clocksource + "'" +
+  g_tick_source_reason = "CLOCK_MONOTONIC (kernel clocksource '" + clocksource + "'" +
                          (constant ? "" : ", no constant_tsc") +
                          (nonstop ? "" : ", no nonstop_tsc") + ")";
 #else
@@ -109,8 +107,7 @@ ClockSample TakeClockSample() {
 }
 
 TickConverter::TickConverter(const ClockSample& begin, const ClockSample& end)
-    : base_ticks_(begin.ticks),
-      base_epoch_ns_(begin.realtime_ns) {
+    : base_ticks_(begin.ticks), base_epoch_ns_(begin.realtime_ns) {
   if (!internal::g_ticks_are_tsc) {
     // Ticks are monotonic ns already: only the epoch offset is needed.
     ns_per_tick_ = 1.0;
@@ -119,8 +116,7 @@ TickConverter::TickConverter(const ClockSample& begin, const ClockSample& end)
     return;
   }
   const double tick_span = static_cast<double>(end.ticks - begin.ticks);
-  const double ns_span =
-      static_cast<double>(end.monotonic_ns - begin.monotonic_ns);
+  const double ns_span = static_cast<double>(end.monotonic_ns - begin.monotonic_ns);
   // Short windows give a noisy slope; below 1 ms fall back to the
   // process-wide estimate made over an earlier window. Captures are
   // serialised, so this needs no lock.

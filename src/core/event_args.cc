@@ -10,10 +10,14 @@ namespace {
 
 char KindChar(TraceArg::Kind kind) {
   switch (kind) {
-    case TraceArg::Kind::kInt: return 'i';
-    case TraceArg::Kind::kUint: return 'u';
-    case TraceArg::Kind::kDouble: return 'd';
-    case TraceArg::Kind::kString: break;
+    case TraceArg::Kind::kInt:
+      return 'i';
+    case TraceArg::Kind::kUint:
+      return 'u';
+    case TraceArg::Kind::kDouble:
+      return 'd';
+    case TraceArg::Kind::kString:
+      break;
   }
   return 's';
 }
@@ -48,7 +52,8 @@ inline char* PutArg(char* out, const TraceArg& arg) {
       std::memcpy(&bits, &value, kNumberBytes);
       return internal::PutEncodedNumber(out, bits);
     }
-    case TraceArg::Kind::kString: break;
+    case TraceArg::Kind::kString:
+      break;
   }
   return PutEncodedText(out, arg.string_value());
 }
@@ -81,7 +86,8 @@ class ArgReader {
 
 size_t EncodeMarker(char* begin, size_t capacity, const MarkerText& marker) {
   size_t size = marker.name.size();
-  for (size_t i = 0; i < marker.num_reserved; ++i) size += internal::EncodedSize(marker.reserved[i]);
+  for (size_t i = 0; i < marker.num_reserved; ++i)
+    size += internal::EncodedSize(marker.reserved[i]);
   for (size_t i = 0; i < marker.num_args; ++i) size += EncodedSize(marker.args[i]);
   for (size_t i = 0; i < marker.num_more_args; ++i) size += EncodedSize(marker.more_args[i]);
   if (size > capacity || size == 0) return size;
@@ -111,8 +117,8 @@ std::string_view PlainName(const internal::EventRecord& record) {
 std::string_view FirstArgKey(const internal::EventRecord& record) {
   const uint32_t args_offset = ArgsOffset(record);
   if (args_offset == 0 || args_offset - 1 > record.name_length) return {};
-  ArgReader in(std::string_view(record.name + args_offset - 1,
-                                record.name_length - (args_offset - 1)));
+  ArgReader in(
+      std::string_view(record.name + args_offset - 1, record.name_length - (args_offset - 1)));
   char kind = 0;
   std::string_view key;
   if (!in.Take(&kind, 1) || !in.TakeText(&key)) return {};
@@ -124,18 +130,27 @@ void DecodeArgs(const internal::EventRecord& record, std::vector<DecodedArg>* ou
   // A call site has no arguments.
   const uint32_t args_offset = ArgsOffset(record);
   if (args_offset == 0 || args_offset - 1 > record.name_length) return;
-  ArgReader in(std::string_view(record.name + args_offset - 1,
-                                record.name_length - (args_offset - 1)));
+  ArgReader in(
+      std::string_view(record.name + args_offset - 1, record.name_length - (args_offset - 1)));
   while (!in.done()) {
     DecodedArg arg;
     if (!in.Take(&arg.kind, 1) || !in.TakeText(&arg.key)) return;
     bool ok = false;
     switch (arg.kind) {
-      case 'i': ok = in.Take(&arg.int_value, 8); break;
-      case 'u': ok = in.Take(&arg.uint_value, 8); break;
-      case 'd': ok = in.Take(&arg.double_value, 8); break;
-      case 's': ok = in.TakeText(&arg.string_value); break;
-      default: break;
+      case 'i':
+        ok = in.Take(&arg.int_value, 8);
+        break;
+      case 'u':
+        ok = in.Take(&arg.uint_value, 8);
+        break;
+      case 'd':
+        ok = in.Take(&arg.double_value, 8);
+        break;
+      case 's':
+        ok = in.TakeText(&arg.string_value);
+        break;
+      default:
+        break;
     }
     if (!ok) return;
     out->push_back(arg);

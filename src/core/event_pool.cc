@@ -29,18 +29,16 @@ EventPool::EventPool(char* base, uint64_t num_blocks, uint32_t generation, bool 
   sem_init(&prefault_wakeup_, /*pshared=*/0, /*value=*/0);
 }
 
-Result<std::unique_ptr<EventPool>> EventPool::Create(
-    uint64_t bytes, uint32_t generation, bool ring) {
-  const uint64_t num_blocks =
-      std::max<uint64_t>(1, bytes / internal::EventBlock::kBytes);
+Result<std::unique_ptr<EventPool>> EventPool::Create(uint64_t bytes, uint32_t generation,
+                                                     bool ring) {
+  const uint64_t num_blocks = std::max<uint64_t>(1, bytes / internal::EventBlock::kBytes);
   const uint64_t length = num_blocks * internal::EventBlock::kBytes;
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
     return Result<>(ErrorCode::kResourceExhausted,
                     "cannot reserve " + std::to_string(length) +
-                        " bytes for the event buffer (max_buffer_bytes): " +
-                        std::strerror(errno));
+                        " bytes for the event buffer (max_buffer_bytes): " + std::strerror(errno));
   }
   // Fresh pages fault on first write (~2 us each on a VM, ~16 ns per
   // event). Huge pages cut the count 512-fold where THP allows it, and the

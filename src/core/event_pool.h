@@ -37,10 +37,10 @@ struct RingBlockHeader {
   enum State : uint32_t { kFree = 0, kRetired = 1, kCurrent = 2 };
   enum Kind : uint32_t { kRecords = 1, kNames = 2 };
   std::atomic<uint32_t> state;  // kCurrent: some thread writes into it.
-  std::atomic<uint32_t> kind;  // Kind; relaxed.
-  uint64_t ticket;       // Claim number: orders a thread's blocks by age.
-  uint64_t claim_ticks;  // NowTicks() when claimed; names written later.
-  const void* owner;     // The ThreadSlot that claimed it.
+  std::atomic<uint32_t> kind;   // Kind; relaxed.
+  uint64_t ticket;              // Claim number: orders a thread's blocks by age.
+  uint64_t claim_ticks;         // NowTicks() when claimed; names written later.
+  const void* owner;            // The ThreadSlot that claimed it.
 };
 static_assert(sizeof(RingBlockHeader) == sizeof(EventRecord),
               "the ring header takes the place of EventBlock::next");
@@ -80,13 +80,11 @@ class EventPool {
   internal::RingBlockHeader* ClaimRingBlock();
   // A snapshot's freeze: while set, ClaimRingBlock fails (callers drop and
   // count), so no block changes hands while it is read.
-  void set_frozen(bool frozen) {
-    frozen_.store(frozen, std::memory_order_seq_cst);
-  }
+  void set_frozen(bool frozen) { frozen_.store(frozen, std::memory_order_seq_cst); }
   bool frozen() const { return frozen_.load(std::memory_order_acquire); }
   internal::RingBlockHeader* ring_header(uint64_t index) const {
-    return reinterpret_cast<internal::RingBlockHeader*>(
-        base_ + index * internal::EventBlock::kBytes);
+    return reinterpret_cast<internal::RingBlockHeader*>(base_ +
+                                                        index * internal::EventBlock::kBytes);
   }
   // The block that holds `address` (which Contains()).
   char* BlockOf(const void* address) const {
@@ -97,9 +95,7 @@ class EventPool {
   bool ring() const { return ring_; }
 
   uint32_t generation() const { return generation_; }
-  uint64_t capacity_bytes() const {
-    return num_blocks_ * internal::EventBlock::kBytes;
-  }
+  uint64_t capacity_bytes() const { return num_blocks_ * internal::EventBlock::kBytes; }
   uint64_t used_bytes() const;
   // Ring mode: whether blocks have been claimed more often than there are
   // blocks, so that older records were overwritten.
@@ -116,8 +112,7 @@ class EventPool {
   // The background thread commits this much at a time; claims wake it
   // once per step instead of it polling.
   static constexpr uint64_t kPrefaultStepBytes = uint64_t{4} << 20;
-  static constexpr uint64_t kPrefaultStepBlocks =
-      kPrefaultStepBytes / internal::EventBlock::kBytes;
+  static constexpr uint64_t kPrefaultStepBlocks = kPrefaultStepBytes / internal::EventBlock::kBytes;
   // The background thread's name in the OS (15 bytes at most).
   static constexpr char kPrefaultThreadName[] = "neuronprof_pool";
 

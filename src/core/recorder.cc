@@ -47,10 +47,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
-#include <stdexcept>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -65,8 +65,7 @@ namespace neuronprof {
 namespace internal {
 
 std::atomic<uint32_t> g_capture_state{0};
-__thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) =
-    nullptr;
+__thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 
 }  // namespace internal
 
@@ -81,8 +80,8 @@ using internal::ThreadSlot;
 // A slot plus what only the control side needs.
 struct RegisteredThread : ThreadSlot {
   int64_t thread_id = 0;
-  char os_name[32] = {};           // Read by the thread at its first event.
-  std::string custom_name;         // SetCurrentThreadName; guarded by g_registry_mutex.
+  char os_name[32] = {};    // Read by the thread at its first event.
+  std::string custom_name;  // SetCurrentThreadName; guarded by g_registry_mutex.
   std::atomic<bool> exited{false};
 };
 
@@ -92,7 +91,7 @@ std::vector<RegisteredThread*>* g_registry = new std::vector<RegisteredThread*>(
 // Serialises StartRecording / StopRecording.
 std::mutex g_control_mutex;
 std::atomic<EventPool*> g_pool{nullptr};
-uint32_t g_last_generation = 0;   // Guarded by g_control_mutex.
+uint32_t g_last_generation = 0;           // Guarded by g_control_mutex.
 std::unique_ptr<EventPool> g_owned_pool;  // Guarded by g_control_mutex.
 ClockSample g_start_sample;               // Guarded by g_control_mutex.
 // Events lost on threads that have no slot (ending threads).
@@ -104,8 +103,7 @@ std::once_flag g_barrier_once;
 void InitBarrier() {
   const long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
-              0) == 0) {
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
     g_use_membarrier.store(true, std::memory_order_relaxed);
   }
 }
@@ -125,8 +123,8 @@ thread_local bool t_thread_exiting = false;
 RingBlockHeader* HeaderBefore(const void* limit) {
   if (limit == nullptr) return nullptr;
   // The slot's own block: never const memory.
-  return reinterpret_cast<RingBlockHeader*>(
-      const_cast<char*>(static_cast<const char*>(limit)) - EventBlock::kBytes);
+  return reinterpret_cast<RingBlockHeader*>(const_cast<char*>(static_cast<const char*>(limit)) -
+                                            EventBlock::kBytes);
 }
 
 // Ring mode: lets other threads recycle a block this thread is done with.
@@ -138,8 +136,7 @@ void Retire(RingBlockHeader* header) {
 
 // Ring mode: claims a block of `kind` for `slot`, or nullptr (frozen or
 // every block in use). Inside the slot's write section.
-RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot,
-                           RingBlockHeader::Kind kind) {
+RingBlockHeader* ClaimRing(EventPool* pool, const ThreadSlot* slot, RingBlockHeader::Kind kind) {
   RingBlockHeader* header = pool->ClaimRingBlock();
   if (header == nullptr) return nullptr;
   header->kind.store(kind, std::memory_order_relaxed);
@@ -192,8 +189,7 @@ RegisteredThread* CurrentThreadSlot() {
 
 // Only the owning thread changes its counts: no locked instruction needed.
 void CountDrop(ThreadSlot* slot) {
-  slot->dropped.store(slot->dropped.load(std::memory_order_relaxed) + 1,
-                      std::memory_order_relaxed);
+  slot->dropped.store(slot->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 EventPool* PoolFor(uint32_t state) {
@@ -226,12 +222,11 @@ void RetireCurrentBlocks(ThreadSlot* slot) {
 // g_registry_mutex.
 void EraseOverwrittenExitedSlots(const EventPool& pool) {
   for (RegisteredThread* slot : *g_registry) {
-    if (!slot->exited.load(std::memory_order_acquire) ||
-        slot->generation != pool.generation()) {
+    if (!slot->exited.load(std::memory_order_acquire) || slot->generation != pool.generation()) {
       continue;
     }
-    for (const void* limit : {static_cast<const void*>(slot->limit),
-                              static_cast<const void*>(slot->arena_limit)}) {
+    for (const void* limit :
+         {static_cast<const void*>(slot->limit), static_cast<const void*>(slot->arena_limit)}) {
       RingBlockHeader* header = HeaderBefore(limit);
       if (header != nullptr && header->owner == slot) Retire(header);
     }
@@ -344,9 +339,8 @@ bool EnsureRecordSpace(RegisteredThread* slot, uint32_t state) {
 
 namespace internal {
 
-void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
-                     uint32_t args_offset, uint64_t start_ticks,
-                     uint64_t end_ticks) {
+void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length, uint32_t args_offset,
+                     uint64_t start_ticks, uint64_t end_ticks) {
   auto* slot = core::CurrentThreadSlot();
   if (slot == nullptr) {
     if (g_capture_state.load(std::memory_order_relaxed) == state) {
@@ -369,8 +363,8 @@ namespace {
 
 // CopyNameWithArgs and CopyNameWithReservedAndArgs: `marker` encoded into
 // the thread's arena.
-const char* CopyMarker(uint32_t state, const core::MarkerText& marker,
-                       uint32_t* out_length, uint32_t* out_args_offset) {
+const char* CopyMarker(uint32_t state, const core::MarkerText& marker, uint32_t* out_length,
+                       uint32_t* out_args_offset) {
   auto* slot = core::CurrentThreadSlot();
   if (slot == nullptr) return nullptr;
   if (!EnterWriteSection(slot, state)) return nullptr;
@@ -381,8 +375,7 @@ const char* CopyMarker(uint32_t state, const core::MarkerText& marker,
   if (begin == nullptr || size > room) {
     core::EventPool* pool = core::PoolFor(state);
     // A ring block starts with its header; names take the rest.
-    const size_t header_bytes =
-        pool != nullptr && pool->ring() ? sizeof(RingBlockHeader) : 0;
+    const size_t header_bytes = pool != nullptr && pool->ring() ? sizeof(RingBlockHeader) : 0;
     const size_t capacity = EventBlock::kBytes - header_bytes;
     if (size > capacity) {
       // No block could hold it: leave the arena as it is, so that nothing
@@ -425,9 +418,8 @@ const char* CopyMarker(uint32_t state, const core::MarkerText& marker,
 
 }  // namespace
 
-const char* CopyNameWithArgs(uint32_t state, std::string_view name,
-                             const TraceArg* args, size_t num_args,
-                             const TraceArg* more_args, size_t num_more_args,
+const char* CopyNameWithArgs(uint32_t state, std::string_view name, const TraceArg* args,
+                             size_t num_args, const TraceArg* more_args, size_t num_more_args,
                              uint32_t* out_length, uint32_t* out_args_offset) {
   const core::MarkerText marker{name, args, num_args, more_args, num_more_args};
   return CopyMarker(state, marker, out_length, out_args_offset);
@@ -435,8 +427,8 @@ const char* CopyNameWithArgs(uint32_t state, std::string_view name,
 
 const char* CopyNameWithReservedAndArgs(uint32_t state, std::string_view name,
                                         const ReservedArg* reserved, size_t num_reserved,
-                                        const TraceArg* args, size_t num_args,
-                                        uint32_t* out_length, uint32_t* out_args_offset) {
+                                        const TraceArg* args, size_t num_args, uint32_t* out_length,
+                                        uint32_t* out_args_offset) {
   const core::MarkerText marker{name, args, num_args, nullptr, 0, reserved, num_reserved};
   return CopyMarker(state, marker, out_length, out_args_offset);
 }
@@ -478,8 +470,8 @@ StepTrace::StepTrace(std::string_view name, int64_t step_num,
 void StepTrace::EndWatched() {
   if (trace_.state_ == 0) return;
   const uint64_t end_ticks = internal::NowTicks();
-  internal::RecordEvent(trace_.state_, trace_.name_, trace_.name_length_,
-                        trace_.args_offset_, trace_.start_ticks_, end_ticks);
+  internal::RecordEvent(trace_.state_, trace_.name_, trace_.name_length_, trace_.args_offset_,
+                        trace_.start_ticks_, end_ticks);
   trace_.state_ = 0;  // Recorded: trace_'s destructor does nothing.
   internal::EndWatchedStep(watch_token_, step_num_, trace_.start_ticks_, end_ticks);
 }
@@ -546,7 +538,7 @@ Result<> Start(int host_tracer_level, uint64_t max_buffer_bytes, bool ring) {
   g_pool.store(g_owned_pool.get(), std::memory_order_release);
   g_start_sample = TakeClockSample();
   internal::g_capture_state.store((generation << 8) | static_cast<uint32_t>(host_tracer_level),
-                        std::memory_order_release);
+                                  std::memory_order_release);
   return {};
 }
 }  // namespace
@@ -592,22 +584,19 @@ Result<RecordedCapture> StopRecording() {
     }
     ThreadEvents thread;
     thread.thread_id = slot->thread_id;
-    thread.thread_name =
-        slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
+    thread.thread_name = slot->custom_name.empty() ? std::string(slot->os_name) : slot->custom_name;
     thread.exited = slot->exited.load(std::memory_order_acquire);
     thread.dropped = slot->dropped.load(std::memory_order_relaxed);
     thread.too_large = slot->too_large.load(std::memory_order_relaxed);
     uint64_t remaining = slot->recorded;
-    for (EventBlock* block = slot->first_block; block && remaining;
-         block = block->next) {
+    for (EventBlock* block = slot->first_block; block && remaining; block = block->next) {
       const uint64_t n = std::min<uint64_t>(remaining, EventBlock::kRecords);
       thread.events.AddChunk(block->records, n);  // Read in place.
       remaining -= n;
     }
     capture.dropped += thread.dropped;
     capture.too_large += thread.too_large;
-    capture.largest_too_large =
-        std::max(capture.largest_too_large, slot->largest_too_large);
+    capture.largest_too_large = std::max(capture.largest_too_large, slot->largest_too_large);
     capture.threads.push_back(std::move(thread));
   }
   capture.dropped += g_unattributed_drops.load(std::memory_order_relaxed);
@@ -638,8 +627,7 @@ bool NameIsIntact(const EventPool& pool, const void* owner, const EventRecord& r
                              (record.args_offset & internal::kNameCopiedAtEnd) != 0;
   const uint64_t after_copy = copied_at_end ? record.end_ticks : record.start_ticks;
   return header->kind.load(std::memory_order_relaxed) == RingBlockHeader::kNames &&
-         header->owner == owner &&
-         static_cast<int64_t>(after_copy - header->claim_ticks) > 0 &&
+         header->owner == owner && static_cast<int64_t>(after_copy - header->claim_ticks) > 0 &&
          record.name >= block + sizeof(RingBlockHeader) &&
          record.name_length <= static_cast<size_t>(block + EventBlock::kBytes - record.name);
 }
@@ -668,9 +656,9 @@ Result<RecordedCapture> SnapshotRing(int64_t last_ms) {
                     "snapshot");
   }
   if (last_ms < 0) {
-    return Result<>(ErrorCode::kInvalidArgument,
-                    "last_ms must be >= 0 (0 = everything retained), got " +
-                        std::to_string(last_ms));
+    return Result<>(
+        ErrorCode::kInvalidArgument,
+        "last_ms must be >= 0 (0 = everything retained), got " + std::to_string(last_ms));
   }
   EventPool& pool = *g_owned_pool;
   // Mapped before the freeze; for the whole ring its records' part also
@@ -678,8 +666,7 @@ Result<RecordedCapture> SnapshotRing(int64_t last_ms) {
   // fill their block drop events) takes few page faults: the names' part
   // faults in as it fills (a few huge pages), and the pages between never
   // do, so a dump never takes the ring's size.
-  auto copy = SnapshotCopy::Create(pool.capacity_bytes(),
-                                   last_ms == 0 ? RingRecordBytes(pool) : 0);
+  auto copy = SnapshotCopy::Create(pool.capacity_bytes(), last_ms == 0 ? RingRecordBytes(pool) : 0);
   if (!copy.ok()) return copy.status();
   // Freeze claims, then wait until every section that may have missed the
   // freeze has ended (the argument at the top of this file).
@@ -709,8 +696,7 @@ Result<RecordedCapture> SnapshotRing(int64_t last_ms) {
         header->kind.load(std::memory_order_relaxed) != RingBlockHeader::kRecords) {
       continue;
     }
-    blocks[header->owner].emplace_back(header->ticket,
-                                       reinterpret_cast<const EventBlock*>(header));
+    blocks[header->owner].emplace_back(header->ticket, reinterpret_cast<const EventBlock*>(header));
   }
   SnapshotCopy& copied = *capture.copy;
   uint64_t first_start = now.ticks;

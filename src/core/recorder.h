@@ -92,8 +92,8 @@ class RecordsInPool {
 struct ThreadEvents {
   int64_t thread_id = 0;
   std::string thread_name;
-  bool exited = false;  // The thread ended before the capture did.
-  RecordsInPool events;  // In the order they ended; in the pool's blocks.
+  bool exited = false;     // The thread ended before the capture did.
+  RecordsInPool events;    // In the order they ended; in the pool's blocks.
   uint64_t dropped = 0;    // Lost to a full buffer.
   uint64_t too_large = 0;  // Markers larger than a block (never recorded).
 };
@@ -112,8 +112,8 @@ struct NEURONPROF_API RecordedCapture {
   // Markers whose name and arguments, encoded, exceed one block
   // (kBlockBytes): not recorded, and not counted in `dropped`.
   uint64_t too_large = 0;
-  uint64_t largest_too_large = 0;     // Encoded bytes of the largest one.
-  uint64_t buffer_bytes = 0;          // Size of the capture's buffer.
+  uint64_t largest_too_large = 0;  // Encoded bytes of the largest one.
+  uint64_t buffer_bytes = 0;       // Size of the capture's buffer.
   TickConverter clock;
   int64_t start_epoch_ns = 0;
   int64_t stop_epoch_ns = 0;

@@ -49,7 +49,7 @@ class [[nodiscard]] Result {
  public:
   // Implicit, so `return value;` works (T&&: a named local moves).
   Result(T&& value) : value_(std::move(value)) {}  // NOLINT
-  Result(const T& value) : value_(value) {}  // NOLINT
+  Result(const T& value) : value_(value) {}        // NOLINT
   // `failure` must not be ok(): there would be no value to read.
   Result(Result<> failure) : status_(std::move(failure)) {  // NOLINT: `return failure;`.
     assert(!status_.ok());

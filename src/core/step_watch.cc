@@ -19,9 +19,9 @@ namespace neuronprof {
 namespace core {
 namespace {
 
-std::mutex g_install_mutex;            // Serialises Install / Remove.
+std::mutex g_install_mutex;  // Serialises Install / Remove.
 std::atomic<StepWatch*> g_watch{nullptr};
-std::atomic<uint32_t> g_serial{0};     // Of the install in force; 8 bits used.
+std::atomic<uint32_t> g_serial{0};  // Of the install in force; 8 bits used.
 std::atomic<int> g_calls{0};
 // Tick rate reference taken at install: ticks and CLOCK_MONOTONIC ns.
 std::atomic<uint64_t> g_base_ticks{0};
@@ -99,7 +99,6 @@ void NoteUnrecordedStep() {
   }
 }
 
-
 uint32_t MatchWatchedStep(std::string_view name) {
   // The flag: one relaxed load when nothing is watched.
   if (core::g_watch.load(std::memory_order_relaxed) == nullptr) return 0;
@@ -110,8 +109,7 @@ uint32_t MatchWatchedStep(std::string_view name) {
   return (core::g_serial.load(std::memory_order_relaxed) << core::kTagBits) | tag;
 }
 
-void EndWatchedStep(uint32_t token, int64_t step_num, uint64_t start_ticks,
-                    uint64_t end_ticks) {
+void EndWatchedStep(uint32_t token, int64_t step_num, uint64_t start_ticks, uint64_t end_ticks) {
   core::WatchUse use;
   if (use.watch() == nullptr ||
       (token >> core::kTagBits) != core::g_serial.load(std::memory_order_relaxed)) {

@@ -19,7 +19,7 @@ namespace core {
 
 // One watched step that ended.
 struct WatchedStep {
-  uint32_t tag = 0;          // What StepWatch::Match returned for its name.
+  uint32_t tag = 0;  // What StepWatch::Match returned for its name.
   int64_t step_num = 0;
   uint64_t start_ticks = 0;  // Recorder ticks, as in its EventRecord.
   uint64_t end_ticks = 0;

@@ -61,20 +61,19 @@ absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
 // Opens the directory `name` inside `parent` without following a link.
 absl::StatusOr<UniqueFd> OpenChildDirectory(int parent, const std::string& name,
                                             const std::string& path) {
-  const int fd =
-      openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) return UniqueFd(fd);
   const int err = errno;
   struct stat info;
   if (fstatat(parent, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(info.st_mode)) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "'", path, "' is a symbolic link; profiles are only written through "
-          "real directories, links are not followed"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("'", path,
+                       "' is a symbolic link; profiles are only written through "
+                       "real directories, links are not followed"));
     }
     if (!S_ISDIR(info.st_mode)) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("'", path, "' is not a directory"));
+      return absl::PermissionDeniedError(absl::StrCat("'", path, "' is not a directory"));
     }
   }
   return ErrnoError("cannot open directory", path, err);
@@ -102,8 +101,12 @@ int UniqueFd::Release() {
 
 AtomicFile::AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
                        std::string path, Existing existing)
-    : dir_(std::move(dir)), file_(std::move(file)), temp_(std::move(temp)),
-      name_(std::move(name)), path_(std::move(path)), existing_(existing) {}
+    : dir_(std::move(dir)),
+      file_(std::move(file)),
+      temp_(std::move(temp)),
+      name_(std::move(name)),
+      path_(std::move(path)),
+      existing_(existing) {}
 
 absl::StatusOr<AtomicFile> AtomicFile::Open(const std::string& path) {
   const std::string dir_path = DirectoryOf(path);
@@ -119,13 +122,11 @@ absl::StatusOr<AtomicFile> AtomicFile::OpenAt(int dir, const std::string& dir_pa
   UniqueFd own_dir(fcntl(dir, F_DUPFD_CLOEXEC, 0));
   if (!own_dir.valid()) return ErrnoError("cannot open directory", dir_path, errno);
   // Short and fixed-length, so a target name near NAME_MAX still works.
-  std::string temp =
-      absl::StrCat(".neuronprof-", getpid(), "-", counter.fetch_add(1), ".tmp");
-  UniqueFd file(openat(dir, temp.c_str(),
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  std::string temp = absl::StrCat(".neuronprof-", getpid(), "-", counter.fetch_add(1), ".tmp");
+  UniqueFd file(
+      openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!file.valid()) return ErrnoError("cannot create a file next to", path, errno);
-  return AtomicFile(std::move(own_dir), std::move(file), std::move(temp), name, path,
-                    existing);
+  return AtomicFile(std::move(own_dir), std::move(file), std::move(temp), name, path, existing);
 }
 
 AtomicFile::~AtomicFile() {
@@ -133,8 +134,8 @@ AtomicFile::~AtomicFile() {
 }
 
 absl::Status AtomicFile::Append(std::string_view bytes) {
-  if (status_.ok() && !file_.valid()) status_ = absl::FailedPreconditionError(
-      absl::StrCat("'", path_, "' was already committed"));
+  if (status_.ok() && !file_.valid())
+    status_ = absl::FailedPreconditionError(absl::StrCat("'", path_, "' was already committed"));
   if (status_.ok()) status_ = WriteAll(file_.get(), bytes, path_);
   if (!status_.ok()) return status_;
   written_ += bytes.size();
@@ -151,8 +152,8 @@ absl::Status AtomicFile::Append(std::string_view bytes) {
 }
 
 absl::Status AtomicFile::Overwrite(uint64_t offset, std::string_view bytes) {
-  if (status_.ok() && !file_.valid()) status_ = absl::FailedPreconditionError(
-      absl::StrCat("'", path_, "' was already committed"));
+  if (status_.ok() && !file_.valid())
+    status_ = absl::FailedPreconditionError(absl::StrCat("'", path_, "' was already committed"));
   size_t done = 0;
   while (status_.ok() && done < bytes.size()) {
     const ssize_t written = pwrite(file_.get(), bytes.data() + done, bytes.size() - done,
@@ -216,8 +217,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view data)
   return file->Commit();
 }
 
-absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
-                                   const std::string& name, std::string_view data) {
+absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path, const std::string& name,
+                                   std::string_view data) {
   auto file = AtomicFile::OpenAt(dir, dir_path, name, AtomicFile::Existing::kRefuse);
   if (!file.ok()) return file.status();
   if (absl::Status s = file->Append(data); !s.ok()) return s;

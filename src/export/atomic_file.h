@@ -71,8 +71,8 @@ class AtomicFile : public ByteSink {
   absl::Status Commit();
 
  private:
-  AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name,
-             std::string path, Existing existing);
+  AtomicFile(UniqueFd dir, UniqueFd file, std::string temp, std::string name, std::string path,
+             Existing existing);
   // The temporary file onto the name, as existing_ says.
   absl::Status Place();
 
@@ -97,8 +97,8 @@ absl::Status WriteFileAtomically(const std::string& path,
 // Writes `name` (a plain file name) atomically inside the open directory
 // `dir` (AtomicFile::OpenAt, written whole, committed). An existing `name`
 // is never replaced: AlreadyExists naming it, and nothing written.
-absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path,
-                                   const std::string& name, std::string_view data);
+absl::Status WriteFileAtomicallyAt(int dir, const std::string& dir_path, const std::string& name,
+                                   std::string_view data);
 
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 // mkdir -p; the error names the first directory that could not be made.

@@ -21,12 +21,12 @@ namespace exporter {
 // writer's worker threads do the sink's work on their own text too.
 // Reused from piece to piece (the buffer keeps its capacity).
 struct PreparedBytes {
-  std::string_view text;           // What was prepared; the caller keeps it.
-  bool transformed = false;        // `bytes` are what the sink writes for it.
+  std::string_view text;     // What was prepared; the caller keeps it.
+  bool transformed = false;  // `bytes` are what the sink writes for it.
   std::unique_ptr<char[]> bytes;
   size_t capacity = 0;
   size_t size = 0;
-  absl::Status status;             // Of the preparation.
+  absl::Status status;  // Of the preparation.
 };
 
 class ByteSink {

@@ -32,8 +32,8 @@ using xplane::EventVisitor;
 using xplane::LineVisitor;
 using xplane::PlaneVisitor;
 
-void WriteMetadataEvent(json::Writer& out, const char* kind, int64_t pid,
-                        const int64_t* tid, std::string_view name) {
+void WriteMetadataEvent(json::Writer& out, const char* kind, int64_t pid, const int64_t* tid,
+                        std::string_view name) {
   out.Raw("{\"ph\":\"M\",\"name\":\"");
   out.Raw(kind);
   out.Raw("\",\"pid\":");
@@ -91,16 +91,16 @@ void WriteFlowEvent(json::Writer& out, bool start, uint64_t id, int64_t pid, int
 
 // A producer -> consumer flow ("s" on the producer, "f" on the consumer),
 // one id per linked pair, "cat" = the context type's name.
-void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_view cat,
-                      int64_t pid, int64_t tid, int64_t ts_ns) {
+void WriteContextFlow(json::Writer& out, bool start, uint64_t id, std::string_view cat, int64_t pid,
+                      int64_t tid, int64_t ts_ns) {
   WriteFlow(out, start, "flow", cat, id, pid, tid, ts_ns);
 }
 
 // What a plane's events are written with, shared by the writers of its
 // jobs (read only while they run).
 struct PlaneContext {
-  PlaneContext(const PlaneVisitor& plane, int64_t pid) : visitor(plane), pid(pid),
-      names(plane), keys(plane) {}
+  PlaneContext(const PlaneVisitor& plane, int64_t pid)
+      : visitor(plane), pid(pid), names(plane), keys(plane) {}
   const PlaneVisitor& visitor;
   const int64_t pid;
   const EventNames names;  // Escaped once per plane, not once per event.
@@ -265,8 +265,8 @@ class ChromeWriter {
     if (job.named) WriteMetadataEvent(out_, "thread_name", pid, &tid, line.DisplayName());
     out_.MaybeFlush();
     // The same for every event of the line: formatted once.
-    const std::string prefix = fmt::format(
-        FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
+    const std::string prefix =
+        fmt::format(FMT_COMPILE("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":"), pid, tid);
     for (int e = job.begin; e < job.end; ++e) {
       const EventVisitor event = line.Event(e);
       const std::optional<xplane::EventTime> time = event.Time();
@@ -382,8 +382,8 @@ class ChromeWriter {
 
   // An async span: "b" and "e" with the track as category and the span's
   // id (a string: ids past 2^53 would lose bits in a JSON reader's double).
-  void WriteAsyncSpan(const EventVisitor& event, std::string_view track, int64_t pid,
-                      int64_t tid, const xplane::EventTime& time) {
+  void WriteAsyncSpan(const EventVisitor& event, std::string_view track, int64_t pid, int64_t tid,
+                      const xplane::EventTime& time) {
     const uint64_t id = static_cast<uint64_t>(event.IntStat(plane_->async_id_stat).value_or(0));
     const std::string id_text = fmt::format("\"0x{:x}\"", id);
     for (const bool begin : {true, false}) {
@@ -426,8 +426,7 @@ class ChromeWriter {
     event.ForEachStat([&](const xplane::StatVisitor& stat) {
       if (stat.Id() == skip) return;
       const StatNames::Entry* key = plane_->keys.Find(stat.Id());
-      const bool fresh =
-          key == nullptr ? args.Key("?") : args.EscapedKey(key->name, key->escaped);
+      const bool fresh = key == nullptr ? args.Key("?") : args.EscapedKey(key->name, key->escaped);
       if (fresh) WriteStatValue(&out_, stat, plane_->keys);
     });
     args.Close();
@@ -446,9 +445,9 @@ class ChromeWriter {
   }
 
   json::Writer out_;
-  PreparedBytes prepared_;  // A job's text as the sink takes it.
+  PreparedBytes prepared_;               // A job's text as the sink takes it.
   const PlaneContext* plane_ = nullptr;  // The plane being written.
-  int64_t unplaceable_ = 0;  // Events whose times do not fit int64 ns.
+  int64_t unplaceable_ = 0;              // Events whose times do not fit int64 ns.
   // Across fragments (the job writers use only the above).
   bool started_ = false;
   std::vector<std::string> warnings_;  // The space's, from the first fragment.

@@ -49,18 +49,28 @@ void WriteStatArg(json::Writer* out, const StatNames::Entry& key, const xplane::
 void WriteStatValue(json::Writer* out, const xplane::StatVisitor& stat) {
   const XStat& raw = stat.raw();
   switch (raw.value_case()) {
-    case XStat::kDoubleValue: out->Double(raw.double_value()); break;
-    case XStat::kUint64Value: out->Int(raw.uint64_value()); break;
-    case XStat::kInt64Value: out->Int(raw.int64_value()); break;
+    case XStat::kDoubleValue:
+      out->Double(raw.double_value());
+      break;
+    case XStat::kUint64Value:
+      out->Int(raw.uint64_value());
+      break;
+    case XStat::kInt64Value:
+      out->Int(raw.int64_value());
+      break;
     case XStat::kStrValue:
-    case XStat::kRefValue: out->String(stat.StrValue().value_or("")); break;
+    case XStat::kRefValue:
+      out->String(stat.StrValue().value_or(""));
+      break;
     case XStat::kBytesValue:
       out->Char('"');
       out->Raw("<");
       out->Int(raw.bytes_value().size());
       out->Raw(" bytes>\"");
       break;
-    default: out->Raw("null"); break;
+    default:
+      out->Raw("null");
+      break;
   }
 }
 

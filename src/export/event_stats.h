@@ -44,7 +44,7 @@ class StatNames {
  public:
   struct Entry {
     std::string_view name;
-    std::string escaped;  // json::Escaped(name); empty: no metadata of this id
+    std::string escaped;   // json::Escaped(name); empty: no metadata of this id
     int64_t name_id = -1;  // PlaneVisitor::StatId(name): one id per name
   };
   explicit StatNames(const xplane::PlaneVisitor& plane);
@@ -111,8 +111,7 @@ class JsonArgs {
   void Raw(std::string_view key, std::string_view json);  // Already JSON.
   // Every stat of `event` (xplane::EventVisitor::ForEachStat) whose name is
   // not empty and not in `skip`, under its own name.
-  void PassThrough(const xplane::EventVisitor& event,
-                   absl::Span<const std::string_view> skip);
+  void PassThrough(const xplane::EventVisitor& event, absl::Span<const std::string_view> skip);
   // The same with names from `names` (the event's plane's) and `skip` given
   // as StatNames::Entry::name_id (-1 entries skip nothing).
   void PassThrough(const xplane::EventVisitor& event, const StatNames& names,

@@ -1,10 +1,10 @@
 #include "src/export/gzip.h"
 
-#include <algorithm>
-#include <utility>
-
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -69,8 +69,7 @@ class GzipSink::Compressor {
   // accepted, yet input was left or the member not finished.
   static constexpr int kUnfinished = 1;
 
-  void Prepare(isal_zstream* stream, std::string_view input, char* output,
-               size_t capacity) const {
+  void Prepare(isal_zstream* stream, std::string_view input, char* output, size_t capacity) const {
     stream->level = static_cast<uint32_t>(level_);
     stream->level_buf = level_buf_.get();
     stream->level_buf_size = static_cast<uint32_t>(level_buf_size_);
@@ -83,8 +82,7 @@ class GzipSink::Compressor {
 
   // Level 0's body hashes from the input alone; in one call, what does not
   // compress is stored.
-  int Stateless(isal_zstream* stream, std::string_view input, char* output,
-                size_t capacity) const {
+  int Stateless(isal_zstream* stream, std::string_view input, char* output, size_t capacity) const {
     isal_deflate_stateless_init(stream);
     Prepare(stream, input, output, capacity);
     stream->end_of_stream = 1;
@@ -121,16 +119,21 @@ class GzipSink::Compressor {
     stream->end_of_stream = end ? 1 : 0;
     const int code = isal_deflate(stream);
     if (code != COMP_OK) return code;
-    const bool finished = stream->avail_in == 0 && (!end || stream->internal_state.state == ZSTATE_END);
+    const bool finished =
+        stream->avail_in == 0 && (!end || stream->internal_state.state == ZSTATE_END);
     return finished ? COMP_OK : kUnfinished;
   }
 
   static size_t LevelBufferBytes(int level) {
     switch (level) {
-      case 0: return ISAL_DEF_LVL0_DEFAULT;
-      case 1: return ISAL_DEF_LVL1_DEFAULT;
-      case 2: return ISAL_DEF_LVL2_DEFAULT;
-      default: return ISAL_DEF_LVL3_DEFAULT;
+      case 0:
+        return ISAL_DEF_LVL0_DEFAULT;
+      case 1:
+        return ISAL_DEF_LVL1_DEFAULT;
+      case 2:
+        return ISAL_DEF_LVL2_DEFAULT;
+      default:
+        return ISAL_DEF_LVL3_DEFAULT;
     }
   }
 
@@ -238,9 +241,9 @@ void GzipSink::Prepare(std::string_view text, PreparedBytes* prepared) const {
   if (compressor == nullptr) compressor = std::make_unique<Compressor>(level_);
   for (size_t at = 0; at < text.size(); at += kBlockBytes) {
     size_t written = 0;
-    prepared->status = compressor->Compress(text.substr(at, kBlockBytes),
-                                            prepared->bytes.get() + prepared->size,
-                                            prepared->capacity - prepared->size, &written);
+    prepared->status =
+        compressor->Compress(text.substr(at, kBlockBytes), prepared->bytes.get() + prepared->size,
+                             prepared->capacity - prepared->size, &written);
     if (!prepared->status.ok()) break;
     prepared->size += written;
   }

@@ -74,7 +74,7 @@ class GzipSink : public ByteSink {
 
   ByteSink* const next_;
   const int level_;
-  std::unique_ptr<Block> current_;  // Being filled by Append.
+  std::unique_ptr<Block> current_;                 // Being filled by Append.
   std::unique_ptr<Compressor> inline_compressor_;  // When there are no workers.
   // Compressors of Prepare's callers, reused.
   mutable std::mutex spare_mutex_;
@@ -82,9 +82,9 @@ class GzipSink : public ByteSink {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::unique_ptr<Block>> in_order_;   // Submitted, not yet written.
-  std::deque<Block*> todo_;                       // Not yet taken by a worker.
-  std::vector<std::unique_ptr<Block>> free_;      // For reuse.
+  std::deque<std::unique_ptr<Block>> in_order_;  // Submitted, not yet written.
+  std::deque<Block*> todo_;                      // Not yet taken by a worker.
+  std::vector<std::unique_ptr<Block>> free_;     // For reuse.
   size_t max_in_flight_ = 1;
   bool writing_ = false;
   bool stopping_ = false;

@@ -60,11 +60,21 @@ void AppendEscaped(fmt::memory_buffer& out, std::string_view text) {
     out.append(run, c);
     run = c + 1;
     switch (*c) {
-      case '"': out.append(std::string_view("\\\"")); break;
-      case '\\': out.append(std::string_view("\\\\")); break;
-      case '\n': out.append(std::string_view("\\n")); break;
-      case '\t': out.append(std::string_view("\\t")); break;
-      case '\r': out.append(std::string_view("\\r")); break;
+      case '"':
+        out.append(std::string_view("\\\""));
+        break;
+      case '\\':
+        out.append(std::string_view("\\\\"));
+        break;
+      case '\n':
+        out.append(std::string_view("\\n"));
+        break;
+      case '\t':
+        out.append(std::string_view("\\t"));
+        break;
+      case '\r':
+        out.append(std::string_view("\\r"));
+        break;
       default:
         fmt::format_to(fmt::appender(out), FMT_COMPILE("\\u{:04x}"),
                        static_cast<unsigned>(static_cast<unsigned char>(*c)));

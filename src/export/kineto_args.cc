@@ -1,11 +1,11 @@
 #include "src/export/kineto_args.h"
-#include "src/xplane/absl_view.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "src/xplane/absl_view.h"
 
 namespace neuronprof {
 namespace exporter {
@@ -16,11 +16,16 @@ std::string_view KinetoTypeName(std::string_view scalar_type) {
     std::string_view torch, kineto;
   };
   static constexpr Spelling kSpellings[] = {
-      {"Float", "float"},           {"Double", "double"},
-      {"Half", "c10::Half"},        {"BFloat16", "c10::BFloat16"},
-      {"Long", "long int"},         {"Int", "int"},
-      {"Short", "short int"},       {"Char", "signed char"},
-      {"Byte", "unsigned char"},    {"Bool", "bool"},
+      {"Float", "float"},
+      {"Double", "double"},
+      {"Half", "c10::Half"},
+      {"BFloat16", "c10::BFloat16"},
+      {"Long", "long int"},
+      {"Int", "int"},
+      {"Short", "short int"},
+      {"Char", "signed char"},
+      {"Byte", "unsigned char"},
+      {"Bool", "bool"},
       {"ComplexHalf", "c10::complex<c10::Half>"},
       {"ComplexFloat", "c10::complex<float>"},
       {"ComplexDouble", "c10::complex<double>"},

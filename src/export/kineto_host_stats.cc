@@ -49,12 +49,32 @@ HostStatIds::HostStatIds(const PlaneVisitor& plane)
 
 HostRoles::HostRoles(const XPlane& plane, const HostStatIds& ids) {
   const size_t stat_metadata = static_cast<size_t>(plane.stat_metadata_size());
-  ids_ = {ids.framework, ids.root_level, ids.step_num, ids.iter_num, ids.comm_id,
-          ids.collective, ids.comm_nelems, ids.comm_out_nelems, ids.world_size,
-          ids.comm_dtype, ids.input_dims, ids.input_types, ids.input_values, ids.sequence,
-          ids.fwd_thread, ids.direction, ids.memory_device_type, ids.allocator,
-          ids.allocation_bytes, ids.requested_bytes, ids.device_id, ids.address,
-          ids.bytes_allocated, ids.pool_reserved, ids.instant, ids.stack};
+  ids_ = {ids.framework,
+          ids.root_level,
+          ids.step_num,
+          ids.iter_num,
+          ids.comm_id,
+          ids.collective,
+          ids.comm_nelems,
+          ids.comm_out_nelems,
+          ids.world_size,
+          ids.comm_dtype,
+          ids.input_dims,
+          ids.input_types,
+          ids.input_values,
+          ids.sequence,
+          ids.fwd_thread,
+          ids.direction,
+          ids.memory_device_type,
+          ids.allocator,
+          ids.allocation_bytes,
+          ids.requested_bytes,
+          ids.device_id,
+          ids.address,
+          ids.bytes_allocated,
+          ids.pool_reserved,
+          ids.instant,
+          ids.stack};
   // A table by id when the ids are small (the usual: ids count from 1);
   // a crafted plane's huge ids are compared one by one instead.
   int64_t top = -1;
@@ -121,9 +141,9 @@ OperatorSignatures::OperatorSignatures(const PlaneVisitor& plane, const HostRole
 
 bool OperatorSignatures::IsOperatorKey(std::string_view name) {
   static constexpr std::string_view kKeys[] = {
-      "External id",     "Input Dims",    "Input type",    "Concrete Inputs",
-      "Sequence number", "Fwd thread id", "Call stack",    "Collective name",
-      "In msg nelems",   "Out msg nelems", "Group size",   "dtype"};
+      "External id",     "Input Dims",     "Input type", "Concrete Inputs",
+      "Sequence number", "Fwd thread id",  "Call stack", "Collective name",
+      "In msg nelems",   "Out msg nelems", "Group size", "dtype"};
   return std::find(std::begin(kKeys), std::end(kKeys), name) != std::end(kKeys);
 }
 

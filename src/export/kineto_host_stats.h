@@ -31,11 +31,11 @@ struct HostStatIds {
   HostStatIds() = default;
   explicit HostStatIds(const xplane::PlaneVisitor& plane);
   int64_t framework = -1, root_level = -1, step_num = -1, iter_num = -1, comm_id = -1,
-          collective = -1, comm_nelems = -1, comm_out_nelems = -1, world_size = -1,
-          comm_dtype = -1, input_dims = -1, input_types = -1, input_values = -1, sequence = -1,
-          fwd_thread = -1, direction = -1, memory_device_type = -1, allocator = -1,
-          allocation_bytes = -1, requested_bytes = -1, device_id = -1, address = -1,
-          bytes_allocated = -1, pool_reserved = -1, instant = -1, stack = -1;
+          collective = -1, comm_nelems = -1, comm_out_nelems = -1, world_size = -1, comm_dtype = -1,
+          input_dims = -1, input_types = -1, input_values = -1, sequence = -1, fwd_thread = -1,
+          direction = -1, memory_device_type = -1, allocator = -1, allocation_bytes = -1,
+          requested_bytes = -1, device_id = -1, address = -1, bytes_allocated = -1,
+          pool_reserved = -1, instant = -1, stack = -1;
 };
 
 // The stats of HostStatIds that one host event has, found in one pass over
@@ -43,10 +43,33 @@ struct HostStatIds {
 // event's own before its metadata's, as EventVisitor::Stat finds them):
 // not a scan of both per stat read.
 enum HostRole : uint8_t {
-  kFramework, kRootLevel, kStepNum, kIterNum, kCommId, kCollective, kCommNelems,
-  kCommOutNelems, kWorldSize, kCommDtype, kInputDims, kInputTypes, kInputValues, kSequence,
-  kFwdThread, kDirection, kMemoryDeviceType, kAllocator, kAllocationBytes, kRequestedBytes,
-  kDeviceId, kAddress, kBytesAllocated, kPoolReserved, kInstant, kStack, kHostRoles,
+  kFramework,
+  kRootLevel,
+  kStepNum,
+  kIterNum,
+  kCommId,
+  kCollective,
+  kCommNelems,
+  kCommOutNelems,
+  kWorldSize,
+  kCommDtype,
+  kInputDims,
+  kInputTypes,
+  kInputValues,
+  kSequence,
+  kFwdThread,
+  kDirection,
+  kMemoryDeviceType,
+  kAllocator,
+  kAllocationBytes,
+  kRequestedBytes,
+  kDeviceId,
+  kAddress,
+  kBytesAllocated,
+  kPoolReserved,
+  kInstant,
+  kStack,
+  kHostRoles,
   kNoRole = 0xff
 };
 
@@ -59,7 +82,7 @@ class HostRoles {
     if (id < 0) return kNoRole;
     if (dense_) {
       return static_cast<uint64_t>(id) < by_id_.size() ? by_id_[static_cast<size_t>(id)]
-                                                        : static_cast<uint8_t>(kNoRole);
+                                                       : static_cast<uint8_t>(kNoRole);
     }
     for (size_t role = 0; role < ids_.size(); ++role) {
       if (ids_[role] == id) return static_cast<uint8_t>(role);

@@ -19,7 +19,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "src/xplane/absl_view.h"
 #include "src/export/event_stats.h"
 #include "src/export/gzip.h"
 #include "src/export/json_text.h"
@@ -27,13 +26,14 @@
 #include "src/export/kineto_host_stats.h"
 #include "src/export/ordered_jobs.h"
 #include "src/export/plane_gather.h"
-#include "src/xplane/host_events.h"
+#include "src/xplane/absl_view.h"
 #include "src/xplane/device_details.h"
 #include "src/xplane/event_time.h"
 #include "src/xplane/flow_links.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/job_identity.h"
-#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -121,7 +121,8 @@ class KinetoWriter {
 
   absl::Status Finish() {
     for (const auto& [name, gather] : gathered_) {
-      (xplane::IsRuntimeCallsPlane(name) ? runtime_planes_ : device_planes_).push_back(&gather->plane());
+      (xplane::IsRuntimeCallsPlane(name) ? runtime_planes_ : device_planes_)
+          .push_back(&gather->plane());
     }
     WriteRuntime();
     WriteDevices();
@@ -231,8 +232,7 @@ class KinetoWriter {
     out_.Micros(duration_ns);
     max_end_ns_ = std::max(max_end_ns_, SaturatingAdd(start_ns, duration_ns));
   }
-  void Metadata(const char* kind, int64_t pid, const std::string* tid,
-                std::string_view name) {
+  void Metadata(const char* kind, int64_t pid, const std::string* tid, std::string_view name) {
     BeginEvent("M", nullptr, kind);
     out_.Raw(",\"pid\":");
     out_.Int(pid);
@@ -264,7 +264,8 @@ class KinetoWriter {
       const bool runtime = xplane::IsRuntimeCallsPlane(plane.name());
       if (plane.name() == xplane::kHostPlaneName) {
         host = &plane;
-      } else if (runtime || absl::StartsWith(xplane::AbslView(plane.name()), xplane::kDevicePlanePrefix)) {
+      } else if (runtime ||
+                 absl::StartsWith(xplane::AbslView(plane.name()), xplane::kDevicePlanePrefix)) {
         if (runtime) keep_spans_ = true;  // Calls find the spans around them.
         if (borrow_) {
           (runtime ? runtime_planes_ : device_planes_).push_back(&plane);
@@ -363,8 +364,8 @@ class KinetoWriter {
     const OperatorSignatures signatures(plane, roles, metadata, stat_names);
     std::vector<int64_t> memory_keys;  // Stat name ids named like a memory event's key.
     for (const auto& [id, stat] : host_plane.stat_metadata()) {
-      for (std::string_view key : {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated",
-                                   "Total Reserved"}) {
+      for (std::string_view key :
+           {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated", "Total Reserved"}) {
         if (stat.name() == key) memory_keys.push_back(plane.StatId(stat.name()));
       }
     }
@@ -405,7 +406,8 @@ class KinetoWriter {
       for (int e = 0; e < events.size(); ++e) {
         // Events lie apart in memory and this loop is bound by fetching
         // them: the next ones are asked for while this one is placed.
-        if (e + kPrefetchEvents < events.size()) __builtin_prefetch(&events.Get(e + kPrefetchEvents));
+        if (e + kPrefetchEvents < events.size())
+          __builtin_prefetch(&events.Get(e + kPrefetchEvents));
         const XEvent& event = events.Get(e);
         const EventVisitor stats(plane, line.raw(), event, metadata.Find(event.metadata_id()));
         const std::optional<xplane::EventTime> time = Placed(stats);
@@ -518,8 +520,8 @@ class KinetoWriter {
   struct ChunkText {
     std::unique_ptr<KinetoWriter> writer;
     PreparedBytes prepared;  // The text as the sink takes it.
-    int64_t steps = 0;  // Step spans in the chunk.
-    uint64_t work = 0;  // xplane::CountWork on its thread.
+    int64_t steps = 0;       // Step spans in the chunk.
+    uint64_t work = 0;       // xplane::CountWork on its thread.
     JobBuffers TakeBuffers() { return {writer->out_.TakeBuffer(), std::move(prepared)}; }
     // A chunk written into `buffers` by a writer of `host_pid`'s events,
     // after the first event of the trace.
@@ -547,8 +549,12 @@ class KinetoWriter {
       case HostItem::kInstant:
         WriteInstant(HostEvent(plane, *item.line, *item.event), line.Id(), item.ts_ns);
         break;
-      case HostItem::kCounterLine: WriteCounters(line); break;
-      case HostItem::kAsyncLane: WriteAsyncLane(line, item.named); break;
+      case HostItem::kCounterLine:
+        WriteCounters(line);
+        break;
+      case HostItem::kAsyncLane:
+        WriteAsyncLane(line, item.named);
+        break;
     }
   }
 
@@ -704,8 +710,7 @@ class KinetoWriter {
     const HostStats host(*roles_, *names_, stats);
     const int64_t device_type = kineto::TorchDeviceType(host.Str(kMemoryDeviceType).value_or(""),
                                                         host.Str(kAllocator).value_or(""));
-    int64_t bytes =
-        host.Int(kAllocationBytes).value_or(host.Int(kRequestedBytes).value_or(0));
+    int64_t bytes = host.Int(kAllocationBytes).value_or(host.Int(kRequestedBytes).value_or(0));
     if (stats.Name() == xplane::kMemoryDeallocationEvent) bytes = SaturatingNeg(bytes);
     if (stats.Name() == xplane::kMemoryUsageEvent) bytes = 0;  // A sample, not a change.
     OpenEventAs(kMemory);
@@ -880,9 +885,8 @@ class KinetoWriter {
 
   // WriteOperatorArgs' text for an event that fits its signature.
   void WriteSignatureArgs(const KinetoSpan& span, const PlaneVisitor& plane,
-                          const EventVisitor& stats,
-                          const OperatorSignatures::Signature& signature, int64_t seq,
-                          std::optional<int64_t> fwd_thread) {
+                          const EventVisitor& stats, const OperatorSignatures::Signature& signature,
+                          int64_t seq, std::optional<int64_t> fwd_thread) {
     out_.Raw(",\"args\":{\"External id\":");
     out_.Int(span.external_id);
     out_.Raw(signature.inputs);
@@ -931,8 +935,8 @@ class KinetoWriter {
     // torch.profiler's with_stack field, one frame after another, which
     // the plugin's operator view groups by and shows.
     if (auto stack = host.Str(kStack)) {
-      args.Str("Call stack", absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()),
-                                                {{"\n", ";"}}));
+      args.Str("Call stack",
+               absl::StrReplaceAll(absl::string_view(stack->data(), stack->size()), {{"\n", ";"}}));
       copied.push_back(ids_.stack);
     }
     WriteCommArgs(host, args);
@@ -981,8 +985,8 @@ class KinetoWriter {
   // after the call's end, so a span that started earlier and ends no later
   // than one after it can never be the answer again. What stays, per kind,
   // is a stack of falling ends, searched in O(log n) per call.
-  std::vector<int64_t> EnclosingExternalIds(
-      int64_t tid, const std::vector<std::pair<int64_t, int64_t>>& calls) {
+  std::vector<int64_t> EnclosingExternalIds(int64_t tid,
+                                            const std::vector<std::pair<int64_t, int64_t>>& calls) {
     std::vector<int64_t> ids(calls.size(), 0);
     auto found = host_spans_.find(tid);
     if (found == host_spans_.end()) return ids;
@@ -1083,8 +1087,8 @@ class KinetoWriter {
         const LineVisitor line = visitor.Line(l);
         for (int e = 0; e < line.NumEvents(); ++e) {
           const EventVisitor stats = line.Event(e);
-          const int64_t device = plane_device ? *plane_device
-                                              : stats.IntStatNamed(xplane::kDeviceIdStat).value_or(0);
+          const int64_t device =
+              plane_device ? *plane_device : stats.IntStatNamed(xplane::kDeviceIdStat).value_or(0);
           const int64_t stream = stats.IntStatNamed(xplane::kStreamIdStat).value_or(line.Id());
           const std::string tid = absl::StrCat("\"stream ", stream, "\"");
           if (!named) {
@@ -1106,7 +1110,7 @@ class KinetoWriter {
     if (kind.empty()) {
       kind = stats.StatNamed(xplane::kMemcpyDetailsStat).has_value()   ? "memcpy"
              : stats.StatNamed(xplane::kMemsetDetailsStat).has_value() ? "memset"
-                                                                 : "kernel";
+                                                                       : "kernel";
     }
     // Activity that is none of the three keeps a category readers skip
     // instead of inflating kernel time; it still shows in the timeline.
@@ -1142,9 +1146,9 @@ class KinetoWriter {
         args.Double("memory bandwidth (GB/s)", static_cast<double>(*bytes) / duration);
       }
     }
-    args.PassThrough(stats, {xplane::kDeviceIdStat, xplane::kStreamIdStat,
-                             xplane::kCorrelationIdStat, xplane::kBytesStat,
-                             xplane::kDeviceEventKindStat});
+    args.PassThrough(stats,
+                     {xplane::kDeviceIdStat, xplane::kStreamIdStat, xplane::kCorrelationIdStat,
+                      xplane::kBytesStat, xplane::kDeviceEventKindStat});
     args.Close();
     out_.Char('}');
     if (correlation) WriteLaunchFlow(*correlation, device, tid, start);
@@ -1259,9 +1263,11 @@ class KinetoWriter {
   }
 
   // Pair i's flows get the ids 2i+1 ("fwdbwd") and 2i+2 ("forward_backward").
-  void WriteForwardBackward(const std::vector<std::pair<const KinetoSpan*, const KinetoSpan*>>& pairs) {
-    const auto write = [](KinetoWriter& writer, const std::pair<const KinetoSpan*, const KinetoSpan*>* at,
-                          size_t count, int64_t first_id) {
+  void WriteForwardBackward(
+      const std::vector<std::pair<const KinetoSpan*, const KinetoSpan*>>& pairs) {
+    const auto write = [](KinetoWriter& writer,
+                          const std::pair<const KinetoSpan*, const KinetoSpan*>* at, size_t count,
+                          int64_t first_id) {
       int64_t id = first_id;
       for (size_t i = 0; i < count; ++i, ++at) {
         for (const char* cat : {"fwdbwd", "forward_backward"}) {

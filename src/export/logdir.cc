@@ -39,9 +39,8 @@ std::string RunNameForTime(int64_t epoch_ns) {
   const time_t seconds = static_cast<time_t>(epoch_ns / 1000000000);
   struct tm local;
   localtime_r(&seconds, &local);
-  return absl::StrFormat("%04d_%02d_%02d_%02d_%02d_%02d", local.tm_year + 1900,
-                         local.tm_mon + 1, local.tm_mday, local.tm_hour,
-                         local.tm_min, local.tm_sec);
+  return absl::StrFormat("%04d_%02d_%02d_%02d_%02d_%02d", local.tm_year + 1900, local.tm_mon + 1,
+                         local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec);
 }
 
 std::string ProfileRoot(const std::string& logdir) {
@@ -53,33 +52,31 @@ bool ChromeTraceWanted(std::optional<bool> asked, bool kineto_written) {
 }
 
 absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
-                                               const std::string& run_name,
-                                               int64_t epoch_ns) {
+                                               const std::string& run_name, int64_t epoch_ns) {
   const std::string root = ProfileRoot(logdir);
   if (absl::Status made = MakeDirectories(root); !made.ok()) return made;
   auto try_create = [](const std::string& path) -> absl::StatusOr<bool> {
     if (mkdir(path.c_str(), 0755) == 0) return true;
     if (errno == EEXIST) return false;
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot create run directory '", path, "': ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create run directory '", path, "': ", std::strerror(errno)));
   };
   if (!run_name.empty()) {
     const std::string path = absl::StrCat(root, "/", run_name);
     auto created = try_create(path);
     if (!created.ok()) return created.status();
     if (!*created) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "run directory '", path, "' already exists; choose another run_name"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("run directory '", path, "' already exists; choose another run_name"));
     }
     return path;
   }
   const std::string base = absl::StrCat(root, "/", RunNameForTime(epoch_ns));
   std::vector<std::string> candidates = {
-      base, absl::StrFormat("%s_%03d", base,
-                            static_cast<int>((epoch_ns / 1000000) % 1000))};
+      base, absl::StrFormat("%s_%03d", base, static_cast<int>((epoch_ns / 1000000) % 1000))};
   for (int i = 2; i < 1000; ++i) {
-    candidates.push_back(absl::StrFormat("%s_%03d_%d", base,
-                                         static_cast<int>((epoch_ns / 1000000) % 1000), i));
+    candidates.push_back(
+        absl::StrFormat("%s_%03d_%d", base, static_cast<int>((epoch_ns / 1000000) % 1000), i));
   }
   for (const std::string& path : candidates) {
     auto created = try_create(path);
@@ -97,8 +94,8 @@ absl::StatusOr<RunDirectory> JoinRunDirectory(const std::string& logdir,
   RunDirectory run{absl::StrCat(root, "/", run_name), true};
   if (mkdir(run.path.c_str(), 0755) == 0) return run;
   if (errno != EEXIST) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot create run directory '", run.path, "': ", std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create run directory '", run.path, "': ", std::strerror(errno)));
   }
   struct stat st;
   if (lstat(run.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -114,9 +111,9 @@ absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run) {
   std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
                                   "/neuronprof-unsaved-", run, "-XXXXXX");
   if (mkdtemp(path.data()) == nullptr) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "cannot create a fallback folder like '", path, "': ", std::strerror(errno),
-        " (set TMPDIR to a writable folder)"));
+    return absl::PermissionDeniedError(absl::StrCat("cannot create a fallback folder like '", path,
+                                                    "': ", std::strerror(errno),
+                                                    " (set TMPDIR to a writable folder)"));
   }
   return path;
 }
@@ -139,8 +136,8 @@ class SinkOutput : public google::protobuf::io::CopyingOutputStream {
   absl::Status status_;
 };
 
-absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space,
-                         const std::string& path, const StreamedPlane& streamed_plane) {
+absl::Status WriteXPlane(const tensorflow::profiler::XSpace& space, const std::string& path,
+                         const StreamedPlane& streamed_plane) {
   if (streamed_plane) return WriteXSpaceStreamed(space, streamed_plane, path);
   auto file = AtomicFile::Open(path);
   if (!file.ok()) return file.status();
@@ -162,8 +159,8 @@ absl::Status PlaceFile(const std::string& from, const std::string& to, bool keep
   const int placed = keep ? link(from.c_str(), to.c_str()) : rename(from.c_str(), to.c_str());
   if (placed == 0) return absl::OkStatus();
   if (errno != EXDEV && errno != EPERM) {
-    return absl::InternalError(absl::StrCat("cannot ", keep ? "link" : "move", " '", from,
-                                            "' to '", to, "': ", std::strerror(errno)));
+    return absl::InternalError(absl::StrCat("cannot ", keep ? "link" : "move", " '", from, "' to '",
+                                            to, "': ", std::strerror(errno)));
   }
   // EXDEV: another filesystem; EPERM: one that refuses hard links.
   auto data = ReadRegularFile(from, kMaxXSpaceFileBytes, "an XSpace file");
@@ -283,8 +280,8 @@ absl::StatusOr<std::vector<std::string>> WriteStreamedProfileFiles(
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
-    const tensorflow::profiler::XSpace& space, const std::string& dir,
-    const std::string& host, const ExportOptions& options) {
+    const tensorflow::profiler::XSpace& space, const std::string& dir, const std::string& host,
+    const ExportOptions& options) {
   if (options.streamed_plane) return WriteStreamedProfileFiles(space, dir, host, options);
   const std::string xplane_path = absl::StrCat(dir, "/", host, kXPlaneSuffix);
   std::vector<std::string> paths = {xplane_path};

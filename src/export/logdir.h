@@ -42,8 +42,7 @@ std::string ProfileRoot(const std::string& logdir);  // <logdir>/plugins/profile
 // `epoch_ns`; if that folder exists, a _<milliseconds> suffix (then a
 // counter) keeps it unique.
 absl::StatusOr<std::string> CreateRunDirectory(const std::string& logdir,
-                                               const std::string& run_name,
-                                               int64_t epoch_ns);
+                                               const std::string& run_name, int64_t epoch_ns);
 
 // <logdir>/plugins/profile/<run_name>, created or, when it exists as a
 // folder (not a link), joined: the one run folder that every rank of a
@@ -62,8 +61,8 @@ absl::StatusOr<RunDirectory> JoinRunDirectory(const std::string& logdir,
 // not be written to their logdir.
 absl::StatusOr<std::string> CreateFallbackDirectory(const std::string& run);
 
-using PlaneFragments = std::function<absl::Status(
-    tensorflow::profiler::XPlane* plane, const std::function<absl::Status()>& ready)>;
+using PlaneFragments = std::function<absl::Status(tensorflow::profiler::XPlane* plane,
+                                                  const std::function<absl::Status()>& ready)>;
 
 // The one rule for <host>.trace.json.gz of every writer (Profiler, capture
 // server, capture client): as `asked` says, else only where no Kineto trace
@@ -97,8 +96,8 @@ struct ExportOptions {
 // Writes <dir>/<host>.xplane.pb and the other exports, each atomically.
 // Returns the paths written (the staged xplane.pb last, when kept).
 absl::StatusOr<std::vector<std::string>> WriteProfileFiles(
-    const tensorflow::profiler::XSpace& space, const std::string& dir,
-    const std::string& host, const ExportOptions& options);
+    const tensorflow::profiler::XSpace& space, const std::string& dir, const std::string& host,
+    const ExportOptions& options);
 
 }  // namespace exporter
 }  // namespace neuronprof

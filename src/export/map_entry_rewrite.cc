@@ -13,17 +13,23 @@ constexpr uint32_t kStatMetadataField = 5;   // XPlane.stat_metadata
 constexpr char kKeyTag = 0x08;
 constexpr char kValueTag = 0x12;
 
-enum WireType { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kStartGroup = 3, kEndGroup = 4,
-                kFixed32 = 5 };
+enum WireType {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5
+};
 // Protobuf's default recursion limit: deeper groups do not parse anyway.
 constexpr int kMaxGroupDepth = 100;
 
 struct Field {
   uint32_t number = 0;
   int wire_type = 0;
-  uint64_t varint = 0;        // a varint field's value
-  std::string_view payload;   // a length-delimited field's bytes
-  std::string_view whole;     // the field, tag included
+  uint64_t varint = 0;       // a varint field's value
+  std::string_view payload;  // a length-delimited field's bytes
+  std::string_view whole;    // the field, tag included
 };
 
 // Protobuf wire format, field by field; false on malformed bytes.
@@ -118,7 +124,9 @@ void AppendLengthDelimited(uint32_t number, std::string_view payload, std::strin
 }
 
 bool IsKey(const Field& field) { return field.number == 1 && field.wire_type == kVarint; }
-bool IsValue(const Field& field) { return field.number == 2 && field.wire_type == kLengthDelimited; }
+bool IsValue(const Field& field) {
+  return field.number == 2 && field.wire_type == kLengthDelimited;
+}
 
 // One map entry. Protobuf inserts and then erases the key of an entry that
 // starts with the key's tag byte, then the value's, and goes on: those are
@@ -164,8 +172,7 @@ bool RewriteFields(std::string_view data, uint32_t first, uint32_t second, Rewri
   while (!reader.AtEnd()) {
     if (!reader.Next(&field)) return false;
     bool field_changed = false;
-    if (field.wire_type == kLengthDelimited &&
-        (field.number == first || field.number == second) &&
+    if (field.wire_type == kLengthDelimited && (field.number == first || field.number == second) &&
         !rewrite(field.payload, nullptr, &field_changed)) {
       return false;
     }
@@ -183,8 +190,7 @@ bool RewriteFields(std::string_view data, uint32_t first, uint32_t second, Rewri
 }
 
 bool RewritePlane(std::string_view plane, std::string* out, bool* changed) {
-  return RewriteFields(plane, kEventMetadataField, kStatMetadataField, RewriteEntry, out,
-                       changed);
+  return RewriteFields(plane, kEventMetadataField, kStatMetadataField, RewriteEntry, out, changed);
 }
 
 }  // namespace

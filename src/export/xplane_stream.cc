@@ -33,8 +33,7 @@ void AppendVarint(uint64_t value, std::string* out) {
 void AppendTag(uint32_t field, std::string* out) { AppendVarint(field << 3 | 2, out); }
 
 // `message` as field `field` of its parent.
-void AppendMessage(uint32_t field, const google::protobuf::MessageLite& message,
-                   std::string* out) {
+void AppendMessage(uint32_t field, const google::protobuf::MessageLite& message, std::string* out) {
   AppendTag(field, out);
   const size_t size = message.ByteSizeLong();
   AppendVarint(size, out);

@@ -72,8 +72,7 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max
     const ssize_t n = read(fd.get(), data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return absl::DataLossError(
-          absl::StrCat("cannot read '", path, "': ", std::strerror(errno)));
+      return absl::DataLossError(absl::StrCat("cannot read '", path, "': ", std::strerror(errno)));
     }
     if (n == 0) break;  // Shrank meanwhile: parse what is there.
     done += static_cast<size_t>(n);
@@ -94,10 +93,10 @@ absl::StatusOr<tensorflow::profiler::XSpace> ParseXSpace(std::string_view data,
   tensorflow::profiler::XSpace space;
   if (!canonical.ok() || bytes.size() > static_cast<size_t>(kMaxXSpaceFileBytes) ||
       !space.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::DataLossError(absl::StrCat("'", source,
-                                            "' is not an XSpace (.xplane.pb) file: its ",
-                                            data.size(), " bytes do not parse (truncated or "
-                                            "not a profile)"));
+    return absl::DataLossError(
+        absl::StrCat("'", source, "' is not an XSpace (.xplane.pb) file: its ", data.size(),
+                     " bytes do not parse (truncated or "
+                     "not a profile)"));
   }
   return space;
 }

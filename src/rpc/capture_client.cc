@@ -2,6 +2,8 @@
 // empty windows); the calling thread reports progress and waits.
 #include "src/rpc/capture_client.h"
 
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,9 +19,6 @@
 #include <optional>
 #include <thread>
 #include <utility>
-
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -39,13 +38,20 @@ namespace neuronprof {
 
 const char* HostCaptureStateName(HostCaptureState state) {
   switch (state) {
-    case HostCaptureState::kConnecting: return "connecting";
-    case HostCaptureState::kWindow: return "window";
-    case HostCaptureState::kServerCollecting: return "server collecting";
-    case HostCaptureState::kReceiving: return "receiving";
-    case HostCaptureState::kWriting: return "writing";
-    case HostCaptureState::kSucceeded: return "done";
-    case HostCaptureState::kFailed: return "failed";
+    case HostCaptureState::kConnecting:
+      return "connecting";
+    case HostCaptureState::kWindow:
+      return "window";
+    case HostCaptureState::kServerCollecting:
+      return "server collecting";
+    case HostCaptureState::kReceiving:
+      return "receiving";
+    case HostCaptureState::kWriting:
+      return "writing";
+    case HostCaptureState::kSucceeded:
+      return "done";
+    case HostCaptureState::kFailed:
+      return "failed";
   }
   return "unknown";
 }
@@ -77,16 +83,15 @@ constexpr uint64_t kMaxEvents = 1000000;
 // timeout.
 absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address,
                            int64_t timeout_ms) {
-  const auto deadline =
-      std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms);
   grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
     if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
       return absl::UnavailableError(absl::StrCat(
           "cannot connect to ", address.address,
           ": the connection was refused, the host is unreachable or its name does "
-          "not resolve, or what listens on port ", address.port,
-          " is not a ProfilerService (is a profiler server listening there?)"));
+          "not resolve, or what listens on port ",
+          address.port, " is not a ProfilerService (is a profiler server listening there?)"));
     }
     if (!channel.WaitForStateChange(state, deadline)) {
       // A program that accepts the connection but never speaks gRPC (another
@@ -94,7 +99,8 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
       return absl::DeadlineExceededError(absl::StrCat(
           "cannot connect to ", address.address, ": no gRPC connection within ", timeout_ms,
           " ms (CaptureOptions::connect_timeout_ms): the host does not answer, or what "
-          "listens on port ", address.port, " is not a ProfilerService"));
+          "listens on port ",
+          address.port, " is not a ProfilerService"));
     }
     state = channel.GetState(/*try_to_connect=*/true);
   }
@@ -104,27 +110,26 @@ absl::Status WaitConnected(grpc::Channel& channel, const ServiceAddress& address
 // A failed Profile call, in words that say what happened to the host.
 absl::Status DescribeRpcFailure(const grpc::Status& status, const ServiceAddress& address,
                                 int64_t duration_ms, int64_t response_timeout_ms) {
-  const std::string detail =
-      absl::StrCat(absl::StatusCodeToString(ToAbslCode(status.error_code())), ": ",
-                   status.error_message());
+  const std::string detail = absl::StrCat(absl::StatusCodeToString(ToAbslCode(status.error_code())),
+                                          ": ", status.error_message());
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
-      return absl::UnavailableError(absl::StrCat(
-          address.address,
-          " closed the connection during the capture (the server exited or the "
-          "network failed): ",
-          detail));
+      return absl::UnavailableError(
+          absl::StrCat(address.address,
+                       " closed the connection during the capture (the server exited or the "
+                       "network failed): ",
+                       detail));
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return absl::DeadlineExceededError(absl::StrCat(
-          address.address, " did not answer within ", duration_ms + response_timeout_ms,
-          " ms (the ", duration_ms, " ms window + ", response_timeout_ms,
-          " ms CaptureOptions::response_timeout_ms): ", detail));
+      return absl::DeadlineExceededError(
+          absl::StrCat(address.address, " did not answer within ",
+                       duration_ms + response_timeout_ms, " ms (the ", duration_ms, " ms window + ",
+                       response_timeout_ms, " ms CaptureOptions::response_timeout_ms): ", detail));
     case grpc::StatusCode::UNIMPLEMENTED:
       // A gRPC program without tensorflow.ProfilerService: a port range that
       // runs into another service (its rank is unknown: it is not one).
       return absl::UnimplementedError(absl::StrCat(
-          address.address, " is not a ProfilerService: the gRPC server on port ",
-          address.port, " does not serve tensorflow.ProfilerService/Profile (", detail, ")"));
+          address.address, " is not a ProfilerService: the gRPC server on port ", address.port,
+          " does not serve tensorflow.ProfilerService/Profile (", detail, ")"));
     default:
       return absl::Status(ToAbslCode(status.error_code()),
                           absl::StrCat(address.address, " refused the capture: ", detail));
@@ -211,8 +216,7 @@ class ProfileCall final {
   ProfileCall(const ProfileCall&) = delete;
   ProfileCall& operator=(const ProfileCall&) = delete;
 
-  void Start(grpc::GenericStub& stub, const grpc::ByteBuffer& request,
-             grpc::ByteBuffer* response) {
+  void Start(grpc::GenericStub& stub, const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
     reader_ = stub.PrepareUnaryCall(context_, kProfileMethod, request, &queue_);
     reader_->StartCall();
     reader_->ReadInitialMetadata(&headers_tag_);
@@ -242,7 +246,7 @@ class ProfileCall final {
       --pending;
       if (tag == &done_tag_) {
         window_over = true;  // Nothing to report once the call is over.
-      } else if (ok) {  // Not ok: the call failed first; its status says how.
+      } else if (ok) {       // Not ok: the call failed first; its status says how.
         on_response_begins_(HeaderNumber(kResponseBytesHeader), HeaderNumber(kCollectMsHeader));
       }
     }
@@ -294,8 +298,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectWithRetry(const CaptureOpt
     if (last.ok()) return channel;
   }
   if (options.connect_attempts == 1) return last;
-  return absl::Status(last.code(), absl::StrCat(last.message(), " (", options.connect_attempts,
-                                                " attempts)"));
+  return absl::Status(last.code(),
+                      absl::StrCat(last.message(), " (", options.connect_attempts, " attempts)"));
 }
 
 // The host's clock offset, measured before the window so that it costs no
@@ -338,9 +342,9 @@ absl::StatusOr<Clock::time_point> CallProfile(Run& run, HostJob& job, grpc::Gene
   grpc::Slice request_slice(request);
   grpc::ByteBuffer request_buffer(&request_slice, 1);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::milliseconds(options.duration_ms +
-                                                 options.response_timeout_ms));
+  context.set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(options.duration_ms + options.response_timeout_ms));
   const Clock::time_point window_end =
       job.window_start + std::chrono::milliseconds(options.duration_ms);
   Clock::time_point response_begins = window_end;
@@ -408,10 +412,10 @@ absl::Status AllWindowsEmpty(const CaptureOptions& options, const HostJob& job) 
       reasons.push_back(reason);
     }
   }
-  const std::string message = absl::StrCat(
-      "no trace events from ", job.address.address, " in ", result.attempts,
-      " attempt(s) of ", options.duration_ms, " ms: ", absl::StrJoin(reasons, "; "),
-      "; no profile was written for it");
+  const std::string message =
+      absl::StrCat("no trace events from ", job.address.address, " in ", result.attempts,
+                   " attempt(s) of ", options.duration_ms, " ms: ", absl::StrJoin(reasons, "; "),
+                   "; no profile was written for it");
   if (options.host_tracer_level == 0) return absl::FailedPreconditionError(message);
   return absl::NotFoundError(message);
 }
@@ -424,8 +428,8 @@ absl::Status CaptureWindows(Run& run, HostJob& job, grpc::GenericStub& stub,
     HostCaptureTimings timings;
     StartAttempt(run, job, attempt);
     grpc::ByteBuffer response;
-    auto received = CallProfile(run, job, stub, clock_offset ? clock_offset->offset_ns : 0,
-                                timings, &response);
+    auto received =
+        CallProfile(run, job, stub, clock_offset ? clock_offset->offset_ns : 0, timings, &response);
     if (!received.ok()) return received.status();
     // Reading, aligning and writing the profile take a slot of
     // max_parallel_hosts; the window itself never waits for one.
@@ -490,8 +494,7 @@ struct ThreadJoiner {
 // the servers are told.
 absl::Status CreateRunFolder(Run& run) {
   const CaptureOptions& options = *run.options;
-  auto run_dir =
-      exporter::CreateRunDirectory(options.logdir, options.run_name, core::EpochNowNs());
+  auto run_dir = exporter::CreateRunDirectory(options.logdir, options.run_name, core::EpochNowNs());
   if (!run_dir.ok()) return run_dir.status();
   run.run_dir = *run_dir;
   run.session_id = run.run_dir.substr(run.run_dir.rfind('/') + 1);
@@ -614,8 +617,7 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   opts->set_session_id(session_id);
   // As TSL's client: start now (servers treat a past start as now), on
   // the server's clock: a server ahead of this one would wait otherwise.
-  opts->set_start_timestamp_ns(
-      static_cast<uint64_t>(core::EpochNowNs() + server_clock_offset_ns));
+  opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs() + server_clock_offset_ns));
   if (options.flight_recorder_now) {
     (*opts->mutable_advanced_configuration())[kFlightRecorderNowKey].set_bool_value(true);
   }
@@ -633,8 +635,7 @@ std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddre
                                const std::vector<std::string>& warnings) {
   std::vector<std::string> reasons;
   if (options.host_tracer_level == 0) {
-    reasons.push_back(
-        "host_tracer_level 0 was requested, so host markers were filtered out");
+    reasons.push_back("host_tracer_level 0 was requested, so host markers were filtered out");
   }
   for (const std::string& warning : warnings) {
     // The server's own level-0 note repeats the one above.

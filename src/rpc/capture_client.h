@@ -33,12 +33,10 @@ std::string RequestHostName(const ServiceAddress& address);
 
 // Why a capture of `address` came back without events, from what the
 // options and the server's warnings (`space` may be null) tell.
-std::string EmptyCaptureReason(const CaptureOptions& options,
-                               const ServiceAddress& address,
+std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,
                                const tensorflow::profiler::XSpace* space);
 // The same from the space's warnings alone.
-std::string EmptyCaptureReason(const CaptureOptions& options,
-                               const ServiceAddress& address,
+std::string EmptyCaptureReason(const CaptureOptions& options, const ServiceAddress& address,
                                const std::vector<std::string>& warnings);
 
 // The XSpace of a successful Profile call, wherever the server put it:
@@ -53,9 +51,10 @@ std::string EmptyCaptureReason(const CaptureOptions& options,
 // parsed by the file reader (exporter::ParseXSpace), linear on any map
 // entries. The client hands it only responses without an xspace field:
 // one with it is read from its bytes (rpc::ScanProfileResponse).
-absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(
-    tensorflow::ProfileResponse* response, const ServiceAddress& address,
-    const std::string& saved_dir, std::string* saved_file);
+absl::StatusOr<tensorflow::profiler::XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
+                                                           const ServiceAddress& address,
+                                                           const std::string& saved_dir,
+                                                           std::string* saved_file);
 
 // Whether a capture of `options` writes <host>.trace.json.gz: as
 // CaptureOptions::write_chrome_trace says, else only without the Kineto
@@ -79,13 +78,11 @@ std::string AddressHostName(const ServiceAddress& address);
 // files), else with "_<port>" when the address shares its host with another
 // address of the same capture. A server name whose files (prefix +
 // `longest_suffix`) would exceed NAME_MAX falls back to AddressHostName too.
-std::string BaseHostName(const tensorflow::profiler::XSpace& space,
-                         const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix);
+std::string BaseHostName(const tensorflow::profiler::XSpace& space, const ServiceAddress& address,
+                         bool host_is_shared, std::string_view longest_suffix);
 // The same from the space's host names and rank identity.
-std::string BaseHostName(const std::vector<std::string>& hostnames,
-                         const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix,
+std::string BaseHostName(const std::vector<std::string>& hostnames, const ServiceAddress& address,
+                         bool host_is_shared, std::string_view longest_suffix,
                          const xplane::JobIdentity& identity = xplane::JobIdentity());
 
 }  // namespace rpc

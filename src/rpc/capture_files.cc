@@ -1,8 +1,6 @@
 // A host's Profile response to its files: where the profile is in the
 // response, the host's file names in the run folder, and the .xplane.pb
 // with the Chrome and Kineto traces beside it.
-#include "src/rpc/capture_run.h"
-
 #include <unistd.h>
 
 #include <future>
@@ -20,6 +18,7 @@
 #include "src/export/trace_stream.h"
 #include "src/export/xspace_file.h"
 #include "src/rpc/capture_client.h"
+#include "src/rpc/capture_run.h"
 #include "src/rpc/space_fragments.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
@@ -95,8 +94,8 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
                                              const ServiceAddress& address) {
   ReceivedProfile profile;
   if (grpc::Status s = buffer.Dump(&profile.slices); !s.ok()) {
-    return absl::InternalError(absl::StrCat("cannot read the response of ", address.address,
-                                            ": ", s.error_message()));
+    return absl::InternalError(
+        absl::StrCat("cannot read the response of ", address.address, ": ", s.error_message()));
   }
   BytePieces pieces;
   for (const grpc::Slice& slice : profile.slices) {
@@ -116,9 +115,9 @@ absl::StatusOr<ReceivedProfile> ReadResponse(grpc::ByteBuffer& buffer, const Run
                                             " sent a Profile response that is not a "
                                             "well-formed tensorflow.ProfileResponse"));
   }
-  auto space = ResponseSpace(&response, address,
-                             absl::StrCat(run.repository_root, "/", run.session_id),
-                             &profile.saved_file);
+  auto space =
+      ResponseSpace(&response, address, absl::StrCat(run.repository_root, "/", run.session_id),
+                    &profile.saved_file);
   if (!space.ok()) return space.status();
   profile.scanned.events = xplane::NumEvents(*space);
   profile.scanned.hostnames.assign(space->hostnames().begin(), space->hostnames().end());
@@ -160,16 +159,15 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
   std::string environment_bytes;
   const BytePieces xspace =
       ReplaceTaskEnvironment(profile.scanned, environment, &environment_bytes);
-  std::vector<std::string> files = {
-      absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
+  std::vector<std::string> files = {absl::StrCat(run.run_dir, "/", host, exporter::kXPlaneSuffix)};
   // The xplane.pb (and its fsync) is written beside the traces, from the
   // same bytes.
   std::future<absl::Status> xplane_written =
       std::async(std::launch::async, [&, path = files[0]] {  // `files` grows meanwhile.
-    absl::Status written = exporter::WriteFileAtomically(path, xspace);
-    timings.xplane_written_ms = MillisSince(received);
-    return written;
-  });
+        absl::Status written = exporter::WriteFileAtomically(path, xspace);
+        timings.xplane_written_ms = MillisSince(received);
+        return written;
+      });
   std::vector<std::unique_ptr<exporter::TraceFileStream>> traces;
   absl::Status status = OpenTraceFiles(run, host, &files, &traces);
   if (status.ok() && !traces.empty()) {
@@ -201,8 +199,8 @@ absl::StatusOr<std::vector<std::string>> WriteHostFiles(
 }
 
 absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
-                                     const ServiceAddress& address,
-                                     const std::string& saved_dir, std::string* saved_file) {
+                                     const ServiceAddress& address, const std::string& saved_dir,
+                                     std::string* saved_file) {
   XSpace space;
   if (response->has_xspace()) {
     space.Swap(response->mutable_xspace());  // Profiles can be large: no copy.
@@ -214,8 +212,8 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
       // The file reader's parse: linear on any map entries.
       auto parsed = exporter::ParseXSpace(tool.data(), tool.name());
       if (!parsed.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            address.address, " sent tool data '", tool.name(), "' that is not an XSpace"));
+        return absl::DataLossError(absl::StrCat(address.address, " sent tool data '", tool.name(),
+                                                "' that is not an XSpace"));
       }
       return parsed;
     }
@@ -227,19 +225,19 @@ absl::StatusOr<XSpace> ResponseSpace(tensorflow::ProfileResponse* response,
     // hang a plain read), a device, an empty or oversized file.
     auto saved = exporter::ReadXSpaceFile(file);
     if (!saved.ok()) {
-      return absl::Status(saved.status().code(),
-                          absl::StrCat("the profile ", address.address,
-                                       " saved: ", saved.status().message()));
+      return absl::Status(
+          saved.status().code(),
+          absl::StrCat("the profile ", address.address, " saved: ", saved.status().message()));
     }
     *saved_file = file;
     return std::move(*saved);
   }
   if (response->empty_trace()) return space;  // Nothing to fetch: empty.
-  return absl::FailedPreconditionError(absl::StrCat(
-      address.address,
-      " did not return its profile (it does not support emit_xspace) and saved it on "
-      "its own machine under ",
-      saved_dir, "/; copy it from there"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(address.address,
+                   " did not return its profile (it does not support emit_xspace) and saved it on "
+                   "its own machine under ",
+                   saved_dir, "/; copy it from there"));
 }
 
 bool WritesChromeTrace(const CaptureOptions& options) {
@@ -255,17 +253,14 @@ std::string AddressHostName(const ServiceAddress& address) {
   return exporter::ToPlainName(absl::StrCat(address.host, "_", address.port));
 }
 
-std::string BaseHostName(const XSpace& space, const ServiceAddress& address,
-                         bool host_is_shared, std::string_view longest_suffix) {
-  return BaseHostName(std::vector<std::string>(space.hostnames().begin(),
-                                               space.hostnames().end()),
-                      address, host_is_shared, longest_suffix,
-                      xplane::ReadJobIdentity(space));
+std::string BaseHostName(const XSpace& space, const ServiceAddress& address, bool host_is_shared,
+                         std::string_view longest_suffix) {
+  return BaseHostName(std::vector<std::string>(space.hostnames().begin(), space.hostnames().end()),
+                      address, host_is_shared, longest_suffix, xplane::ReadJobIdentity(space));
 }
 
-std::string BaseHostName(const std::vector<std::string>& hostnames,
-                         const ServiceAddress& address, bool host_is_shared,
-                         std::string_view longest_suffix,
+std::string BaseHostName(const std::vector<std::string>& hostnames, const ServiceAddress& address,
+                         bool host_is_shared, std::string_view longest_suffix,
                          const xplane::JobIdentity& identity) {
   if (!hostnames.empty() && exporter::IsPlainName(hostnames[0])) {
     // Ranks sharing a host are told apart by rank, as their own files are;

@@ -1,8 +1,6 @@
 // The checks of CaptureOptions that Capture() and ValidateCaptureOptions
 // make before any host is contacted: addresses, names, each limit, and
 // file names that fit.
-#include "src/rpc/capture_run.h"
-
 #include <set>
 #include <string>
 #include <string_view>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/export/logdir.h"
 #include "src/rpc/capture_client.h"
+#include "src/rpc/capture_run.h"
 
 namespace neuronprof {
 namespace rpc {
@@ -19,8 +18,8 @@ namespace {
 
 absl::Status CheckRange(const char* field, int64_t value, int64_t low, int64_t high) {
   if (value >= low && value <= high) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::", field, " must be ",
-                                                 low, "..", high, ", got ", value));
+  return absl::InvalidArgumentError(
+      absl::StrCat("CaptureOptions::", field, " must be ", low, "..", high, ", got ", value));
 }
 
 absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions& options) {
@@ -33,15 +32,14 @@ absl::StatusOr<std::vector<ServiceAddress>> ParseAddresses(const CaptureOptions&
   for (size_t i = 0; i < options.service_addresses.size(); ++i) {
     auto addresses = ParseServiceAddresses(options.service_addresses[i]);
     if (!addresses.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[",
-                                                     i, "]: ", addresses.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("CaptureOptions::service_addresses[", i,
+                                                     "]: ", addresses.status().message()));
     }
     for (ServiceAddress& address : *addresses) {
       // Two calls to one server would collide: it runs one capture at a time.
       if (!seen.insert(address.Target()).second) {
         return absl::InvalidArgumentError(
-            absl::StrCat("CaptureOptions::service_addresses lists '", address.address,
-                         "' twice"));
+            absl::StrCat("CaptureOptions::service_addresses lists '", address.address, "' twice"));
       }
       parsed.push_back(std::move(address));
     }
@@ -87,8 +85,7 @@ absl::StatusOr<std::vector<ServiceAddress>> CheckOptions(const CaptureOptions& o
     }
   }
   if (!options.run_name.empty()) {
-    if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name");
-        !s.ok()) {
+    if (auto s = exporter::CheckPlainName(options.run_name, "CaptureOptions::run_name"); !s.ok()) {
       return s;
     }
   }

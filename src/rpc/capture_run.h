@@ -7,6 +7,9 @@
 #ifndef NEURONPROF_SRC_RPC_CAPTURE_RUN_H_
 #define NEURONPROF_SRC_RPC_CAPTURE_RUN_H_
 
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,9 +19,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/slice.h>
 
 #include "absl/status/statusor.h"
 #include "neuronprof/capture.h"

@@ -1,8 +1,8 @@
 #include "src/rpc/clock_probe.h"
 
-#include <chrono>
-
 #include <grpcpp/grpcpp.h>
+
+#include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "proto/profiler_service.grpc.pb.h"
@@ -11,13 +11,11 @@
 namespace neuronprof {
 namespace rpc {
 
-std::optional<xplane::ClockOffset> EstimateClockOffset(
-    const std::vector<ClockSampleRtt>& samples) {
+std::optional<xplane::ClockOffset> EstimateClockOffset(const std::vector<ClockSampleRtt>& samples) {
   const ClockSampleRtt* best = nullptr;
   for (const ClockSampleRtt& sample : samples) {
     if (sample.receive_ns < sample.send_ns) continue;  // The client's clock stepped back.
-    if (best == nullptr ||
-        sample.receive_ns - sample.send_ns < best->receive_ns - best->send_ns) {
+    if (best == nullptr || sample.receive_ns - sample.send_ns < best->receive_ns - best->send_ns) {
       best = &sample;
     }
   }
@@ -30,16 +28,14 @@ std::optional<xplane::ClockOffset> EstimateClockOffset(
   return offset;
 }
 
-std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel,
-                                                      int64_t timeout_ms) {
+std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel, int64_t timeout_ms) {
   // The channel is shared with the capture: a stub on it costs nothing.
   tensorflow::ProfilerService::Stub stub(
       std::shared_ptr<grpc::ChannelInterface>(&channel, [](grpc::ChannelInterface*) {}));
   std::vector<ClockSampleRtt> samples;
   for (int i = 0; i < kClockProbeSamples; ++i) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(timeout_ms));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
     tensorflow::MonitorRequest request;  // duration_ms 0: the clock, at once.
     tensorflow::MonitorResponse response;
     ClockSampleRtt sample;

@@ -4,11 +4,11 @@
 #ifndef NEURONPROF_SRC_RPC_CLOCK_PROBE_H_
 #define NEURONPROF_SRC_RPC_CLOCK_PROBE_H_
 
+#include <grpcpp/channel.h>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include <grpcpp/channel.h>
 
 #include "src/xplane/clock_offset.h"
 
@@ -32,8 +32,7 @@ struct ClockSampleRtt {
 // trip: server - (send + receive) / 2, uncertain by half that round trip
 // (the server read its clock somewhere in it). nullopt without a sample
 // whose receive is not before its send.
-std::optional<xplane::ClockOffset> EstimateClockOffset(
-    const std::vector<ClockSampleRtt>& samples);
+std::optional<xplane::ClockOffset> EstimateClockOffset(const std::vector<ClockSampleRtt>& samples);
 
 // How many round trips MeasureClockOffset takes when the server answers.
 inline constexpr int kClockProbeSamples = 8;
@@ -43,8 +42,7 @@ inline constexpr int kClockProbeSamples = 8;
 // clock (other ProfilerServices: UNIMPLEMENTED or anything else); the
 // first such answer ends the probe. Never an error: a capture goes on
 // without an offset.
-std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel,
-                                                      int64_t timeout_ms);
+std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel, int64_t timeout_ms);
 
 }  // namespace rpc
 }  // namespace neuronprof

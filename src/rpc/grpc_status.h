@@ -3,10 +3,10 @@
 #ifndef NEURONPROF_SRC_RPC_GRPC_STATUS_H_
 #define NEURONPROF_SRC_RPC_GRPC_STATUS_H_
 
+#include <grpcpp/support/status.h>
+
 #include <cstddef>
 #include <string>
-
-#include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
 

@@ -18,15 +18,14 @@ class ParseErrorInterceptor : public grpc::experimental::Interceptor {
       const grpc::Status status = methods->GetSendStatus();
       // Our handlers never answer INTERNAL without a message; gRPC's
       // request parsing does.
-      if (status.error_code() == grpc::StatusCode::INTERNAL &&
-          status.error_message().empty()) {
-        methods->ModifySendStatus(grpc::Status(
-            grpc::StatusCode::INVALID_ARGUMENT,
-            absl::StrCat("cannot parse the request of ", method_,
-                         ": a string field (repository_root, session_id, host_name, "
-                         "tools, opts.override_hostname, ...) holds bytes that are "
-                         "not valid UTF-8, or the message is truncated or not of "
-                         "the method's request type")));
+      if (status.error_code() == grpc::StatusCode::INTERNAL && status.error_message().empty()) {
+        methods->ModifySendStatus(
+            grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         absl::StrCat("cannot parse the request of ", method_,
+                                      ": a string field (repository_root, session_id, host_name, "
+                                      "tools, opts.override_hostname, ...) holds bytes that are "
+                                      "not valid UTF-8, or the message is truncated or not of "
+                                      "the method's request type")));
       }
     }
     methods->Proceed();
@@ -36,8 +35,7 @@ class ParseErrorInterceptor : public grpc::experimental::Interceptor {
   const std::string method_;
 };
 
-class ParseErrorInterceptorFactory
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
+class ParseErrorInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {

@@ -5,9 +5,9 @@
 #ifndef NEURONPROF_SRC_RPC_PARSE_ERROR_INTERCEPTOR_H_
 #define NEURONPROF_SRC_RPC_PARSE_ERROR_INTERCEPTOR_H_
 
-#include <memory>
-
 #include <grpcpp/support/server_interceptor.h>
+
+#include <memory>
 
 namespace neuronprof {
 namespace rpc {

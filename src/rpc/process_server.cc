@@ -12,8 +12,7 @@ namespace neuronprof {
 namespace rpc {
 
 absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
-                                 int64_t max_buffer_bytes,
-                                 const xplane::JobIdentity& identity) {
+                                 int64_t max_buffer_bytes, const xplane::JobIdentity& identity) {
   // Never destroyed: gRPC's threads may still run during static
   // destruction, and the servers must outlive every Profiler.
   static std::mutex* mutex = new std::mutex;
@@ -33,10 +32,10 @@ absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
     if (!identity.distributed()) return server.status();
     // Ranks share a base port: say which rank's port (port + local_rank)
     // collides with another program.
-    return absl::Status(server.status().code(),
-                        absl::StrCat("rank ", identity.rank, " (local_rank ",
-                                     identity.local_rank, ") cannot serve on port ", port,
-                                     ": ", server.status().message()));
+    return absl::Status(
+        server.status().code(),
+        absl::StrCat("rank ", identity.rank, " (local_rank ", identity.local_rank,
+                     ") cannot serve on port ", port, ": ", server.status().message()));
   }
   servers->emplace(port, std::move(*server));
   return absl::OkStatus();

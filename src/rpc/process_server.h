@@ -21,8 +21,7 @@ namespace rpc {
 // its captures. The error names the port and, for a rank of a
 // distributed job, the rank and local rank.
 absl::Status EnsureProcessServer(int port, const std::string& allowed_root,
-                                 int64_t max_buffer_bytes,
-                                 const xplane::JobIdentity& identity);
+                                 int64_t max_buffer_bytes, const xplane::JobIdentity& identity);
 
 }  // namespace rpc
 }  // namespace neuronprof

@@ -25,8 +25,7 @@ int OnePassResponsesForTesting() { return g_one_pass.load(); }
 // One per call of any method; only a call that entered the limit leaves it.
 class ProfileCallLimit::CallInterceptor : public grpc::experimental::Interceptor {
  public:
-  CallInterceptor(ProfileCallLimit* limit, const grpc::ServerContextBase* context,
-                  bool profile)
+  CallInterceptor(ProfileCallLimit* limit, const grpc::ServerContextBase* context, bool profile)
       : limit_(limit), context_(context), profile_(profile) {}
   // gRPC destroys a call's interceptors with its context, after the sync
   // handler's response has been sent (or the send failed).
@@ -78,8 +77,7 @@ bool ProfileCallLimit::TryEnter(const grpc::ServerContextBase* context) {
   return true;
 }
 
-void ProfileCallLimit::Responding(grpc::ServerContextBase* context,
-                                  grpc::ByteBuffer* serialized) {
+void ProfileCallLimit::Responding(grpc::ServerContextBase* context, grpc::ByteBuffer* serialized) {
   const auto per_mib = std::chrono::seconds(serialized->Length() >> 20);
   grpc_call* call = context->c_call();
   if (call == nullptr) return;  // A handler called outside a server (the fuzz target).
@@ -174,8 +172,8 @@ ProfileCallLimit::CreateInterceptorFactory() {
     explicit Factory(ProfileCallLimit* limit) : limit_(limit) {}
     grpc::experimental::Interceptor* CreateServerInterceptor(
         grpc::experimental::ServerRpcInfo* info) override {
-      const bool profile = info->method() != nullptr &&
-                           std::strcmp(info->method(), kProfileMethod) == 0;
+      const bool profile =
+          info->method() != nullptr && std::strcmp(info->method(), kProfileMethod) == 0;
       return new CallInterceptor(limit_, info->server_context(), profile);
     }
 

@@ -7,6 +7,11 @@
 #ifndef NEURONPROF_SRC_RPC_PROFILE_CALL_LIMIT_H_
 #define NEURONPROF_SRC_RPC_PROFILE_CALL_LIMIT_H_
 
+#include <grpc/grpc.h>
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/server_interceptor.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -16,13 +21,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
-
 #include <vector>
-
-#include <grpc/grpc.h>
-#include <grpcpp/server_context.h>
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/server_interceptor.h>
 
 namespace neuronprof {
 namespace rpc {
@@ -57,8 +56,7 @@ class ProfileCallLimit {
   // Interceptors that hand gRPC a Profile response's serialized bytes
   // (Responding) in place of its message; they call CallEnded when gRPC
   // destroys the call.
-  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-  CreateInterceptorFactory();
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CreateInterceptorFactory();
   // Gives the call's place back (if it took one) and lets the allocator
   // return the freed response to the system. Only for a caller of the
   // handler outside a grpc::Server (the fuzz target) besides the

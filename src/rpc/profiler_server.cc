@@ -1,11 +1,11 @@
 // neuronprof::ProfilerServer: a grpc::Server hosting ProfilerServiceImpl.
+#include <grpcpp/grpcpp.h>
+
 #include <climits>
 #include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "neuronprof/server.h"
@@ -40,12 +40,10 @@ class ProfilerServer::Impl {
 
   absl::Status Start(const ProfilerServerOptions& options) {
     const std::string address =
-        absl::StrCat(options.bind_all_interfaces ? "[::]" : "127.0.0.1", ":",
-                     options.port);
+        absl::StrCat(options.bind_all_interfaces ? "[::]" : "127.0.0.1", ":", options.port);
     grpc::ServerBuilder builder;
     int selected_port = 0;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                             &selected_port);
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
     // Without this, a second server could share a port that is in use.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     // Requests are small (rpc::kMaxRequestBytes bounds what one may make
@@ -62,9 +60,9 @@ class ProfilerServer::Impl {
     if (server_ == nullptr || selected_port == 0) {
       if (server_ != nullptr) server_->Shutdown();
       server_.reset();
-      return absl::UnavailableError(absl::StrCat(
-          "cannot listen on ", address, " for the profiler server: port ",
-          options.port, " is in use or not allowed"));
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", address,
+                                                 " for the profiler server: port ", options.port,
+                                                 " is in use or not allowed"));
     }
     port_ = selected_port;
     return absl::OkStatus();
@@ -95,15 +93,14 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
         absl::StrCat("port must be 0..65535 (0 = any free port), got ", options.port));
   }
   if (options.max_duration_ms <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_duration_ms must be positive, got ", options.max_duration_ms));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_duration_ms must be positive, got ", options.max_duration_ms));
   }
   constexpr int64_t kMinBuffer = 64 * 1024;
   constexpr int64_t kMaxBuffer = int64_t{1} << 40;
   if (options.max_buffer_bytes < kMinBuffer || options.max_buffer_bytes > kMaxBuffer) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..", kMaxBuffer,
-                     ", got ", options.max_buffer_bytes));
+    return absl::InvalidArgumentError(absl::StrCat("max_buffer_bytes must be ", kMinBuffer, "..",
+                                                   kMaxBuffer, ", got ", options.max_buffer_bytes));
   }
   constexpr int64_t kMaxResponseTimeoutMs = int64_t{1} << 40;  // 34 years: ns fit int64.
   if (options.response_timeout_ms <= 0 || options.response_timeout_ms > kMaxResponseTimeoutMs) {

@@ -2,6 +2,9 @@
 #include "src/rpc/profiler_service_impl.h"
 
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_writer.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,10 +17,6 @@
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/proto_buffer_writer.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -49,8 +48,7 @@ std::string OverrideHostname(const tensorflow::ProfileOptions& opts) {
   if (!opts.override_hostname().empty()) return opts.override_hostname();
   auto it = opts.advanced_configuration().find("override_hostname");
   if (it != opts.advanced_configuration().end() &&
-      it->second.value_case() ==
-          tensorflow::ProfileOptions::AdvancedConfigValue::kStringValue) {
+      it->second.value_case() == tensorflow::ProfileOptions::AdvancedConfigValue::kStringValue) {
     return it->second.string_value();
   }
   return "";
@@ -78,9 +76,9 @@ absl::StatusOr<bool> FlightRecorderNow(const tensorflow::ProfileOptions& opts) {
     default:
       break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "opts.advanced_configuration[\"", kFlightRecorderNowKey,
-      "\"] must be a bool, 0/1 or \"true\"/\"false\""));
+  return absl::InvalidArgumentError(absl::StrCat("opts.advanced_configuration[\"",
+                                                 kFlightRecorderNowKey,
+                                                 "\"] must be a bool, 0/1 or \"true\"/\"false\""));
 }
 
 }  // namespace
@@ -114,8 +112,8 @@ absl::StatusOr<std::string> ResolvePath(const std::string& path) {
   for (size_t i = existing; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     if (parts[i] == "..") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          exporter::QuoteForMessage(path), " has '..' below its existing part"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(exporter::QuoteForMessage(path), " has '..' below its existing part"));
     }
     if (resolved != "/") resolved += "/";
     resolved += parts[i];
@@ -125,23 +123,21 @@ absl::StatusOr<std::string> ResolvePath(const std::string& path) {
 
 bool IsInside(const std::string& root, const std::string& path) {
   if (root == "/") return true;
-  return path == root ||
-         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-          path[root.size()] == '/');
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
 }
 
 ProfilerServiceImpl::ProfilerServiceImpl(ServiceOptions options)
-    : options_(std::move(options)),
-      call_limit_(kMaxProfileCalls, options_.response_timeout_ms) {}
+    : options_(std::move(options)), call_limit_(kMaxProfileCalls, options_.response_timeout_ms) {}
 
 namespace {
 
 // The profile Save would write exists: never replaced.
 absl::Status ProfileExistsError(const SaveTarget& save) {
-  return absl::AlreadyExistsError(absl::StrCat(
-      "'", save.root_path, "/", save.relative_dir, "/", save.file_name,
-      "' already exists; the profiler server never replaces a profile: capture again "
-      "with another session_id (run name)"));
+  return absl::AlreadyExistsError(
+      absl::StrCat("'", save.root_path, "/", save.relative_dir, "/", save.file_name,
+                   "' already exists; the profiler server never replaces a profile: capture again "
+                   "with another session_id (run name)"));
 }
 
 // The request's sizes against the k* bounds, before anything is resolved.
@@ -157,18 +153,18 @@ absl::Status CheckRequestBounds(const tensorflow::ProfileRequest& request) {
   };
   for (const auto& count : counts) {
     if (count.size > kMaxRequestEntries) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          count.field, " holds ", count.size, " entries; at most ", kMaxRequestEntries,
-          " are accepted"));
+      return absl::InvalidArgumentError(absl::StrCat(count.field, " holds ", count.size,
+                                                     " entries; at most ", kMaxRequestEntries,
+                                                     " are accepted"));
     }
   }
   const std::string& root = request.repository_root();
   const size_t components = static_cast<size_t>(std::count(root.begin(), root.end(), '/')) + 1;
   if (root.size() > kMaxRepositoryRootBytes || components > kMaxRepositoryRootComponents) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "repository_root ", exporter::QuoteForMessage(root), " has ", root.size(),
-        " bytes and ", components, " components; at most ", kMaxRepositoryRootBytes, " bytes and ",
-        kMaxRepositoryRootComponents, " components are accepted"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("repository_root ", exporter::QuoteForMessage(root), " has ", root.size(),
+                     " bytes and ", components, " components; at most ", kMaxRepositoryRootBytes,
+                     " bytes and ", kMaxRepositoryRootComponents, " components are accepted"));
   }
   return absl::OkStatus();
 }
@@ -184,18 +180,15 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   if (!now.ok()) return now.status();
   if (flight_recorder_now != nullptr) *flight_recorder_now = *now;
   *duration_ms = opts.duration_ms() != 0 ? opts.duration_ms() : request.duration_ms();
-  if (*duration_ms == 0 ||
-      *duration_ms > static_cast<uint64_t>(options_.max_duration_ms)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "duration_ms must be 1..", options_.max_duration_ms,
-        " (ProfilerServerOptions::max_duration_ms), got ", *duration_ms));
+  if (*duration_ms == 0 || *duration_ms > static_cast<uint64_t>(options_.max_duration_ms)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("duration_ms must be 1..", options_.max_duration_ms,
+                     " (ProfilerServerOptions::max_duration_ms), got ", *duration_ms));
   }
   // The start may lie ahead, but not further than the longest window.
   const uint64_t now_ns = static_cast<uint64_t>(core::EpochNowNs());
-  const uint64_t max_delay_ns =
-      static_cast<uint64_t>(options_.max_duration_ms) * 1000000u;
-  if (opts.start_timestamp_ns() > now_ns &&
-      opts.start_timestamp_ns() - now_ns > max_delay_ns) {
+  const uint64_t max_delay_ns = static_cast<uint64_t>(options_.max_duration_ms) * 1000000u;
+  if (opts.start_timestamp_ns() > now_ns && opts.start_timestamp_ns() - now_ns > max_delay_ns) {
     return absl::InvalidArgumentError(absl::StrCat(
         "opts.start_timestamp_ns lies ", (opts.start_timestamp_ns() - now_ns) / 1000000,
         " ms ahead; at most ", options_.max_duration_ms,
@@ -206,12 +199,13 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
   if (opts.version() != 0 && opts.host_tracer_level() > 3) {
     return absl::InvalidArgumentError(absl::StrCat(
         "opts.host_tracer_level must be 0..3 (0 off, 1 user markers, 2 info, 3 verbose), "
-        "got ", opts.host_tracer_level()));
+        "got ",
+        opts.host_tracer_level()));
   }
   if (opts.version() != 0 && opts.device_tracer_level() > 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "opts.device_tracer_level must be 0..2 (0 off, 1 on, 2 verbose), got ",
-        opts.device_tracer_level()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("opts.device_tracer_level must be 0..2 (0 off, 1 on, 2 verbose), got ",
+                     opts.device_tracer_level()));
   }
   // Capture clients send the address they dialled ("localhost:9012"); TSL
   // names the file "localhost_9012", and so do we.
@@ -238,12 +232,11 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
       return s;
     }
   }
-  *host = !override_host.empty()      ? override_host
-          : !request_host.empty()      ? request_host
-                                         : exporter::LocalHostName();
+  *host = !override_host.empty()  ? override_host
+          : !request_host.empty() ? request_host
+                                  : exporter::LocalHostName();
   if (!request.session_id().empty() || !request.emit_xspace()) {
-    if (auto s = exporter::CheckPlainName(request.session_id(), "session_id");
-        !s.ok()) {
+    if (auto s = exporter::CheckPlainName(request.session_id(), "session_id"); !s.ok()) {
       return s;
     }
   }
@@ -252,19 +245,17 @@ absl::Status ProfilerServiceImpl::Validate(const tensorflow::ProfileRequest& req
 }
 
 absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& request,
-                                              const std::string& host,
-                                              SaveTarget* save) const {
+                                              const std::string& host, SaveTarget* save) const {
   // Saving on this host: only under allowed_root.
   if (request.repository_root().empty()) {
-    return absl::InvalidArgumentError(
-        "repository_root must be set unless emit_xspace is true");
+    return absl::InvalidArgumentError("repository_root must be set unless emit_xspace is true");
   }
   const std::string allowed = exporter::QuoteForMessage(options_.allowed_root);
   auto root = ResolvePath(options_.allowed_root);
   if (!root.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot resolve ProfilerServerOptions::allowed_root ", allowed,
-                     ": ", root.status().message()));
+        absl::StrCat("cannot resolve ProfilerServerOptions::allowed_root ", allowed, ": ",
+                     root.status().message()));
   }
   auto repository = ResolvePath(request.repository_root());
   if (!repository.ok() || !IsInside(*root, *repository)) {
@@ -285,8 +276,8 @@ absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& 
   save->root_path = *root;
   std::string below = repository->substr(root->size());  // "", "/a/b" or "a/b".
   if (!below.empty() && below[0] == '/') below.erase(0, 1);
-  save->relative_dir = below.empty() ? request.session_id()
-                                     : absl::StrCat(below, "/", request.session_id());
+  save->relative_dir =
+      below.empty() ? request.session_id() : absl::StrCat(below, "/", request.session_id());
   save->file_name = absl::StrCat(host, exporter::kXPlaneSuffix);
   save->host = host;
   // TensorBoard's and xprof's dialogs ask for <logdir>/plugins/profile;
@@ -295,13 +286,13 @@ absl::Status ProfilerServiceImpl::PrepareSave(const tensorflow::ProfileRequest& 
   if (below == profile_dir) {
     save->kineto_dir = request.session_id();
   } else if (absl::EndsWith(below, "/" + profile_dir)) {
-    save->kineto_dir = absl::StrCat(below.substr(0, below.size() - profile_dir.size()),
-                                    request.session_id());
+    save->kineto_dir =
+        absl::StrCat(below.substr(0, below.size() - profile_dir.size()), request.session_id());
   }
   // An existing profile is refused now, before a window is spent on it;
   // the save itself refuses one atomically too (it may appear meanwhile).
-  auto dir = exporter::OpenDirectoryBelow(save->root.get(), save->root_path,
-                                          save->relative_dir, nullptr);
+  auto dir =
+      exporter::OpenDirectoryBelow(save->root.get(), save->root_path, save->relative_dir, nullptr);
   struct stat existing;
   if (dir.ok() &&
       fstatat(dir->get(), save->file_name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -316,13 +307,12 @@ namespace {
 // folders this call made, so nothing half-done stays.
 absl::Status Save(const SaveTarget& save, std::string_view data) {
   std::vector<std::string> created;
-  auto dir = exporter::OpenDirectoryBelow(save.root.get(), save.root_path,
-                                          save.relative_dir, &created);
+  auto dir =
+      exporter::OpenDirectoryBelow(save.root.get(), save.root_path, save.relative_dir, &created);
   absl::Status status = dir.status();
   if (dir.ok()) {
     status = exporter::WriteFileAtomicallyAt(
-        dir->get(), absl::StrCat(save.root_path, "/", save.relative_dir),
-        save.file_name, data);
+        dir->get(), absl::StrCat(save.root_path, "/", save.relative_dir), save.file_name, data);
     if (absl::IsAlreadyExists(status)) status = ProfileExistsError(save);
   }
   if (!status.ok()) exporter::RemoveCreatedDirectories(save.root.get(), created);
@@ -331,8 +321,7 @@ absl::Status Save(const SaveTarget& save, std::string_view data) {
 
 // `name` in `relative` below the held root (made as needed, never through a
 // link), streamed by `write`; an existing file is never replaced.
-absl::Status SaveTrace(const SaveTarget& save, const std::string& relative,
-                       const std::string& name,
+absl::Status SaveTrace(const SaveTarget& save, const std::string& relative, const std::string& name,
                        const std::function<absl::Status(exporter::ByteSink*)>& write) {
   std::vector<std::string> created;
   auto dir = exporter::OpenDirectoryBelow(save.root.get(), save.root_path, relative, &created);
@@ -352,24 +341,20 @@ absl::Status SaveTraces(const ServiceOptions& options, const SaveTarget& save,
   absl::Status status;
   const bool kineto = options.write_pytorch_trace && !save.kineto_dir.empty();
   if (exporter::ChromeTraceWanted(options.write_chrome_trace, kineto)) {
-    status.Update(SaveTrace(save, save.relative_dir,
-                            absl::StrCat(save.host, exporter::kChromeTraceSuffix),
-                            [&](exporter::ByteSink* sink) {
-                              return exporter::WriteChromeTrace(space, sink);
-                            }));
+    status.Update(SaveTrace(
+        save, save.relative_dir, absl::StrCat(save.host, exporter::kChromeTraceSuffix),
+        [&](exporter::ByteSink* sink) { return exporter::WriteChromeTrace(space, sink); }));
   }
   if (kineto) {
-    status.Update(SaveTrace(save, save.kineto_dir,
-                            absl::StrCat(save.host, exporter::kPyTorchTraceSuffix),
-                            [&](exporter::ByteSink* sink) {
-                              return exporter::WriteKinetoTrace(space, sink);
-                            }));
+    status.Update(SaveTrace(
+        save, save.kineto_dir, absl::StrCat(save.host, exporter::kPyTorchTraceSuffix),
+        [&](exporter::ByteSink* sink) { return exporter::WriteKinetoTrace(space, sink); }));
   }
   if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat("saved '", save.root_path, "/", save.relative_dir, "/",
-                                   save.file_name, "', but not all of its traces: ",
-                                   status.message()));
+  return absl::Status(
+      status.code(),
+      absl::StrCat("saved '", save.root_path, "/", save.relative_dir, "/", save.file_name,
+                   "', but not all of its traces: ", status.message()));
 }
 
 // `response` with `space` as its xspace, serialized once, straight into
@@ -406,8 +391,7 @@ absl::Status SerializeResponse(tensorflow::profiler::XSpace* space,
 // it by then: only this call's own state is cleared).
 class ProfilerServiceImpl::RunningCall {
  public:
-  RunningCall(ProfilerServiceImpl* service, const std::string& session_id)
-      : service_(service) {
+  RunningCall(ProfilerServiceImpl* service, const std::string& session_id) : service_(service) {
     std::lock_guard<std::mutex> lock(service_->mutex_);
     if (service_->shutting_down_) return;
     id_ = service_->running_id_ = ++service_->last_capture_id_;
@@ -439,8 +423,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   std::string host;
   SaveTarget save;
   bool flight_recorder_now = false;
-  if (auto s = Validate(*request, &duration_ms, &host, &save, &flight_recorder_now);
-      !s.ok()) {
+  if (auto s = Validate(*request, &duration_ms, &host, &save, &flight_recorder_now); !s.ok()) {
     return ToGrpcStatus(s);
   }
   if (!call_limit_.TryEnter(context)) {
@@ -451,15 +434,15 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
                      "not read yet), its most at once; try again when one has ended"));
   }
   if (flight_recorder_now || session::FlightSession::IsLive()) {
-    return ProfileFlightRecorder(context, *request, duration_ms, host, save,
-                                 flight_recorder_now, response);
+    return ProfileFlightRecorder(context, *request, duration_ms, host, save, flight_recorder_now,
+                                 response);
   }
   // The window is taken before waiting for start_timestamp_ns, so that a
   // Profiler cannot start in between.
-  auto gate = session::CaptureGate::Acquire(absl::StrCat(
-      "a remote capture (session ", exporter::QuoteForMessage(request->session_id()),
-      ") through the profiler server; it ends when its duration_ms has passed or its "
-      "client cancels it"));
+  auto gate = session::CaptureGate::Acquire(
+      absl::StrCat("a remote capture (session ", exporter::QuoteForMessage(request->session_id()),
+                   ") through the profiler server; it ends when its duration_ms has passed or its "
+                   "client cancels it"));
   if (!gate.ok()) return ToGrpcStatus(gate.status());
   RunningCall running(this, request->session_id());
   if (!running.admitted()) {
@@ -473,8 +456,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
       static_cast<int64_t>(opts.start_timestamp_ns()) - core::EpochNowNs();
   if (opts.start_timestamp_ns() != 0 && start_delay_ns > 0 &&
       WaitUntil(context, std::chrono::steady_clock::now() +
-                             std::chrono::nanoseconds(start_delay_ns)) ==
-          WaitEnd::kCancelled) {
+                             std::chrono::nanoseconds(start_delay_ns)) == WaitEnd::kCancelled) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
   }
   collectors::CollectorOptions capture;
@@ -507,8 +489,7 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
   const auto window_over = std::chrono::steady_clock::now();
   auto captured = (*session)->Stop();
   if (cancelled) {
-    return grpc::Status(grpc::StatusCode::CANCELLED,
-                        "the client cancelled the capture");
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
   }
   if (!captured.ok()) return ToGrpcStatus(captured.status());
   const std::string empty_reason =
@@ -517,19 +498,22 @@ grpc::Status ProfilerServiceImpl::Profile(grpc::ServerContext* context,
           : absl::StrCat("no neuronprof markers ran during the ",
                          (captured->stop_epoch_ns - captured->start_epoch_ns) / 1000000,
                          " ms window");
-  return Respond(context, *request, host, save, window_over, empty_reason,
-                 std::move(*captured), response);
+  return Respond(context, *request, host, save, window_over, empty_reason, std::move(*captured),
+                 response);
 }
 
-grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(
-    grpc::ServerContext* context, const tensorflow::ProfileRequest& request,
-    uint64_t duration_ms, const std::string& host, const SaveTarget& save, bool now,
-    tensorflow::ProfileResponse* response) {
+grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(grpc::ServerContext* context,
+                                                        const tensorflow::ProfileRequest& request,
+                                                        uint64_t duration_ms,
+                                                        const std::string& host,
+                                                        const SaveTarget& save, bool now,
+                                                        tensorflow::ProfileResponse* response) {
   std::string note;
   if (now) {
-    note = absl::StrCat("neuronprof: served at once from this process's FlightRecorder: "
-                        "the events that ended in the ", duration_ms,
-                        " ms before the request");
+    note = absl::StrCat(
+        "neuronprof: served at once from this process's FlightRecorder: "
+        "the events that ended in the ",
+        duration_ms, " ms before the request");
   } else {
     // A plain request (TensorBoard's Capture Profile) waits out its window
     // as usual, then gets that window from the ring.
@@ -541,29 +525,31 @@ grpc::Status ProfilerServiceImpl::ProfileFlightRecorder(
                                std::chrono::milliseconds(duration_ms)) == WaitEnd::kCancelled) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the capture");
     }
-    note = absl::StrCat("neuronprof: served from this process's FlightRecorder: the events "
-                        "that ended in the ", duration_ms, " ms window");
+    note = absl::StrCat(
+        "neuronprof: served from this process's FlightRecorder: the events "
+        "that ended in the ",
+        duration_ms, " ms window");
   }
-  absl::StrAppend(&note, " (host markers at the recorder's own host_tracer_level; a flight "
-                         "recorder records no libtorch operators or device planes)");
+  absl::StrAppend(&note,
+                  " (host markers at the recorder's own host_tracer_level; a flight "
+                  "recorder records no libtorch operators or device planes)");
   const auto window_over = std::chrono::steady_clock::now();
   auto captured = session::FlightSession::SnapshotLive(
       static_cast<int64_t>(duration_ms),
-      "ask the owner of the profiled program to raise FlightRecorderOptions::ring_bytes",
-      note, session::SpaceStorage::kArena);
+      "ask the owner of the profiled program to raise FlightRecorderOptions::ring_bytes", note,
+      session::SpaceStorage::kArena);
   if (!captured.ok()) {
     return ToGrpcStatus(absl::Status(
         captured.status().code(),
-        absl::StrCat(now ? absl::StrCat("opts.advanced_configuration[\"",
-                                        kFlightRecorderNowKey,
+        absl::StrCat(now ? absl::StrCat("opts.advanced_configuration[\"", kFlightRecorderNowKey,
                                         "\"] asks for a flight recorder's last duration_ms: ")
                          : std::string("the FlightRecorder ended during the window: "),
                      captured.status().message())));
   }
-  return Respond(context, request, host, save, window_over,
-                 absl::StrCat("no neuronprof markers in the FlightRecorder's last ",
-                              duration_ms, " ms"),
-                 std::move(*captured), response);
+  return Respond(
+      context, request, host, save, window_over,
+      absl::StrCat("no neuronprof markers in the FlightRecorder's last ", duration_ms, " ms"),
+      std::move(*captured), response);
 }
 
 grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
@@ -580,10 +566,9 @@ grpc::Status ProfilerServiceImpl::Respond(grpc::ServerContext* context,
   if (captured.stats.events == 0) captured.space.add_warnings(empty_reason);
   if (request.emit_xspace()) {
     context->AddInitialMetadata(
-        kCollectMsHeader,
-        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - window_over)
-                           .count()));
+        kCollectMsHeader, std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - window_over)
+                                             .count()));
     grpc::ByteBuffer serialized;
     absl::Status status = SerializeResponse(&captured.space, response, &serialized);
     // Only the bytes wait for the client: the XSpace's arena goes now,

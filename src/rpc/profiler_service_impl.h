@@ -72,11 +72,11 @@ struct ServiceOptions {
 // Where a Profile without emit_xspace saves: <relative_dir>/<file_name>
 // below the allowed root, held open since the request was validated.
 struct SaveTarget {
-  exporter::UniqueFd root;  // The resolved allowed_root.
-  std::string root_path;    // Its resolved path, for messages.
-  std::string relative_dir; // <repository_root below root>/<session_id>.
-  std::string file_name;    // <host>.xplane.pb
-  std::string host;         // The file names' stem.
+  exporter::UniqueFd root;   // The resolved allowed_root.
+  std::string root_path;     // Its resolved path, for messages.
+  std::string relative_dir;  // <repository_root below root>/<session_id>.
+  std::string file_name;     // <host>.xplane.pb
+  std::string host;          // The file names' stem.
   // <logdir below root>/<session_id> for the Kineto trace when the
   // repository_root is <logdir>/plugins/profile, else empty.
   std::string kineto_dir;
@@ -99,18 +99,15 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   // XSpace is serialized here, from the capture's arena, and its bytes
   // go to call_limit(), whose interceptor sends them in place of
   // `response` (which holds no XSpace itself).
-  grpc::Status Profile(grpc::ServerContext* context,
-                       const tensorflow::ProfileRequest* request,
+  grpc::Status Profile(grpc::ServerContext* context, const tensorflow::ProfileRequest* request,
                        tensorflow::ProfileResponse* response) override;
   // Ends the running Profile whose session_id matches, keeping its data.
-  grpc::Status Terminate(grpc::ServerContext* context,
-                         const tensorflow::TerminateRequest* request,
+  grpc::Status Terminate(grpc::ServerContext* context, const tensorflow::TerminateRequest* request,
                          tensorflow::TerminateResponse* response) override;
   // duration_ms 0: this server's clock at once, for the capture client's
   // clock alignment (rpc/clock_probe: kServerClockHeader). Otherwise
   // UNIMPLEMENTED, as in TSL.
-  grpc::Status Monitor(grpc::ServerContext* context,
-                       const tensorflow::MonitorRequest* request,
+  grpc::Status Monitor(grpc::ServerContext* context, const tensorflow::MonitorRequest* request,
                        tensorflow::MonitorResponse* response) override;
 
   // Ends a running capture (it still returns its data) and refuses new
@@ -129,15 +126,15 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   // accepted values.
   // `flight_recorder_now`, when given, tells whether the request carries
   // kFlightRecorderNowKey.
-  absl::Status Validate(const tensorflow::ProfileRequest& request,
-                        uint64_t* duration_ms, std::string* host,
-                        SaveTarget* save, bool* flight_recorder_now = nullptr) const;
+  absl::Status Validate(const tensorflow::ProfileRequest& request, uint64_t* duration_ms,
+                        std::string* host, SaveTarget* save,
+                        bool* flight_recorder_now = nullptr) const;
 
  private:
   // Resolves repository_root/session_id below allowed_root and opens the
   // root (made if missing) before the window opens.
-  absl::Status PrepareSave(const tensorflow::ProfileRequest& request,
-                           const std::string& host, SaveTarget* save) const;
+  absl::Status PrepareSave(const tensorflow::ProfileRequest& request, const std::string& host,
+                           SaveTarget* save) const;
 
   class RunningCall;
 
@@ -159,8 +156,7 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   enum class WaitEnd { kReached, kStopped, kCancelled };
   // Waits until `deadline`; ends early at Terminate of the running
   // session, shutdown (kStopped) or when the client gives up (kCancelled).
-  WaitEnd WaitUntil(grpc::ServerContext* context,
-                    std::chrono::steady_clock::time_point deadline);
+  WaitEnd WaitUntil(grpc::ServerContext* context, std::chrono::steady_clock::time_point deadline);
 
   const ServiceOptions options_;
   ProfileCallLimit call_limit_;
@@ -171,7 +167,7 @@ class ProfilerServiceImpl final : public tensorflow::ProfilerService::Service {
   uint64_t running_id_ = 0;
   uint64_t last_capture_id_ = 0;
   std::string running_session_;
-  bool terminate_ = false;       // Terminate named it.
+  bool terminate_ = false;  // Terminate named it.
   bool shutting_down_ = false;
 };
 

@@ -2,28 +2,28 @@
 // messages (response > XSpace > XPlane > XLine), events counted and skipped.
 #include "src/rpc/response_scan.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include <algorithm>
 #include <climits>
 #include <memory>
 #include <utility>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream.h>
-#include <google/protobuf/wire_format_lite.h>
-
 #include "absl/strings/str_cat.h"
 #include "proto/xplane.pb.h"
 #include "src/export/map_entry_rewrite.h"
+#include "src/rpc/wire_fields.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/schema.h"
-#include "src/rpc/wire_fields.h"
 
 namespace neuronprof {
 namespace rpc {
 namespace {
 
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 // An XLine field: events (4) counted, an epoch timestamp_ns (3) noted.
 bool ScanLineField(CodedInputStream& in, uint32_t tag, ScannedResponse* out) {
@@ -89,8 +89,8 @@ bool ScanXSpace(CodedInputStream& in, uint32_t size, const BytePieces& response,
           });
         });
         if (rewrite_plane) *rewrite = true;
-        if (read && !rewrite_plane && !has_lines &&
-            name == xplane::kTaskEnvironmentPlaneName && out->task_environment_offset < 0) {
+        if (read && !rewrite_plane && !has_lines && name == xplane::kTaskEnvironmentPlaneName &&
+            out->task_environment_offset < 0) {
           tensorflow::profiler::XPlane plane;
           if (ParsePieces(SubPieces(response, plane_start, plane_size), &plane)) {
             out->identity = xplane::ReadJobIdentity(plane);
@@ -122,8 +122,8 @@ absl::Status NotAResponse(const std::string& source) {
 // one (protobuf merges the fields: their bytes in a row), its map entries
 // that protobuf would insert and erase rewritten first, by the file
 // reader's exporter::CanonicalMapEntries (a copy, made only then).
-absl::StatusOr<ScannedResponse> ScanWholeSpace(BytePieces xspace, int xspace_fields,
-                                               bool rewrite, const std::string& source) {
+absl::StatusOr<ScannedResponse> ScanWholeSpace(BytePieces xspace, int xspace_fields, bool rewrite,
+                                               const std::string& source) {
   ScannedResponse whole;
   whole.xspace_fields = xspace_fields;
   whole.xspace = std::move(xspace);
@@ -246,8 +246,7 @@ bool ParsePieces(const BytePieces& pieces, google::protobuf::MessageLite* messag
 }
 
 BytePieces ReplaceTaskEnvironment(const ScannedResponse& scanned,
-                                  const tensorflow::profiler::XPlane& plane,
-                                  std::string* storage) {
+                                  const tensorflow::profiler::XPlane& plane, std::string* storage) {
   tensorflow::profiler::XSpace holder;
   *holder.add_planes() = plane;
   *storage = holder.SerializeAsString();  // Field 1, as in the XSpace.

@@ -6,15 +6,15 @@
 #ifndef NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
 #define NEURONPROF_SRC_RPC_RESPONSE_SCAN_H_
 
+#include <google/protobuf/io/zero_copy_stream.h>
+#include <google/protobuf/message_lite.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <google/protobuf/io/zero_copy_stream.h>
-#include <google/protobuf/message_lite.h>
 
 #include "absl/status/statusor.h"
 #include "src/xplane/job_identity.h"
@@ -79,8 +79,7 @@ absl::StatusOr<ScannedResponse> ScanProfileResponse(const BytePieces& response,
 // in place (appended when it has none), without copying the rest: the
 // pieces point into `scanned.xspace` and `storage`, which hold the bytes.
 BytePieces ReplaceTaskEnvironment(const ScannedResponse& scanned,
-                                  const tensorflow::profiler::XPlane& plane,
-                                  std::string* storage);
+                                  const tensorflow::profiler::XPlane& plane, std::string* storage);
 
 // Parses `pieces` into `message` (cleared first); false if they are not one.
 // Protobuf's own parse: an XSpace or XPlane only from bytes whose map

@@ -13,8 +13,7 @@ namespace {
 constexpr char kGrpcScheme[] = "grpc://";
 
 absl::Status Bad(const std::string& text, const std::string& why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("'", text, "' is not a host:port address: ", why));
+  return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a host:port address: ", why));
 }
 
 }  // namespace
@@ -41,8 +40,7 @@ absl::StatusOr<ServiceAddress> ParseServiceAddress(const std::string& text) {
   std::string port_text;
   if (address[0] == '[') {
     const size_t close = address.find(']');
-    if (close == std::string::npos || close + 1 >= address.size() ||
-        address[close + 1] != ':') {
+    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
       return Bad(text, "an IPv6 address is written [addr]:port");
     }
     parsed.host = address.substr(1, close - 1);
@@ -58,8 +56,8 @@ absl::StatusOr<ServiceAddress> ParseServiceAddress(const std::string& text) {
   }
   if (parsed.host.empty()) return Bad(text, "the host is missing");
   int port = 0;
-  if (port_text.empty() || !absl::SimpleAtoi(port_text, &port) || port < 1 ||
-      port > 65535 || port_text[0] == '+' || port_text[0] == '-') {
+  if (port_text.empty() || !absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535 ||
+      port_text[0] == '+' || port_text[0] == '-') {
     return Bad(text, "the port must be a number 1..65535");
   }
   parsed.port = port;

@@ -5,7 +5,9 @@
 // segment by segment into a skeleton of every plane and line, whose event
 // objects protobuf reuses once they are cleared.
 #include "src/rpc/space_fragments.h"
-#include "src/rpc/wire_fields.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <climits>
@@ -15,15 +17,14 @@
 #include <thread>
 #include <vector>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
+#include "src/rpc/wire_fields.h"
 
 namespace neuronprof {
 namespace rpc {
 namespace {
 
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XSpace;
 
@@ -41,8 +42,8 @@ struct Segment {
 struct SpaceLayout {
   std::string space_fields;  // errors, warnings, hostnames
   struct Plane {
-    std::string fields;               // All but its lines.
-    std::vector<std::string> lines;   // Each line's fields but its events.
+    std::string fields;              // All but its lines.
+    std::vector<std::string> lines;  // Each line's fields but its events.
   };
   std::vector<Plane> planes;
   std::vector<Segment> segments;  // In fragment order.
@@ -149,12 +150,11 @@ struct FragmentSlot {
 
 // Fills `slot` with the events of `fragment`; `next` is the first of its
 // segments in `layout`, and is moved past them.
-bool FillFragment(const BytePieces& bytes, const SpaceLayout& layout, int fragment,
-                  size_t* next, FragmentSlot* slot) {
+bool FillFragment(const BytePieces& bytes, const SpaceLayout& layout, int fragment, size_t* next,
+                  FragmentSlot* slot) {
   for (XLine* line : slot->filled) line->mutable_events()->Clear();  // Kept for reuse.
   slot->filled.clear();
-  for (; *next < layout.segments.size() && layout.segments[*next].fragment == fragment;
-       ++*next) {
+  for (; *next < layout.segments.size() && layout.segments[*next].fragment == fragment; ++*next) {
     const Segment& segment = layout.segments[*next];
     XLine* line = slot->space.mutable_planes(segment.plane)->mutable_lines(segment.line);
     if (!ParseSegment(bytes, segment, line)) return false;

@@ -5,11 +5,11 @@
 #ifndef NEURONPROF_SRC_RPC_WIRE_FIELDS_H_
 #define NEURONPROF_SRC_RPC_WIRE_FIELDS_H_
 
-#include <climits>
-#include <cstdint>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
+
+#include <climits>
+#include <cstdint>
 
 namespace neuronprof {
 namespace rpc {

@@ -45,8 +45,7 @@ absl::StatusOr<CaptureGate> CaptureGate::Acquire(std::string holder) {
   return gate;
 }
 
-CaptureGate::CaptureGate(CaptureGate&& other) noexcept
-    : held_(std::exchange(other.held_, false)) {}
+CaptureGate::CaptureGate(CaptureGate&& other) noexcept : held_(std::exchange(other.held_, false)) {}
 
 CaptureGate& CaptureGate::operator=(CaptureGate&& other) noexcept {
   if (this != &other) {

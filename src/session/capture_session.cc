@@ -10,8 +10,8 @@
 #include "src/core/clock.h"
 #include "src/core/step_watch.h"
 #include "src/session/mapped_arena.h"
-#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -62,8 +62,7 @@ absl::Status CheckOperatorCollector(
       "profile_type kTrace");
 }
 
-void MoveWarnings(collectors::CollectStats* stats,
-                  tensorflow::profiler::XSpace* space) {
+void MoveWarnings(collectors::CollectStats* stats, tensorflow::profiler::XSpace* space) {
   for (const std::string& warning : stats->warnings) {
     xplane::AddWarning(space, warning);
   }
@@ -156,8 +155,7 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
   for (auto& collector : collectors::CreateCollectors(options)) {
     session->collectors_.push_back(std::move(collector));
   }
-  if (absl::Status found = CheckOperatorCollector(options, session->collectors_);
-      !found.ok()) {
+  if (absl::Status found = CheckOperatorCollector(options, session->collectors_); !found.ok()) {
     session->Release();
     return found;
   }
@@ -169,8 +167,7 @@ absl::StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Start(
       for (size_t j = i; j-- > 0;) session->collectors_[j]->Stop().IgnoreError();
       session->Release();
       return absl::Status(started.code(),
-                          absl::StrCat("cannot start the ",
-                                       session->collectors_[i]->name(),
+                          absl::StrCat("cannot start the ", session->collectors_[i]->name(),
                                        " collector: ", started.message()));
     }
   }
@@ -205,9 +202,9 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
     stopped[i] = status.ok();
     if (!status.ok()) {
       // A plug-in's message may hold any bytes; AddError keeps it UTF-8.
-      xplane::AddError(&result.space, absl::StrCat(collectors_[i]->name(),
-                                                   " collector failed to stop: ",
-                                                   status.ToString()));
+      xplane::AddError(
+          &result.space,
+          absl::StrCat(collectors_[i]->name(), " collector failed to stop: ", status.ToString()));
     }
   }
   result.stop_epoch_ns = core::EpochNowNs();
@@ -220,8 +217,7 @@ absl::StatusOr<CaptureResult> CaptureSession::Stop(SpaceStorage storage) {
     absl::Status status = collectors_[i]->Collect(&result.space, &result.stats);
     if (!status.ok()) {
       xplane::AddError(&result.space, absl::StrCat(collectors_[i]->name(),
-                                                   " collector failed: ",
-                                                   status.ToString()));
+                                                   " collector failed: ", status.ToString()));
     }
     MoveWarnings(&result.stats, &result.space);
   }
@@ -270,8 +266,8 @@ absl::Status StreamedCapture::WriteHostFragments(tensorflow::profiler::XPlane* f
   if (!built) {
     return absl::FailedPreconditionError("the host plane's fragments come after its xplane.pb");
   }
-  return collectors::FragmentHostPlane(records, result.space, host_plane, fragment,
-                                       kFragmentEvents, ready);
+  return collectors::FragmentHostPlane(records, result.space, host_plane, fragment, kFragmentEvents,
+                                       ready);
 }
 
 void StartCountingUnrecordedSteps() { core::StartCountingUnrecordedSteps(); }

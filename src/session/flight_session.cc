@@ -23,8 +23,9 @@ const FlightSession* g_live = nullptr;  // Guarded by LiveMutex().
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(
-    int host_tracer_level, uint64_t ring_bytes, std::string holder) {
+absl::StatusOr<std::unique_ptr<FlightSession>> FlightSession::Start(int host_tracer_level,
+                                                                    uint64_t ring_bytes,
+                                                                    std::string holder) {
   auto gate = CaptureGate::Acquire(std::move(holder));
   if (!gate.ok()) return gate.status();
   absl::Status started =
@@ -69,23 +70,21 @@ void AddSnapshotWarnings(const core::RecordedCapture& snapshot, int64_t last_ms,
                          std::string_view note, int64_t start_epoch_ns, int64_t stop_epoch_ns,
                          tensorflow::profiler::XSpace* space) {
   if (snapshot.clipped > 0) {
-    xplane::AddWarning(space,
-                       absl::StrCat("neuronprof: ", snapshot.clipped,
-                                    " host events at the flight recorder's cut were "
-                                    "left out: their names had been overwritten"));
+    xplane::AddWarning(space, absl::StrCat("neuronprof: ", snapshot.clipped,
+                                           " host events at the flight recorder's cut were "
+                                           "left out: their names had been overwritten"));
   }
   // The ring kept less than the dump asks for: say how much, and what keeps
   // more (last_ms 0 asks for everything since the recorder started).
   const int64_t kept_ms = (stop_epoch_ns - start_epoch_ns) / 1000000;
   if (snapshot.ring_overwrote && (last_ms == 0 || kept_ms < last_ms)) {
     xplane::AddWarning(
-        space,
-        absl::StrCat("neuronprof: the flight recorder's ring (", snapshot.buffer_bytes,
-                     " bytes) had overwritten older events: this dump holds the last ",
-                     kept_ms, " ms",
-                     last_ms > 0 ? absl::StrCat(" of the ", last_ms, " ms asked for")
-                                 : std::string(" the ring retained"),
-                     "; raise FlightRecorderOptions::ring_bytes to keep more"));
+        space, absl::StrCat("neuronprof: the flight recorder's ring (", snapshot.buffer_bytes,
+                            " bytes) had overwritten older events: this dump holds the last ",
+                            kept_ms, " ms",
+                            last_ms > 0 ? absl::StrCat(" of the ", last_ms, " ms asked for")
+                                        : std::string(" the ring retained"),
+                            "; raise FlightRecorderOptions::ring_bytes to keep more"));
   }
   if (!note.empty()) xplane::AddWarning(space, note);
 }
@@ -120,8 +119,8 @@ absl::StatusOr<StreamedCapture> FlightSession::SnapshotForStreaming(
   result.stop_epoch_ns = streamed.records.stop_epoch_ns;
   xplane::SetProfileTimes(&result.space, result.start_epoch_ns, result.stop_epoch_ns);
   collectors::AddHostWarnings(streamed.records, &result.space, buffer_advice);
-  AddSnapshotWarnings(streamed.records, last_ms, note, result.start_epoch_ns,
-                      result.stop_epoch_ns, &result.space);
+  AddSnapshotWarnings(streamed.records, last_ms, note, result.start_epoch_ns, result.stop_epoch_ns,
+                      &result.space);
   return streamed;
 }
 

@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "src/session/capture_gate.h"
 #include "src/core/recorder.h"
+#include "src/session/capture_gate.h"
 #include "src/session/capture_session.h"
 
 namespace neuronprof {
@@ -43,8 +43,8 @@ class FlightSession {
   // The same snapshot, its host plane left to be streamed: what Snapshot
   // gives without the XSpace's ~135 bytes per event.
   absl::StatusOr<StreamedCapture> SnapshotForStreaming(int64_t last_ms,
-                                                        const std::string& buffer_advice,
-                                                        std::string_view note = {}) const;
+                                                       const std::string& buffer_advice,
+                                                       std::string_view note = {}) const;
 
   // For the capture server, which serves a live flight recorder's last
   // seconds to remote clients: whether one records in this process now,

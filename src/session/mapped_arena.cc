@@ -34,7 +34,7 @@ std::atomic<int64_t> g_blocks_ever{0};
 void* Map(size_t bytes) {
   void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();  // As operator new would.
-  madvise(block, bytes, MADV_NOHUGEPAGE);  // Also where THP is "always".
+  madvise(block, bytes, MADV_NOHUGEPAGE);           // Also where THP is "always".
   return block;
 }
 

@@ -6,10 +6,10 @@
 #ifndef NEURONPROF_SRC_SESSION_MAPPED_ARENA_H_
 #define NEURONPROF_SRC_SESSION_MAPPED_ARENA_H_
 
+#include <google/protobuf/arena.h>
+
 #include <cstdint>
 #include <memory>
-
-#include <google/protobuf/arena.h>
 
 namespace neuronprof {
 namespace session {

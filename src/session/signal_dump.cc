@@ -91,7 +91,7 @@ void SignalDump::Run() {
     if (sem_wait(Wakeups()) != 0) continue;  // EINTR.
     if (g_stopping.load()) return;
     while (sem_trywait(Wakeups()) == 0) {
-    }  // A burst of signals is one dump.
+    }                               // A burst of signals is one dump.
     if (g_stopping.load()) return;  // The burst held the destructor's post.
     on_signal_();
   }

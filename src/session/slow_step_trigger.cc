@@ -71,8 +71,8 @@ absl::StatusOr<int> SlowStepTriggers::Arm(std::string_view name, int64_t thresho
   int index = 0;
   while (index < count && triggers_[index].name != name) ++index;
   if (index == kMaxTriggers) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a flight recorder watches at most ", kMaxTriggers, " step names"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("a flight recorder watches at most ", kMaxTriggers, " step names"));
   }
   Trigger& trigger = triggers_[index];
   trigger.threshold_ns.store(threshold_ns, std::memory_order_relaxed);

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "src/xplane/schema.h"
 #include "src/xplane/saturating.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
 

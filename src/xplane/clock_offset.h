@@ -34,8 +34,7 @@ void RecordClockOffset(const std::optional<ClockOffset>& offset,
 // The whole space: RecordClockOffset on its Task Environment plane, and
 // every line with an epoch timestamp (kEpochLineTimeNs) shifted too; lines
 // relative to profile_start_time move with it.
-void AlignSpaceClock(const std::optional<ClockOffset>& offset,
-                     tensorflow::profiler::XSpace* space);
+void AlignSpaceClock(const std::optional<ClockOffset>& offset, tensorflow::profiler::XSpace* space);
 
 // What RecordClockOffset stored: the offset when measured, else nullopt.
 std::optional<ClockOffset> ReadClockOffset(const tensorflow::profiler::XSpace& space);

@@ -12,8 +12,7 @@ namespace xplane {
 
 // all_gather under its c10d spellings.
 inline bool IsAllGatherCollective(std::string_view c) {
-  return c == "all_gather" || c == "allgather" || c == "_allgather_base" ||
-         c == "allgather_base";
+  return c == "all_gather" || c == "allgather" || c == "_allgather_base" || c == "allgather_base";
 }
 
 // The bus bandwidth factor of a collective ("all_reduce", "allreduce",

@@ -14,8 +14,8 @@ namespace neuronprof {
 namespace xplane {
 
 struct EventTime {
-  int64_t start_ns = 0;     // line.timestamp_ns + offset_ps / 1000
-  int64_t duration_ns = 0;  // duration_ps / 1000, >= 0
+  int64_t start_ns = 0;                                      // line.timestamp_ns + offset_ps / 1000
+  int64_t duration_ns = 0;                                   // duration_ps / 1000, >= 0
   int64_t end_ns() const { return start_ns + duration_ns; }  // Fits: checked.
 };
 

@@ -69,8 +69,8 @@ std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane, size_t max_links_per_
         continue;
       }
       // The latest producer that started before the consumer, if any.
-      auto after = std::upper_bound(ends.producers.begin(), ends.producers.end(), consumer,
-                                    StartsBefore);
+      auto after =
+          std::upper_bound(ends.producers.begin(), ends.producers.end(), consumer, StartsBefore);
       if (after != ends.producers.begin()) {
         links.push_back({key.first, key.second, *std::prev(after), consumer});
       }
@@ -84,13 +84,22 @@ std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane, size_t max_links_per_
 }
 
 std::string ContextTypeName(int64_t type) {
-  static constexpr const char* kNames[] = {
-      "generic",         "legacy",           "tf_executor",
-      "tfrt_executor",   "shared_batch_scheduler", "pjrt",
-      "adaptive_shared_batch_scheduler", "tfrt_tpu_runtime", "tpu_embedding_engine",
-      "gpu_launch",      "batcher",          "tpu_stream",
-      "tpu_launch",      "pathways_executor", "pjrt_library_call",
-      "threadpool_event"};
+  static constexpr const char* kNames[] = {"generic",
+                                           "legacy",
+                                           "tf_executor",
+                                           "tfrt_executor",
+                                           "shared_batch_scheduler",
+                                           "pjrt",
+                                           "adaptive_shared_batch_scheduler",
+                                           "tfrt_tpu_runtime",
+                                           "tpu_embedding_engine",
+                                           "gpu_launch",
+                                           "batcher",
+                                           "tpu_stream",
+                                           "tpu_launch",
+                                           "pathways_executor",
+                                           "pjrt_library_call",
+                                           "threadpool_event"};
   if (type >= 0 && type < static_cast<int64_t>(std::size(kNames))) return kNames[type];
   return absl::StrCat("context_", type);
 }

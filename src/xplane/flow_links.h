@@ -42,8 +42,7 @@ struct FlowLink {
 // most kMaxLinksPerEnd times its flow events. Events whose times do not
 // fit are left out.
 inline constexpr size_t kMaxLinksPerEnd = 8;
-std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane,
-                                size_t max_links_per_context = 4096);
+std::vector<FlowLink> LinkFlows(const PlaneVisitor& plane, size_t max_links_per_context = 4096);
 
 // A context type's name: neuronprof::ContextType's enumerator in snake case
 // ("generic", "shared_batch_scheduler", ...); "context_<n>" for others.

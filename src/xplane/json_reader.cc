@@ -37,8 +37,8 @@ void AppendUtf8(std::string* out, uint32_t code) {
 }  // namespace
 
 void Reader::SkipSpace() {
-  while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                 text_[pos_] == '\n' || text_[pos_] == '\r')) {
+  while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
+                                 text_[pos_] == '\r')) {
     ++pos_;
   }
 }
@@ -176,13 +176,20 @@ bool Reader::Value(int depth) {
   SkipSpace();
   if (pos_ >= text_.size()) return false;
   switch (text_[pos_]) {
-    case '[': return Sequence(']', depth, false);
-    case '{': return Sequence('}', depth, true);
-    case '"': return String(nullptr);
-    case 't': return Literal("true");
-    case 'f': return Literal("false");
-    case 'n': return Literal("null");
-    default: return Number();
+    case '[':
+      return Sequence(']', depth, false);
+    case '{':
+      return Sequence('}', depth, true);
+    case '"':
+      return String(nullptr);
+    case 't':
+      return Literal("true");
+    case 'f':
+      return Literal("false");
+    case 'n':
+      return Literal("null");
+    default:
+      return Number();
   }
 }
 

@@ -12,13 +12,13 @@ constexpr size_t kMaxEchoBytes = 200;
 
 std::string QuoteForMessage(std::string_view input) {
   if (input.size() <= kMaxEchoBytes) return absl::StrCat("'", std::string(input), "'");
-  return absl::StrCat("'", std::string(input.substr(0, kMaxEchoBytes)), "'...(",
-                      input.size(), " bytes)");
+  return absl::StrCat("'", std::string(input.substr(0, kMaxEchoBytes)), "'...(", input.size(),
+                      " bytes)");
 }
 
 bool IsPlainChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '-' || c == '_';
 }
 
 bool IsPlainName(std::string_view name) {
@@ -31,19 +31,17 @@ bool IsPlainName(std::string_view name) {
   return true;
 }
 
-absl::Status CheckPlainName(std::string_view name, std::string_view what,
-                            std::string_view suffix) {
+absl::Status CheckPlainName(std::string_view name, std::string_view what, std::string_view suffix) {
   if (!IsPlainName(name.substr(0, kMaxFileNameBytes))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(what), " ", QuoteForMessage(name),
-        " is not a plain name: use letters, digits, '.', '-' and '_' only (no "
-        "spaces or path separators, not '.' or '..')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(what), " ", QuoteForMessage(name),
+                     " is not a plain name: use letters, digits, '.', '-' and '_' only (no "
+                     "spaces or path separators, not '.' or '..')"));
   }
   if (name.size() + suffix.size() > kMaxFileNameBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         std::string(what), " ", QuoteForMessage(name), " is too long: the name",
-        suffix.empty() ? ""
-                       : absl::StrCat(" '<", std::string(what), ">", std::string(suffix), "'"),
+        suffix.empty() ? "" : absl::StrCat(" '<", std::string(what), ">", std::string(suffix), "'"),
         " is ", name.size() + suffix.size(), " bytes, the file system takes at most ",
         kMaxFileNameBytes, " (NAME_MAX)"));
   }

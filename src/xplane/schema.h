@@ -71,17 +71,17 @@ inline constexpr char kStackStat[] = "stack";
 // tf_op: "<scope path>/<op>:<type>", the form xprof parses into operation
 // and type. The event's own name is the framework op name ("aten::addmm",
 // "AddmmBackward0").
-inline constexpr char kOpSequenceStat[] = "seq";            // int64, autograd sequence nr
+inline constexpr char kOpSequenceStat[] = "seq";                 // int64, autograd sequence nr
 inline constexpr char kOpForwardThreadStat[] = "fwd_thread_id";  // uint64, bprop only
-inline constexpr char kOpDirectionStat[] = "direction";     // str "fprop" | "bprop"
-inline constexpr char kOpInputDimsStat[] = "input_dims";    // str "[[64,784],[],[128]]"
-inline constexpr char kOpInputTypesStat[] = "input_types";  // str "Float,Scalar,Float"
+inline constexpr char kOpDirectionStat[] = "direction";          // str "fprop" | "bprop"
+inline constexpr char kOpInputDimsStat[] = "input_dims";         // str "[[64,784],[],[128]]"
+inline constexpr char kOpInputTypesStat[] = "input_types";       // str "Float,Scalar,Float"
 // str: JSON array of strings, the values of non-tensor inputs ("" for
 // tensors), e.g. ["","","[1, 1]","false","1"].
 inline constexpr char kOpInputValuesStat[] = "input_values";
-inline constexpr char kOpScopeStat[] = "scope";             // str "MLP/fc1" (enclosing markers)
-inline constexpr char kOpLayerStat[] = "layer";             // str "fc1:relu" (PyProf layer:)
-inline constexpr char kOpFrameworkStat[] = "framework";     // str "torch": marks an operator
+inline constexpr char kOpScopeStat[] = "scope";          // str "MLP/fc1" (enclosing markers)
+inline constexpr char kOpLayerStat[] = "layer";          // str "fc1:relu" (PyProf layer:)
+inline constexpr char kOpFrameworkStat[] = "framework";  // str "torch": marks an operator
 // c10d collectives (collectors/torch/collectives.h): on the events named
 // after a Work's title ("gloo:all_reduce"), and on record_param_comms ops.
 inline constexpr char kCollectiveStat[] = "collective";     // str "all_reduce"
@@ -94,12 +94,12 @@ inline constexpr char kCommIdStat[] = "comm_id";
 // gives profilers no group sequence number; with one thread issuing one
 // group's collectives, as DDP, it is the group's order on every rank.
 inline constexpr char kCommSeqStat[] = "comm_seq";
-inline constexpr char kCommBytesStat[] = "msg_bytes";       // int64, sum of input tensors
-inline constexpr char kCommOutBytesStat[] = "out_msg_bytes";  // int64 (record_param_comms)
-inline constexpr char kCommNelemsStat[] = "msg_nelems";     // int64, elements of the inputs
+inline constexpr char kCommBytesStat[] = "msg_bytes";           // int64, sum of input tensors
+inline constexpr char kCommOutBytesStat[] = "out_msg_bytes";    // int64 (record_param_comms)
+inline constexpr char kCommNelemsStat[] = "msg_nelems";         // int64, elements of the inputs
 inline constexpr char kCommOutNelemsStat[] = "out_msg_nelems";  // int64 (record_param_comms)
-inline constexpr char kCommDtypeStat[] = "dtype";           // str "Float"
-inline constexpr char kCommRankStat[] = "comm_rank";        // int64 (record_param_comms)
+inline constexpr char kCommDtypeStat[] = "dtype";               // str "Float"
+inline constexpr char kCommRankStat[] = "comm_rank";            // int64 (record_param_comms)
 // double, GB/s (1e9 bytes), nccl-tests definitions, over the event's span.
 inline constexpr char kAlgBandwidthStat[] = "algbw_gbps";
 inline constexpr char kBusBandwidthStat[] = "busbw_gbps";
@@ -119,8 +119,8 @@ inline constexpr char kGpuPlanePrefix[] = "/device:GPU:";
 // for CUPTI), one line per calling thread; "/host:CUPTI" is not written.
 inline constexpr char kCustomDevicePlanePrefix[] = "/device:CUSTOM:";
 inline constexpr char kRuntimePlaneSuffix[] = "-runtime";
-inline constexpr char kDeviceTypeStat[] = "device_type";        // str, plane stat
-inline constexpr char kDeviceDetailsStat[] = "details";         // str, kind other
+inline constexpr char kDeviceTypeStat[] = "device_type";  // str, plane stat
+inline constexpr char kDeviceDetailsStat[] = "details";   // str, kind other
 inline constexpr char kCuptiPlaneName[] = "/host:CUPTI";
 inline constexpr char kDeviceIdStat[] = "device_id";            // int64
 inline constexpr char kStreamIdStat[] = "stream_id";            // int64
@@ -128,7 +128,8 @@ inline constexpr char kKernelDetailsStat[] = "kernel_details";  // str
 inline constexpr char kMemcpyDetailsStat[] = "memcpy_details";  // str
 inline constexpr char kMemsetDetailsStat[] = "memset_details";  // str
 inline constexpr char kBytesStat[] = "bytes";                   // int64 (memcpy/memset)
-inline constexpr char kDeviceEventKindStat[] = "device_event_kind";  // str kernel|memcpy|memset|other
+inline constexpr char kDeviceEventKindStat[] =
+    "device_event_kind";  // str kernel|memcpy|memset|other
 // Kernel occupancy, double percent (written by collectors/cupti, which
 // spells them itself: it may not include xplane).
 inline constexpr char kTheoreticalOccupancyStat[] = "theoretical_occupancy_pct";
@@ -154,18 +155,18 @@ inline constexpr char kMemoryDeallocationEvent[] = "MemoryDeallocation";
 // A device pool's bytes in use at one instant (device plug-ins that sample
 // rather than report each allocation): bytes_allocated, bytes_reserved.
 inline constexpr char kMemoryUsageEvent[] = "MemoryUsage";
-inline constexpr char kAllocatorNameStat[] = "allocator_name";     // str "cpu", "cuda:0"
-inline constexpr char kAddressStat[] = "addr";  // int64 (xprof reads no uint64)
-inline constexpr char kRequestedBytesStat[] = "requested_bytes";   // int64, > 0
-inline constexpr char kAllocationBytesStat[] = "allocation_bytes"; // int64, > 0
-inline constexpr char kBytesAllocatedStat[] = "bytes_allocated";   // int64 in use after
+inline constexpr char kAllocatorNameStat[] = "allocator_name";      // str "cpu", "cuda:0"
+inline constexpr char kAddressStat[] = "addr";                      // int64 (xprof reads no uint64)
+inline constexpr char kRequestedBytesStat[] = "requested_bytes";    // int64, > 0
+inline constexpr char kAllocationBytesStat[] = "allocation_bytes";  // int64, > 0
+inline constexpr char kBytesAllocatedStat[] = "bytes_allocated";    // int64 in use after
 // The pool's size after the event (libtorch's "reserved": allocated plus
 // cached), int64. Not TSL's bytes_reserved, which xprof adds to the bytes
 // in use (stack memory on TPUs).
 inline constexpr char kPoolReservedStat[] = "pool_reserved_bytes";
 // Reserved but not allocated (xprof's free memory), int64, when known.
 inline constexpr char kBytesAvailableStat[] = "bytes_available";
-inline constexpr char kPeakBytesInUseStat[] = "peak_bytes_in_use"; // int64 so far
+inline constexpr char kPeakBytesInUseStat[] = "peak_bytes_in_use";     // int64 so far
 inline constexpr char kMemoryDeviceTypeStat[] = "memory_device_type";  // str "CPU", "CUDA"
 // Ill-formed activity the allocator or plug-in reported ("free of unknown
 // address", "out of memory", "free larger than the pool"): str.
@@ -181,10 +182,27 @@ struct CompactKey {
   std::string_view key, stat;
 };
 inline constexpr CompactKey kCompactKeys[] = {
-    {"\x01" "a", kAddressStat},        {"\x01" "r", kRequestedBytesStat},
-    {"\x01" "t", kBytesAllocatedStat}, {"\x01" "p", kPoolReservedStat},
-    {"\x01" "n", kAllocatorNameStat},  {"\x01" "o", kTfOpStat},
-    {"\x01" "x", kMemoryAnomalyStat},
+    {"\x01"
+     "a",
+     kAddressStat},
+    {"\x01"
+     "r",
+     kRequestedBytesStat},
+    {"\x01"
+     "t",
+     kBytesAllocatedStat},
+    {"\x01"
+     "p",
+     kPoolReservedStat},
+    {"\x01"
+     "n",
+     kAllocatorNameStat},
+    {"\x01"
+     "o",
+     kTfOpStat},
+    {"\x01"
+     "x",
+     kMemoryAnomalyStat},
 };
 inline constexpr std::string_view kCompactAddressKey = kCompactKeys[0].key;
 inline constexpr std::string_view kCompactRequestedBytesKey = kCompactKeys[1].key;

@@ -15,7 +15,8 @@ using tensorflow::profiler::XStat;
 std::optional<int64_t> IntValue(const XStat* stat) {
   if (stat == nullptr) return std::nullopt;
   switch (stat->value_case()) {
-    case XStat::kInt64Value: return stat->int64_value();
+    case XStat::kInt64Value:
+      return stat->int64_value();
     case XStat::kUint64Value: {
       const uint64_t value = stat->uint64_value();
       if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -35,7 +36,8 @@ std::optional<int64_t> IntValue(const XStat* stat) {
       if (absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &value)) return value;
       return std::nullopt;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -52,10 +54,18 @@ std::optional<std::string_view> StrValue(const XPlane& plane, const XStat* stat)
 std::string_view TextValue(const XPlane& plane, const XStat& stat, std::string* scratch) {
   if (auto text = StrValue(plane, &stat)) return *text;
   switch (stat.value_case()) {
-    case XStat::kInt64Value: *scratch = absl::StrCat(stat.int64_value()); break;
-    case XStat::kUint64Value: *scratch = absl::StrCat(stat.uint64_value()); break;
-    case XStat::kDoubleValue: *scratch = absl::StrCat(stat.double_value()); break;
-    default: scratch->clear(); break;
+    case XStat::kInt64Value:
+      *scratch = absl::StrCat(stat.int64_value());
+      break;
+    case XStat::kUint64Value:
+      *scratch = absl::StrCat(stat.uint64_value());
+      break;
+    case XStat::kDoubleValue:
+      *scratch = absl::StrCat(stat.double_value());
+      break;
+    default:
+      scratch->clear();
+      break;
   }
   return *scratch;
 }

@@ -2,8 +2,8 @@
 
 #include "src/xplane/schema.h"
 #include "src/xplane/stat_lookup.h"
-#include "src/xplane/xplane_visitor.h"
 #include "src/xplane/utf8.h"
+#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace xplane {
@@ -102,8 +102,7 @@ int64_t XPlaneBuilder::StatMetadataId(std::string_view raw_name) {
   return id;
 }
 
-XLine* XPlaneBuilder::AddLine(int64_t id, std::string_view name,
-                              int64_t timestamp_ns) {
+XLine* XPlaneBuilder::AddLine(int64_t id, std::string_view name, int64_t timestamp_ns) {
   XLine* line = plane_->add_lines();
   line->set_id(id);
   line->set_display_id(id);
@@ -112,8 +111,8 @@ XLine* XPlaneBuilder::AddLine(int64_t id, std::string_view name,
   return line;
 }
 
-XEvent* XPlaneBuilder::AddEvent(XLine* line, int64_t metadata_id,
-                                int64_t offset_ps, int64_t duration_ps) {
+XEvent* XPlaneBuilder::AddEvent(XLine* line, int64_t metadata_id, int64_t offset_ps,
+                                int64_t duration_ps) {
   XEvent* event = line->add_events();
   event->set_metadata_id(metadata_id);
   event->set_offset_ps(offset_ps);
@@ -137,12 +136,10 @@ void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, uint64_t value
 void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, double value) {
   NewStat(event->mutable_stats(), name)->set_double_value(value);
 }
-void XPlaneBuilder::AddStat(XEvent* event, std::string_view name,
-                            std::string_view value) {
+void XPlaneBuilder::AddStat(XEvent* event, std::string_view name, std::string_view value) {
   NewStat(event->mutable_stats(), name)->set_str_value(utf8::ToValid(value));
 }
-void XPlaneBuilder::AddRefStat(XEvent* event, std::string_view name,
-                               std::string_view value) {
+void XPlaneBuilder::AddRefStat(XEvent* event, std::string_view name, std::string_view value) {
   XStat* stat = NewStat(event->mutable_stats(), name);
   stat->set_ref_value(static_cast<uint64_t>(StatMetadataId(value)));
 }
@@ -156,13 +153,9 @@ void XPlaneBuilder::AddPlaneStat(std::string_view name, std::string_view value) 
   NewStat(plane_->mutable_stats(), name)->set_str_value(utf8::ToValid(value));
 }
 
-void AddWarning(XSpace* space, std::string_view text) {
-  space->add_warnings(utf8::ToValid(text));
-}
+void AddWarning(XSpace* space, std::string_view text) { space->add_warnings(utf8::ToValid(text)); }
 
-void AddError(XSpace* space, std::string_view text) {
-  space->add_errors(utf8::ToValid(text));
-}
+void AddError(XSpace* space, std::string_view text) { space->add_errors(utf8::ToValid(text)); }
 
 }  // namespace xplane
 }  // namespace neuronprof

@@ -58,8 +58,7 @@ class XPlaneBuilder {
   XEventMetadata* NewEventMetadata(std::string_view name);
 
   XLine* AddLine(int64_t id, std::string_view name, int64_t timestamp_ns);
-  XEvent* AddEvent(XLine* line, int64_t metadata_id, int64_t offset_ps,
-                   int64_t duration_ps);
+  XEvent* AddEvent(XLine* line, int64_t metadata_id, int64_t offset_ps, int64_t duration_ps);
 
   void AddStat(XEvent* event, std::string_view name, int64_t value);
   void AddStat(XEvent* event, std::string_view name, uint64_t value);
@@ -74,8 +73,7 @@ class XPlaneBuilder {
   void AddPlaneStat(std::string_view name, std::string_view value);
 
  private:
-  XStat* NewStat(google::protobuf::RepeatedPtrField<XStat>* stats,
-                 std::string_view name);
+  XStat* NewStat(google::protobuf::RepeatedPtrField<XStat>* stats, std::string_view name);
   XEventMetadata* AddEventMetadata(std::string_view valid_name);
 
   XPlane* plane_;

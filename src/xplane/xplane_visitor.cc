@@ -25,7 +25,9 @@ std::string_view StatVisitor::TextValue(std::string* scratch) const {
 }
 
 EventVisitor::EventVisitor(const PlaneVisitor& plane, const XLine& line, const XEvent& event)
-    : plane_(&plane), line_(&line), event_(&event),
+    : plane_(&plane),
+      line_(&line),
+      event_(&event),
       metadata_(plane.EventMetadata(event.metadata_id())) {
   CountWork();
 }

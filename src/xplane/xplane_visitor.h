@@ -37,7 +37,7 @@ class StatVisitor {
       : plane_(&plane), stat_(&stat) {}
 
   int64_t Id() const { return stat_->metadata_id(); }
-  std::string_view Name() const;  // "" when the plane has no such metadata
+  std::string_view Name() const;                     // "" when the plane has no such metadata
   std::optional<int64_t> IntValue() const;           // stat_lookup's rule
   std::optional<std::string_view> StrValue() const;  // strings and refs
   // Strings and refs as they are; numbers printed into *scratch.
@@ -114,7 +114,9 @@ class LineVisitor {
   std::string_view DisplayName() const;  // display_name, else name
   int64_t TimestampNs() const { return line_->timestamp_ns(); }
   int NumEvents() const { return line_->events_size(); }
-  EventVisitor Event(int index) const { return EventVisitor(*plane_, *line_, line_->events(index)); }
+  EventVisitor Event(int index) const {
+    return EventVisitor(*plane_, *line_, line_->events(index));
+  }
 
   template <typename F>
   void ForEachEvent(F&& f) const {  // f(const EventVisitor&)

@@ -50,9 +50,10 @@ struct MarkerSpec {
   const char* name;
   int64_t start_us, end_us;
 };
-inline constexpr MarkerSpec kStepMarkers[] = {
-    {"MLP", 10, 400}, {"layer:fc1", 20, 200}, {"loss_backward", 400, 800},
-    {"optimizer_step", 800, 900}};
+inline constexpr MarkerSpec kStepMarkers[] = {{"MLP", 10, 400},
+                                              {"layer:fc1", 20, 200},
+                                              {"loss_backward", 400, 800},
+                                              {"optimizer_step", 800, 900}};
 
 inline constexpr int64_t kStepUs = 1000;
 
@@ -68,8 +69,7 @@ inline tensorflow::profiler::XSpace MakeOperatorSpace(int steps, bool device) {
   constexpr int64_t kPs = 1000000;
   for (int s = 0; s < steps; ++s) {
     const int64_t base = s * kStepUs;
-    auto* step = host.AddEvent(main_line, host.EventMetadataId("train"), base * kPs,
-                               kStepUs * kPs);
+    auto* step = host.AddEvent(main_line, host.EventMetadataId("train"), base * kPs, kStepUs * kPs);
     host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
     host.AddStat(step, xplane::kStepNumStat, int64_t{s});
     for (const MarkerSpec& m : kStepMarkers) {
@@ -77,8 +77,8 @@ inline tensorflow::profiler::XSpace MakeOperatorSpace(int steps, bool device) {
                     (m.end_us - m.start_us) * kPs);
     }
     for (const OpSpec& op : kStepOps) {
-      auto* e = host.AddEvent(main_line, host.EventMetadataId(op.name),
-                              (base + op.start_us) * kPs, (op.end_us - op.start_us) * kPs);
+      auto* e = host.AddEvent(main_line, host.EventMetadataId(op.name), (base + op.start_us) * kPs,
+                              (op.end_us - op.start_us) * kPs);
       host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
       if (op.direction) host.AddStat(e, xplane::kOpDirectionStat, std::string_view(op.direction));
       if (op.seq >= 0) host.AddStat(e, xplane::kOpSequenceStat, op.seq);
@@ -103,16 +103,16 @@ inline tensorflow::profiler::XSpace MakeOperatorSpace(int steps, bool device) {
     auto* stream = gpu.AddLine(7, "Stream #7", 0);
     for (int s = 0; s < steps; ++s) {
       const int64_t base = s * kStepUs;
-      auto* k = gpu.AddEvent(stream, gpu.EventMetadataId("gemm_kernel"), (base + 40) * kPs,
-                             60 * kPs);
+      auto* k =
+          gpu.AddEvent(stream, gpu.EventMetadataId("gemm_kernel"), (base + 40) * kPs, 60 * kPs);
       gpu.AddStat(k, xplane::kDeviceEventKindStat, std::string_view("kernel"));
-      auto* m = gpu.AddEvent(stream, gpu.EventMetadataId("MemcpyHtoD"), (base + 450) * kPs,
-                             20 * kPs);
+      auto* m =
+          gpu.AddEvent(stream, gpu.EventMetadataId("MemcpyHtoD"), (base + 450) * kPs, 20 * kPs);
       gpu.AddStat(m, xplane::kDeviceEventKindStat, std::string_view("memcpy"));
     }
   }
-  xplane::SetProfileTimes(&space, 1'700'000'000'000'000'000, 1'700'000'000'000'000'000 +
-                                                                 steps * kStepUs * 1000);
+  xplane::SetProfileTimes(&space, 1'700'000'000'000'000'000,
+                          1'700'000'000'000'000'000 + steps * kStepUs * 1000);
   return space;
 }
 

@@ -52,16 +52,16 @@ inline tensorflow::profiler::XSpace MakeRankSpace(const RankSpaceOptions& o) {
   const int64_t late = o.rank == o.straggler ? o.late_us : 0;
   auto op = [&](auto* line, const char* name, int64_t start_us, int64_t end_us,
                 const char* direction) {
-    auto* e = host.AddEvent(line, host.EventMetadataId(name), start_us * kPs,
-                            (end_us - start_us) * kPs);
+    auto* e =
+        host.AddEvent(line, host.EventMetadataId(name), start_us * kPs, (end_us - start_us) * kPs);
     host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
     host.AddStat(e, xplane::kOpDirectionStat, std::string_view(direction));
     return e;
   };
   for (int s = 0; s < o.steps; ++s) {
     const int64_t base = s * kRankStepUs;
-    auto* step = host.AddEvent(main_line, host.EventMetadataId("train"), base * kPs,
-                               kRankStepUs * kPs);
+    auto* step =
+        host.AddEvent(main_line, host.EventMetadataId("train"), base * kPs, kRankStepUs * kPs);
     host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
     host.AddStat(step, xplane::kStepNumStat, int64_t{s});
     op(main_line, "aten::linear", base + 10, base + 300 + late, "fprop");
@@ -72,9 +72,10 @@ inline tensorflow::profiler::XSpace MakeRankSpace(const RankSpaceOptions& o) {
     const int64_t comm_id = s + 1;
     // A user marker around the blocking call (enqueue and wait): waiting,
     // not compute (the backward op inside it still is).
-    host.AddEvent(main_line, host.EventMetadataId("allreduce_gradients"),
-                  (base + 395 + late) * kPs, (310 - late) * kPs);
-    auto* enqueue = op(main_line, "c10d::allreduce_", base + 400 + late, base + 410 + late, "fprop");
+    host.AddEvent(main_line, host.EventMetadataId("allreduce_gradients"), (base + 395 + late) * kPs,
+                  (310 - late) * kPs);
+    auto* enqueue =
+        op(main_line, "c10d::allreduce_", base + 400 + late, base + 410 + late, "fprop");
     host.AddStat(enqueue, xplane::kCommIdStat, comm_id);
     host.AddStat(enqueue, xplane::kCommSeqStat, seq);
     op(main_line, "aten::mul", base + 450 + late, base + 600 + late, "bprop");

@@ -21,7 +21,7 @@
 namespace neuronprof {
 namespace testing {
 
-inline constexpr int64_t kUs = 1000000;  // picoseconds
+inline constexpr int64_t kUs = 1000000;          // picoseconds
 inline constexpr int64_t kRequestGapUs = 50000;  // 50 ms between request starts
 
 inline int64_t InferJitterUs(int i, bool irregular) {

@@ -96,8 +96,8 @@ inline tensorflow::profiler::XSpace NestedProducers(int n) {
   host.AddStat(step, xplane::kStepNumStat, int64_t{0});
   const int64_t stage = host.EventMetadataId("stage"), infer = host.EventMetadataId("infer");
   for (int i = 0; i < n; ++i) {
-    auto* producer = host.AddEvent(main_line, stage, int64_t{i} * 1000 + 1,
-                                   (int64_t{2} * n - 2 * i) * 1000);
+    auto* producer =
+        host.AddEvent(main_line, stage, int64_t{i} * 1000 + 1, (int64_t{2} * n - 2 * i) * 1000);
     host.AddStat(producer, xplane::kProducerTypeStat, int64_t{1});
     host.AddStat(producer, xplane::kProducerIdStat, int64_t{i + 1});
     auto* consumer = host.AddEvent(worker, infer, int64_t{i} * 1000 + 500, 100);

@@ -17,7 +17,9 @@ using neuronprof::xplane::XPlaneBuilder;
 
 // ESC ] 0 ; title BEL (retitles the terminal), ESC [ 2 J (clears it), a
 // carriage return over a fake line, a C1 CSI (U+009B), DEL and a newline.
-constexpr char kForged[] = "\x1b]0;owned\x07\x1b[2J\rall good\xc2\x9b" "31m\x7f\nfake";
+constexpr char kForged[] =
+    "\x1b]0;owned\x07\x1b[2J\rall good\xc2\x9b"
+    "31m\x7f\nfake";
 
 tensorflow::profiler::XSpace Escapes() {
   using namespace neuronprof;

@@ -4,19 +4,18 @@
 #include <sys/stat.h>
 
 #include <atomic>
-#include <condition_variable>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <future>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "bench/process_memory.h"
 #include "neuronprof/neuronprof.h"
@@ -140,8 +139,7 @@ TEST_CASE("a flight recorder is the process's one capture") {
     profiler_options.port = 0;
     Profiler profiler(profiler_options);
     CHECK(absl::IsFailedPrecondition(profiler.status()));
-    CHECK(std::string(profiler.status().message()).find("a FlightRecorder") !=
-          std::string::npos);
+    CHECK(std::string(profiler.status().message()).find("a FlightRecorder") != std::string::npos);
     FlightRecorder second(Options(dir));
     CHECK(absl::IsFailedPrecondition(second.status()));
   }
@@ -202,9 +200,9 @@ TEST_CASE("a dump of a ring that overwrote older events says so") {
     CAPTURE(dump->warnings[0]);
     CHECK(dump->warnings[0].find("the flight recorder's ring (262144 bytes) had overwritten "
                                  "older events") != std::string::npos);
-    CHECK(dump->warnings[0].find("raise FlightRecorderOptions::ring_bytes") !=
-          std::string::npos);
-    if (last_ms > 0) CHECK(dump->warnings[0].find("of the 3600000 ms asked for") != std::string::npos);
+    CHECK(dump->warnings[0].find("raise FlightRecorderOptions::ring_bytes") != std::string::npos);
+    if (last_ms > 0)
+      CHECK(dump->warnings[0].find("of the 3600000 ms asked for") != std::string::npos);
     // In the files too: the summary prints it.
     auto space = testing::ReadXSpace(dump->files[0]);
     REQUIRE(space.warnings_size() == 1);

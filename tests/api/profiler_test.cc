@@ -2,14 +2,13 @@
 // the files written and what happens when they cannot be written.
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
 #include "src/analysis/report/summary.h"
@@ -25,8 +24,8 @@
 namespace neuronprof {
 namespace {
 
-using testing::TempDir;
 using tensorflow::profiler::XPlane;
+using testing::TempDir;
 
 ProfilerOptions TestOptions(const std::string& logdir) {
   ProfilerOptions options;
@@ -72,8 +71,7 @@ class FakeCollector : public collectors::Collector {
     if (script_->on_stop) script_->on_stop();
     return script_->stop_status;
   }
-  absl::Status Collect(tensorflow::profiler::XSpace* space,
-                       collectors::CollectStats*) override {
+  absl::Status Collect(tensorflow::profiler::XSpace* space, collectors::CollectStats*) override {
     ++script_->collects;
     if (!script_->collect_status.ok()) return script_->collect_status;
     xplane::FindOrAddPlane(space, "/fake:" + script_->name);
@@ -431,7 +429,8 @@ TEST_CASE("delete_working=false keeps the raw capture") {
   CHECK(Exists(raw));
   CHECK(std::find(result->files.begin(), result->files.end(), raw) != result->files.end());
   // Serialized once: the run folder's xplane.pb is the same file, linked.
-  struct stat raw_stat {}, run_stat {};
+  struct stat raw_stat {
+  }, run_stat{};
   REQUIRE(stat(raw.c_str(), &raw_stat) == 0);
   REQUIRE(stat((dir.path() + "/plugins/profile/kept/testhost.xplane.pb").c_str(), &run_stat) == 0);
   CHECK(raw_stat.st_ino == run_stat.st_ino);
@@ -466,8 +465,7 @@ TEST_CASE("an unwritable logdir keeps the capture in a fallback folder") {
   CHECK(message.find(blocker) != std::string::npos);
   const size_t at = message.find("saved to '");
   REQUIRE(at != std::string::npos);
-  const std::string fallback =
-      message.substr(at + 10, message.find('\'', at + 10) - at - 10);
+  const std::string fallback = message.substr(at + 10, message.find('\'', at + 10) - at - 10);
   auto space = testing::ReadXSpace(fallback + "testhost.xplane.pb");
   const XPlane* host = xplane::FindPlane(space, xplane::kHostPlaneName);
   REQUIRE(host != nullptr);

@@ -104,8 +104,7 @@ TEST_CASE("a rank's files are named <host>_rank<r> and carry its identity") {
 
   // Keys as torch.profiler writes them; HTA and the plugin read them.
   const std::string json = KinetoJson(dir.path() + "/run1/testhost_rank1.pt.trace.json.gz");
-  CHECK(json.find(
-            "\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": 1, \"world_size\": 2}") !=
+  CHECK(json.find("\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": 1, \"world_size\": 2}") !=
         std::string::npos);
 }
 

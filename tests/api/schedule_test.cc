@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
 #include "src/api/step_schedule.h"
@@ -69,8 +68,8 @@ std::vector<ProfileResult> OkResults(const Profiler& profiler) {
 }
 
 TEST_CASE("the step function is torch.profiler.schedule's") {
-  const StepAction N = StepAction::kNone, W = StepAction::kWarmup,
-                   R = StepAction::kRecord, S = StepAction::kRecordAndSave;
+  const StepAction N = StepAction::kNone, W = StepAction::kWarmup, R = StepAction::kRecord,
+                   S = StepAction::kRecordAndSave;
   auto actions = [](ProfilerSchedule schedule, int64_t steps) {
     std::vector<StepAction> out;
     for (int64_t step = 0; step < steps; ++step) {
@@ -82,8 +81,7 @@ TEST_CASE("the step function is torch.profiler.schedule's") {
   CHECK(actions({1, 1, 3, 2, 0}, 12) ==
         std::vector<StepAction>{N, W, R, R, S, N, W, R, R, S, N, N});
   // skip_first=2, no warmup, repeat=0: forever.
-  CHECK(actions({1, 0, 2, 0, 2}, 11) ==
-        std::vector<StepAction>{N, N, N, R, S, N, R, S, N, R, S});
+  CHECK(actions({1, 0, 2, 0, 2}, 11) == std::vector<StepAction>{N, N, N, R, S, N, R, S, N, R, S});
   // active=1: every active step is its cycle's last.
   CHECK(actions({0, 0, 1, 3, 0}, 4) == std::vector<StepAction>{S, S, S, N});
   CHECK(api::CycleOfStep({1, 1, 3, 2, 0}, 7) == 2);
@@ -284,8 +282,7 @@ TEST_CASE("a cycle that cannot take the process's capture is skipped and reporte
     CHECK(absl::IsFailedPrecondition(refused));
     CHECK(std::string(refused.message()).find("cycle 1 of the schedule was skipped") !=
           std::string::npos);
-    CHECK(std::string(refused.message()).find("the test's other capture") !=
-          std::string::npos);
+    CHECK(std::string(refused.message()).find("the test's other capture") != std::string::npos);
     REQUIRE((*other)->Stop().ok());
   }
   REQUIRE(profiler.Step().ok());  // Step 2 waits (cycle 1 had no capture).

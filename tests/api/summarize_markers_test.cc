@@ -1,6 +1,7 @@
 // neuronprof::SummarizeMarkers (neuronprof/summary.h) on a real capture:
 // a Profiler records requests on two worker threads, one of them with an
 // injected 200 ms wait; the in-process summary must name that wait.
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -8,8 +9,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/profiler.h"
 #include "neuronprof/summary.h"
@@ -225,8 +224,7 @@ TEST_CASE("SummarizeMarkers restricts to a step range and says what is wrong") {
   CHECK(std::string(summary.status().message()).find("numbered 0-99") != std::string::npos);
 
   options.window_ms = {{0, 1}};
-  CHECK(SummarizeMarkers(result, options).status().code() ==
-        absl::StatusCode::kInvalidArgument);
+  CHECK(SummarizeMarkers(result, options).status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(SummarizeMarkers(ProfileResult{}).status().code() == absl::StatusCode::kNotFound);
 }
 

@@ -1,13 +1,13 @@
 // Tick calibration: recorded ticks must map onto the wall clock.
+#include "src/core/clock.h"
+
 #include <time.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "src/core/clock.h"
 #include "neuronprof/internal/recorder.h"
 
 namespace neuronprof {
@@ -25,8 +25,7 @@ int64_t MonotonicNs() {
 bool KernelTrustsTsc() {
 #if defined(__x86_64__)
   std::string clocksource;
-  std::ifstream("/sys/devices/system/clocksource/clocksource0/current_clocksource") >>
-      clocksource;
+  std::ifstream("/sys/devices/system/clocksource/clocksource0/current_clocksource") >> clocksource;
   std::ifstream cpuinfo("/proc/cpuinfo");
   bool constant = false, nonstop = false;
   for (std::string line; std::getline(cpuinfo, line);) {

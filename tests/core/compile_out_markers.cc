@@ -27,8 +27,7 @@ void EveryMarker(int step) {
   neuronprof::SetCurrentThreadName("compile_out");
   neuronprof::StepTrace step_trace("train", step, {{"batch", 32}});
   neuronprof::ScopedTrace by_copy(runtime_name);
-  neuronprof::ScopedTrace with_args(runtime_name, {{"k", 1}, {"s", "v"}},
-                                    neuronprof::kTraceInfo);
+  neuronprof::ScopedTrace with_args(runtime_name, {{"k", 1}, {"s", "v"}}, neuronprof::kTraceInfo);
   neuronprof::ScopedTrace literal("literal");
   neuronprof::ScopedTrace literal_args("literal", {{"d", 0.5}, {"b", true}});
   neuronprof::ScopedTrace from_buffer(buffer);
@@ -42,13 +41,11 @@ void EveryMarker(int step) {
   // Typed arguments (neuronprof::Arg).
   neuronprof::StepTrace typed_step("train", step, neuronprof::Arg("batch", 32));
   neuronprof::ScopedTrace typed_args(runtime_name, neuronprof::Arg("k", 1),
-                                    neuronprof::Arg("s", "v"));
+                                     neuronprof::Arg("s", "v"));
   neuronprof::ScopedTrace typed_literal("literal", neuronprof::Arg("d", 0.5));
   neuronprof::ScopedTrace typed_static(kStatic, neuronprof::Arg("b", true));
   NEURONPROF_SCOPE("scope_typed", neuronprof::Arg("n", Counted(step)));
-  NEURONPROF_IF_TRACING(static_cast<uint32_t>(Counted(neuronprof::kTraceInfo))) {
-    Counted(step);
-  }
+  NEURONPROF_IF_TRACING(static_cast<uint32_t>(Counted(neuronprof::kTraceInfo))) { Counted(step); }
   if (neuronprof::TracingEnabled()) Counted(step);
   // Flows, async spans, counters and instants (trace_events.h).
   neuronprof::TraceProducer producer("enqueue");
@@ -58,7 +55,7 @@ void EveryMarker(int step) {
                                      typed.context_id());
   neuronprof::TraceConsumer generic("dequeue", producer.context_id());
   neuronprof::TraceConsumer consumer_args("dequeue", neuronprof::ContextType::kGeneric, 7,
-                                      {{"k", 1}}, neuronprof::kTraceInfo);
+                                          {{"k", 1}}, neuronprof::kTraceInfo);
   const uint64_t batch_ids[] = {producer.context_id(), typed.context_id()};
   neuronprof::TraceBatchConsumer batch("assemble", neuronprof::ContextType::kGeneric, batch_ids, 2);
   const std::vector<uint64_t> id_vector(batch_ids, batch_ids + 2);
@@ -81,8 +78,8 @@ void EveryMarker(int step) {
                                            typed_producer.context_id(), neuronprof::Arg("k", 1));
   neuronprof::TraceBatchConsumer typed_batch("assemble", neuronprof::ContextType::kGeneric,
                                              batch_ids, 2, neuronprof::Arg("n", 2));
-  neuronprof::TraceBatchConsumer typed_batch_vector(
-      "assemble", neuronprof::ContextType::kGeneric, id_vector, neuronprof::Arg("n", 2));
+  neuronprof::TraceBatchConsumer typed_batch_vector("assemble", neuronprof::ContextType::kGeneric,
+                                                    id_vector, neuronprof::Arg("n", 2));
   neuronprof::AsyncTrace typed_span("requests", "request");
   typed_span.End(neuronprof::Arg("status", 200), neuronprof::Arg("route", "/v1"));
   neuronprof::TraceInstant("cache_miss", neuronprof::Arg("key", "k"), neuronprof::Arg("d", 0.5));
@@ -100,8 +97,7 @@ int main() {
 #endif
   EveryMarker(3);
   if (evaluations != expected) {
-    std::fprintf(stderr, "evaluated %d counted arguments, expected %d\n",
-                 evaluations, expected);
+    std::fprintf(stderr, "evaluated %d counted arguments, expected %d\n", evaluations, expected);
     return 1;
   }
   std::puts("ok");

@@ -2,9 +2,12 @@
 // committed off the recording threads, by a thread that sleeps until
 // claims need it (a polling thread took a core from a saturated server a
 // thousand times a second); a ring is committed whole when it is made.
+#include "src/core/event_pool.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -12,9 +15,6 @@
 #include <string>
 #include <thread>
 
-#include <catch2/catch.hpp>
-
-#include "src/core/event_pool.h"
 #include "tests/test_util.h"
 
 namespace neuronprof {

@@ -3,12 +3,11 @@
 #ifndef NEURONPROF_TESTS_CORE_RECORD_ARGS_H_
 #define NEURONPROF_TESTS_CORE_RECORD_ARGS_H_
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "src/core/event_args.h"
 #include "src/core/event_pool.h"

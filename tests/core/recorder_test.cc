@@ -1,32 +1,30 @@
 // The recorder: what a capture keeps, what it leaves out, and how it counts
 // what it could not keep.
+#include "src/core/recorder.h"
+
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <stdexcept>
-#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
 #include "src/collectors/host/host_collector.h"
 #include "src/core/event_args.h"
-#include "tests/core/record_args.h"
 #include "src/core/event_pool.h"
-#include "src/core/recorder.h"
 #include "src/xplane/sanitizers.h"
+#include "tests/core/record_args.h"
 
 #if NEURONPROF_ASAN
 // A marker that kept a pointer into a returned stack frame must be an ASan
 // error here (the runtimes leave this check off by default).
-extern "C" const char* __asan_default_options() {
-  return "detect_stack_use_after_return=1";
-}
+extern "C" const char* __asan_default_options() { return "detect_stack_use_after_return=1"; }
 #endif
 
 namespace neuronprof {
@@ -123,12 +121,10 @@ TEST_CASE("StepTrace carries step_num and the root marker") {
 TEST_CASE("StepTrace keeps every extra argument") {
   REQUIRE(core::StartRecording(1, kBigBuffer).ok());
   {
-    StepTrace step("train", 7,
-                   {{"a0", 0}, {"a1", 1}, {"a2", 2}, {"a3", 3}, {"a4", 4},
-                    {"a5", 5}, {"a6", 6}, {"a7", 7}, {"a8", 8}, {"a9", 9},
-                    {"a10", 10}, {"a11", 11}, {"a12", 12}, {"a13", 13},
-                    {"a14", 14}, {"a15", 15}, {"a16", 16}, {"a17", 17},
-                    {"a18", 18}, {"a19", 19}});
+    StepTrace step("train", 7, {{"a0", 0},   {"a1", 1},   {"a2", 2},   {"a3", 3},   {"a4", 4},
+                                {"a5", 5},   {"a6", 6},   {"a7", 7},   {"a8", 8},   {"a9", 9},
+                                {"a10", 10}, {"a11", 11}, {"a12", 12}, {"a13", 13}, {"a14", 14},
+                                {"a15", 15}, {"a16", 16}, {"a17", 17}, {"a18", 18}, {"a19", 19}});
   }
   RecordedCapture capture = Stop();
   const auto& record = Events(capture).at(0);
@@ -173,8 +169,7 @@ TEST_CASE("a char buffer rewritten inside the scope keeps the text at begin") {
     ScopedTrace trace(unterminated);
   }
   RecordedCapture capture = Stop();
-  CHECK(Names(capture) ==
-        std::vector<std::string>{"layer_0", "layer_1", "layer_2", "abcd"});
+  CHECK(Names(capture) == std::vector<std::string>{"layer_0", "layer_1", "layer_2", "abcd"});
 }
 
 // The marker's name lives in this frame, which is gone (and overwritten by
@@ -197,8 +192,7 @@ TEST_CASE("a name from a stack frame that has returned is kept") {
     ScribbleStack();
   }
   RecordedCapture capture = Stop();
-  CHECK(Names(capture) == std::vector<std::string>{"stack_frame_marker_0",
-                                                   "stack_frame_marker_1",
+  CHECK(Names(capture) == std::vector<std::string>{"stack_frame_marker_0", "stack_frame_marker_1",
                                                    "stack_frame_marker_2"});
 }
 
@@ -207,16 +201,14 @@ TEST_CASE("a std::string temporary's name is kept") {
   for (int i = 0; i < 3; ++i) {
     // Longer than the small-string buffer: the text is on the heap and
     // freed at the end of the declaration.
-    ScopedTrace trace(std::string("temporary_heap_allocated_name_") +
-                      std::to_string(i));
+    ScopedTrace trace(std::string("temporary_heap_allocated_name_") + std::to_string(i));
     std::string reuse(40, 'z');  // Likely reuses the freed allocation.
     (void)reuse;
   }
   RecordedCapture capture = Stop();
-  CHECK(Names(capture) ==
-        std::vector<std::string>{"temporary_heap_allocated_name_0",
-                                 "temporary_heap_allocated_name_1",
-                                 "temporary_heap_allocated_name_2"});
+  CHECK(Names(capture) == std::vector<std::string>{"temporary_heap_allocated_name_0",
+                                                   "temporary_heap_allocated_name_1",
+                                                   "temporary_heap_allocated_name_2"});
 }
 
 constexpr char kGlobalName[] = "global_static_name";
@@ -401,8 +393,8 @@ TEST_CASE("arguments keep every byte of their keys and values, and exact numbers
   const double tiny = 4.9406564584124654e-324;  // Loses digits if printed short.
   REQUIRE(core::StartRecording(2, kBigBuffer).ok());
   {
-    ScopedTrace trace("args", {{key, text}, {"i", int64_t{-9223372036854775807 - 1}},
-                               {"u", big}, {"d", tiny}});
+    ScopedTrace trace(
+        "args", {{key, text}, {"i", int64_t{-9223372036854775807 - 1}}, {"u", big}, {"d", tiny}});
   }
   RecordedCapture capture = Stop();
   REQUIRE(capture.threads.size() == 1);

@@ -2,18 +2,17 @@
 // the newest events, snapshots taken while threads record hold only whole
 // events, and memory stays within the ring.
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
-#include "tests/core/record_args.h"
 #include "src/core/recorder.h"
+#include "tests/core/record_args.h"
 
 namespace neuronprof {
 namespace {
@@ -119,8 +118,7 @@ TEST_CASE("snapshots while 4 threads record at full speed hold only whole events
         last_i = i;
         char expected[48];
         std::snprintf(expected, sizeof(expected), "t%d_%lld_%.*s", static_cast<int>(t),
-                      static_cast<long long>(i), static_cast<int>(i % 17),
-                      "xxxxxxxxxxxxxxxxx");
+                      static_cast<long long>(i), static_cast<int>(i % 17), "xxxxxxxxxxxxxxxxx");
         REQUIRE(plain == expected);
         REQUIRE(record.end_ticks >= record.start_ticks);
         ++checked;

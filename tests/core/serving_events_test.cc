@@ -2,13 +2,12 @@
 // what the recorder keeps and where the host plane puts it (the names in
 // docs/ARCHITECTURE.md, "Serving events"), in a capture and in a flight
 // recorder's ring snapshot.
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
@@ -147,7 +146,7 @@ TEST_CASE("an async span begun on one thread and ended on another lands on its t
     AsyncTrace moved = std::move(first);
     CHECK_FALSE(first.recording());
     std::thread([&] { moved.End(); }).join();
-    moved.End();  // Once only.
+    moved.End();                                                         // Once only.
     std::thread([s = std::move(second)]() mutable { (void)s; }).join();  // Destructor ends it.
     AsyncTrace later("requests", "request");  // After both: back on lane 0.
     AsyncTrace other("batches", "batch");

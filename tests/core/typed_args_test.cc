@@ -1,13 +1,12 @@
 // Typed marker arguments (neuronprof::Arg, issue 24): written in place by
 // the marker, they must be the very bytes the initializer-list form writes,
 // so every reader (XSpace, Chrome and Kineto traces) shows the same stats.
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "src/core/event_args.h"
@@ -26,8 +25,7 @@ using testing::Stop;
 
 // What a record holds: its name with the encoded arguments, and where they begin.
 std::string Encoded(const internal::EventRecord& record) {
-  return std::string(record.name, record.name_length) + "@" +
-         std::to_string(record.args_offset);
+  return std::string(record.name, record.name_length) + "@" + std::to_string(record.args_offset);
 }
 
 TEST_CASE("typed arguments write the bytes of the initializer-list form") {
@@ -51,8 +49,15 @@ TEST_CASE("typed arguments write the bytes of the initializer-list form") {
                   Arg("u32", uint32_t{4000000000u}), Arg("s16", int16_t{-3}));
   }
   {
-    ScopedTrace t(name, {{key, text}, {"i", min}, {"u", max}, {"d", tiny}, {"nan", nan},
-                         {"flag", true}, {"c", 'x'}, {"f", 0.5}, {"u32", uint32_t{4000000000u}},
+    ScopedTrace t(name, {{key, text},
+                         {"i", min},
+                         {"u", max},
+                         {"d", tiny},
+                         {"nan", nan},
+                         {"flag", true},
+                         {"c", 'x'},
+                         {"f", 0.5},
+                         {"u32", uint32_t{4000000000u}},
                          {"s16", int16_t{-3}}});
   }
   { ScopedTrace t(std::string_view(), Arg("", ""), Arg("null", null_text)); }

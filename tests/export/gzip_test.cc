@@ -1,8 +1,11 @@
 // The streaming gzip writer: a gzip member per block, compressed on worker
 // threads (also run under TSan) or inline, read back by zlib.
+#include "src/export/gzip.h"
+
 #include <zlib.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,10 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "src/export/byte_sink.h"
-#include "src/export/gzip.h"
 
 namespace neuronprof {
 namespace {
@@ -75,8 +75,8 @@ TEST_CASE("gzip: a member per 1 MiB block, on worker threads or inline, reads ba
       // Members in order, one per block (a file of no bytes is one empty
       // member), each whole to zlib.
       const auto [members, inflated] = InflateMembers(packed);
-      const size_t blocks = (data->size() + exporter::GzipSink::kBlockBytes - 1) /
-                            exporter::GzipSink::kBlockBytes;
+      const size_t blocks =
+          (data->size() + exporter::GzipSink::kBlockBytes - 1) / exporter::GzipSink::kBlockBytes;
       CHECK(members == static_cast<int>(std::max<size_t>(blocks, 1)));
       CHECK(inflated == *data);
     }

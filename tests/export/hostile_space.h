@@ -17,10 +17,16 @@ namespace neuronprof {
 namespace testing {
 
 // A stray byte, a surrogate, an overlong and a cut sequence.
-inline const std::string kBadUtf8 = "bad\xFF" "\xED\xA0\x80" "\xC0\xAF" "\xE2\x82";
+inline const std::string kBadUtf8 =
+    "bad\xFF"
+    "\xED\xA0\x80"
+    "\xC0\xAF"
+    "\xE2\x82";
 // What every JSON reader must see: one U+FFFD per maximal subpart.
 inline const std::string kBadUtf8Repaired =
-    "bad\xEF\xBF\xBD" "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "\xEF\xBF\xBD\xEF\xBF\xBD"
+    "bad\xEF\xBF\xBD"
+    "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+    "\xEF\xBF\xBD\xEF\xBF\xBD"
     "\xEF\xBF\xBD";
 // Quotes, backslashes, every kind of control character.
 inline const std::string kControlChars = "q\"b\\n\n\t\r\x01\x1f\x7f";
@@ -67,8 +73,8 @@ inline tensorflow::profiler::XSpace HostileStringsSpace() {
                                 runtime.EventMetadataId("cudaLaunchKernel"), 1500000, 100000);
   runtime.AddStat(call, xplane::kCorrelationIdStat, int64_t{5});
   add_values(runtime, call);
-  auto* kernel = gpu.AddEvent(gpu.AddLine(3, "stream", 0), gpu.EventMetadataId("kernel"),
-                              2000000, 100000);
+  auto* kernel =
+      gpu.AddEvent(gpu.AddLine(3, "stream", 0), gpu.EventMetadataId("kernel"), 2000000, 100000);
   gpu.AddStat(kernel, xplane::kCorrelationIdStat, int64_t{5});
   gpu.AddStat(kernel, xplane::kDeviceEventKindStat, std::string_view("kernel"));
   add_values(gpu, kernel);
@@ -109,8 +115,7 @@ inline tensorflow::profiler::XSpace ExtremeTimesSpace() {
     xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(&space, name));
     auto* high = plane.AddLine(1, "high", kMaxI64);
     auto* low = plane.AddLine(2, "low", kMinI64);
-    auto add = [&](xplane::XLine* line, const char* event, int64_t offset_ps,
-                   int64_t duration_ps) {
+    auto add = [&](xplane::XLine* line, const char* event, int64_t offset_ps, int64_t duration_ps) {
       auto* e = plane.AddEvent(line, plane.EventMetadataId(event), offset_ps, duration_ps);
       plane.AddStat(e, xplane::kCorrelationIdStat, int64_t{9});
       // A double past int64 where an integer stat is read.
@@ -120,12 +125,12 @@ inline tensorflow::profiler::XSpace ExtremeTimesSpace() {
                                      "9223372036854775807 dynamic_shared:9"));
       return e;
     };
-    add(high, "edge_max", 0, 999);               // Start and end INT64_MAX ns.
-    add(high, "overflow_offset", kMaxI64, 0);    // Start past INT64_MAX.
-    add(high, "overflow_end", 0, 1000);          // End past INT64_MAX.
-    add(low, "edge_min", 0, kMaxI64);            // Start INT64_MIN, long.
+    add(high, "edge_max", 0, 999);                // Start and end INT64_MAX ns.
+    add(high, "overflow_offset", kMaxI64, 0);     // Start past INT64_MAX.
+    add(high, "overflow_end", 0, 1000);           // End past INT64_MAX.
+    add(low, "edge_min", 0, kMaxI64);             // Start INT64_MIN, long.
     add(low, "overflow_offset_low", kMinI64, 0);  // Start before INT64_MIN.
-    add(low, "negative", 0, -5000);              // Negative duration.
+    add(low, "negative", 0, -5000);               // Negative duration.
     plane.AddPlaneStat("num_sms", int64_t{3});
   }
   return space;

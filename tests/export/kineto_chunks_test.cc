@@ -2,13 +2,12 @@
 // chunks (jobs) on threads of their own, checked on its text (one event per line), so that
 // it also runs under TSan (kineto_trace_test parses with protobuf's Struct,
 // which the TSan build cannot run).
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "src/xplane/json_reader.h"
 #include "src/xplane/schema.h"
@@ -48,7 +47,8 @@ TEST_CASE("kineto chunks: ids in order, flows and step numbers as if written in 
       ids.push_back(std::stoll(std::string(line.substr(at + kKey.size(), 20))));
     }
     fwdbwd_starts += Has(line, "\"ph\":\"s\",\"cat\":\"fwdbwd\"");
-    eval_steps += Has(line, "\"name\":\"ProfilerStep#2000\"") && Has(line, "\"Step name\":\"eval\"");
+    eval_steps +=
+        Has(line, "\"name\":\"ProfilerStep#2000\"") && Has(line, "\"Step name\":\"eval\"");
   }
   REQUIRE(ids.size() == 7 * kSteps + 1);
   for (size_t i = 0; i < ids.size(); ++i) REQUIRE(ids[i] == static_cast<int64_t>(i + 1));

@@ -22,7 +22,7 @@ inline constexpr int64_t kMainTid = 1001;
 inline constexpr int64_t kBackwardTid = 1002;
 inline constexpr int64_t kStream = 7;
 inline constexpr int kSampleSteps = 3;
-inline constexpr int64_t kStepNs = 3'000'000;     // steps at 1, 4, 7 ms
+inline constexpr int64_t kStepNs = 3'000'000;  // steps at 1, 4, 7 ms
 inline constexpr int64_t kFirstStepNs = 1'000'000;
 
 class SampleSpaceBuilder {
@@ -49,9 +49,8 @@ class SampleSpaceBuilder {
                           (end_ns - start_ns) * 1000);
   }
 
-  xplane::XEvent* Op(xplane::XLine* line, std::string_view name, int64_t start_ns,
-                     int64_t end_ns, int64_t seq, std::string_view dims,
-                     std::string_view types) {
+  xplane::XEvent* Op(xplane::XLine* line, std::string_view name, int64_t start_ns, int64_t end_ns,
+                     int64_t seq, std::string_view dims, std::string_view types) {
     xplane::XEvent* op = Host(line, name, start_ns, end_ns);
     host_.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
     host_.AddStat(op, xplane::kOpSequenceStat, seq);
@@ -71,13 +70,13 @@ class SampleSpaceBuilder {
               std::string_view kind, std::string_view device_name, int64_t device_start_ns,
               int64_t device_end_ns, std::string_view details = {}, int64_t bytes = -1) {
     const int64_t correlation = next_correlation_++;
-    xplane::XEvent* launch = runtime_.AddEvent(
-        runtime_line, runtime_.EventMetadataId(call), call_ns * 1000, 10'000'000);
+    xplane::XEvent* launch =
+        runtime_.AddEvent(runtime_line, runtime_.EventMetadataId(call), call_ns * 1000, 10'000'000);
     runtime_.AddStat(launch, xplane::kCorrelationIdStat, correlation);
     if (kind.empty()) return;
-    xplane::XEvent* work = gpu_.AddEvent(stream_, gpu_.EventMetadataId(device_name),
-                                         device_start_ns * 1000,
-                                         (device_end_ns - device_start_ns) * 1000);
+    xplane::XEvent* work =
+        gpu_.AddEvent(stream_, gpu_.EventMetadataId(device_name), device_start_ns * 1000,
+                      (device_end_ns - device_start_ns) * 1000);
     gpu_.AddStat(work, xplane::kDeviceIdStat, int64_t{0});
     gpu_.AddStat(work, xplane::kStreamIdStat, kStream);
     gpu_.AddStat(work, xplane::kCorrelationIdStat, correlation);
@@ -97,10 +96,10 @@ class SampleSpaceBuilder {
     xplane::XEvent* marker = Host(main_, "train", t, t + kStepNs - 100 * us);
     host_.AddStat(marker, xplane::kStepNumStat, int64_t{step});
     host_.AddStat(marker, xplane::kRootLevelStat, int64_t{1});
-    Op(main_, "aten::addmm", t + 200 * us, t + 700 * us, 100 + step,
-       "[[128],[64,784],[784,128]]", "Float,Float,Float");
-    Launch(main_runtime_, "cudaLaunchKernel", t + 300 * us, "kernel",
-           "ampere_sgemm_128x64_nn", t + 400 * us, t + 900 * us,
+    Op(main_, "aten::addmm", t + 200 * us, t + 700 * us, 100 + step, "[[128],[64,784],[784,128]]",
+       "Float,Float,Float");
+    Launch(main_runtime_, "cudaLaunchKernel", t + 300 * us, "kernel", "ampere_sgemm_128x64_nn",
+           t + 400 * us, t + 900 * us,
            "grid:4,2,1 block:128,1,1 registers:64 shared_memory:16384 occ_pct:50.0");
     Op(main_, "aten::relu", t + 800 * us, t + 1000 * us, 200 + step, "[[64,128]]", "Float");
     Launch(main_runtime_, "cudaLaunchKernel", t + 850 * us, "kernel",
@@ -108,15 +107,15 @@ class SampleSpaceBuilder {
            "regs:16 static_shared:0 dynamic_shared:512 grid:64,1,1 block:256,1,1");
     Op(main_, "aten::copy_", t + 1100 * us, t + 1300 * us, -1, "[[64,784],[64,784]]",
        "Float,Float");
-    Launch(main_runtime_, "cudaMemcpyAsync", t + 1150 * us, "memcpy", "Memcpy HtoD",
-           t + 1200 * us, t + 1350 * us, "kind:HtoD", 200704);
+    Launch(main_runtime_, "cudaMemcpyAsync", t + 1150 * us, "memcpy", "Memcpy HtoD", t + 1200 * us,
+           t + 1350 * us, "kind:HtoD", 200704);
     Op(main_, "aten::zero_", t + 1400 * us, t + 1480 * us, -1, "[[128]]", "Float");
     Launch(main_runtime_, "cudaMemsetAsync", t + 1420 * us, "memset", "Memset (Device)",
            t + 1450 * us, t + 1470 * us, "", 512);
     Op(backward_, "AddmmBackward0", t + 1500 * us, t + 2000 * us, 100 + step, "[[64,128]]",
        "Float");
-    Launch(backward_runtime_, "cudaLaunchKernel", t + 1600 * us, "kernel",
-           "ampere_sgemm_64x64_tn", t + 1700 * us, t + 2100 * us,
+    Launch(backward_runtime_, "cudaLaunchKernel", t + 1600 * us, "kernel", "ampere_sgemm_64x64_tn",
+           t + 1700 * us, t + 2100 * us,
            "grid:2,2,1 block:128,1,1 registers:72 shared_memory:8192 occ_pct:25.0");
     Host(main_, "optimizer_step", t + 2200 * us, t + 2800 * us);
     Launch(main_runtime_, "cudaStreamSynchronize", t + 2300 * us, "", "", 0, 0);

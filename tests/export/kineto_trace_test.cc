@@ -2,23 +2,24 @@
 // and HTA rely on — categories, External id / correlation links, fwd/bwd
 // flows, steps, device properties, microsecond times — and its argument
 // translations; both JSON exports under int64 edge values.
+#include "src/export/kineto_trace.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
 #include "src/export/kineto_args.h"
-#include "src/xplane/device_details.h"
-#include "src/export/kineto_trace.h"
 #include "src/export/logdir.h"
+#include "src/xplane/device_details.h"
 #include "src/xplane/json_reader.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
@@ -32,9 +33,9 @@
 namespace neuronprof {
 namespace {
 
+using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
-using google::protobuf::ListValue;
 
 // The export checked strictly and parsed by a real JSON reader (protobuf's),
 // so malformed JSON fails here.
@@ -85,9 +86,7 @@ class Trace {
     REQUIRE(Has(event, "args"));
     return event.fields().at("args").struct_value();
   }
-  static double Arg(const Struct& event, const std::string& key) {
-    return Num(Args(event), key);
-  }
+  static double Arg(const Struct& event, const std::string& key) { return Num(Args(event), key); }
   static std::vector<double> Numbers(const Value& list) {
     std::vector<double> out;
     for (const Value& v : list.list_value().values()) out.push_back(v.number_value());
@@ -115,8 +114,7 @@ TEST_CASE("kineto trace: top-level keys, every event named, window end last") {
   CHECK(trace.json().compare(rank_at, 10, "\"rank\": 0,") == 0);
   CHECK(rank_at > trace.json().find("\"distributedInfo\": {"));
   // Exact, not through a double: the epoch start of the capture.
-  CHECK(trace.json().find("\"baseTimeNanoseconds\":1700000000000000000,") !=
-        std::string::npos);
+  CHECK(trace.json().find("\"baseTimeNanoseconds\":1700000000000000000,") != std::string::npos);
   for (const Struct* event : trace.events()) {
     CHECK(Trace::Has(*event, "name"));  // The plugin indexes ['name'] on all.
     CHECK(Trace::Has(*event, "ph"));
@@ -303,9 +301,8 @@ TEST_CASE("kineto trace: forward ops flow to their backward nodes in both catego
     for (size_t i = 0; i < starts.size(); ++i) {
       const double id = Trace::Num(*starts[i], "id");
       CHECK(ids_seen.insert(id).second);  // Distinct across categories too.
-      auto finish = std::find_if(finishes.begin(), finishes.end(), [&](const Struct* f) {
-        return Trace::Num(*f, "id") == id;
-      });
+      auto finish = std::find_if(finishes.begin(), finishes.end(),
+                                 [&](const Struct* f) { return Trace::Num(*f, "id") == id; });
       REQUIRE(finish != finishes.end());
       CHECK(Trace::Num(*starts[i], "ts") == Trace::Num(*forward[i], "ts"));
       CHECK(Trace::Num(*starts[i], "tid") == testing::kMainTid);
@@ -375,8 +372,7 @@ TEST_CASE("kineto trace: a fwd_thread_id that is no line id links by seq when un
   // seq 9 runs forward on two threads: which one is unknown, so no link.
   builder.Op(builder.main_line(), "aten::add", 1000, 2000, 9, "[[2]]", "Float");
   builder.Op(other, "aten::add", 2000, 3000, 9, "[[2]]", "Float");
-  xplane::XEvent* add_backward =
-      builder.Op(other, "AddBackward0", 7000, 8000, 9, "[[2]]", "Float");
+  xplane::XEvent* add_backward = builder.Op(other, "AddBackward0", 7000, 8000, 9, "[[2]]", "Float");
   builder.host().AddStat(add_backward, xplane::kOpForwardThreadStat, uint64_t{1});
   builder.Finish();
   Trace trace(space);
@@ -492,9 +488,11 @@ TEST_CASE("kineto trace: strict JSON with bad UTF-8, control characters and NaN 
   using testing::kControlChars;
   Trace trace(testing::HostileStringsSpace());
   const std::string suffix = " " + kBadUtf8Repaired + kControlChars;
-  for (const auto& [name, cat] : std::vector<std::pair<std::string, std::string>>{
-           {"marker", "user_annotation"}, {"aten::op", "cpu_op"},
-           {"cudaLaunchKernel", "Runtime"}, {"kernel", "kernel"}}) {
+  for (const auto& [name, cat] :
+       std::vector<std::pair<std::string, std::string>>{{"marker", "user_annotation"},
+                                                        {"aten::op", "cpu_op"},
+                                                        {"cudaLaunchKernel", "Runtime"},
+                                                        {"kernel", "kernel"}}) {
     INFO(name);
     const auto events = trace.Named(name + suffix, cat);
     REQUIRE(events.size() == 1);
@@ -529,13 +527,11 @@ TEST_CASE("kineto trace: int64 extremes in times are exact or left out and count
     CHECK(trace.Named(name, "Runtime").size() == 1);
     CHECK(trace.Named(name, "kernel").size() == 1);
   }
-  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low",
-                           "negative"}) {
+  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low", "negative"}) {
     INFO(name);
     CHECK(trace.Named(name).empty());
   }
-  CHECK(trace.json().find("\"ts\":9223372036854775.807,\"dur\":0.000") !=
-        std::string::npos);
+  CHECK(trace.json().find("\"ts\":9223372036854775.807,\"dur\":0.000") != std::string::npos);
   CHECK(trace.json().find("\"ts\":-9223372036854775.808,\"dur\":9223372036854.775") !=
         std::string::npos);
   const auto& warnings = trace.root().fields().at("neuronprof_warnings").list_value();
@@ -557,7 +553,7 @@ TEST_CASE("kineto trace: int64 extremes in times are exact or left out and count
 // to int64 edge values one at a time: both JSON exports stay strict (under
 // UBSan this also shows their arithmetic never overflows).
 TEST_CASE("both JSON exports stay strict with int64 edges in any time or integer stat") {
-  const int64_t edges[] = {testing::kMinI64, testing::kMinI64 + 1, -1000, -1, 0, 1,
+  const int64_t edges[] = {testing::kMinI64,     testing::kMinI64 + 1, -1000, -1, 0, 1,
                            testing::kMaxI64 - 1, testing::kMaxI64};
   const tensorflow::profiler::XSpace sample = testing::KinetoSampleSpace();
   auto check = [](const tensorflow::profiler::XSpace& space) {
@@ -645,12 +641,12 @@ TEST_CASE("kineto args: only well-formed JSON arrays are copied verbatim") {
   CHECK_FALSE(IsJsonArray("[Infinity]"));
   CHECK_FALSE(IsJsonArray("[-inf]"));
   CHECK_FALSE(IsJsonArray("[01]"));
-  CHECK_FALSE(IsJsonArray("[\"\x01\"]"));            // Raw control character.
-  CHECK_FALSE(IsJsonArray("[\"\xFF\"]"));            // Not UTF-8.
+  CHECK_FALSE(IsJsonArray("[\"\x01\"]"));          // Raw control character.
+  CHECK_FALSE(IsJsonArray("[\"\xFF\"]"));          // Not UTF-8.
   CHECK_FALSE(IsJsonArray("[\"\xED\xA0\x80\"]"));  // Encoded surrogate.
-  CHECK_FALSE(IsJsonArray("[\"\\ud800\"]"));         // Unpaired surrogate escape.
+  CHECK_FALSE(IsJsonArray("[\"\\ud800\"]"));       // Unpaired surrogate escape.
   CHECK_FALSE(IsJsonArray("[\"\\udc00\\ud800\"]"));
-  CHECK_FALSE(IsJsonArray("[\"\\x41\"]"));           // Not a JSON escape.
+  CHECK_FALSE(IsJsonArray("[\"\\x41\"]"));  // Not a JSON escape.
   CHECK(json_reader::IsStrictJson("{\"a\":null} "));
   CHECK_FALSE(json_reader::IsStrictJson("{\"a\":1,}"));
 }
@@ -772,8 +768,9 @@ TEST_CASE("kineto trace: a free of INT64_MIN bytes is written as INT64_MAX, not 
   tensorflow::profiler::XSpace space;
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
   xplane::XLine* main = host.AddLine(testing::kMemoryTid, "MainThread", 1'000);
-  testing::AddMemoryEvent(host, main, {xplane::kMemoryDeallocationEvent, 10, "cpu", "CPU", -1,
-                                       0x1000, testing::kMinI64, 0, -1});
+  testing::AddMemoryEvent(
+      host, main,
+      {xplane::kMemoryDeallocationEvent, 10, "cpu", "CPU", -1, 0x1000, testing::kMinI64, 0, -1});
   const Trace trace(space);
   CHECK(trace.json().find("\"Bytes\":9223372036854775807") != std::string::npos);
 }

@@ -1,20 +1,20 @@
 // Writing a logdir safely: writes relative to a held directory that never
 // follow a link, the fallback folder made with mkdtemp, and a full disk
 // that leaves nothing half-written behind.
+#include "src/export/logdir.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "neuronprof/neuronprof.h"
 #include "src/export/atomic_file.h"
-#include "src/export/logdir.h"
 #include "src/export/xspace_file.h"
 #include "tests/export/file_size_limit.h"
 #include "tests/test_util.h"
@@ -22,8 +22,8 @@
 namespace neuronprof {
 namespace {
 
-using testing::ScopedFileSizeLimit;
 using testing::ListDir;
+using testing::ScopedFileSizeLimit;
 using testing::TempDir;
 
 bool IsRealDirectory(const std::string& path) {
@@ -89,8 +89,7 @@ TEST_CASE("a write through a held directory stays there when its path becomes a 
   // Someone swaps the folder for a link to another place.
   REQUIRE(rename(folder.c_str(), (dir.path() + "/moved").c_str()) == 0);
   REQUIRE(symlink(outside.path().c_str(), folder.c_str()) == 0);
-  REQUIRE(exporter::WriteFileAtomicallyAt(held->get(), folder, "host.xplane.pb", "data")
-              .ok());
+  REQUIRE(exporter::WriteFileAtomicallyAt(held->get(), folder, "host.xplane.pb", "data").ok());
   CHECK(ListDir(outside.path()).empty());
   CHECK(ListDir(dir.path() + "/moved") == std::vector<std::string>{"host.xplane.pb"});
 }
@@ -114,7 +113,7 @@ TEST_CASE("OpenDirectoryBelow creates folders but refuses a link at any componen
     REQUIRE_FALSE(refused.ok());
     CHECK(absl::IsPermissionDenied(refused.status()));
     CHECK(Contains(std::string(refused.status().message()),
-                            dir.path() + "/a/link' is a symbolic link"));
+                   dir.path() + "/a/link' is a symbolic link"));
     CHECK(created.empty());
   }
   CHECK(ListDir(outside.path()).empty());
@@ -298,7 +297,8 @@ TEST_CASE("an export that fails leaves none of its files, not even the traces wr
 TEST_CASE("a staged xplane.pb on another filesystem is copied, and kept when asked") {
   TempDir run;
   char shm_pattern[] = "/dev/shm/neuronprof_test_XXXXXX";
-  struct stat shm {}, tmp {};
+  struct stat shm {
+  }, tmp{};
   if (mkdtemp(shm_pattern) == nullptr || stat(shm_pattern, &shm) != 0 ||
       stat(run.path().c_str(), &tmp) != 0 || shm.st_dev == tmp.st_dev) {
     WARN("no second filesystem at /dev/shm: the copy fallback is not exercised");

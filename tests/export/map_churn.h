@@ -4,14 +4,14 @@
 #ifndef NEURONPROF_TESTS_EXPORT_MAP_CHURN_H_
 #define NEURONPROF_TESTS_EXPORT_MAP_CHURN_H_
 
-#include <cstdint>
-#include <string>
-#include <string_view>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/message_lite.h>
 #include <google/protobuf/wire_format_lite.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "proto/xplane.pb.h"
 #include "src/xplane/job_identity.h"
@@ -63,7 +63,10 @@ inline std::string ChurningStatEntries(int held, int churn) {
     AppendBytesField(2, metadata, &entry);
     entry.push_back('\x08');
     AppendVarint(static_cast<uint64_t>(kChurnKey), &entry);
-    AppendBytesField(2, "\x1a\x01" "d", &entry);
+    AppendBytesField(2,
+                     "\x1a\x01"
+                     "d",
+                     &entry);
     AppendBytesField(5, entry, &plane);
   }
   return plane;

@@ -5,10 +5,10 @@
 // yields is unchanged. Counted with protobuf's own wire reader, not timed.
 #include "src/export/map_entry_rewrite.h"
 
-#include <catch2/catch.hpp>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <catch2/catch.hpp>
 
 #include "src/export/xspace_file.h"
 #include "tests/export/map_churn.h"
@@ -65,7 +65,12 @@ TEST_CASE("entries protobuf parses with one insert are kept, and so is the file"
   // value, a key alone, an empty entry, a repeated key before the value.
   std::string odd;
   testing::AppendBytesField(5, std::string("\x12\x02\x08\x01\x08\x01", 6), &odd);
-  testing::AppendBytesField(5, std::string("\x08\x02\x25" "abcd" "\x12\x00", 9), &odd);
+  testing::AppendBytesField(5,
+                            std::string("\x08\x02\x25"
+                                        "abcd"
+                                        "\x12\x00",
+                                        9),
+                            &odd);
   testing::AppendBytesField(5, std::string("\x08\x03", 2), &odd);
   testing::AppendBytesField(5, "", &odd);
   testing::AppendBytesField(4, std::string("\x08\x04\x08\x05\x12\x02\x10\x01", 8), &odd);
@@ -80,10 +85,22 @@ TEST_CASE("every way an entry can go on after its value parses as protobuf parse
   std::string plane;
   // A second value merges into the first; a later key wins; unknown fields,
   // a group and a repeated key are dropped as protobuf drops them.
-  testing::AppendBytesField(
-      5, std::string("\x08\x01\x12\x03\x12\x01x" "\x12\x02\x1a\x00" "\x08\x09", 13), &plane);
-  testing::AppendBytesField(5, std::string("\x08\x02\x12\x00" "\x1b\x08\x01\x1c", 8), &plane);
-  testing::AppendBytesField(4, std::string("\x08\x03\x12\x03\x12\x01x" "\x08\x03" "\x15zzzz", 14),
+  testing::AppendBytesField(5,
+                            std::string("\x08\x01\x12\x03\x12\x01x"
+                                        "\x12\x02\x1a\x00"
+                                        "\x08\x09",
+                                        13),
+                            &plane);
+  testing::AppendBytesField(5,
+                            std::string("\x08\x02\x12\x00"
+                                        "\x1b\x08\x01\x1c",
+                                        8),
+                            &plane);
+  testing::AppendBytesField(4,
+                            std::string("\x08\x03\x12\x03\x12\x01x"
+                                        "\x08\x03"
+                                        "\x15zzzz",
+                                        14),
                             &plane);
   std::string space_bytes;
   testing::AppendBytesField(1, plane, &space_bytes);

@@ -32,8 +32,8 @@ struct MemoryEventSpec {
 
 inline void AddMemoryEvent(xplane::XPlaneBuilder& host, xplane::XLine* line,
                            const MemoryEventSpec& spec) {
-  xplane::XEvent* event = host.AddEvent(line, host.EventMetadataId(spec.name),
-                                        spec.ts_ns * 1000, 0);
+  xplane::XEvent* event =
+      host.AddEvent(line, host.EventMetadataId(spec.name), spec.ts_ns * 1000, 0);
   host.AddStat(event, xplane::kAllocatorNameStat, spec.allocator);
   host.AddStat(event, xplane::kMemoryDeviceTypeStat, spec.device_type);
   if (spec.device_id >= 0) host.AddStat(event, xplane::kDeviceIdStat, spec.device_id);
@@ -51,15 +51,18 @@ inline tensorflow::profiler::XSpace MemorySpace() {
   xplane::XLine* main = host.AddLine(kMemoryTid, "MainThread", 1'000);
   xplane::XEvent* op = host.AddEvent(main, host.EventMetadataId("aten::empty"), 0, 50'000'000);
   host.AddStat(op, xplane::kOpFrameworkStat, std::string_view("torch"));
-  AddMemoryEvent(host, main, {xplane::kMemoryAllocationEvent, 10'000, "cpu", "CPU", -1,
-                              0x1000, 4096, 4096, -1});
-  AddMemoryEvent(host, main, {xplane::kMemoryAllocationEvent, 20'000, "cuda:0", "CUDA", 0,
-                              0x7f00, 1024, 1024, 2'097'152});
-  AddMemoryEvent(host, main, {xplane::kMemoryDeallocationEvent, 30'000, "cpu", "CPU", -1,
-                              0x1000, 4096, 0, -1});
+  AddMemoryEvent(
+      host, main,
+      {xplane::kMemoryAllocationEvent, 10'000, "cpu", "CPU", -1, 0x1000, 4096, 4096, -1});
+  AddMemoryEvent(
+      host, main,
+      {xplane::kMemoryAllocationEvent, 20'000, "cuda:0", "CUDA", 0, 0x7f00, 1024, 1024, 2'097'152});
+  AddMemoryEvent(host, main,
+                 {xplane::kMemoryDeallocationEvent, 30'000, "cpu", "CPU", -1, 0x1000, 4096, 0, -1});
   xplane::XLine* pool = host.AddLine(kPoolLineId, "NPU:0/HBM memory", 1'000);
-  AddMemoryEvent(host, pool, {xplane::kMemoryUsageEvent, 40'000, "NPU:0/HBM", "NPU", 0, 0,
-                              0, 65536, 1'048'576});
+  AddMemoryEvent(
+      host, pool,
+      {xplane::kMemoryUsageEvent, 40'000, "NPU:0/HBM", "NPU", 0, 0, 0, 65536, 1'048'576});
   return space;
 }
 

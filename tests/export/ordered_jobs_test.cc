@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -12,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 namespace neuronprof {
 namespace exporter {
@@ -54,8 +53,7 @@ TEST_CASE("ordered jobs: taken in job order, at most in_flight out, though later
     return done;
   };
   const auto take = [&](size_t job, Done& done) {
-    CHECK(std::string(done.buffers.text.data(), done.buffers.text.size()) ==
-          std::to_string(job));
+    CHECK(std::string(done.buffers.text.data(), done.buffers.text.size()) == std::to_string(job));
     taken.push_back(job);
     --out;
   };

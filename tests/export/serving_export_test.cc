@@ -2,12 +2,11 @@
 // Kineto trace, from a real capture: flow pairs bound to the producer and
 // consumer slices, async "b"/"e" pairs, "C" counters, "i" instants, all in
 // strict JSON.
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "proto/xplane.pb.h"
@@ -60,9 +59,7 @@ std::vector<const Struct*> Events(const Struct& root, const std::string& ph) {
 std::string Str(const Struct* event, const char* key) {
   return event->fields().at(key).string_value();
 }
-double Num(const Struct* event, const char* key) {
-  return event->fields().at(key).number_value();
-}
+double Num(const Struct* event, const char* key) { return event->fields().at(key).number_value(); }
 
 // The complete event on thread `tid` that starts at `ts` (the slice a flow
 // end binds to), by name.
@@ -97,11 +94,11 @@ std::multimap<std::string, std::string> FlowPairs(const Struct& root, const std:
 TEST_CASE("Chrome trace: flows pair producers with consumers, one to many and many to one") {
   const Struct root = testing::ParseStrictJson(testing::ChromeTraceText(ServingSpace()));
   const auto generic = FlowPairs(root, "generic");
-  CHECK(generic == std::multimap<std::string, std::string>{{"accept", "infer"},
-                                                            {"accept", "reply"}});
+  CHECK(generic ==
+        std::multimap<std::string, std::string>{{"accept", "infer"}, {"accept", "reply"}});
   const auto batch = FlowPairs(root, "shared_batch_scheduler");
   CHECK(batch == std::multimap<std::string, std::string>{{"add_to_batch", "run_batch"},
-                                                          {"add_to_batch", "run_batch"}});
+                                                         {"add_to_batch", "run_batch"}});
 }
 
 TEST_CASE("Chrome trace: async spans are b/e pairs, counters C, instants i") {
@@ -125,8 +122,7 @@ TEST_CASE("Chrome trace: async spans are b/e pairs, counters C, instants i") {
   REQUIRE(counters.size() == 2);
   CHECK(Str(counters[0], "name") == "queue_depth");
   CHECK(counters[0]->fields().at("args").struct_value().fields().at("value").number_value() == 2);
-  CHECK(counters[1]->fields().at("args").struct_value().fields().at("value").number_value() ==
-        0.5);
+  CHECK(counters[1]->fields().at("args").struct_value().fields().at("value").number_value() == 0.5);
   for (const Struct* x : Events(root, "X")) CHECK(Str(x, "name") != "queue_depth");
 
   const auto instants = Events(root, "i");

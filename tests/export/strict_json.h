@@ -4,11 +4,11 @@
 #ifndef NEURONPROF_TESTS_EXPORT_STRICT_JSON_H_
 #define NEURONPROF_TESTS_EXPORT_STRICT_JSON_H_
 
-#include <string>
-
-#include <catch2/catch.hpp>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+
+#include <catch2/catch.hpp>
+#include <string>
 
 #include "src/xplane/json_reader.h"
 

@@ -4,21 +4,20 @@
 #include "src/export/trace_stream.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "neuronprof/trace.h"
-#include "src/export/gzip.h"
 #include "src/export/atomic_file.h"
+#include "src/export/gzip.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
-#include "tests/host_plane_capture.h"
 #include "tests/export/kineto_sample_space.h"
 #include "tests/export/memory_space.h"
 #include "tests/export/trace_text.h"
+#include "tests/host_plane_capture.h"
 #include "tests/live_heap.h"
 #include "tests/test_util.h"
 
@@ -147,8 +146,8 @@ std::string Streamed(exporter::TraceFormat format, const std::vector<XSpace>& fr
 TEST_CASE("trace stream: fragments of 1, 7 and 64K events write the whole writer's events") {
   // Operators, steps and GPU work past one job of spans; memory events;
   // flows, async spans, counters and instants of a real capture.
-  for (const XSpace& space : {testing::ManyStepsSpace(1500), testing::MemorySpace(),
-                              ServingSpace(), MarkerSpace(3, 100, 0)}) {
+  for (const XSpace& space : {testing::ManyStepsSpace(1500), testing::MemorySpace(), ServingSpace(),
+                              MarkerSpace(3, 100, 0)}) {
     const std::string chrome = testing::ChromeTraceText(space);
     const std::string kineto = testing::KinetoTraceText(space);
     for (int events : {1, 7, 65536}) {

@@ -4,10 +4,9 @@
 #define NEURONPROF_TESTS_EXPORT_TRACE_TEXT_H_
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "proto/xplane.pb.h"
 #include "src/export/byte_sink.h"

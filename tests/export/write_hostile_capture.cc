@@ -43,9 +43,9 @@ int main(int argc, char** argv) {
                      neuronprof::Arg("inf", inf), neuronprof::Arg("minus_inf", -inf),
                      neuronprof::Arg(key, 7));
     } else {
-      marker.emplace(name, std::initializer_list<neuronprof::TraceArg>{
-                               {"text", text}, {"nan", nan}, {"inf", inf},
-                               {"minus_inf", -inf}, {key, 7}});
+      marker.emplace(
+          name, std::initializer_list<neuronprof::TraceArg>{
+                    {"text", text}, {"nan", nan}, {"inf", inf}, {"minus_inf", -inf}, {key, 7}});
     }
     neuronprof::ScopedTrace inner("inner");
   });

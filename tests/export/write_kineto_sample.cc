@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
       identity.backend = "gloo";
       xplane::AddJobIdentity(identity, &space);
     }
-    auto files = exporter::WriteProfileFiles(
-        space, run_dir, xplane::RankedHostName("testhost", identity), options);
+    auto files = exporter::WriteProfileFiles(space, run_dir,
+                                             xplane::RankedHostName("testhost", identity), options);
     if (!files.ok()) {
       std::fprintf(stderr, "%s\n", std::string(files.status().message()).c_str());
       return 1;

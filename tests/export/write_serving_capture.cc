@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
     }
     const uint64_t batch = neuronprof::NewContextId();
     for (int r = 0; r < 2; ++r) {
-      neuronprof::TraceProducer add("add_to_batch",
-                                    neuronprof::ContextType::kSharedBatchScheduler, batch);
+      neuronprof::TraceProducer add("add_to_batch", neuronprof::ContextType::kSharedBatchScheduler,
+                                    batch);
       Spin(5000);
     }
     neuronprof::TraceCounter("load", 0.25 * (step + 1));
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
       {
         // Many to one with an id per request: both arrows into one marker.
         const uint64_t ids[] = {requests[0].id, requests[1].id};
-        neuronprof::TraceBatchConsumer assemble("assemble", neuronprof::ContextType::kGeneric,
-                                                ids, 2);
+        neuronprof::TraceBatchConsumer assemble("assemble", neuronprof::ContextType::kGeneric, ids,
+                                                2);
         Spin(5000);
       }
       for (Request& request : requests) {

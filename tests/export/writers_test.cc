@@ -3,15 +3,13 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <limits>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "absl/strings/str_cat.h"
-
 #include "src/export/atomic_file.h"
 #include "src/export/chrome_trace.h"
 #include "src/export/gzip.h"
@@ -58,10 +56,17 @@ TEST_CASE("stat values: one integer and string rule, the same for the exports an
   XStat* ref = add("ref");
   ref->set_ref_value(1);  // Names stat metadata 1, "int64".
   const std::vector<std::pair<const char*, std::optional<int64_t>>> ints = {
-      {"int64", -7},         {"uint64", 42},        {"uint64_past_int64", std::nullopt},
-      {"double", -2},        {"double_past_int64", std::nullopt},
-      {"nan", std::nullopt}, {"decimal", 123},      {"not_decimal", std::nullopt},
-      {"bytes", std::nullopt}, {"ref", std::nullopt}, {"absent", std::nullopt}};
+      {"int64", -7},
+      {"uint64", 42},
+      {"uint64_past_int64", std::nullopt},
+      {"double", -2},
+      {"double_past_int64", std::nullopt},
+      {"nan", std::nullopt},
+      {"decimal", 123},
+      {"not_decimal", std::nullopt},
+      {"bytes", std::nullopt},
+      {"ref", std::nullopt},
+      {"absent", std::nullopt}};
   const xplane::PlaneVisitor visitor(plane);
   const xplane::EventVisitor stats = visitor.Line(0).Event(0);
   for (const auto& [name, expected] : ints) {
@@ -119,7 +124,8 @@ TEST_CASE("Chrome trace JSON has exact relative microseconds and escaped text") 
   CHECK(json.find("\"name\":\"step\\n1\"") != std::string::npos);
   CHECK(json.find("\"args\":{\"step_num\":3,\"label\":\"a\\\"b\",\"ratio\":0.5}") !=
         std::string::npos);
-  CHECK(json.find("\"thread_name\",\"pid\":2,\"tid\":42,\"args\":{\"name\":\"main \\\"thread\\\"\"}") !=
+  CHECK(json.find(
+            "\"thread_name\",\"pid\":2,\"tid\":42,\"args\":{\"name\":\"main \\\"thread\\\"\"}") !=
         std::string::npos);
   CHECK(json.find("\"process_name\",\"pid\":2,\"args\":{\"name\":\"/host:CPU\"}") !=
         std::string::npos);
@@ -143,8 +149,8 @@ std::vector<const google::protobuf::Struct*> ChromeEvents(const google::protobuf
 std::string Warnings(const google::protobuf::Struct& root) {
   const auto* last = ChromeEvents(root, "M", "neuronprof").at(0);
   std::string all;
-  for (const auto& w : last->fields().at("args").struct_value().fields().at("warnings")
-                           .list_value().values()) {
+  for (const auto& w :
+       last->fields().at("args").struct_value().fields().at("warnings").list_value().values()) {
     all += w.string_value() + "\n";
   }
   return all;
@@ -165,8 +171,14 @@ TEST_CASE("Chrome trace JSON is strict: U+FFFD for bad UTF-8, escapes, null for 
   }
   CHECK(args.at("label " + kBadUtf8Repaired).number_value() == 1);
   CHECK(json.find("\\u0001\\u001f\x7f") != std::string::npos);  // DEL is no control.
-  CHECK(ChromeEvents(root, "M", "thread_name").at(0)->fields().at("args").struct_value()
-            .fields().at("name").string_value() == "main " + kBadUtf8Repaired);
+  CHECK(ChromeEvents(root, "M", "thread_name")
+            .at(0)
+            ->fields()
+            .at("args")
+            .struct_value()
+            .fields()
+            .at("name")
+            .string_value() == "main " + kBadUtf8Repaired);
   CHECK(Warnings(root).find("warning " + kBadUtf8Repaired) != std::string::npos);
 }
 
@@ -212,16 +224,14 @@ TEST_CASE("Chrome trace: int64 extremes in times are exact or left out and count
   const google::protobuf::Struct root = testing::ParseStrictJson(json);
   CHECK(ChromeEvents(root, "X", "edge_max").size() == 3);
   CHECK(ChromeEvents(root, "X", "edge_min").size() == 3);
-  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low",
-                           "negative"}) {
+  for (const char* name : {"overflow_offset", "overflow_end", "overflow_offset_low", "negative"}) {
     INFO(name);
     CHECK(ChromeEvents(root, "X", name).empty());
   }
   CHECK(json.find("\"ts\":9223372036854775.807,\"dur\":0.000") != std::string::npos);
-  CHECK(json.find("\"ts\":-9223372036854775.808,\"dur\":9223372036854.775") !=
+  CHECK(json.find("\"ts\":-9223372036854775.808,\"dur\":9223372036854.775") != std::string::npos);
+  CHECK(Warnings(root).find(absl::StrCat("left out ", testing::kExtremeTimesLeftOut, " events")) !=
         std::string::npos);
-  CHECK(Warnings(root).find(absl::StrCat("left out ", testing::kExtremeTimesLeftOut,
-                                         " events")) != std::string::npos);
 }
 
 TEST_CASE("plain names keep network and user input out of paths") {
@@ -256,8 +266,7 @@ TEST_CASE("run directories are sortable timestamps and stay unique") {
   auto named = exporter::CreateRunDirectory(dir.path(), "my_run", when);
   REQUIRE(named.ok());
   CHECK(*named == root + "my_run");
-  CHECK(absl::IsAlreadyExists(
-      exporter::CreateRunDirectory(dir.path(), "my_run", when).status()));
+  CHECK(absl::IsAlreadyExists(exporter::CreateRunDirectory(dir.path(), "my_run", when).status()));
 }
 
 TEST_CASE("profile files land under the run directory") {

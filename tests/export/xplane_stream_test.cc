@@ -1,14 +1,14 @@
 // A streamed xplane.pb (a flight recorder's dump) holds what the XSpace
 // built whole holds, read back through the one XSpace reader, and the plane
 // is handed over a chunk of events at a time, never whole.
-#include <algorithm>
-#include <string>
+#include "src/export/xplane_stream.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "src/collectors/host/host_collector.h"
 #include "src/export/atomic_file.h"
-#include "src/export/xplane_stream.h"
 #include "src/export/xspace_file.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/map_churn.h"
@@ -18,11 +18,11 @@
 namespace neuronprof {
 namespace {
 
-using testing::DeterministicBytes;
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using testing::DeterministicBytes;
 
 // The space a dump starts from: profile times, the host plane's warnings
 // (none here: nothing was dropped), a host name.

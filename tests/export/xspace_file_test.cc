@@ -76,8 +76,9 @@ TEST_CASE("the size limit is checked before reading and named in the error") {
   REQUIRE(truncate(huge.c_str(), kMaxXSpaceFileBytes + 1) == 0);
   auto too_big = ReadXSpaceFile(huge);
   REQUIRE_FALSE(too_big.ok());
-  CHECK(Message(too_big.status()).find("over the limit of 2147483647 bytes (protobuf cannot "
-                                       "parse an XSpace of 2 GiB or more)") != std::string::npos);
+  CHECK(Message(too_big.status())
+            .find("over the limit of 2147483647 bytes (protobuf cannot "
+                  "parse an XSpace of 2 GiB or more)") != std::string::npos);
 }
 
 TEST_CASE("empty and truncated files are errors, not empty captures") {

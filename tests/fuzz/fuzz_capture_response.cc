@@ -15,14 +15,14 @@
 // client's fragment reader (rpc::ForEachSpaceFragment, a few events per
 // fragment) into a Kineto trace in memory: what the parse takes, it must
 // take too, handing over every event exactly once, else abort.
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "neuronprof/capture.h"
 #include "proto/profiler_service.pb.h"
@@ -45,8 +45,8 @@ using tensorflow::profiler::XSpace;
 
 // The XSpace of the scanned bytes, as the client parses it; false if the
 // client would refuse it.
-bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t* data,
-                  size_t size, XSpace* space) {
+bool ScannedSpace(const neuronprof::rpc::ScannedResponse& scanned, const uint8_t* data, size_t size,
+                  XSpace* space) {
   if (!neuronprof::rpc::ParsePieces(scanned.xspace, space)) return false;
   // The scan reads what protobuf reads, without its quadratic map parse
   // (protobuf may refuse other fields the scan skips: bad UTF-8, say).
@@ -86,8 +86,8 @@ void CheckFragments(const neuronprof::rpc::ScannedResponse& scanned, const XSpac
   int64_t events = 0;
   neuronprof::exporter::StringSink kineto;
   neuronprof::exporter::KinetoTraceStream stream(&kineto);
-  const absl::Status walked = neuronprof::rpc::ForEachSpaceFragment(
-      scanned.xspace, 3, [&](const XSpace& fragment) {
+  const absl::Status walked =
+      neuronprof::rpc::ForEachSpaceFragment(scanned.xspace, 3, [&](const XSpace& fragment) {
         events += neuronprof::xplane::NumEvents(fragment);
         return stream.Append(fragment);
       });
@@ -120,8 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!response.ParseFromArray(data, static_cast<int>(size))) return 0;
     // ENOTDIR for any file below it: no saved profile is ever found.
     std::string saved_file;
-    auto parsed =
-        neuronprof::rpc::ResponseSpace(&response, address, "/dev/null/fuzz", &saved_file);
+    auto parsed = neuronprof::rpc::ResponseSpace(&response, address, "/dev/null/fuzz", &saved_file);
     if (!parsed.ok()) return 0;
     space = std::move(*parsed);
   }
@@ -136,8 +135,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     neuronprof::rpc::EmptyCaptureReason(options, address, &space);
     return 0;
   }
-  neuronprof::rpc::BaseHostName(space, address, true,
-                                neuronprof::rpc::LongestFileSuffix(options));
+  neuronprof::rpc::BaseHostName(space, address, true, neuronprof::rpc::LongestFileSuffix(options));
   neuronprof::exporter::StringSink json;
   neuronprof::exporter::WriteChromeTrace(space, &json).IgnoreError();
   return 0;

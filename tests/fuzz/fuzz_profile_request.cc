@@ -11,14 +11,14 @@
 // allowed_root is a scratch folder made at start-up (removed at exit); a
 // repository_root starting with "$ROOT" is rewritten to it, so that seeds
 // (and their mutations) reach the saving path.
+#include <grpcpp/server_context.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-
-#include <grpcpp/server_context.h>
 
 #include "absl/strings/match.h"
 #include "proto/profiler_service.pb.h"
@@ -52,8 +52,8 @@ neuronprof::rpc::ProfilerServiceImpl& Service() {
 
 // Aborts on a refusal a client could not act on.
 void RequireClearRefusal(const absl::Status& status) {
-  const bool server_fault = status.code() == absl::StatusCode::kInternal ||
-                            status.code() == absl::StatusCode::kUnknown;
+  const bool server_fault =
+      status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown;
   if (!server_fault && !status.message().empty() &&
       status.message().size() <= neuronprof::rpc::kMaxStatusMessageBytes) {
     return;

@@ -28,26 +28,26 @@
 #include <vector>
 
 #include "src/analysis/markers/call_stacks.h"
-#include "src/analysis/ops/custom_op_costs.h"
-#include "src/analysis/report/device_sections.h"
 #include "src/analysis/memory/memory_annotator.h"
+#include "src/analysis/ops/custom_op_costs.h"
 #include "src/analysis/ops/operator_annotator.h"
 #include "src/analysis/ranks/rank_data.h"
 #include "src/analysis/ranks/rank_report.h"
+#include "src/analysis/report/device_sections.h"
 #include "src/analysis/report/rank_sections.h"
-#include "src/analysis/timeline/selection.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
 #include "src/analysis/report/summary_tables.h"
-#include "src/xplane/schema.h"
-#include "src/xplane/saturating.h"
+#include "src/analysis/timeline/selection.h"
 #include "src/export/chrome_trace.h"
-#include "src/xplane/json_reader.h"
 #include "src/export/kineto_trace.h"
 #include "src/export/xspace_file.h"
+#include "src/xplane/json_reader.h"
+#include "src/xplane/saturating.h"
+#include "src/xplane/schema.h"
+#include "tests/fuzz/quiet_protobuf.h"
 #include "tools/info_text.h"
 #include "tools/summary_json.h"
-#include "tests/fuzz/quiet_protobuf.h"
 
 namespace {
 
@@ -90,7 +90,8 @@ constexpr int64_t kLatePs = 1'000'000;
 // too: its (flops, bytes) may overflow to a saturated or negative value.
 [[maybe_unused]] const bool kCustomOpCost = [] {
   neuronprof::analysis::RegisterCustomOpCost(
-      "aten::foo_unknown", [](const std::vector<neuronprof::analysis::OpInput>& inputs) {
+      "aten::foo_unknown",
+      [](const std::vector<neuronprof::analysis::OpInput>& inputs) {
         int64_t flops = 0;
         for (const auto& input : inputs) {
           int64_t elements = 1;
@@ -128,8 +129,7 @@ void ReadAll(const XSpace& space) {
     analysis::FormatFolded(summary.stacks);
     const std::string json = neuronprof::tools::SummaryJson("input", "", summary, tables);
     if (!neuronprof::json_reader::IsStrictJson(json)) {
-      std::fprintf(stderr, "SummaryJson wrote JSON that is not strict (%zu bytes)\n",
-                   json.size());
+      std::fprintf(stderr, "SummaryJson wrote JSON that is not strict (%zu bytes)\n", json.size());
       std::abort();
     }
     analysis::Selection steps, window;
@@ -174,10 +174,12 @@ uint64_t Fnv1a(const uint8_t* data, size_t size) {
 
 // Sets roughly one field in four to an extreme value, as picked by `bits`.
 void ApplyExtremes(uint64_t bits, XSpace* space) {
-  static constexpr int64_t kValues[] = {
-      std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -1,
-      std::numeric_limits<int64_t>::max() / 1000, std::numeric_limits<int64_t>::min() / 1000,
-      std::numeric_limits<int>::max()};
+  static constexpr int64_t kValues[] = {std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::min(),
+                                        -1,
+                                        std::numeric_limits<int64_t>::max() / 1000,
+                                        std::numeric_limits<int64_t>::min() / 1000,
+                                        std::numeric_limits<int>::max()};
   // Operator shapes: huge dimensions beside empty ones, and at the parser's bound.
   static constexpr const char* kDims[] = {
       "[[0,2147483648,2147483648],[0,2147483648,2147483648]]",

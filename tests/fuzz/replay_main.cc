@@ -59,8 +59,7 @@ std::string Mutate(std::string input, Random& random) {
         input[at] = static_cast<char>(input[at] ^ (1u << random.Below(8)));
         break;
       case 1: {  // an interesting byte
-        static const char kBytes[] = {0, 1, 0x7f, static_cast<char>(0x80),
-                                      static_cast<char>(0xff)};
+        static const char kBytes[] = {0, 1, 0x7f, static_cast<char>(0x80), static_cast<char>(0xff)};
         input[at] = kBytes[random.Below(sizeof(kBytes))];
         break;
       }

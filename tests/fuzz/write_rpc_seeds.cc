@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   save.set_emit_xspace(false);
   save.set_repository_root("$ROOT/plugins/profile");
   save.mutable_opts()->set_start_timestamp_ns(1);
-  (*save.mutable_opts()->mutable_advanced_configuration())["override_hostname"]
-      .set_string_value("worker0");
+  (*save.mutable_opts()->mutable_advanced_configuration())["override_hostname"].set_string_value(
+      "worker0");
   ok &= Write(dir + "/request/save_under_root.pb", save);
   tensorflow::ProfileRequest outside = save;
   outside.set_repository_root("$ROOT/../outside");

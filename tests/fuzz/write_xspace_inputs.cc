@@ -87,8 +87,8 @@ XSpace OperatorShapes() {
        R"(["","","","1","-100"])"},
       {"aten::nll_loss_backward", "[[],[64,10],[64],[],[],[],[]]",
        "Float,Float,Long,,Scalar,Scalar,Float", R"(["","","","","1","-100",""])"},
-      {"aten::cross_entropy_loss", "[[64,10],[64],[],[],[],[]]",
-       "Float,Long,,Scalar,Scalar,Scalar", R"(["","","","1","-100","0."])"},
+      {"aten::cross_entropy_loss", "[[64,10],[64],[],[],[],[]]", "Float,Long,,Scalar,Scalar,Scalar",
+       R"(["","","","1","-100","0."])"},
       {"aten::embedding", "[[1000,64],[32],[],[],[]]", "Float,Long,Scalar,Scalar,Scalar",
        R"(["","","-1","false","false"])"},
       {"aten::embedding_dense_backward", "[[32,64],[32],[],[],[]]",
@@ -142,8 +142,8 @@ XSpace MemorySteps() {
     host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
     host.AddStat(step, xplane::kStepNumStat, int64_t{s});
     for (const char* op : {"aten::linear", "aten::relu"}) {
-      xplane::XEvent* e = host.AddEvent(main, host.EventMetadataId(op), base + 1'000'000,
-                                        10'000'000);
+      xplane::XEvent* e =
+          host.AddEvent(main, host.EventMetadataId(op), base + 1'000'000, 10'000'000);
       host.AddStat(e, xplane::kOpFrameworkStat, std::string_view("torch"));
     }
     memory(xplane::kMemoryAllocationEvent, base + 2'000'000, 0x1000 + s, 4096, "cuda:0");
@@ -181,7 +181,8 @@ XSpace MemoryEdges() {
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
   xplane::XLine* main = host.AddLine(7, "main", 1000);
   AddMemoryEvent(host, main, {xplane::kMemoryAllocationEvent, 10, "cpu", "CPU", -1, 1, 10, 10, -1});
-  AddMemoryEvent(host, main, {xplane::kMemoryDeallocationEvent, 11, "cpu", "CPU", -1, 1, 10, 0, -1});
+  AddMemoryEvent(host, main,
+                 {xplane::kMemoryDeallocationEvent, 11, "cpu", "CPU", -1, 1, 10, 0, -1});
   AddMemoryEvent(host, main,
                  {xplane::kMemoryAllocationEvent, 12, "cpu", "CPU", -1, 2, kMax, kMax, -1});
   AddMemoryEvent(host, main,
@@ -205,8 +206,8 @@ XSpace ClaimedWorldSize() {
 // planes hold map entries protobuf would insert and erase.
 std::string ChurningResponse() {
   std::string response;
-  neuronprof::testing::AppendBytesField(
-      8, neuronprof::testing::ChurningCaptureSpace(64, 64), &response);
+  neuronprof::testing::AppendBytesField(8, neuronprof::testing::ChurningCaptureSpace(64, 64),
+                                        &response);
   return response;
 }
 

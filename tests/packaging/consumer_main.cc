@@ -12,15 +12,15 @@
 // tests/packaging/check_packaging.sh reads back with the installed CLI, as
 // it reads the call stack of the "stacked_work" marker (NEURONPROF_SCOPE_STACK)
 // recorded in ConsumerStackedWork.
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <dlfcn.h>
-#include <string>
+#include <neuronprof/neuronprof.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <neuronprof/neuronprof.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
   options.host_name = "consumer";
   neuronprof::Profiler profiler(options);
   if (!profiler.status().ok()) {
-    std::fprintf(stderr, "profiler did not start: %s\n",
-                 profiler.status().ToString().c_str());
+    std::fprintf(stderr, "profiler did not start: %s\n", profiler.status().ToString().c_str());
     return 1;
   }
   for (int step = 0; step < 3; ++step) {
@@ -101,8 +100,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dlopen: %s\n", ::dlerror());
       return 1;
     }
-    auto backend_run =
-        reinterpret_cast<void (*)(int)>(::dlsym(plugin, "backend_run"));
+    auto backend_run = reinterpret_cast<void (*)(int)>(::dlsym(plugin, "backend_run"));
     if (backend_run == nullptr) {
       std::fprintf(stderr, "dlsym(backend_run): %s\n", ::dlerror());
       return 1;
@@ -115,13 +113,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "Stop() failed: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  std::printf("events=%lld files=%zu run_dir=%s\n",
-              static_cast<long long>(result->events), result->files.size(),
-              result->run_dir.c_str());
+  std::printf("events=%lld files=%zu run_dir=%s\n", static_cast<long long>(result->events),
+              result->files.size(), result->run_dir.c_str());
   if (result->events != expected_events) {
     std::fprintf(stderr, "expected %lld events, got %lld\n",
-                 static_cast<long long>(expected_events),
-                 static_cast<long long>(result->events));
+                 static_cast<long long>(expected_events), static_cast<long long>(result->events));
     return 1;
   }
   for (const std::string& file : result->files) std::printf("  wrote %s\n", file.c_str());

@@ -11,6 +11,10 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
+#include <neuronprof/capture.h>
+#include <neuronprof/flight_recorder.h>
+#include <neuronprof/summary.h>
+#include <neuronprof/trace.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,11 +23,6 @@
 #include <cstdio>
 #include <future>
 #include <string>
-
-#include <neuronprof/capture.h>
-#include <neuronprof/flight_recorder.h>
-#include <neuronprof/summary.h>
-#include <neuronprof/trace.h>
 
 namespace {
 

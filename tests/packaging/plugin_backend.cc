@@ -5,10 +5,10 @@
 // markers on the calling thread and n on a thread of its own, each holding a
 // "backend_step" marker with a copied name (a std::string that dies right
 // after, made by its own absl::StrCat).
+#include <neuronprof/trace.h>
+
 #include <string>
 #include <thread>
-
-#include <neuronprof/trace.h>
 
 #include "own_abseil.h"
 

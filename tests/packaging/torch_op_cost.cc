@@ -6,13 +6,12 @@
 // capture, and exits 0 when Stop() wrote the capture. The FLOPs
 // (3 * 4096 = 12288 per call) are checked in the file by the installed
 // CLI's summary (tests/packaging/check_packaging.sh).
-#include <cstdio>
-#include <vector>
-
-#include <torch/torch.h>
-
 #include <neuronprof/neuronprof.h>
 #include <neuronprof/torch.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <vector>
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -2,7 +2,13 @@
 // more as child processes (test_capture_server), one killed mid-capture.
 // Waits are on conditions (a capture running, a line from a child), never
 // on sleeps.
+#include "src/rpc/capture_client.h"
+
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,10 +19,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
-#include <atomic>
-#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -24,28 +31,21 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/grpcpp.h>
-
 #include "neuronprof/neuronprof.h"
+#include "proto/profiler_service.grpc.pb.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/gzip.h"
 #include "src/export/logdir.h"
 #include "src/export/map_entry_rewrite.h"
-#include "src/rpc/capture_client.h"
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/service_address.h"
-#include "proto/profiler_service.grpc.pb.h"
 #include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
+#include "src/xplane/sanitizers.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
-#include "src/xplane/sanitizers.h"
 #include "tests/export/map_churn.h"
 #include "tests/export/trace_text.h"
 #include "tests/rpc/rpc_test_util.h"
@@ -240,9 +240,9 @@ TEST_CASE("service addresses parse with optional grpc:// and IPv6 brackets") {
   REQUIRE(v6.ok());
   CHECK(v6->host == "::1");
   CHECK(v6->Target() == "[::1]:9012");
-  for (const char* bad : {"", "worker0", "worker0:", ":9012", "worker0:0", "worker0:65536",
-                          "worker0:x", "worker0:-1", "::1:9012", "[::1]9012", "a/b:1",
-                          "grpc://", "http://worker0:1"}) {
+  for (const char* bad :
+       {"", "worker0", "worker0:", ":9012", "worker0:0", "worker0:65536", "worker0:x", "worker0:-1",
+        "::1:9012", "[::1]9012", "a/b:1", "grpc://", "http://worker0:1"}) {
     CAPTURE(bad);
     auto parsed = rpc::ParseServiceAddress(bad);
     CHECK(absl::IsInvalidArgument(parsed.status()));
@@ -275,14 +275,10 @@ TEST_CASE("a port range stands for one address per port; bad ranges are refused"
     const char* text;
     const char* why;
   } cases[] = {
-      {"node1:9015-9012", "reversed"},
-      {"node1:9012-10036", "1025 ports"},
-      {"node1:0-3", "1..65535"},
-      {"node1:65535-65536", "1..65535"},
-      {"node1:9012-", "1..65535"},
-      {"node1:9012-x", "1..65535"},
-      {"node1:-9012", "1..65535"},
-      {"node1:9012--9013", "1..65535"},
+      {"node1:9015-9012", "reversed"},   {"node1:9012-10036", "1025 ports"},
+      {"node1:0-3", "1..65535"},         {"node1:65535-65536", "1..65535"},
+      {"node1:9012-", "1..65535"},       {"node1:9012-x", "1..65535"},
+      {"node1:-9012", "1..65535"},       {"node1:9012--9013", "1..65535"},
       {":9012-9013", "host is missing"},
   };
   for (const Case& c : cases) {
@@ -384,8 +380,7 @@ TEST_CASE("a host name too long for its files is refused before the capture star
   REQUIRE_FALSE(result.ok());
   CHECK(absl::IsInvalidArgument(result.status()));
   CHECK(Contains(Message(result.status()), "CaptureOptions::service_addresses[1]"));
-  CHECK(Contains(Message(result.status()),
-                 "'<host>_<port>.pt.trace.json.gz' would be 262 bytes"));
+  CHECK(Contains(Message(result.status()), "'<host>_<port>.pt.trace.json.gz' would be 262 bytes"));
   CHECK(Contains(Message(result.status()), "255 (NAME_MAX)"));
   CHECK_FALSE(Exists(logdir));  // Refused before any run folder was made.
   // Without the Kineto trace the Chrome trace is written by default.
@@ -437,9 +432,13 @@ TEST_CASE("bad capture options are refused with the field named") {
   const std::vector<Case> cases = {
       {[](CaptureOptions& o) { o.service_addresses.clear(); }, "service_addresses"},
       {[](CaptureOptions& o) { o.service_addresses = {"nohost"}; }, "service_addresses[0]"},
-      {[](CaptureOptions& o) { o.service_addresses = {"a:1", "b:0"}; },
+      {[](CaptureOptions& o) {
+         o.service_addresses = {"a:1", "b:0"};
+       },
        "service_addresses[1]"},
-      {[](CaptureOptions& o) { o.service_addresses = {"a:1", "grpc://a:1"}; },
+      {[](CaptureOptions& o) {
+         o.service_addresses = {"a:1", "grpc://a:1"};
+       },
        "service_addresses"},
       {[](CaptureOptions& o) { o.duration_ms = 0; }, "duration_ms"},
       {[](CaptureOptions& o) { o.duration_ms = 3600 * 1000 + 1; }, "duration_ms"},
@@ -535,8 +534,8 @@ TEST_CASE("capture from one server: files hold the markers of the window, Kineto
     if (progress_host.state == HostCaptureState::kConnecting) continue;
     if (stages.empty() || stages.back() != stage) stages.push_back(stage);
   }
-  CHECK(stages == std::vector<std::string>{"window", "server collecting", "receiving",
-                                           "writing", "done"});
+  CHECK(stages ==
+        std::vector<std::string>{"window", "server collecting", "receiving", "writing", "done"});
   CHECK(announced_bytes > 0);
   CHECK(announced_bytes == host.timings.response_bytes);
   CHECK(host.timings.window_ms == 300);
@@ -601,8 +600,7 @@ TEST_CASE("a host's files are written when it answers, while another still conne
   // its host stays connecting until the test closes it.
   int silent_port = 0;
   const int silent = testing::ListenOnFreeLoopbackPort(&silent_port);
-  CaptureOptions options =
-      Options(dir.path(), {server.address(), Loopback(silent_port)}, 100);
+  CaptureOptions options = Options(dir.path(), {server.address(), Loopback(silent_port)}, 100);
   options.write_chrome_trace = false;
   options.write_pytorch_trace = false;
   options.connect_timeout_ms = 60 * 1000;
@@ -821,9 +819,9 @@ TEST_CASE("every rank of a host is captured by one port range into one run folde
   constexpr int kRanks = 3;
   int base = 0;
   auto children = StartRanks(dir.path(), kRanks, &base);
-  CaptureOptions options = Options(
-      dir.path(),
-      {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
+  CaptureOptions options =
+      Options(dir.path(),
+              {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
   options.write_pytorch_trace = false;
   auto result = Capture(options);
@@ -957,8 +955,7 @@ TEST_CASE("a server without the clock probe is captured unchanged with its offse
   XSpace written = testing::ReadXSpace(host.files[0]);
   CHECK_FALSE(xplane::ReadClockOffset(written).has_value());
   {
-    const XPlane* environment =
-        xplane::FindPlane(written, xplane::kTaskEnvironmentPlaneName);
+    const XPlane* environment = xplane::FindPlane(written, xplane::kTaskEnvironmentPlaneName);
     REQUIRE(environment != nullptr);
     const xplane::PlaneVisitor visitor(*environment);
     const auto alignment = visitor.PlaneStat(xplane::kClockAlignmentStat);
@@ -1075,9 +1072,9 @@ TEST_CASE("windows of every host open together when writing is limited to one ho
   constexpr int kRanks = 3;
   int base = 0;
   auto children = StartRanks(dir.path(), kRanks, &base);
-  CaptureOptions options = Options(
-      dir.path(),
-      {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
+  CaptureOptions options =
+      Options(dir.path(),
+              {"127.0.0.1:" + std::to_string(base) + "-" + std::to_string(base + kRanks - 1)}, 300);
   options.write_chrome_trace = false;
   options.write_pytorch_trace = false;
   options.max_parallel_hosts = 1;

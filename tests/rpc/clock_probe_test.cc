@@ -1,10 +1,9 @@
 // The NTP-style offset estimate of the capture client's clock probe.
-#include <cstdlib>
-#include <vector>
+#include "src/rpc/clock_probe.h"
 
 #include <catch2/catch.hpp>
-
-#include "src/rpc/clock_probe.h"
+#include <cstdlib>
+#include <vector>
 
 namespace neuronprof {
 namespace rpc {
@@ -15,7 +14,7 @@ TEST_CASE("the offset comes from the shortest round trip, uncertain by half of i
   // the server's read 30 ns after its midpoint; sample 1's long trip was
   // all on the way back.
   const std::vector<ClockSampleRtt> samples = {
-      {1000, 1'000'000'100 + 1000, 11000},  // trip 10000
+      {1000, 1'000'000'100 + 1000, 11000},    // trip 10000
       {20000, 1'000'000'000 + 20080, 20100},  // trip 100, midpoint 20050
       {30000, 1'000'000'000 + 30400, 30500},  // trip 500
   };

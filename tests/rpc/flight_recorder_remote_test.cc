@@ -2,13 +2,13 @@
 // its last seconds at once (neuronprof capture --flight_recorder), plain
 // requests get their window from the ring, and a process without one says
 // so. Real servers and the real client; no sleeps.
+#include <grpcpp/grpcpp.h>
+
+#include <catch2/catch.hpp>
 #include <climits>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "neuronprof/neuronprof.h"
 #include "proto/profiler_service.grpc.pb.h"
@@ -16,8 +16,8 @@
 #include "src/rpc/profiler_service_impl.h"
 #include "src/session/mapped_arena.h"
 #include "src/xplane/clock_offset.h"
-#include "tests/rpc/rpc_test_util.h"
 #include "tests/api/flight_options.h"
+#include "tests/rpc/rpc_test_util.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -114,8 +114,9 @@ TEST_CASE("a remote pull of a ring that overwrote older events says so") {
   REQUIRE(result.ok());
   const XSpace space = HostSpace(*result);
   CHECK(result->hosts[0].events < 40000);
-  CHECK(HasWarning(space, "the flight recorder's ring (262144 bytes) had overwritten older "
-                          "events"));
+  CHECK(HasWarning(space,
+                   "the flight recorder's ring (262144 bytes) had overwritten older "
+                   "events"));
   CHECK(HasWarning(space, "of the 3600000 ms asked for; raise FlightRecorderOptions::ring_bytes"));
   bool told = false;
   for (const std::string& warning : result->hosts[0].warnings) {
@@ -167,13 +168,11 @@ TEST_CASE("the flight recorder key takes a bool, 0/1 or \"true\"/\"false\"") {
   rpc::ServiceOptions service_options;
   service_options.allowed_root = dir.path();
   rpc::ProfilerServiceImpl service(service_options);
-  auto validate = [&](const tensorflow::ProfileOptions::AdvancedConfigValue& value,
-                      bool* now) {
+  auto validate = [&](const tensorflow::ProfileOptions::AdvancedConfigValue& value, bool* now) {
     tensorflow::ProfileRequest request;
     request.set_duration_ms(100);
     request.set_emit_xspace(true);
-    (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey] =
-        value;
+    (*request.mutable_opts()->mutable_advanced_configuration())[rpc::kFlightRecorderNowKey] = value;
     uint64_t duration_ms = 0;
     std::string host;
     rpc::SaveTarget save;
@@ -342,8 +341,7 @@ TEST_CASE("a response its client does not read is dropped after response_timeout
   process.StartUnread(1);
   // Its deadline: 100 ms plus 1 s per MiB of the response.
   REQUIRE(testing::WaitFor([&] {
-    return rpc::DroppedResponsesForTesting() == dropped + 1 &&
-           rpc::ProfileCallsForTesting() == 0;
+    return rpc::DroppedResponsesForTesting() == dropped + 1 && rpc::ProfileCallsForTesting() == 0;
   }));
   tensorflow::ProfileResponse unread_response;
   grpc::Status unread_status;

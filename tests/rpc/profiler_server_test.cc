@@ -3,8 +3,10 @@
 // capture at a time, Terminate, client cancellation and port handling, and
 // hostile clients: links swapped in during the window, huge fields,
 // unparsable requests, a full disk.
-#include <dirent.h>
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -22,14 +25,10 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
-
+#include "absl/strings/numbers.h"
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/server.h"
 #include "proto/profiler_service.grpc.pb.h"
-#include "absl/strings/numbers.h"
 #include "src/core/clock.h"
 #include "src/export/atomic_file.h"
 #include "src/export/gzip.h"
@@ -66,9 +65,8 @@ struct TestServer {
       : server(testing::StartTestServer(allowed_root, std::move(options))) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(INT_MAX);
-    auto channel = grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(server->port()),
-        grpc::InsecureChannelCredentials(), args);
+    auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server->port()),
+                                             grpc::InsecureChannelCredentials(), args);
     stub = ProfilerService::NewStub(channel);
   }
 
@@ -114,8 +112,7 @@ ProfileRequest XSpaceRequest(const std::string& session, uint64_t duration_ms) {
 
 // Ends the running capture `session` with Terminate and waits for `call`.
 template <typename Future>
-bool TerminateUntilDone(TestServer& server, const std::string& session,
-                        Future& call) {
+bool TerminateUntilDone(TestServer& server, const std::string& session, Future& call) {
   const auto deadline = std::chrono::steady_clock::now() + kBound;
   while (call.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -384,8 +381,8 @@ TEST_CASE("repository_root outside allowed_root is refused") {
   TestServer server(allowed.path());
   ProfileResponse response;
   for (const std::string& root :
-       {outside.path(), allowed.path() + "/../" + outside.path().substr(
-                                                      outside.path().rfind('/') + 1),
+       {outside.path(),
+        allowed.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1),
         allowed.path() + "/new/../../escape", std::string("/")}) {
     CAPTURE(root);
     ProfileRequest request = XSpaceRequest("run", 10);
@@ -447,8 +444,7 @@ TEST_CASE("a client that gives up does not leave the server stuck") {
     grpc::ClientContext context;
     auto call = std::async(std::launch::async, [&] {
       ProfileResponse response;
-      return server.stub->Profile(&context, XSpaceRequest("cancelled", 60000),
-                                  &response);
+      return server.stub->Profile(&context, XSpaceRequest("cancelled", 60000), &response);
     });
     REQUIRE(WaitFor(CaptureRunning));
     context.TryCancel();
@@ -459,8 +455,8 @@ TEST_CASE("a client that gives up does not leave the server stuck") {
   {
     // A client deadline shorter than the window.
     ProfileResponse response;
-    grpc::Status status = server.Profile(XSpaceRequest("abandoned", 60000),
-                                         &response, std::chrono::milliseconds(300));
+    grpc::Status status = server.Profile(XSpaceRequest("abandoned", 60000), &response,
+                                         std::chrono::milliseconds(300));
     CHECK(status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
     REQUIRE(WaitFor([] { return !CaptureRunning(); }));
   }
@@ -497,8 +493,9 @@ TEST_CASE("Profilers and remote captures share one gate and one message naming w
                    "a capture is already running in this process: a remote capture "
                    "(session 'first') through the profiler server; it ends when its "
                    "duration_ms has passed or its client cancels it, started "));
-    CHECK(Contains(message, "Only one capture runs at a time: start this one after that "
-                            "one has ended"));
+    CHECK(Contains(message,
+                   "Only one capture runs at a time: start this one after that "
+                   "one has ended"));
     REQUIRE(TerminateUntilDone(server, "first", remote));
     CHECK(remote.get().first.ok());
   }
@@ -514,7 +511,8 @@ TEST_CASE("Profilers and remote captures share one gate and one message naming w
   REQUIRE(local.Stop().ok());
 }
 
-TEST_CASE("Monitor with duration_ms 0 answers the server's clock, other Monitors are unimplemented") {
+TEST_CASE(
+    "Monitor with duration_ms 0 answers the server's clock, other Monitors are unimplemented") {
   TempDir dir;
   TestServer server(dir.path());
   {
@@ -529,8 +527,7 @@ TEST_CASE("Monitor with duration_ms 0 answers the server's clock, other Monitors
     auto it = headers.find(rpc::kServerClockHeader);
     REQUIRE(it != headers.end());
     int64_t server_ns = 0;
-    REQUIRE(absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
-                             &server_ns));
+    REQUIRE(absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &server_ns));
     // The same clock, read while answering.
     CHECK(server_ns >= before);
     CHECK(server_ns <= after);
@@ -675,8 +672,8 @@ TEST_CASE("a client that turns folders into links during its window writes nothi
   const std::vector<Attack> attacks = {
       {"repository_root swapped for a link", allowed + "/sub", allowed + "/sub",
        [&] { REQUIRE(mkdir((allowed + "/sub").c_str(), 0755) == 0); }},
-      {"a missing folder created as a link", allowed + "/new/plugins/profile",
-       allowed + "/new", [] {}},
+      {"a missing folder created as a link", allowed + "/new/plugins/profile", allowed + "/new",
+       [] {}},
       {"the session folder planted as a link", allowed + "/sub2", allowed + "/sub2/run",
        [&] { REQUIRE(mkdir((allowed + "/sub2").c_str(), 0755) == 0); }},
   };
@@ -794,8 +791,8 @@ TEST_CASE("a request that cannot be parsed is INVALID_ARGUMENT naming the fields
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + kBound);
   std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/tensorflow.ProfilerService/Profile", grpc::StubOptions(),
-                 &request, &response, [&](grpc::Status s) { done.set_value(s); });
+  stub.UnaryCall(&context, "/tensorflow.ProfilerService/Profile", grpc::StubOptions(), &request,
+                 &response, [&](grpc::Status s) { done.set_value(s); });
   grpc::Status status = done.get_future().get();
   CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   CHECK(Contains(status.error_message(), "session_id"));
@@ -820,8 +817,7 @@ TEST_CASE("a full disk mid-save leaves no folder or partial file and names path 
     status = call.get().first;
   }
   CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
-  CHECK(Contains(status.error_message(),
-                 allowed + "/plugins/profile/run/testhost.xplane.pb"));
+  CHECK(Contains(status.error_message(), allowed + "/plugins/profile/run/testhost.xplane.pb"));
   CHECK(Contains(status.error_message(), "File too large"));
   CHECK(CountEntries(allowed) == 0);
 }
@@ -881,8 +877,7 @@ bool Connects(const char* address, int port) {
   target.sin_family = AF_INET;
   target.sin_port = htons(static_cast<uint16_t>(port));
   REQUIRE(inet_pton(AF_INET, address, &target.sin_addr) == 1);
-  const bool connected =
-      connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0;
+  const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0;
   close(fd);
   return connected;
 }
@@ -909,7 +904,8 @@ TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") 
   TestServer server(dir.path());
   constexpr int kCalls = 200;
   std::vector<std::future<std::pair<grpc::Status, ProfileResponse>>> calls;
-  for (int i = 0; i < kCalls; ++i) calls.push_back(server.ProfileAsync(XSpaceRequest("same", 60000)));
+  for (int i = 0; i < kCalls; ++i)
+    calls.push_back(server.ProfileAsync(XSpaceRequest("same", 60000)));
   // Every call but the one holding the window comes back refused.
   int refused = 0;
   std::vector<bool> done(kCalls, false);
@@ -917,8 +913,7 @@ TEST_CASE("200 concurrent Profile calls: one captures, the others are refused") 
   while (refused < kCalls - 1) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     for (int i = 0; i < kCalls; ++i) {
-      if (done[i] || calls[i].wait_for(std::chrono::milliseconds(0)) !=
-                         std::future_status::ready) {
+      if (done[i] || calls[i].wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
         continue;
       }
       done[i] = true;
@@ -1129,7 +1124,8 @@ TEST_CASE("a request over the receive limit is refused by gRPC, the server keeps
   CHECK(server.Profile(XSpaceRequest("after", 10), &response).ok());
 }
 
-TEST_CASE("the handler called outside a server (as the fuzz target does) serves and ends its calls") {
+TEST_CASE(
+    "the handler called outside a server (as the fuzz target does) serves and ends its calls") {
   TempDir dir;
   rpc::ServiceOptions options;
   options.allowed_root = dir.path();

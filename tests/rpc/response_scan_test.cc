@@ -3,12 +3,12 @@
 // bytes that are not a response are an error, never a crash.
 #include "src/rpc/response_scan.h"
 
-#include <string>
-#include <vector>
-
-#include <catch2/catch.hpp>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "proto/profiler_service.pb.h"
 #include "src/export/map_entry_rewrite.h"
@@ -25,9 +25,9 @@ namespace neuronprof {
 namespace {
 
 using rpc::BytePieces;
+using tensorflow::profiler::XSpace;
 using testing::Cut;
 using testing::DeterministicBytes;
-using tensorflow::profiler::XSpace;
 
 XSpace SampleSpace() {
   XSpace space;
@@ -152,8 +152,7 @@ TEST_CASE("a response without an xspace, or with it in two parts, is told apart"
     REQUIRE(merged->task_environment.has_value());
     CHECK(DeterministicBytes(*merged->task_environment) ==
           DeterministicBytes(parsed.xspace().planes(2)));
-    CHECK(merged->task_environment_offset ==
-          static_cast<int64_t>(first.xspace().ByteSizeLong()));
+    CHECK(merged->task_environment_offset == static_cast<int64_t>(first.xspace().ByteSizeLong()));
   }
 }
 
@@ -187,8 +186,7 @@ TEST_CASE("map entries protobuf would insert and erase reach it rewritten, in an
     CHECK(scanned->identity.rank == 1);
     CHECK(scanned->identity.world_size == 2);
     REQUIRE(scanned->task_environment.has_value());
-    CHECK(DeterministicBytes(*scanned->task_environment) ==
-          DeterministicBytes(expected.planes(0)));
+    CHECK(DeterministicBytes(*scanned->task_environment) == DeterministicBytes(expected.planes(0)));
     CHECK(scanned->task_environment->stat_metadata().size() ==
           expected.planes(0).stat_metadata().size());
   }
@@ -214,8 +212,8 @@ TEST_CASE("bytes that are not a ProfileResponse are refused, naming the server")
   // Every truncation inside the xspace field breaks a length.
   for (size_t length = 1; length < bytes.size(); length += 97) {
     CAPTURE(length);
-    auto scanned = rpc::ScanProfileResponse({std::string_view(bytes).substr(0, length)},
-                                            "server:1");
+    auto scanned =
+        rpc::ScanProfileResponse({std::string_view(bytes).substr(0, length)}, "server:1");
     REQUIRE_FALSE(scanned.ok());
     CHECK(absl::IsDataLoss(scanned.status()));
     CHECK(scanned.status().message().find("server:1") != std::string::npos);
@@ -249,8 +247,8 @@ TEST_CASE("the Task Environment plane is replaced in place or appended in any sl
     xplane::RecordClockOffset(xplane::ClockOffset{400, 7}, &environment);
     std::string storage;
     XSpace replaced;
-    REQUIRE(rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage),
-                             &replaced));
+    REQUIRE(
+        rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage), &replaced));
     XSpace expected = space;
     xplane::AlignSpaceClock(xplane::ClockOffset{400, 7}, &expected);
     CHECK(replaced.planes_size() == 3);
@@ -276,8 +274,8 @@ TEST_CASE("the Task Environment plane is replaced in place or appended in any sl
   xplane::RecordClockOffset(std::nullopt, &environment);
   std::string storage;
   XSpace replaced;
-  REQUIRE(rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage),
-                           &replaced));
+  REQUIRE(
+      rpc::ParsePieces(rpc::ReplaceTaskEnvironment(*scanned, environment, &storage), &replaced));
   REQUIRE(replaced.planes_size() == 3);
   CHECK(replaced.planes(2).name() == xplane::kTaskEnvironmentPlaneName);
   CHECK(replaced.planes(2).id() == 2);

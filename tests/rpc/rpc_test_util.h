@@ -7,13 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/server.h"
 #include "proto/xplane.pb.h"

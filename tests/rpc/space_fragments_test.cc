@@ -4,14 +4,14 @@
 // the traces written from them hold the whole writers' events.
 #include "src/rpc/space_fragments.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "src/export/byte_sink.h"
 #include "src/export/trace_stream.h"
@@ -27,9 +27,9 @@ namespace neuronprof {
 namespace {
 
 using rpc::BytePieces;
-using testing::Cut;
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XSpace;
+using testing::Cut;
 
 // Two planes with metadata and stats, lines of 0 to 13 events with stats,
 // a plane without lines, host names, warnings and errors.
@@ -191,8 +191,8 @@ TEST_CASE("bytes that are not an XSpace, or an event that is not an XEvent, are 
   REQUIRE(at != std::string::npos);
   plane_bytes.replace(at - 1, 1 + line_bytes.size(),
                       std::string(1, static_cast<char>(grown_line.size())) + grown_line);
-  const std::string broken = std::string("\x0a") + static_cast<char>(plane_bytes.size()) +
-                             plane_bytes;
+  const std::string broken =
+      std::string("\x0a") + static_cast<char>(plane_bytes.size()) + plane_bytes;
   for (int max_events : {4, 100}) {
     calls = 0;
     CHECK(rpc::ForEachSpaceFragment({broken}, max_events, count).code() ==

@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
     auto result = started.Stop();
     if (!result.ok() || result->server_port == 0 || !result->warnings.empty()) {
       std::fprintf(stderr, "test_capture_server: %s\n",
-                   result.ok() ? (result->warnings.empty() ? "no server"
-                                                           : result->warnings[0].c_str())
-                               : std::string(result.status().message()).c_str());
+                   result.ok()
+                       ? (result->warnings.empty() ? "no server" : result->warnings[0].c_str())
+                       : std::string(result.status().message()).c_str());
       return 1;
     }
     std::printf("port %d\n", result->server_port);

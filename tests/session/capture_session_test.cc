@@ -2,11 +2,10 @@
 // with fake collectors registered through the real factory registry.
 #include "src/session/capture_session.h"
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/trace.h"
 #include "src/collectors/collector.h"
@@ -79,8 +78,8 @@ TEST_CASE("each collector is started, stopped, collected once, in that order") {
   CHECK(calls == std::vector<std::string>{"a.start", "b.start"});
   auto result = (*session)->Stop();
   REQUIRE(result.ok());
-  CHECK(calls == std::vector<std::string>{"a.start", "b.start", "a.stop", "b.stop",
-                                          "a.collect", "b.collect"});
+  CHECK(calls == std::vector<std::string>{"a.start", "b.start", "a.stop", "b.stop", "a.collect",
+                                          "b.collect"});
   session->reset();
   CHECK(calls.size() == 8);  // Destroyed with the session, nothing called after.
   CHECK(xplane::FindPlane(result->space, "/fake:a") != nullptr);
@@ -104,9 +103,9 @@ TEST_CASE("a failed start stops the started collectors in reverse and names the 
     CHECK(message.find("fake device is busy") != std::string::npos);
     // Rolled back last-started first; the refusing one is never stopped and
     // no collector is collected.
-    CHECK(calls == std::vector<std::string>{
-                       "first.start", "second.start", "refusing.start", "second.stop",
-                       "first.stop", "first.destroy", "second.destroy", "refusing.destroy"});
+    CHECK(calls == std::vector<std::string>{"first.start", "second.start", "refusing.start",
+                                            "second.stop", "first.stop", "first.destroy",
+                                            "second.destroy", "refusing.destroy"});
   }
   // No window is left open: the next capture (without the factories, which
   // unregistered with their handles) starts and collects.

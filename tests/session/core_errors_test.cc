@@ -1,11 +1,10 @@
 // Core reports failures as core::Result (libneuronprof_markers has no
 // Abseil); the modules above it must hand users the absl::Status they got
 // before: the same code and, byte for byte, the same message.
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "absl/status/status.h"
 #include "src/collectors/collector.h"

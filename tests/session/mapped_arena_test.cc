@@ -6,12 +6,11 @@
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "proto/xplane.pb.h"
 
@@ -46,8 +45,7 @@ TEST_CASE("a mapped arena's large blocks refuse huge pages, and all go with the 
   const session::MappedArenaCounts before = session::CountMappedArenas();
   auto arena = session::NewMappedArena();
   if (arena == nullptr) return;  // GCC's TSan: captures go on the heap.
-  auto* space =
-      google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(arena.get());
+  auto* space = google::protobuf::Arena::CreateMessage<tensorflow::profiler::XSpace>(arena.get());
   auto* line = space->add_planes()->add_lines();
   // ~10 MB of events: past the 64 KiB start, blocks of 2 MiB.
   constexpr int kEvents = 200000;

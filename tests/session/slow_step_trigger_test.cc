@@ -2,14 +2,13 @@
 // dump on its own thread; the dump holds the slow step, the events before
 // it and a slow_step_trigger event spanning it. Waits for the background
 // dump are bounded waits on its on_dump callback.
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
 #include "tests/api/flight_options.h"
@@ -30,8 +29,7 @@ FlightRecorderOptions Options(const TempDir& dir) {
 // Collects the results of triggered dumps, per step name.
 class Dumps {
  public:
-  SlowStepTrigger Trigger(const std::string& name, int64_t threshold_ms,
-                          int64_t cooldown_ms) {
+  SlowStepTrigger Trigger(const std::string& name, int64_t threshold_ms, int64_t cooldown_ms) {
     SlowStepTrigger trigger;
     trigger.step_name = name;
     trigger.threshold_ms = threshold_ms;
@@ -46,8 +44,7 @@ class Dumps {
   // Bounded wait until `n` dumps came back.
   bool WaitFor(size_t n) {
     std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::seconds(30),
-                             [&] { return results_.size() >= n; });
+    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() >= n; });
   }
   std::vector<std::pair<std::string, absl::StatusOr<ProfileResult>>> results() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -126,11 +123,11 @@ TEST_CASE("a slow-step trigger ignores fast steps, other names and its cool-down
   REQUIRE(recorder.status().ok());
   Dumps dumps;
   REQUIRE(recorder.TriggerOnSlowStep(dumps.Trigger("a", 15, 60000)).ok());
-  Step("a", 0, 0);        // Fast: nothing.
-  Step("other", 0, 30);   // Not watched: nothing.
-  Step("a", 1, 30);       // Dumps.
+  Step("a", 0, 0);       // Fast: nothing.
+  Step("other", 0, 30);  // Not watched: nothing.
+  Step("a", 1, 30);      // Dumps.
   REQUIRE(dumps.WaitFor(1));
-  Step("a", 2, 30);       // In a's cool-down: nothing.
+  Step("a", 2, 30);  // In a's cool-down: nothing.
   // "b" is armed after a's slow steps ended: its dump comes back after
   // anything a's second step could have queued (the trigger thread handles
   // triggers in arming order on each wake-up).

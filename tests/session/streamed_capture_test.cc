@@ -2,9 +2,8 @@
 // streamed path): the xplane.pb streamed, the Chrome and Kineto traces
 // from host-plane fragments. Its files must mean what the XSpace path's
 // mean: the same XSpace read back, the same JSON events.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "src/collectors/host/host_collector.h"
 #include "src/export/atomic_file.h"
@@ -21,11 +20,11 @@
 namespace neuronprof {
 namespace {
 
-using testing::DeterministicBytes;
 using tensorflow::profiler::XEvent;
 using tensorflow::profiler::XLine;
 using tensorflow::profiler::XPlane;
 using tensorflow::profiler::XSpace;
+using testing::DeterministicBytes;
 
 // Takes a streamed plane's pieces and keeps nothing.
 class DiscardingSink : public xplane::XPlaneSink {
@@ -155,16 +154,15 @@ TEST_CASE("a window of host markers alone writes from its records the files its 
 TEST_CASE("the traces of a streamed plane need its fragments, and come after its xplane.pb") {
   session::StreamedCapture streamed;
   XPlane plane;
-  CHECK(absl::IsFailedPrecondition(streamed.WriteHostFragments(&plane, [] {
-    return absl::OkStatus();
-  })));
+  CHECK(absl::IsFailedPrecondition(
+      streamed.WriteHostFragments(&plane, [] { return absl::OkStatus(); })));
   testing::TempDir dir;
   exporter::ExportOptions export_options;
   export_options.streamed_plane = [&](xplane::XPlaneSink* sink) {
     return streamed.WriteHostPlane(sink);
   };
-  auto files = exporter::WriteProfileFiles(streamed.result.space, dir.path(), "host",
-                                           export_options);
+  auto files =
+      exporter::WriteProfileFiles(streamed.result.space, dir.path(), "host", export_options);
   CHECK(absl::IsInvalidArgument(files.status()));
   CHECK(testing::ListDir(dir.path()).empty());  // Nothing half-written stays.
 }

@@ -1,9 +1,9 @@
 // Putting a host's XSpace on the capture client's clock.
-#include <limits>
+#include "src/xplane/clock_offset.h"
 
 #include <catch2/catch.hpp>
+#include <limits>
 
-#include "src/xplane/clock_offset.h"
 #include "src/xplane/job_identity.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
@@ -48,8 +48,7 @@ TEST_CASE("a measured offset moves the profile times and epoch lines, not relati
   CHECK(ReadJobIdentity(space).rank == 3);
 
   // Recorded again (a retried write): set, not appended.
-  RecordClockOffset(ClockOffset{-5, 1},
-                    FindOrAddPlane(&space, kTaskEnvironmentPlaneName));
+  RecordClockOffset(ClockOffset{-5, 1}, FindOrAddPlane(&space, kTaskEnvironmentPlaneName));
   CHECK(ReadClockOffset(space)->offset_ns == -5);
   CHECK(FindPlane(space, kTaskEnvironmentPlaneName)->stats_size() ==
         2 + 3 + 3);  // times, rank/local_rank/world_size, clock stats

@@ -1,14 +1,14 @@
 // xplane::LinkFlows: producers and consumers of a context matched as xprof
 // matches them (type and id), every pair; a reused id past the cap links
 // each consumer to the latest producer before it.
+#include "src/xplane/flow_links.h"
+
+#include <catch2/catch.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "proto/xplane.pb.h"
-#include "src/xplane/flow_links.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -42,11 +42,10 @@ class Plane {
  private:
   void Add(tensorflow::profiler::XLine* line, const char* name, int64_t t_ns, int64_t type,
            uint64_t id) {
-    auto* event = builder_.AddEvent(line, builder_.EventMetadataId(name), t_ns * kPsPerNs,
-                                    kPsPerNs);
+    auto* event =
+        builder_.AddEvent(line, builder_.EventMetadataId(name), t_ns * kPsPerNs, kPsPerNs);
     const bool producer = name[0] == 'P';
-    builder_.AddStat(event, producer ? xplane::kProducerTypeStat : xplane::kConsumerTypeStat,
-                     type);
+    builder_.AddStat(event, producer ? xplane::kProducerTypeStat : xplane::kConsumerTypeStat, type);
     builder_.AddStat(event, producer ? xplane::kProducerIdStat : xplane::kConsumerIdStat, id);
   }
 
@@ -60,14 +59,13 @@ TEST_CASE("flows link every producer of a (type, id) to every consumer of it") {
   Plane plane;
   plane.Produce(10, 0, 5);
   plane.Consume(20, 0, 5);
-  plane.Consume(30, 0, 5);   // One to many.
-  plane.Produce(11, 4, 5);   // Same id, another type: its own context.
-  plane.Produce(12, 4, 5);   // Many to one.
+  plane.Consume(30, 0, 5);  // One to many.
+  plane.Produce(11, 4, 5);  // Same id, another type: its own context.
+  plane.Produce(12, 4, 5);  // Many to one.
   plane.Consume(40, 4, 5);
-  plane.Produce(13, 0, 6);   // No consumer.
-  plane.Consume(50, 0, 7);   // No producer.
-  CHECK(plane.Links() ==
-        std::vector<std::string>{"P10-C20", "P10-C30", "P11-C40", "P12-C40"});
+  plane.Produce(13, 0, 6);  // No consumer.
+  plane.Consume(50, 0, 7);  // No producer.
+  CHECK(plane.Links() == std::vector<std::string>{"P10-C20", "P10-C30", "P11-C40", "P12-C40"});
 }
 
 TEST_CASE("a reused id past the cap links each consumer to the latest producer before it") {
@@ -76,7 +74,7 @@ TEST_CASE("a reused id past the cap links each consumer to the latest producer b
     plane.Produce(100 * i, 0, 9);
     plane.Consume(100 * i + 50, 0, 9);
   }
-  plane.Consume(-5, 0, 9);  // Before every producer: no link.
+  plane.Consume(-5, 0, 9);            // Before every producer: no link.
   CHECK(plane.Links().size() == 12);  // 3 x 4 pairs under the cap.
   CHECK(plane.Links(4) == std::vector<std::string>{"P0-C50", "P100-C150", "P200-C250"});
 }

@@ -1,9 +1,8 @@
 // Strings in the XSpace: every protobuf `string` field the builders fill
 // holds valid UTF-8, ill-formed bytes replaced by U+FFFD per maximal
 // subpart, so the file parses in every protobuf reader.
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "src/xplane/schema.h"
 #include "src/xplane/utf8.h"
@@ -35,14 +34,14 @@ TEST_CASE("utf8: one U+FFFD per maximal subpart, as Unicode and WHATWG decoders"
   CHECK(utf8::ToValid("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64") ==
         "a" + Fffd(3) + "b" + Fffd(1) + "c" + Fffd(2) + "d");
   // Bytes that never start a sequence.
-  CHECK(utf8::ToValid("\xC0\xAF") == Fffd(2));        // Overlong '/'.
+  CHECK(utf8::ToValid("\xC0\xAF") == Fffd(2));  // Overlong '/'.
   CHECK(utf8::ToValid("\xC1\xBF") == Fffd(2));
   CHECK(utf8::ToValid("\xF5\x80\x80\x80") == Fffd(4));
   CHECK(utf8::ToValid("\xFF\xFE") == Fffd(2));
   // Second bytes out of range: overlongs, surrogates, past U+10FFFF.
   CHECK(utf8::ToValid("\xE0\x80\xAF") == Fffd(3));
-  CHECK(utf8::ToValid("\xED\xA0\x80") == Fffd(3));    // U+D800.
-  CHECK(utf8::ToValid("\xED\xBF\xBF") == Fffd(3));    // U+DFFF.
+  CHECK(utf8::ToValid("\xED\xA0\x80") == Fffd(3));  // U+D800.
+  CHECK(utf8::ToValid("\xED\xBF\xBF") == Fffd(3));  // U+DFFF.
   CHECK(utf8::ToValid("\xF0\x80\x80\xAF") == Fffd(4));
   CHECK(utf8::ToValid("\xF4\x90\x80\x80") == Fffd(4));  // U+110000.
   // A truncated sequence is one subpart, whatever follows.

@@ -1,12 +1,12 @@
 // The one XPlane reader: names, times and stats as analysis and the
 // exporters see them, including what a crafted file can hold.
+#include "src/xplane/xplane_visitor.h"
+
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "src/xplane/xplane_builder.h"
-#include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
 namespace {

@@ -3,11 +3,12 @@
 #ifndef NEURONPROF_INTERNAL_RECORDER_H_
 #define NEURONPROF_INTERNAL_RECORDER_H_
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-#include <time.h>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -37,8 +38,7 @@ inline uint64_t NowTicks() {
 #endif
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);  // vDSO: no syscall.
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 // EventRecord::args_offset of a NEURONPROF_SCOPE record: `name` points at
@@ -82,7 +82,7 @@ struct ThreadSlot {
   // it. On x86 that is the same plain `mov` as before.
   std::atomic<EventRecord*> cursor{nullptr};
   EventRecord* limit = nullptr;
-  char* arena_cursor = nullptr;   // Copies of dynamic names.
+  char* arena_cursor = nullptr;  // Copies of dynamic names.
   char* arena_limit = nullptr;
   EventBlock* first_block = nullptr;
   EventBlock* last_block = nullptr;
@@ -91,7 +91,7 @@ struct ThreadSlot {
   // instruction); atomic so that a snapshot may read them meanwhile.
   std::atomic<uint64_t> dropped{0};    // Events lost to a full buffer.
   std::atomic<uint64_t> too_large{0};  // Markers larger than a block, not kept.
-  uint64_t largest_too_large = 0;   // Encoded bytes of the largest of them.
+  uint64_t largest_too_large = 0;      // Encoded bytes of the largest of them.
 };
 
 // `__thread` rather than `thread_local`: a trivially initialised TLS
@@ -99,8 +99,7 @@ struct ThreadSlot {
 // markers in any shared object reach it with one thread-pointer-relative
 // load instead of a __tls_get_addr call; the 8 bytes fit the static TLS
 // space glibc keeps for libraries loaded with dlopen.
-NEURONPROF_API extern __thread ThreadSlot* t_slot
-    __attribute__((tls_model("initial-exec")));
+NEURONPROF_API extern __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec")));
 
 // Opens a write section for the capture `state`. Returns false (and leaves
 // no section open) when that capture has ended. Pairs with the collector's
@@ -127,9 +126,8 @@ inline void LeaveWriteSection(ThreadSlot* slot) {
 }
 
 // Inside a write section, with room in the current block.
-inline void AppendRecord(ThreadSlot* slot, const char* name,
-                         uint32_t name_length, uint32_t args_offset,
-                         uint64_t start_ticks, uint64_t end_ticks) {
+inline void AppendRecord(ThreadSlot* slot, const char* name, uint32_t name_length,
+                         uint32_t args_offset, uint64_t start_ticks, uint64_t end_ticks) {
   EventRecord* record = slot->cursor.load(std::memory_order_relaxed);
   record->name = name;
   record->start_ticks = start_ticks;
@@ -143,28 +141,24 @@ inline void AppendRecord(ThreadSlot* slot, const char* name,
 // Out-of-line paths: first event of a thread or of a capture, a full block,
 // copies of dynamic names.
 NEURONPROF_API void RecordEventSlow(uint32_t state, const char* name, uint32_t name_length,
-                     uint32_t args_offset, uint64_t start_ticks,
-                     uint64_t end_ticks);
+                                    uint32_t args_offset, uint64_t start_ticks, uint64_t end_ticks);
 // Copies `name` plus its encoded arguments (`args`, then `more_args`) into
 // the thread's arena. Returns nullptr when the capture ended, the buffer is
 // full (counted as dropped) or the encoding cannot fit one block (counted as
 // too large). On success also sets *out_args_offset (see
 // EventRecord::args_offset).
 NEURONPROF_API const char* CopyNameWithArgs(uint32_t state, std::string_view name,
-                             const TraceArg* args, size_t num_args,
-                             const TraceArg* more_args, size_t num_more_args,
-                             uint32_t* out_length, uint32_t* out_args_offset);
-inline const char* CopyName(uint32_t state, std::string_view name,
-                            const TraceArg* args, size_t num_args,
-                            uint32_t* out_length, uint32_t* out_args_offset) {
-  return CopyNameWithArgs(state, name, args, num_args, nullptr, 0, out_length,
-                          out_args_offset);
+                                            const TraceArg* args, size_t num_args,
+                                            const TraceArg* more_args, size_t num_more_args,
+                                            uint32_t* out_length, uint32_t* out_args_offset);
+inline const char* CopyName(uint32_t state, std::string_view name, const TraceArg* args,
+                            size_t num_args, uint32_t* out_length, uint32_t* out_args_offset) {
+  return CopyNameWithArgs(state, name, args, num_args, nullptr, 0, out_length, out_args_offset);
 }
 
 // Copies a name without arguments: a memcpy when the thread's current arena
 // block has room, else the out-of-line path (same results as CopyName).
-inline const char* CopyPlainName(uint32_t state, std::string_view name,
-                                 uint32_t* out_length) {
+inline const char* CopyPlainName(uint32_t state, std::string_view name, uint32_t* out_length) {
   ThreadSlot* slot = t_slot;
   // Strictly less: a null arena (no block yet) never takes this path.
   if (slot != nullptr && slot->generation == GenerationOf(state) &&
@@ -179,8 +173,7 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name,
     return copy;
   }
   uint32_t no_args_offset = 0;
-  return CopyNameWithArgs(state, name, nullptr, 0, nullptr, 0, out_length,
-                          &no_args_offset);
+  return CopyNameWithArgs(state, name, nullptr, 0, nullptr, 0, out_length, &no_args_offset);
 }
 
 // ---- Reserved arguments: flows, async spans, counters and instants are
@@ -193,21 +186,33 @@ inline constexpr std::string_view kProducerTypeKey = "_pt";  // int64 ContextTyp
 inline constexpr std::string_view kProducerIdKey = "_p";     // uint64 context id
 inline constexpr std::string_view kConsumerTypeKey = "_ct";
 inline constexpr std::string_view kConsumerIdKey = "_c";
-inline constexpr std::string_view kCounterValueKey = "\x01" "C";  // i, u or d: a counter sample
-inline constexpr std::string_view kInstantKey = "\x01" "I";       // i 0: an instant event
-inline constexpr std::string_view kAsyncTrackKey = "\x01" "A";    // s: an async span's track
-inline constexpr std::string_view kAsyncIdKey = "\x01" "D";       // u: its id
+inline constexpr std::string_view kCounterValueKey =
+    "\x01"
+    "C";  // i, u or d: a counter sample
+inline constexpr std::string_view kInstantKey =
+    "\x01"
+    "I";  // i 0: an instant event
+inline constexpr std::string_view kAsyncTrackKey =
+    "\x01"
+    "A";  // s: an async span's track
+inline constexpr std::string_view kAsyncIdKey =
+    "\x01"
+    "D";  // u: its id
 
 // Call stacks (opt-in: NEURONPROF_SCOPE_STACK, TorchOperatorOptions::
 // record_stacks): the caller's return addresses, innermost first, as the
 // raw bytes (8 per frame) of an 's' argument under this key. The capture
 // symbolizes them once per distinct address (src/collectors/host/
 // stack_symbolizer.h) into the stat "stack".
-inline constexpr std::string_view kStackKey = "\x01" "S";
+inline constexpr std::string_view kStackKey =
+    "\x01"
+    "S";
 inline constexpr size_t kMaxStackFrames = 32;
 // An operator's TorchScript frames (text, innermost first, one a line),
 // before its kStackKey argument: shown above its C++ frames.
-inline constexpr std::string_view kScriptStackKey = "\x01" "T";
+inline constexpr std::string_view kScriptStackKey =
+    "\x01"
+    "T";
 
 // Writes up to `max_frames` return addresses of its caller's stack (the
 // caller's own frame first) into `frames` and returns how many, at most
@@ -239,9 +244,11 @@ inline char* PutReservedArg(char* out, const ReservedArg& arg) {
 // `name`, then `reserved`, then `args` (TraceArgs), into the arena: the
 // out-of-line path of CopyNameWithReserved, and the one for markers with
 // user arguments too. Results as CopyNameWithArgs.
-NEURONPROF_API const char* CopyNameWithReservedAndArgs(
-    uint32_t state, std::string_view name, const ReservedArg* reserved, size_t num_reserved,
-    const TraceArg* args, size_t num_args, uint32_t* out_length, uint32_t* out_args_offset);
+NEURONPROF_API const char* CopyNameWithReservedAndArgs(uint32_t state, std::string_view name,
+                                                       const ReservedArg* reserved,
+                                                       size_t num_reserved, const TraceArg* args,
+                                                       size_t num_args, uint32_t* out_length,
+                                                       uint32_t* out_args_offset);
 
 // `name` and `reserved` (at least one) into the thread's arena: stores in
 // place when the current arena block has room, else the out-of-line path.
@@ -264,8 +271,8 @@ inline const char* CopyNameWithReserved(uint32_t state, std::string_view name,
     *out_args_offset = static_cast<uint32_t>(name.size() + 1);
     return copy;
   }
-  return CopyNameWithReservedAndArgs(state, name, reserved, num_reserved, nullptr, 0,
-                                     out_length, out_args_offset);
+  return CopyNameWithReservedAndArgs(state, name, reserved, num_reserved, nullptr, 0, out_length,
+                                     out_args_offset);
 }
 
 inline ReservedArg ToReservedArg(const NumberArg& arg) { return {arg.key, arg.kind, arg.bits}; }
@@ -274,9 +281,11 @@ inline ReservedArg ToReservedArg(const TextArg& arg) { return {arg.key, 's', 0, 
 // CopyNameWithTypedArgs's path when the arena block has no room: out of
 // line and cold, so that what callers inline stays small.
 template <typename... A>
-[[gnu::noinline, gnu::cold]] const char* CopyNameWithTypedArgsSlow(
-    uint32_t state, std::string_view name, uint32_t* out_length, uint32_t* out_args_offset,
-    const A&... args) {
+[[gnu::noinline, gnu::cold]] const char* CopyNameWithTypedArgsSlow(uint32_t state,
+                                                                   std::string_view name,
+                                                                   uint32_t* out_length,
+                                                                   uint32_t* out_args_offset,
+                                                                   const A&... args) {
   const ReservedArg all[] = {ToReservedArg(args)...};
   return CopyNameWithReservedAndArgs(state, name, all, sizeof...(A), nullptr, 0, out_length,
                                      out_args_offset);
@@ -290,9 +299,11 @@ template <typename... A>
 // Always inlined: the constant key lengths and kinds fold only in the
 // caller (GCC left it out of line in StepTrace, 1.45x the floor).
 template <typename... A>
-[[gnu::always_inline]] inline const char* CopyNameWithTypedArgs(
-    uint32_t state, std::string_view name, uint32_t* out_length, uint32_t* out_args_offset,
-    const A&... args) {
+[[gnu::always_inline]] inline const char* CopyNameWithTypedArgs(uint32_t state,
+                                                                std::string_view name,
+                                                                uint32_t* out_length,
+                                                                uint32_t* out_args_offset,
+                                                                const A&... args) {
   static_assert(sizeof...(A) > 0, "at least one argument");
   const size_t size = name.size() + (size_t{0} + ... + EncodedSize(args));
   ThreadSlot* slot = t_slot;
@@ -316,8 +327,8 @@ template <typename... A>
 // StepTrace's entry points (src/core/step_watch.cc). A token of 0 means
 // "not watched"; otherwise it names the watch install and the tag.
 NEURONPROF_API uint32_t MatchWatchedStep(std::string_view name);
-NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num,
-                                   uint64_t start_ticks, uint64_t end_ticks);
+NEURONPROF_API void EndWatchedStep(uint32_t token, int64_t step_num, uint64_t start_ticks,
+                                   uint64_t end_ticks);
 // A StepTrace that was not recorded: counted while counting is on (one
 // relaxed load otherwise).
 NEURONPROF_API void NoteUnrecordedStep();
@@ -334,8 +345,7 @@ inline uint64_t NewContextId() {
 }
 
 inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
-                        uint32_t args_offset, uint64_t start_ticks,
-                        uint64_t end_ticks) {
+                        uint32_t args_offset, uint64_t start_ticks, uint64_t end_ticks) {
   ThreadSlot* slot = t_slot;
   if (slot != nullptr && slot->generation == GenerationOf(state) &&
       slot->cursor.load(std::memory_order_relaxed) != slot->limit) {
@@ -344,8 +354,7 @@ inline void RecordEvent(uint32_t state, const char* name, uint32_t name_length,
     LeaveWriteSection(slot);
     return;
   }
-  RecordEventSlow(state, name, name_length, args_offset, start_ticks,
-                  end_ticks);
+  RecordEventSlow(state, name, name_length, args_offset, start_ticks, end_ticks);
 }
 
 // A zero-length record at the clock's now, of a name (and arguments) just
@@ -369,11 +378,10 @@ inline void RecordInstant(uint32_t state, std::string_view name, const TraceArg*
                           size_t num_args) {
   const ReservedArg instant{kInstantKey, 'i', 0};
   uint32_t length = 0, args_offset = 0;
-  const char* copy =
-      num_args == 0
-          ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
-          : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args, &length,
-                                        &args_offset);
+  const char* copy = num_args == 0
+                         ? CopyNameWithReserved(state, name, &instant, 1, &length, &args_offset)
+                         : CopyNameWithReservedAndArgs(state, name, &instant, 1, args, num_args,
+                                                       &length, &args_offset);
   if (copy != nullptr) RecordNow(state, copy, length, args_offset);
 }
 template <typename... A, EnableIfTypedArgs<A...> = 0>
@@ -393,9 +401,9 @@ template <typename... A>
                                                std::string_view name, uint64_t id,
                                                uint64_t start_ticks, const A&... args) {
   uint32_t length = 0, args_offset = 0;
-  const char* copy = CopyNameWithTypedArgs(state, name, &length, &args_offset,
-                                           TextArg{kAsyncTrackKey, track},
-                                           NumberArg{kAsyncIdKey, 'u', id}, args...);
+  const char* copy =
+      CopyNameWithTypedArgs(state, name, &length, &args_offset, TextArg{kAsyncTrackKey, track},
+                            NumberArg{kAsyncIdKey, 'u', id}, args...);
   if (copy == nullptr) return;
   RecordEvent(state, copy, length, args_offset | kNameCopiedAtEnd, start_ticks, NowTicks());
 }

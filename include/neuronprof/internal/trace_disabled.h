@@ -83,8 +83,8 @@ class TraceProducer {
   template <typename... A, internal::EnableIfTypedArgs<A...> = 0>
   TraceProducer(std::string_view, ContextType, uint64_t context_id, const A&...)
       : context_id_(context_id) {}
-  TraceProducer(std::string_view, ContextType, uint64_t context_id,
-                std::initializer_list<TraceArg>, uint32_t = kTraceCritical)
+  TraceProducer(std::string_view, ContextType, uint64_t context_id, std::initializer_list<TraceArg>,
+                uint32_t = kTraceCritical)
       : context_id_(context_id) {}
   ~TraceProducer() {}
   TraceProducer(const TraceProducer&) = delete;
@@ -116,8 +116,7 @@ class TraceBatchConsumer {
   TraceBatchConsumer(std::string_view, ContextType, const uint64_t*, size_t, const A&...) {}
   template <typename Ids, typename = decltype(std::declval<const Ids&>().data())>
   TraceBatchConsumer(std::string_view, ContextType, const Ids&, uint32_t = kTraceCritical) {}
-  template <typename Ids, typename... A,
-            typename = decltype(std::declval<const Ids&>().data()),
+  template <typename Ids, typename... A, typename = decltype(std::declval<const Ids&>().data()),
             internal::EnableIfTypedArgs<A...> = 0>
   TraceBatchConsumer(std::string_view, ContextType, const Ids&, const A&...) {}
   ~TraceBatchConsumer() {}

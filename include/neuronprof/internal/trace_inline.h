@@ -41,8 +41,8 @@ inline void RecordLink(uint32_t state, std::string_view name, ContextType type, 
 }  // namespace internal
 
 inline bool TracingEnabled(uint32_t level) {
-  return (internal::g_capture_state.load(std::memory_order_relaxed) &
-          internal::kLevelMask) >= level;
+  return (internal::g_capture_state.load(std::memory_order_relaxed) & internal::kLevelMask) >=
+         level;
 }
 
 // ---- ScopedTrace
@@ -105,13 +105,11 @@ inline ScopedTrace::ScopedTrace(StaticName name, uint32_t level) {
 inline ScopedTrace::ScopedTrace(StaticName name, std::initializer_list<TraceArg> args,
                                 uint32_t level) {
   if (Admit(level)) {
-    CopyWithArgs(std::string_view(name.data(), name.size()), args.begin(), args.size(),
-                 nullptr, 0);
+    CopyWithArgs(std::string_view(name.data(), name.size()), args.begin(), args.size(), nullptr, 0);
   }
 }
 
-inline ScopedTrace::ScopedTrace(internal::MacroName name, const char* /*literal*/,
-                                uint32_t level) {
+inline ScopedTrace::ScopedTrace(internal::MacroName name, const char* /*literal*/, uint32_t level) {
   if (!Admit(level)) return;
   name_ = reinterpret_cast<const char*>(name.site);
   name_length_ = name.site->name.size();
@@ -124,8 +122,7 @@ inline ScopedTrace::ScopedTrace(internal::MacroName name, const char* /*literal*
     : ScopedTrace(name.site->name, args, level) {}
 
 template <typename... A, internal::EnableIfTypedArgs<A...>>
-inline ScopedTrace::ScopedTrace(internal::MacroName name, const char* /*literal*/,
-                                const A&... args)
+inline ScopedTrace::ScopedTrace(internal::MacroName name, const char* /*literal*/, const A&... args)
     : ScopedTrace(name.site->name, args...) {}
 
 inline ScopedTrace::~ScopedTrace() {
@@ -154,8 +151,7 @@ inline void ScopedTrace::CopyPlain(std::string_view name) {
 
 template <typename... A>
 inline void ScopedTrace::CopyTyped(std::string_view name, const A&... args) {
-  StartWith(
-      internal::CopyNameWithTypedArgs(state_, name, &name_length_, &args_offset_, args...));
+  StartWith(internal::CopyNameWithTypedArgs(state_, name, &name_length_, &args_offset_, args...));
 }
 
 inline void ScopedTrace::CopyWithStack(std::string_view name) {
@@ -167,9 +163,8 @@ inline void ScopedTrace::CopyWithStack(std::string_view name) {
   CopyTyped(name, stack);
 }
 
-inline void ScopedTrace::CopyWithArgs(std::string_view name, const TraceArg* args,
-                                      size_t num_args, const TraceArg* more_args,
-                                      size_t num_more_args) {
+inline void ScopedTrace::CopyWithArgs(std::string_view name, const TraceArg* args, size_t num_args,
+                                      const TraceArg* more_args, size_t num_more_args) {
   StartWith(internal::CopyNameWithArgs(state_, name, args, num_args, more_args, num_more_args,
                                        &name_length_, &args_offset_));
 }
@@ -186,8 +181,7 @@ inline void ScopedTrace::CopyWithLink(std::string_view name, bool producer, Cont
                 ? internal::CopyNameWithReserved(state_, name, link, num_link, &name_length_,
                                                  &args_offset_)
                 : internal::CopyNameWithReservedAndArgs(state_, name, link, num_link, args,
-                                                        num_args, &name_length_,
-                                                        &args_offset_));
+                                                        num_args, &name_length_, &args_offset_));
 }
 
 // The link as two typed arguments before the caller's (if any): the bytes
@@ -242,22 +236,21 @@ inline void StepTrace::Begin(std::string_view name, int64_t step_num, const A&..
 
 inline uint64_t NewContextId() { return internal::NewContextId(); }
 
-inline TraceProducer::TraceProducer(std::string_view name, ContextType type,
-                                    uint64_t context_id, uint32_t level) {
+inline TraceProducer::TraceProducer(std::string_view name, ContextType type, uint64_t context_id,
+                                    uint32_t level) {
   if (Admit(context_id, level)) trace_.CopyTypedWithLink<true>(name, type, context_id_);
 }
 
 template <typename... A, internal::EnableIfTypedArgs<A...>>
-inline TraceProducer::TraceProducer(std::string_view name, ContextType type,
-                                    uint64_t context_id, const A&... args) {
+inline TraceProducer::TraceProducer(std::string_view name, ContextType type, uint64_t context_id,
+                                    const A&... args) {
   if (Admit(context_id, kTraceCritical)) {
     trace_.CopyTypedWithLink<true>(name, type, context_id_, args...);
   }
 }
 
-inline TraceProducer::TraceProducer(std::string_view name, ContextType type,
-                                    uint64_t context_id, std::initializer_list<TraceArg> args,
-                                    uint32_t level) {
+inline TraceProducer::TraceProducer(std::string_view name, ContextType type, uint64_t context_id,
+                                    std::initializer_list<TraceArg> args, uint32_t level) {
   if (Admit(context_id, level)) {
     trace_.CopyWithLink(name, true, type, context_id_, args.begin(), args.size());
   }
@@ -270,8 +263,8 @@ inline bool TraceProducer::Admit(uint64_t context_id, uint32_t level) {
   return true;
 }
 
-inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
-                                    uint64_t context_id, uint32_t level) {
+inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type, uint64_t context_id,
+                                    uint32_t level) {
   if (trace_.Admit(level)) trace_.CopyTypedWithLink<false>(name, type, context_id);
 }
 
@@ -279,16 +272,15 @@ inline TraceConsumer::TraceConsumer(std::string_view name, uint64_t context_id, 
     : TraceConsumer(name, ContextType::kGeneric, context_id, level) {}
 
 template <typename... A, internal::EnableIfTypedArgs<A...>>
-inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
-                                    uint64_t context_id, const A&... args) {
+inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type, uint64_t context_id,
+                                    const A&... args) {
   if (trace_.Admit(kTraceCritical)) {
     trace_.CopyTypedWithLink<false>(name, type, context_id, args...);
   }
 }
 
-inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type,
-                                    uint64_t context_id, std::initializer_list<TraceArg> args,
-                                    uint32_t level) {
+inline TraceConsumer::TraceConsumer(std::string_view name, ContextType type, uint64_t context_id,
+                                    std::initializer_list<TraceArg> args, uint32_t level) {
   if (trace_.Admit(level)) {
     trace_.CopyWithLink(name, false, type, context_id, args.begin(), args.size());
   }

@@ -32,21 +32,19 @@ struct TextArg {
 };
 
 template <typename T>
-struct IsTypedArg
-    : std::integral_constant<bool, std::is_same<T, NumberArg>::value ||
-                                       std::is_same<T, TextArg>::value> {};
+struct IsTypedArg : std::integral_constant<bool, std::is_same<T, NumberArg>::value ||
+                                                     std::is_same<T, TextArg>::value> {};
 
 // Enables the integer overloads (Arg, TraceArg, TraceCounter): bool is not
 // one of them.
 template <typename T>
 using EnableIfInteger =
-    typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, bool>::value,
-                            int>::type;
+    typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, bool>::value, int>::type;
 
 // Enables the variadic marker forms: one or more typed arguments.
 template <typename... A>
-using EnableIfTypedArgs = typename std::enable_if<
-    (sizeof...(A) > 0) && (IsTypedArg<A>::value && ...), int>::type;
+using EnableIfTypedArgs =
+    typename std::enable_if<(sizeof...(A) > 0) && (IsTypedArg<A>::value && ...), int>::type;
 
 // Names, keys and most texts are a few bytes long: two overlapping fixed
 // copies instead of a call into the library's memcpy when the size is only

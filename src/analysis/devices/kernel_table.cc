@@ -33,10 +33,19 @@ double TransferRow::BytesPerSecond() const {
 bool UsesTensorCores(std::string_view kernel_name) {
   // tb_plugin's TC_Allowlist (from PyProf's tc.py) plus the markers of
   // newer kernels: Hopper's wgmma, CUTLASS's "tensorop", integer imma.
-  static constexpr std::string_view kMarkers[] = {
-      "884", "1688", "16816", "hmma", "imma", "xmma", "wgmma", "tensorop",
-      "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1",
-      "direct_group"};
+  static constexpr std::string_view kMarkers[] = {"884",
+                                                  "1688",
+                                                  "16816",
+                                                  "hmma",
+                                                  "imma",
+                                                  "xmma",
+                                                  "wgmma",
+                                                  "tensorop",
+                                                  "dgrad_1x1_stride_2x2",
+                                                  "first_layer_wgrad_kernel",
+                                                  "conv1x1",
+                                                  "conv2d_c1_k1",
+                                                  "direct_group"};
   const std::string lower =
       absl::AsciiStrToLower(absl::string_view(kernel_name.data(), kernel_name.size()));
   for (std::string_view marker : kMarkers) {

@@ -6,8 +6,8 @@
 
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "src/xplane/saturating.h"
 #include "src/analysis/text/text_table.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {

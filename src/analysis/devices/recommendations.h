@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
-#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/devices/device_peaks.h"
 #include "src/analysis/devices/kernel_table.h"
+#include "src/analysis/devices/roofline.h"
+#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/ops/op_table.h"
 #include "src/analysis/ops/step_breakdown.h"
-#include "src/analysis/devices/roofline.h"
 
 namespace neuronprof {
 namespace analysis {

@@ -29,9 +29,8 @@ RooflinePoint Place(double achieved, int64_t flops, int64_t bytes, DType dtype,
 }
 
 RooflinePoint Place(const OpTableRow& row, size_t index, const DevicePeak& peak) {
-  RooflinePoint point =
-      Place(row.device_ps > 0 ? row.DeviceFlopsPerSecond() : row.FlopsPerSecond(), row.flops,
-            row.bytes, row.matrix_dtype, peak);
+  RooflinePoint point = Place(row.device_ps > 0 ? row.DeviceFlopsPerSecond() : row.FlopsPerSecond(),
+                              row.flops, row.bytes, row.matrix_dtype, peak);
   point.row = index;
   point.plane = row.device_plane;
   return point;
@@ -73,7 +72,7 @@ int64_t RowTimePs(const OpTableRow& row) {
 }
 
 Roofline BuildRoofline(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps,
-                             const DeviceEvents* device) {
+                       const DeviceEvents* device) {
   Roofline result;
   result.wall_ps = wall_ps;
   const ReportedFlops reported = device ? SumReportedFlops(*device) : ReportedFlops{};

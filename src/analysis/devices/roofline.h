@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/devices/device_peaks.h"
+#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/ops/op_table.h"
 
 namespace neuronprof {
@@ -50,9 +50,9 @@ struct MarkerRoofline {
 };
 
 struct DeviceRoofline {
-  int plane = -1;              // PeakAt's argument
-  bool reported = false;       // flops are the runtime's, not the op rows'
-  int64_t flops = 0;           // FLOPs of the rows that ran there, else reported
+  int plane = -1;         // PeakAt's argument
+  bool reported = false;  // flops are the runtime's, not the op rows'
+  int64_t flops = 0;      // FLOPs of the rows that ran there, else reported
   // False where no op with a known cost ran and the runtime reported none:
   // flops and mfu are unknown there, not zero.
   bool flops_known = false;
@@ -61,15 +61,15 @@ struct DeviceRoofline {
 };
 
 struct Roofline {
-  int64_t wall_ps = 0;                     // steps' time, else the span of the ops
+  int64_t wall_ps = 0;                  // steps' time, else the span of the ops
   std::vector<DeviceRoofline> devices;  // the CPU first, then device planes
-  std::vector<RooflinePoint> ops;          // rows with FLOPs and a known peak, table order
-  std::vector<MarkerRoofline> markers;     // by marker name, then plane; known peaks only
+  std::vector<RooflinePoint> ops;       // rows with FLOPs and a known peak, table order
+  std::vector<MarkerRoofline> markers;  // by marker name, then plane; known peaks only
 };
 
 // `device`: the device events, for the FLOPs their runtime reported.
 Roofline BuildRoofline(const OpTable& table, const DevicePeaks& peaks, int64_t wall_ps,
-                             const DeviceEvents* device = nullptr);
+                       const DeviceEvents* device = nullptr);
 
 }  // namespace analysis
 }  // namespace neuronprof

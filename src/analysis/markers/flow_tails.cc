@@ -8,8 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "src/xplane/saturating.h"
 #include "src/xplane/flow_links.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/work_count.h"
 #include "src/xplane/xplane_visitor.h"
@@ -44,7 +44,8 @@ absl::flat_hash_map<uint64_t, std::vector<int32_t>> LinkedMarkers(const HostSpan
     if (span.context == 0) continue;
     const bool nested = open_contexts.contains(span.context);
     ++open_contexts[span.context];
-    if (!nested && span.kind != SpanKind::kAsync) out[span.context].push_back(static_cast<int32_t>(i));
+    if (!nested && span.kind != SpanKind::kAsync)
+      out[span.context].push_back(static_cast<int32_t>(i));
   }
   for (const SpanLink& link : spans.links) {  // a batch consumer's ids
     if (spans.spans[link.span].context != link.context) out[link.context].push_back(link.span);
@@ -92,8 +93,7 @@ std::vector<FlowWait> CollectDeviceWork(const DeviceEvents& device) {
   return out;
 }
 
-std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
-                                        const std::vector<FlowWait>& waits,
+std::vector<TailReport> BuildAsyncTails(const HostSpans& spans, const std::vector<FlowWait>& waits,
                                         const std::vector<FlowWait>& device) {
   const auto linked = LinkedMarkers(spans);
   // Device work by the linked marker it was launched in (or nested in).
@@ -180,7 +180,8 @@ std::vector<FlowWait> CollectLinkedMarkers(const HostSpans& spans) {
   };
   for (size_t i = 0; i < spans.spans.size(); ++i) {
     const HostSpan& span = spans.spans[i];
-    if (span.context != 0 && span.kind != SpanKind::kAsync) add(static_cast<int32_t>(i), span.context);
+    if (span.context != 0 && span.kind != SpanKind::kAsync)
+      add(static_cast<int32_t>(i), span.context);
   }
   for (const SpanLink& link : spans.links) add(link.span, link.context);
   return out;
@@ -190,8 +191,7 @@ std::vector<TailReport> BuildTails(const tensorflow::profiler::XSpace& space,
                                    const HostSpans& spans, const DeviceEvents* device) {
   const std::vector<FlowWait> waits = CollectFlowWaits(space, spans);
   const std::vector<FlowWait> work = device ? CollectDeviceWork(*device) : std::vector<FlowWait>();
-  std::vector<TailReport> reports =
-      BuildStepTails(spans, waits, CollectLinkedMarkers(spans), work);
+  std::vector<TailReport> reports = BuildStepTails(spans, waits, CollectLinkedMarkers(spans), work);
   std::vector<TailReport> async = BuildAsyncTails(spans, waits, work);
   reports.insert(reports.end(), std::make_move_iterator(async.begin()),
                  std::make_move_iterator(async.end()));

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
+#include "src/analysis/markers/tail_report.h"
 #include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/timeline/host_spans.h"
-#include "src/analysis/markers/tail_report.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -49,8 +49,7 @@ std::vector<FlowWait> CollectDeviceWork(const DeviceEvents& device);
 // `device`: device work launched in a linked marker (or nested in it)
 // counts in that marker's part for its time inside the span and outside
 // the marker (taken from "(self)").
-std::vector<TailReport> BuildAsyncTails(const HostSpans& spans,
-                                        const std::vector<FlowWait>& waits,
+std::vector<TailReport> BuildAsyncTails(const HostSpans& spans, const std::vector<FlowWait>& waits,
                                         const std::vector<FlowWait>& device = {});
 
 // Steps' and async spans' reports: BuildStepTails with the waits, linked

@@ -68,8 +68,7 @@ std::string ThreadGroup(std::string_view thread) {
   return group;
 }
 
-MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by,
-                             const DeviceEvents* device) {
+MarkerStats BuildMarkerStats(const HostSpans& spans, GroupBy group_by, const DeviceEvents* device) {
   // Device work per launching span.
   std::vector<DeviceSum> launched(device != nullptr ? spans.spans.size() : 0);
   if (device != nullptr) {

@@ -29,8 +29,8 @@ std::string ThreadGroup(std::string_view thread);
 
 struct SpanStats {
   std::string name;
-  std::string source;  // "dir/file.cc:123" (NEURONPROF_SCOPE), or "".
-  std::string thread;  // the thread or thread group; "" with GroupBy::kName
+  std::string source;     // "dir/file.cc:123" (NEURONPROF_SCOPE), or "".
+  std::string thread;     // the thread or thread group; "" with GroupBy::kName
   Distribution duration;  // inclusive durations; count = calls
   int64_t self_ps = 0;    // summed self time (saturating)
   // Device work with this marker the innermost around its launch

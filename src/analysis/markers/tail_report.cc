@@ -67,10 +67,9 @@ TailReport ExplainTail(std::string name, std::string kind, std::vector<TailInsta
   report.name = std::move(name);
   report.kind = std::move(kind);
   if (instances.empty()) return report;
-  std::stable_sort(instances.begin(), instances.end(),
-                   [](const TailInstance& a, const TailInstance& b) {
-                     return a.duration_ps < b.duration_ps;
-                   });
+  std::stable_sort(
+      instances.begin(), instances.end(),
+      [](const TailInstance& a, const TailInstance& b) { return a.duration_ps < b.duration_ps; });
   const size_t n = instances.size();
   std::vector<int64_t> durations(n);
   for (size_t i = 0; i < n; ++i) durations[i] = instances[i].duration_ps;
@@ -119,7 +118,8 @@ class ChildCover {
       const HostSpan& child = spans.spans[c];
       starts_.push_back(child.start_ps);
       ends_.push_back(EndPs(child));
-      covered_.push_back(SaturatingAdd(covered_.back(), SaturatingSub(ends_.back(), starts_.back())));
+      covered_.push_back(
+          SaturatingAdd(covered_.back(), SaturatingSub(ends_.back(), starts_.back())));
     }
   }
 
@@ -192,9 +192,8 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
       step_of[i] = step_of[span.parent];
     }
     if (span.parent >= 0) {
-      under_step[i] = spans.spans[span.parent].kind == SpanKind::kStep
-                          ? static_cast<int32_t>(i)
-                          : under_step[span.parent];
+      under_step[i] = spans.spans[span.parent].kind == SpanKind::kStep ? static_cast<int32_t>(i)
+                                                                       : under_step[span.parent];
     }
   }
   std::map<int32_t, ChildCover> covers;  // of each step with waits to place
@@ -234,9 +233,8 @@ std::vector<TailReport> BuildStepTails(const HostSpans& spans, const std::vector
 std::string TailSentence(const TailReport& r) {
   fmt::memory_buffer out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "{}: p50 {}, p99 {}, max {} ({} instance{})", r.name,
-                 HumanDuration(r.p50_ps), HumanDuration(r.p99_ps),
-                 HumanDuration(static_cast<double>(r.max_ps)), r.instances,
+  fmt::format_to(to, "{}: p50 {}, p99 {}, max {} ({} instance{})", r.name, HumanDuration(r.p50_ps),
+                 HumanDuration(r.p99_ps), HumanDuration(static_cast<double>(r.max_ps)), r.instances,
                  r.instances == 1 ? "" : "s");
   if (r.instances < 2) {
     fmt::format_to(to, "; one instance, no tail to explain");
@@ -246,8 +244,8 @@ std::string TailSentence(const TailReport& r) {
                    "nothing to blame",
                    r.slowest, kTailMinGap * 100, Signed(r.gap_ps()));
   } else {
-    fmt::format_to(to, "; the slowest 1 % ({}) take {} over the median band, spending ",
-                   r.slowest, Signed(r.gap_ps()));
+    fmt::format_to(to, "; the slowest 1 % ({}) take {} over the median band, spending ", r.slowest,
+                   Signed(r.gap_ps()));
     for (size_t i = 0; i < r.lines.size(); ++i) {
       fmt::format_to(to, "{}{} in {}", i == 0 ? "" : ", ", Signed(r.lines[i].excess_ps),
                      r.lines[i].part);

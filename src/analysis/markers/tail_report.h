@@ -30,7 +30,7 @@ namespace analysis {
 
 inline constexpr double kTailSlowestFraction = 0.01;
 inline constexpr double kTailBandLow = 0.40, kTailBandHigh = 0.60;
-inline constexpr double kTailMinGap = 0.10;       // of the typical mean
+inline constexpr double kTailMinGap = 0.10;        // of the typical mean
 inline constexpr double kTailMinLineShare = 0.10;  // of the gap
 inline constexpr char kSelfPart[] = "(self)";
 

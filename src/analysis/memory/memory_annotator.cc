@@ -50,8 +50,8 @@ int TypeIndex(const std::string& type, std::vector<std::string>* types) {
 // use in `additions`' order (so in the same order as one look-up per stat
 // would make them).
 MemoryAnnotationIds ResolveIds(const std::vector<MemoryStatsToAdd>& additions,
-                         const std::vector<std::string>& device_types,
-                         tensorflow::profiler::XPlane* raw) {
+                               const std::vector<std::string>& device_types,
+                               tensorflow::profiler::XPlane* raw) {
   xplane::XPlaneBuilder builder(raw);
   MemoryAnnotationIds ids;
   ids.device_type_refs.assign(device_types.size(), -1);
@@ -195,20 +195,18 @@ MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space)
   MemoryAnnotation annotation;
   for (int p = 0; p < space.planes_size(); ++p) {
     if (!xplane::IsHostPlane(space.planes(p))) continue;
-    std::vector<MemoryStatsToAdd> additions =
-        PlanPlane(space.planes(p), &annotation.device_types);
+    std::vector<MemoryStatsToAdd> additions = PlanPlane(space.planes(p), &annotation.device_types);
     if (!additions.empty()) annotation.planes.emplace_back(p, std::move(additions));
   }
   return annotation;
 }
 
-void AddMemoryAnnotation(const MemoryAnnotation& annotation,
-                         tensorflow::profiler::XSpace* space) {
+void AddMemoryAnnotation(const MemoryAnnotation& annotation, tensorflow::profiler::XSpace* space) {
   AddMemoryStats(annotation, ResolveMemoryStatIds(annotation, space), 0, 1, space);
 }
 
 std::vector<MemoryAnnotationIds> ResolveMemoryStatIds(const MemoryAnnotation& annotation,
-                                                tensorflow::profiler::XSpace* space) {
+                                                      tensorflow::profiler::XSpace* space) {
   std::vector<MemoryAnnotationIds> ids;
   ids.reserve(annotation.planes.size());
   for (const auto& [plane, additions] : annotation.planes) {

@@ -44,8 +44,7 @@ struct MemoryAnnotation {
 // core); adding then needs the same planes, lines and events in the same
 // order (other stats and metadata may have been added meanwhile).
 MemoryAnnotation PlanMemoryAnnotation(const tensorflow::profiler::XSpace& space);
-void AddMemoryAnnotation(const MemoryAnnotation& annotation,
-                         tensorflow::profiler::XSpace* space);
+void AddMemoryAnnotation(const MemoryAnnotation& annotation, tensorflow::profiler::XSpace* space);
 
 // AddMemoryAnnotation in two steps. Resolving makes the stat metadata (it
 // grows the planes' metadata, so nothing else may touch them); adding
@@ -56,7 +55,7 @@ struct MemoryAnnotationIds {  // A plane's; -1 where no event adds the stat.
   std::vector<int64_t> device_type_refs;  // By index into MemoryAnnotation::device_types.
 };
 std::vector<MemoryAnnotationIds> ResolveMemoryStatIds(const MemoryAnnotation& annotation,
-                                                tensorflow::profiler::XSpace* space);
+                                                      tensorflow::profiler::XSpace* space);
 void AddMemoryStats(const MemoryAnnotation& annotation, const std::vector<MemoryAnnotationIds>& ids,
                     int part, int parts, tensorflow::profiler::XSpace* space);
 

@@ -24,9 +24,9 @@ struct MemoryEvent {
   int64_t time_ps = 0;
   int plane = 0, line = 0;
   bool free = false;
-  bool sample = false;                  // a usage sample: only a total
-  int64_t bytes = 0;                    // > 0
-  std::optional<int64_t> allocated;     // the allocator's total after it
+  bool sample = false;               // a usage sample: only a total
+  int64_t bytes = 0;                 // > 0
+  std::optional<int64_t> allocated;  // the allocator's total after it
   int64_t reserved = 0;
   uint64_t address = 0;
   std::string op;
@@ -125,10 +125,10 @@ class StepFinder {
   }
   int At(int64_t time_ps) const {
     xplane::CountWork();
-    const size_t started = std::upper_bound(starts_.begin(), starts_.end(), time_ps) -
-                           starts_.begin();
-    const size_t first = std::lower_bound(latest_end_.begin(), latest_end_.end(), time_ps) -
-                         latest_end_.begin();
+    const size_t started =
+        std::upper_bound(starts_.begin(), starts_.end(), time_ps) - starts_.begin();
+    const size_t first =
+        std::lower_bound(latest_end_.begin(), latest_end_.end(), time_ps) - latest_end_.begin();
     return first < started ? static_cast<int>(first) : -1;
   }
 
@@ -202,7 +202,8 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     }
     if (event.allocated) allocated = *event.allocated;
     if (allocated < 0) {
-      Flag(&memory, absl::StrCat(SaturatingNeg(allocated), " bytes freed beyond what was allocated"));
+      Flag(&memory,
+           absl::StrCat(SaturatingNeg(allocated), " bytes freed beyond what was allocated"));
       allocated = 0;
     }
     allocated_after[i] = allocated;
@@ -216,8 +217,8 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     // Before the first event: its total less its own change.
     const MemoryEvent& first = events.front();
     const int64_t change = !first.anomaly.empty() || first.sample ? 0
-                           : first.free                            ? SaturatingNeg(first.bytes)
-                                                                   : first.bytes;
+                           : first.free                           ? SaturatingNeg(first.bytes)
+                                                                  : first.bytes;
     memory.start_bytes = std::max<int64_t>(SaturatingSub(allocated_after.front(), change), 0);
     memory.end_bytes = allocated_after.back();
     memory.peak_time_ps = peak->time_ps;
@@ -262,10 +263,11 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
     // Allocated when the step starts: after the last event before it.
     const size_t first = before(step.start_ps);
     const int64_t at_start = first > 0 ? allocated_after[first - 1] : memory.start_bytes;
-    const size_t last = std::max(first, static_cast<size_t>(
-        std::partition_point(events.begin() + first, events.end(),
-                             [&](const MemoryEvent& e) { return e.time_ps <= end; }) -
-        events.begin()));
+    const size_t last = std::max(
+        first, static_cast<size_t>(
+                   std::partition_point(events.begin() + first, events.end(),
+                                        [&](const MemoryEvent& e) { return e.time_ps <= end; }) -
+                   events.begin()));
     const int64_t at_end = last > first ? allocated_after[last - 1] : at_start;
     row.peak_bytes = peak_in.Max(first, last, at_start);
     row.growth_bytes = SaturatingSub(at_end, at_start);
@@ -276,8 +278,7 @@ AllocatorMemory Analyze(const std::string& name, const std::vector<MemoryEvent>&
 
 }  // namespace
 
-MemoryReport BuildMemoryReport(const tensorflow::profiler::XSpace& space,
-                               const OperatorEvents& ops,
+MemoryReport BuildMemoryReport(const tensorflow::profiler::XSpace& space, const OperatorEvents& ops,
                                const std::vector<StepBreakdown>& steps) {
   MemoryReport report;
   for (const auto& [name, events] : MemoryEventsByAllocator(space)) {

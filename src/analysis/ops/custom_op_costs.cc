@@ -39,16 +39,17 @@ std::atomic<bool> g_any{false};  // ops cost nothing extra until one registers
 absl::Status RegisterCustomOpCost(std::string_view op_name, CustomCostFormula formula) {
   if (op_name.empty()) return absl::InvalidArgumentError("RegisterOpCost: empty op name");
   if (!formula) {
-    return absl::InvalidArgumentError(absl::StrCat("RegisterOpCost: no formula for '", std::string(op_name), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RegisterOpCost: no formula for '", std::string(op_name), "'"));
   }
   if (HasBuiltinOpCost(op_name)) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("RegisterOpCost: '", std::string(op_name), "' already has a built-in formula"));
+    return absl::AlreadyExistsError(absl::StrCat("RegisterOpCost: '", std::string(op_name),
+                                                 "' already has a built-in formula"));
   }
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  auto [it, inserted] = registry.formulas.emplace(
-      std::string(op_name), std::make_shared<Formula>(std::move(formula)));
+  auto [it, inserted] = registry.formulas.emplace(std::string(op_name),
+                                                  std::make_shared<Formula>(std::move(formula)));
   if (!inserted) {
     return absl::AlreadyExistsError(
         absl::StrCat("RegisterOpCost: '", std::string(op_name), "' already has a formula"));

@@ -8,8 +8,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
-#include "src/xplane/absl_view.h"
 #include "src/analysis/ops/operator_annotator.h"
+#include "src/xplane/absl_view.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 
@@ -46,8 +46,7 @@ void SortByStart(std::vector<int>& list, const Spans& spans) {
                    [&](int a, int b) { return spans[a].start_ps < spans[b].start_ps; });
 }
 template <typename Spans>
-int LastStartingBy(const std::vector<int>& list, const Spans& spans,
-                   int64_t time_ps) {
+int LastStartingBy(const std::vector<int>& list, const Spans& spans, int64_t time_ps) {
   auto after = std::upper_bound(list.begin(), list.end(), time_ps,
                                 [&](int64_t t, int i) { return t < spans[i].start_ps; });
   return after == list.begin() ? -1 : *(after - 1);
@@ -87,7 +86,8 @@ class SpansByThread {
   std::vector<int> Innermost(const std::vector<std::pair<int64_t, int64_t>>& queries) const {
     std::vector<int> order(queries.size());
     for (size_t q = 0; q < order.size(); ++q) order[q] = static_cast<int>(q);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return queries[a] < queries[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return queries[a] < queries[b]; });
     std::vector<int> alive(spans_.size());  // alive[i] == i: not known to have ended
     for (size_t i = 0; i < alive.size(); ++i) alive[i] = static_cast<int>(i);
     std::vector<int> answers(queries.size(), -1);
@@ -238,8 +238,7 @@ struct DeviceStatIds {
 };
 
 DeviceOpEvent ReadDeviceEvent(const xplane::PlaneVisitor& plane, const DeviceStatIds& ids,
-                              const xplane::EventVisitor& event, int plane_index,
-                              int64_t line_ps) {
+                              const xplane::EventVisitor& event, int plane_index, int64_t line_ps) {
   DeviceOpEvent device;
   device.plane = plane_index;
   device.name = event.Name();
@@ -350,11 +349,18 @@ DeviceEvents CollectDeviceEvents(const XSpace& space, const OperatorEvents& ops,
         DeviceOpEvent device = ReadDeviceEvent(plane, ids, event, p, line_ps);
         Attribute(space, ops, event, ids, type, launches, names, device);
         switch (device.attribution) {
-          case Attribution::kCorrelation: ++result.by_correlation; break;
-          case Attribution::kFrameworkOp: ++result.by_framework_op; break;
-          case Attribution::kNone: ++result.unattributed; break;
+          case Attribution::kCorrelation:
+            ++result.by_correlation;
+            break;
+          case Attribution::kFrameworkOp:
+            ++result.by_framework_op;
+            break;
+          case Attribution::kNone:
+            ++result.unattributed;
+            break;
         }
-        if (device.flops > 0) result.reported_flops = SaturatingAdd(result.reported_flops, device.flops);
+        if (device.flops > 0)
+          result.reported_flops = SaturatingAdd(result.reported_flops, device.flops);
         result.events.push_back(std::move(device));
       });
     });

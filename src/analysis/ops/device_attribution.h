@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
-#include "src/analysis/timeline/host_spans.h"
 #include "src/analysis/ops/operator_events.h"
+#include "src/analysis/timeline/host_spans.h"
 #include "src/xplane/xplane_visitor.h"
 
 namespace neuronprof {
@@ -40,8 +40,8 @@ struct DeviceOpEvent {
   int64_t bytes = -1;        // copies and sets; -1 when not recorded
   std::string_view details;  // kernel_details (kernels only)
   std::optional<double> achieved_occupancy_pct;
-  int64_t flops = -1;        // reported by the runtime (flops stat); -1 when not
-  int op = -1;  // index into OperatorEvents::ops, -1: none
+  int64_t flops = -1;  // reported by the runtime (flops stat); -1 when not
+  int op = -1;         // index into OperatorEvents::ops, -1: none
   Attribution attribution = Attribution::kNone;
   // Where it was launched: the thread (host line id) and the middle of the
   // launching call (or op); -1: unknown.
@@ -56,9 +56,9 @@ struct DeviceEvents {
   std::vector<DeviceOpEvent> events;  // plane by plane, line by line
   std::vector<int> planes;            // indices of the device planes
   int64_t by_correlation = 0, by_framework_op = 0, unattributed = 0;  // to operators
-  int64_t to_marker = 0;      // with a user marker around the launch
-  int64_t to_neither = 0;     // neither an operator nor a marker
-  int64_t reported_flops = 0; // sum of the events' flops stats (saturating)
+  int64_t to_marker = 0;       // with a user marker around the launch
+  int64_t to_neither = 0;      // neither an operator nor a marker
+  int64_t reported_flops = 0;  // sum of the events' flops stats (saturating)
 };
 
 // What a device event is: its device_event_kind stat, else the details

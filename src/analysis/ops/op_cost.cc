@@ -1,10 +1,9 @@
 #include "src/analysis/ops/op_cost.h"
 
-#include <optional>
-
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -238,7 +237,8 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
     } else if (same) {
       out = h;
     } else {
-      const Checked span = Checked(h) + Checked(2) * padding[i] - Checked(dilation[i]) * (r - 1) - 1;
+      const Checked span =
+          Checked(h) + Checked(2) * padding[i] - Checked(dilation[i]) * (r - 1) - 1;
       out = span.ok() ? Checked(span.value() / stride[i]) + 1 : span;
     }
     if (!out.ok()) return {};
@@ -259,10 +259,13 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
   static const char* const kKernel[3][3] = {{"R"}, {"R", "S"}, {"T", "R", "S"}};
   std::string params = absl::StrCat("N=", n, ",C=", c);
   const size_t names = std::min<size_t>(rank, 3) - 1;
-  for (size_t i = 0; i < rank && i < 3; ++i) absl::StrAppend(&params, ",", kIn[names][i], "=", x->dims[2 + i]);
+  for (size_t i = 0; i < rank && i < 3; ++i)
+    absl::StrAppend(&params, ",", kIn[names][i], "=", x->dims[2 + i]);
   absl::StrAppend(&params, ",K=", k);
-  for (size_t i = 0; i < rank && i < 3; ++i) absl::StrAppend(&params, ",", kOut[names][i], "=", out_spatial[i]);
-  for (size_t i = 0; i < rank && i < 3; ++i) absl::StrAppend(&params, ",", kKernel[names][i], "=", w->dims[2 + i]);
+  for (size_t i = 0; i < rank && i < 3; ++i)
+    absl::StrAppend(&params, ",", kOut[names][i], "=", out_spatial[i]);
+  for (size_t i = 0; i < rank && i < 3; ++i)
+    absl::StrAppend(&params, ",", kKernel[names][i], "=", w->dims[2 + i]);
   if (groups != 1) absl::StrAppend(&params, ",g=", groups);
   if (transposed) absl::StrAppend(&params, ",transposed");
   OpCost cost = Known(flops, bytes, absl::StrCat(params, ",", DTypeName(x->dtype)));
@@ -274,63 +277,125 @@ OpCost Convolution(const ConvArgs& args, const Inputs& in) {
 // ---- Elementwise and normalization families: FLOPs and bytes per element
 // of the first tensor.
 struct PerElement {
-  int64_t flops;       // FLOPs per element
-  int64_t bytes;       // element sizes moved per element (fprop)
+  int64_t flops;  // FLOPs per element
+  int64_t bytes;  // element sizes moved per element (fprop)
 };
 
 const std::map<std::string, PerElement, std::less<>>& UnaryOps() {
   static const auto* ops = new std::map<std::string, PerElement, std::less<>>{
       // Activations: one FLOP, read x, write y.
-      {"relu", {1, 2}}, {"relu6", {1, 2}}, {"elu", {1, 2}}, {"celu", {1, 2}},
-      {"selu", {1, 2}}, {"leaky_relu", {1, 2}}, {"hardtanh", {1, 2}}, {"hardshrink", {1, 2}},
-      {"softshrink", {1, 2}}, {"softplus", {1, 2}}, {"softsign", {1, 2}},
-      {"tanhshrink", {1, 2}}, {"threshold", {1, 2}}, {"rrelu", {1, 2}}, {"prelu", {1, 2}},
-      {"logsigmoid", {1, 2}}, {"hardswish", {1, 2}}, {"hardsigmoid", {1, 2}},
+      {"relu", {1, 2}},
+      {"relu6", {1, 2}},
+      {"elu", {1, 2}},
+      {"celu", {1, 2}},
+      {"selu", {1, 2}},
+      {"leaky_relu", {1, 2}},
+      {"hardtanh", {1, 2}},
+      {"hardshrink", {1, 2}},
+      {"softshrink", {1, 2}},
+      {"softplus", {1, 2}},
+      {"softsign", {1, 2}},
+      {"tanhshrink", {1, 2}},
+      {"threshold", {1, 2}},
+      {"rrelu", {1, 2}},
+      {"prelu", {1, 2}},
+      {"logsigmoid", {1, 2}},
+      {"hardswish", {1, 2}},
+      {"hardsigmoid", {1, 2}},
       // Pointwise unary.
-      {"abs", {1, 2}}, {"neg", {1, 2}}, {"reciprocal", {1, 2}}, {"ceil", {1, 2}},
-      {"floor", {1, 2}}, {"frac", {1, 2}}, {"round", {1, 2}}, {"sign", {1, 2}},
-      {"trunc", {1, 2}}, {"clamp", {1, 2}}, {"clamp_min", {1, 2}}, {"clamp_max", {1, 2}},
+      {"abs", {1, 2}},
+      {"neg", {1, 2}},
+      {"reciprocal", {1, 2}},
+      {"ceil", {1, 2}},
+      {"floor", {1, 2}},
+      {"frac", {1, 2}},
+      {"round", {1, 2}},
+      {"sign", {1, 2}},
+      {"trunc", {1, 2}},
+      {"clamp", {1, 2}},
+      {"clamp_min", {1, 2}},
+      {"clamp_max", {1, 2}},
       {"square", {1, 2}},
       // Transcendental: 20 FLOPs per element (PyProf's figure).
-      {"exp", {20, 2}}, {"exp2", {20, 2}}, {"expm1", {20, 2}}, {"log", {20, 2}},
-      {"log2", {20, 2}}, {"log10", {20, 2}}, {"log1p", {20, 2}}, {"sqrt", {20, 2}},
-      {"rsqrt", {20, 2}}, {"sin", {20, 2}}, {"cos", {20, 2}}, {"tan", {20, 2}},
-      {"asin", {20, 2}}, {"acos", {20, 2}}, {"atan", {20, 2}}, {"sinh", {20, 2}},
-      {"cosh", {20, 2}}, {"tanh", {20, 2}}, {"sigmoid", {20, 2}}, {"erf", {20, 2}},
-      {"erfc", {20, 2}}, {"erfinv", {20, 2}}, {"gelu", {20, 2}}, {"silu", {20, 2}},
+      {"exp", {20, 2}},
+      {"exp2", {20, 2}},
+      {"expm1", {20, 2}},
+      {"log", {20, 2}},
+      {"log2", {20, 2}},
+      {"log10", {20, 2}},
+      {"log1p", {20, 2}},
+      {"sqrt", {20, 2}},
+      {"rsqrt", {20, 2}},
+      {"sin", {20, 2}},
+      {"cos", {20, 2}},
+      {"tan", {20, 2}},
+      {"asin", {20, 2}},
+      {"acos", {20, 2}},
+      {"atan", {20, 2}},
+      {"sinh", {20, 2}},
+      {"cosh", {20, 2}},
+      {"tanh", {20, 2}},
+      {"sigmoid", {20, 2}},
+      {"erf", {20, 2}},
+      {"erfc", {20, 2}},
+      {"erfinv", {20, 2}},
+      {"gelu", {20, 2}},
+      {"silu", {20, 2}},
       {"mish", {20, 2}},
       // Activation gradients (aten's backward kernels, PyProf's bprop bytes):
       // read grad and x, write grad_in.
-      {"threshold_backward", {1, 3}}, {"relu_backward", {1, 3}},
-      {"leaky_relu_backward", {1, 3}}, {"hardtanh_backward", {1, 3}},
-      {"elu_backward", {1, 3}}, {"softplus_backward", {1, 3}},
-      {"hardswish_backward", {1, 3}}, {"hardsigmoid_backward", {1, 3}},
-      {"sigmoid_backward", {1, 3}}, {"tanh_backward", {1, 3}},
-      {"gelu_backward", {20, 3}}, {"silu_backward", {20, 3}}, {"mish_backward", {20, 3}},
+      {"threshold_backward", {1, 3}},
+      {"relu_backward", {1, 3}},
+      {"leaky_relu_backward", {1, 3}},
+      {"hardtanh_backward", {1, 3}},
+      {"elu_backward", {1, 3}},
+      {"softplus_backward", {1, 3}},
+      {"hardswish_backward", {1, 3}},
+      {"hardsigmoid_backward", {1, 3}},
+      {"sigmoid_backward", {1, 3}},
+      {"tanh_backward", {1, 3}},
+      {"gelu_backward", {20, 3}},
+      {"silu_backward", {20, 3}},
+      {"mish_backward", {20, 3}},
       // Normalization: batch norm 8 FLOPs/element; fprop reads x twice
       // (statistics, transform) and writes y (+ one more pass: PyProf's 4);
       // bprop 5 passes. Layer norm uses the same counts.
-      {"batch_norm", {8, 4}}, {"native_batch_norm", {8, 4}},
-      {"_batch_norm_impl_index", {8, 4}}, {"cudnn_batch_norm", {8, 4}},
-      {"_native_batch_norm_legit", {8, 4}}, {"_native_batch_norm_legit_no_training", {8, 4}},
-      {"native_batch_norm_backward", {8, 5}}, {"_batch_norm_impl_index_backward", {8, 5}},
+      {"batch_norm", {8, 4}},
+      {"native_batch_norm", {8, 4}},
+      {"_batch_norm_impl_index", {8, 4}},
+      {"cudnn_batch_norm", {8, 4}},
+      {"_native_batch_norm_legit", {8, 4}},
+      {"_native_batch_norm_legit_no_training", {8, 4}},
+      {"native_batch_norm_backward", {8, 5}},
+      {"_batch_norm_impl_index_backward", {8, 5}},
       {"cudnn_batch_norm_backward", {8, 5}},
-      {"layer_norm", {8, 4}}, {"native_layer_norm", {8, 4}},
+      {"layer_norm", {8, 4}},
+      {"native_layer_norm", {8, 4}},
       {"native_layer_norm_backward", {8, 5}},
-      {"group_norm", {8, 4}}, {"native_group_norm", {8, 4}},
+      {"group_norm", {8, 4}},
+      {"native_group_norm", {8, 4}},
       {"native_group_norm_backward", {8, 5}},
       // Softmax: 40 FLOPs/element (exp + reduce, exp + divide), fprop 3
       // passes, bprop 5; log_softmax 21 FLOPs/element.
-      {"softmax", {40, 3}}, {"_softmax", {40, 3}},
+      {"softmax", {40, 3}},
+      {"_softmax", {40, 3}},
       {"_softmax_backward_data", {40, 5}},
-      {"log_softmax", {21, 3}}, {"_log_softmax", {21, 3}},
+      {"log_softmax", {21, 3}},
+      {"_log_softmax", {21, 3}},
       {"_log_softmax_backward_data", {21, 5}},
       // Dropout: 5 FLOPs/element (random, compare, scale), read + write.
-      {"dropout", {5, 2}}, {"native_dropout", {5, 2}}, {"feature_dropout", {5, 2}},
+      {"dropout", {5, 2}},
+      {"native_dropout", {5, 2}},
+      {"feature_dropout", {5, 2}},
       {"native_dropout_backward", {1, 3}},
       // Copies: no FLOPs, read + write.
-      {"clone", {0, 2}}, {"_to_copy", {0, 2}}, {"zero", {0, 1}}, {"fill", {0, 1}},
-      {"normal", {0, 1}}, {"uniform", {0, 1}}, {"bernoulli", {5, 2}},
+      {"clone", {0, 2}},
+      {"_to_copy", {0, 2}},
+      {"zero", {0, 1}},
+      {"fill", {0, 1}},
+      {"normal", {0, 1}},
+      {"uniform", {0, 1}},
+      {"bernoulli", {5, 2}},
   };
   return *ops;
 }
@@ -351,15 +416,33 @@ struct ElementwiseKind {
 
 const std::map<std::string, ElementwiseKind, std::less<>>& ElementwiseOps() {
   static const auto* ops = new std::map<std::string, ElementwiseKind, std::less<>>{
-      {"add", {1, false}}, {"sub", {1, false}}, {"rsub", {1, false}}, {"mul", {1, false}},
-      {"div", {1, false}}, {"true_divide", {1, false}}, {"floor_divide", {1, false}},
-      {"remainder", {1, false}}, {"fmod", {1, false}}, {"maximum", {1, false}},
-      {"minimum", {1, false}}, {"masked_fill", {1, false}},
-      {"eq", {1, true}}, {"ne", {1, true}}, {"lt", {1, true}}, {"le", {1, true}},
-      {"gt", {1, true}}, {"ge", {1, true}}, {"logical_and", {1, true}},
-      {"logical_or", {1, true}}, {"logical_xor", {1, true}}, {"logical_not", {1, true}},
-      {"pow", {20, false}}, {"atan2", {20, false}},
-      {"addcdiv", {3, false}}, {"addcmul", {3, false}}, {"lerp", {3, false}},
+      {"add", {1, false}},
+      {"sub", {1, false}},
+      {"rsub", {1, false}},
+      {"mul", {1, false}},
+      {"div", {1, false}},
+      {"true_divide", {1, false}},
+      {"floor_divide", {1, false}},
+      {"remainder", {1, false}},
+      {"fmod", {1, false}},
+      {"maximum", {1, false}},
+      {"minimum", {1, false}},
+      {"masked_fill", {1, false}},
+      {"eq", {1, true}},
+      {"ne", {1, true}},
+      {"lt", {1, true}},
+      {"le", {1, true}},
+      {"gt", {1, true}},
+      {"ge", {1, true}},
+      {"logical_and", {1, true}},
+      {"logical_or", {1, true}},
+      {"logical_xor", {1, true}},
+      {"logical_not", {1, true}},
+      {"pow", {20, false}},
+      {"atan2", {20, false}},
+      {"addcdiv", {3, false}},
+      {"addcmul", {3, false}},
+      {"lerp", {3, false}},
   };
   return *ops;
 }
@@ -419,8 +502,7 @@ OpCost CrossEntropy(const Inputs& in) {
   if (!x || !target) return {};
   const Checked n = x->Elements(), t = target->Elements();
   const int64_t elem = DTypeBytes(x->dtype);
-  return Known(21 * n + t, 3 * n * elem + target->Bytes() + t * elem + elem,
-               GenericParams(in));
+  return Known(21 * n + t, 3 * n * elem + target->Bytes() + t * elem + elem, GenericParams(in));
 }
 
 // ---- Embedding(weight[V,D], indices): no FLOPs; read the indices, read and
@@ -431,9 +513,9 @@ OpCost Embedding(const Inputs& in) {
   const OpInput* idx = TensorAt(in, 1);
   if (!w || !idx || w->dims.size() != 2) return {};
   const Checked rows = Checked(idx->Elements()) * w->dims[1] * DTypeBytes(w->dtype);
-  return Known(0, idx->Bytes() + 2 * rows,
-               absl::StrCat("V=", w->dims[0], ",D=", w->dims[1], ",I=", Dims(idx->dims), ",",
-                            DTypes(in)));
+  return Known(
+      0, idx->Bytes() + 2 * rows,
+      absl::StrCat("V=", w->dims[0], ",D=", w->dims[1], ",I=", Dims(idx->dims), ",", DTypes(in)));
 }
 
 OpCost EmbeddingBackward(const Inputs& in) {
@@ -469,14 +551,51 @@ OpCost Copy(const Inputs& in) {
 
 // Views, metadata and allocations: no FLOPs, no data moved.
 bool IsFreeOp(std::string_view op) {
-  static const char* const kFree[] = {
-      "view", "reshape", "_reshape_alias", "_unsafe_view", "t", "transpose", "permute",
-      "expand", "expand_as", "squeeze", "unsqueeze", "as_strided", "select", "slice",
-      "narrow", "detach", "alias", "flatten", "unflatten", "view_as", "reshape_as",
-      "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize",
-      "set", "lift_fresh", "numel", "size", "stride", "unbind", "split", "chunk",
-      "requires_grad", "result_type", "is_same_size", "_has_compatible_shallow_copy_type",
-      "item", "_local_scalar_dense", "scalar_tensor", "numpy_T", "movedim", "diagonal"};
+  static const char* const kFree[] = {"view",
+                                      "reshape",
+                                      "_reshape_alias",
+                                      "_unsafe_view",
+                                      "t",
+                                      "transpose",
+                                      "permute",
+                                      "expand",
+                                      "expand_as",
+                                      "squeeze",
+                                      "unsqueeze",
+                                      "as_strided",
+                                      "select",
+                                      "slice",
+                                      "narrow",
+                                      "detach",
+                                      "alias",
+                                      "flatten",
+                                      "unflatten",
+                                      "view_as",
+                                      "reshape_as",
+                                      "empty",
+                                      "empty_like",
+                                      "empty_strided",
+                                      "new_empty",
+                                      "new_empty_strided",
+                                      "resize",
+                                      "set",
+                                      "lift_fresh",
+                                      "numel",
+                                      "size",
+                                      "stride",
+                                      "unbind",
+                                      "split",
+                                      "chunk",
+                                      "requires_grad",
+                                      "result_type",
+                                      "is_same_size",
+                                      "_has_compatible_shallow_copy_type",
+                                      "item",
+                                      "_local_scalar_dense",
+                                      "scalar_tensor",
+                                      "numpy_T",
+                                      "movedim",
+                                      "diagonal"};
   for (const char* name : kFree) {
     if (op == name) return true;
   }
@@ -486,10 +605,22 @@ bool IsFreeOp(std::string_view op) {
 // Ops whose work is what they call: dispatch wrappers and factories that
 // fill through zero_/fill_/copy_.
 bool IsWrapperOp(std::string_view op) {
-  static const char* const kWrappers[] = {
-      "contiguous", "to", "type_as", "zeros", "ones", "full", "zeros_like", "ones_like",
-      "full_like", "randn", "rand", "cross_entropy_loss_backward", "linear_backward",
-      "convolution_backward_overrideable", "_foreach_add", "_foreach_mul"};
+  static const char* const kWrappers[] = {"contiguous",
+                                          "to",
+                                          "type_as",
+                                          "zeros",
+                                          "ones",
+                                          "full",
+                                          "zeros_like",
+                                          "ones_like",
+                                          "full_like",
+                                          "randn",
+                                          "rand",
+                                          "cross_entropy_loss_backward",
+                                          "linear_backward",
+                                          "convolution_backward_overrideable",
+                                          "_foreach_add",
+                                          "_foreach_mul"};
   for (const char* name : kWrappers) {
     if (op == name) return true;
   }
@@ -520,7 +651,8 @@ std::string BaseOpName(std::string_view op_name) {
 }
 
 bool IsAutogradNodeName(std::string_view op_name) {
-  if (StartsWith(op_name, "autograd::") || op_name.find("AccumulateGrad") != std::string_view::npos) {
+  if (StartsWith(op_name, "autograd::") ||
+      op_name.find("AccumulateGrad") != std::string_view::npos) {
     return true;
   }
   // XxxBackward<digits>, the names of autograd nodes (aten's backward
@@ -539,7 +671,8 @@ std::string GenericParams(const std::vector<OpInput>& inputs) {
     if (x.is_tensor) shapes.push_back(Dims(x.dims));
   }
   if (shapes.empty()) return "";
-  const std::string t = shapes.size() == 1 ? shapes[0] : absl::StrCat("[", absl::StrJoin(shapes, ","), "]");
+  const std::string t =
+      shapes.size() == 1 ? shapes[0] : absl::StrCat("[", absl::StrJoin(shapes, ","), "]");
   return absl::StrCat("T=", t, ",", DTypes(inputs));
 }
 
@@ -602,9 +735,7 @@ std::optional<OpCost> BuiltinOpCost(std::string_view op_name, const std::vector<
 
 }  // namespace
 
-bool HasBuiltinOpCost(std::string_view op_name) {
-  return BuiltinOpCost(op_name, {}).has_value();
-}
+bool HasBuiltinOpCost(std::string_view op_name) { return BuiltinOpCost(op_name, {}).has_value(); }
 
 OpCost ComputeOpCost(std::string_view op_name, const std::vector<OpInput>& inputs,
                      Direction direction) {

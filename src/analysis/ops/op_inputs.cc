@@ -21,9 +21,9 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kFloat, "Float", 4}, {DType::kDouble, "Double", 8}, {DType::kHalf, "Half", 2},
-    {DType::kBFloat16, "BFloat16", 2}, {DType::kLong, "Long", 8}, {DType::kInt, "Int", 4},
-    {DType::kShort, "Short", 2}, {DType::kChar, "Char", 1}, {DType::kByte, "Byte", 1},
+    {DType::kFloat, "Float", 4},       {DType::kDouble, "Double", 8}, {DType::kHalf, "Half", 2},
+    {DType::kBFloat16, "BFloat16", 2}, {DType::kLong, "Long", 8},     {DType::kInt, "Int", 4},
+    {DType::kShort, "Short", 2},       {DType::kChar, "Char", 1},     {DType::kByte, "Byte", 1},
     {DType::kBool, "Bool", 1},
 };
 
@@ -36,9 +36,9 @@ class StatReader {
 
   json_reader::Reader& json() { return json_; }
   absl::Status Error(std::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("operator stat ", xplane::AbslView(stat_), " = '",
-                                                   xplane::AbslView(text_), "': ", xplane::AbslView(what),
-                                                   " at offset ", json_.offset()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("operator stat ", xplane::AbslView(stat_), " = '", xplane::AbslView(text_),
+                     "': ", xplane::AbslView(what), " at offset ", json_.offset()));
   }
   absl::Status Expect(char c) {
     if (!json_.Consume(c)) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
@@ -133,11 +133,12 @@ absl::StatusOr<std::vector<OpInput>> ParseOpInputs(std::string_view dims, std::s
   auto all_dims = ParseDims(dims);
   if (!all_dims.ok()) return all_dims.status();
   std::vector<std::string> all_types;
-  if (!all_dims->empty() || !types.empty()) all_types = absl::StrSplit(xplane::AbslView(types), ',');
+  if (!all_dims->empty() || !types.empty())
+    all_types = absl::StrSplit(xplane::AbslView(types), ',');
   if (all_types.size() != all_dims->size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("operator stat input_types = '", xplane::AbslView(types), "' names ", all_types.size(),
-                     " inputs but input_dims = '", xplane::AbslView(dims), "' has ", all_dims->size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "operator stat input_types = '", xplane::AbslView(types), "' names ", all_types.size(),
+        " inputs but input_dims = '", xplane::AbslView(dims), "' has ", all_dims->size()));
   }
   std::vector<std::string> all_values;
   if (!values.empty()) {
@@ -145,9 +146,9 @@ absl::StatusOr<std::vector<OpInput>> ParseOpInputs(std::string_view dims, std::s
     if (!parsed.ok()) return parsed.status();
     all_values = std::move(*parsed);
     if (all_values.size() != all_dims->size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("operator stat input_values = '", xplane::AbslView(values), "' has ", all_values.size(),
-                       " entries but input_dims = '", xplane::AbslView(dims), "' has ", all_dims->size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "operator stat input_values = '", xplane::AbslView(values), "' has ", all_values.size(),
+          " entries but input_dims = '", xplane::AbslView(dims), "' has ", all_dims->size()));
     }
   }
   std::vector<OpInput> inputs(all_dims->size());

@@ -14,7 +14,19 @@ namespace neuronprof {
 namespace analysis {
 
 // torch ScalarType names the collector writes for tensors.
-enum class DType { kNone, kFloat, kDouble, kHalf, kBFloat16, kLong, kInt, kShort, kChar, kByte, kBool };
+enum class DType {
+  kNone,
+  kFloat,
+  kDouble,
+  kHalf,
+  kBFloat16,
+  kLong,
+  kInt,
+  kShort,
+  kChar,
+  kByte,
+  kBool
+};
 
 // kNone for anything that is not a tensor dtype name ("Scalar", "").
 DType ParseDType(std::string_view name);
@@ -23,13 +35,13 @@ const char* DTypeName(DType dtype);
 int64_t DTypeBytes(DType dtype);
 
 struct OpInput {
-  bool is_tensor = false;      // a tensor dtype was recorded at this position
-  std::vector<int64_t> dims;   // tensor shape ([] for a 0-dim tensor)
+  bool is_tensor = false;     // a tensor dtype was recorded at this position
+  std::vector<int64_t> dims;  // tensor shape ([] for a 0-dim tensor)
   DType dtype = DType::kNone;
-  std::string type;            // as recorded: "Float", "Scalar", ""
-  std::string value;           // non-tensor value as recorded: "3", "[1, 1]", "None"
+  std::string type;   // as recorded: "Float", "Scalar", ""
+  std::string value;  // non-tensor value as recorded: "3", "[1, 1]", "None"
 
-  int64_t Elements() const;    // product of dims (1 for a 0-dim tensor)
+  int64_t Elements() const;  // product of dims (1 for a 0-dim tensor)
   int64_t Bytes() const { return Elements() * DTypeBytes(dtype); }
 };
 

@@ -66,9 +66,16 @@ OpTable BuildOpTable(const OperatorEvents& events, const DeviceEvents* device) {
     row.total_ps = SaturatingAdd(row.total_ps, op.duration_ps);
     row.self_ps = SaturatingAdd(row.self_ps, op.self_ps);
     switch (op.source) {
-      case CostSource::kOwn: ++row.own_calls; break;
-      case CostSource::kInChildren: ++row.in_children_calls; break;
-      case CostSource::kUnknown: ++row.unknown_calls; ++table.unknown_calls; break;
+      case CostSource::kOwn:
+        ++row.own_calls;
+        break;
+      case CostSource::kInChildren:
+        ++row.in_children_calls;
+        break;
+      case CostSource::kUnknown:
+        ++row.unknown_calls;
+        ++table.unknown_calls;
+        break;
     }
     row.flops = SaturatingAdd(row.flops, op.self_flops);
     row.bytes = SaturatingAdd(row.bytes, op.self_bytes);
@@ -102,8 +109,9 @@ OpTable BuildOpTable(const OperatorEvents& events, const DeviceEvents* device) {
     }
     table.rows.push_back(std::move(row));
   }
-  std::stable_sort(table.rows.begin(), table.rows.end(),
-                   [](const OpTableRow& a, const OpTableRow& b) { return a.total_ps > b.total_ps; });
+  std::stable_sort(
+      table.rows.begin(), table.rows.end(),
+      [](const OpTableRow& a, const OpTableRow& b) { return a.total_ps > b.total_ps; });
   for (auto& [name, share] : shares) {
     share.percent = table.total_self_ps > 0
                         ? 100.0 * static_cast<double>(share.self_ps) / table.total_self_ps

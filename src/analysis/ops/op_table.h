@@ -25,7 +25,7 @@ struct OpTableRow {
   std::vector<std::pair<char, int64_t>> matrix_dims;
   DType matrix_dtype = DType::kNone;
   int64_t calls = 0;
-  int64_t total_ps = 0;   // inclusive of the ops it calls
+  int64_t total_ps = 0;  // inclusive of the ops it calls
   int64_t self_ps = 0;
   // Self costs summed over the calls whose cost is known (own or in
   // children); own_calls + in_children_calls + unknown_calls == calls.
@@ -57,7 +57,7 @@ struct OpTable {
   int64_t total_self_ps = 0;     // all operators; == the sum of shares
   int64_t total_flops = 0, total_bytes = 0;
   int64_t calls = 0, unknown_calls = 0;
-  int64_t total_device_ps = 0;   // attributed device time of every row
+  int64_t total_device_ps = 0;  // attributed device time of every row
   int64_t malformed_inputs = 0;
   std::string first_input_error;
 };

@@ -25,8 +25,8 @@ bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 // lower-case type with capitals in it matches neither and the row loses
 // its type, so such names are lower-cased.
 std::string OpType(std::string_view op_name) {
-  std::string type = absl::StrReplaceAll(absl::string_view(op_name.data(), op_name.size()),
-                                         {{"::", "__"}});
+  std::string type =
+      absl::StrReplaceAll(absl::string_view(op_name.data(), op_name.size()), {{"::", "__"}});
   for (char& c : type) {
     if (!IsWordChar(c)) c = '_';
   }
@@ -92,9 +92,9 @@ class PlaneAnnotator {
 
   explicit PlaneAnnotator(tensorflow::profiler::XPlane* plane)
       : builder_(plane),
-        stale_ids_(ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat,
-                                            xplane::kTfOpStat, xplane::kFlopsStat,
-                                            xplane::kBytesAccessedStat})),
+        stale_ids_(
+            ExistingStatIds(*plane, {xplane::kOpScopeStat, xplane::kOpLayerStat, xplane::kTfOpStat,
+                                     xplane::kFlopsStat, xplane::kBytesAccessedStat})),
         scope_id_(builder_.StatMetadataId(xplane::kOpScopeStat)),
         layer_id_(builder_.StatMetadataId(xplane::kOpLayerStat)),
         tf_op_id_(builder_.StatMetadataId(xplane::kTfOpStat)),
@@ -131,10 +131,12 @@ class PlaneAnnotator {
     const Ref* scope = op.scope.empty() ? nullptr : Planned(op.scope, &last->scope);
     const Ref* layer = op.layer.empty() ? nullptr : Planned(op.layer, &last->layer);
     if (scope != nullptr || layer != nullptr) {
-      event->set_metadata_id(scoped_metadata_.find(std::make_tuple(op.metadata_id, scope, layer))->second);
+      event->set_metadata_id(
+          scoped_metadata_.find(std::make_tuple(op.metadata_id, scope, layer))->second);
     }
-    const uint64_t tf_op_ref = tf_op_refs_.find(scope)->second.find(
-        absl::string_view(op.name.data(), op.name.size()))->second;
+    const uint64_t tf_op_ref = tf_op_refs_.find(scope)
+                                   ->second.find(absl::string_view(op.name.data(), op.name.size()))
+                                   ->second;
     const auto stat = [event](int64_t metadata_id) {
       tensorflow::profiler::XStat* added = event->add_stats();
       added->set_metadata_id(metadata_id);
@@ -150,7 +152,6 @@ class PlaneAnnotator {
   }
 
  private:
-
   // Scope and layer are the same for every call of a signature at one
   // place in the model: they go on a copy of the op's metadata made once
   // per (metadata, scope, layer), not on each event. Only our readers use
@@ -173,7 +174,8 @@ class PlaneAnnotator {
       tensorflow::profiler::XEventMetadata* copy = builder_.NewEventMetadata(original.name());
       copy->set_display_name(original.display_name());
       for (const auto& stat : original.stats()) {
-        if (std::find(stale_ids_.begin(), stale_ids_.end(), stat.metadata_id()) == stale_ids_.end()) {
+        if (std::find(stale_ids_.begin(), stale_ids_.end(), stat.metadata_id()) ==
+            stale_ids_.end()) {
           *copy->add_stats() = stat;
         }
       }
@@ -191,7 +193,8 @@ class PlaneAnnotator {
                       const Ref* layer) const {
     int found = 0, expected = (scope != nullptr) + (layer != nullptr);
     for (const auto& stat : metadata.stats()) {
-      const bool is_scope = stat.metadata_id() == scope_id_, is_layer = stat.metadata_id() == layer_id_;
+      const bool is_scope = stat.metadata_id() == scope_id_,
+                 is_layer = stat.metadata_id() == layer_id_;
       if (is_scope || is_layer) {
         const Ref* want = is_scope ? scope : layer;
         if (want == nullptr || stat.ref_value() != want->second) return false;
@@ -228,8 +231,8 @@ class PlaneAnnotator {
     if (last != nullptr && *last != nullptr && (*last)->first == value) return (*last)->second;
     auto it = refs_.find(absl::string_view(value.data(), value.size()));
     if (it == refs_.end()) {
-      it = refs_.emplace(std::string(value),
-                         static_cast<uint64_t>(builder_.StatMetadataId(value))).first;
+      it = refs_.emplace(std::string(value), static_cast<uint64_t>(builder_.StatMetadataId(value)))
+               .first;
     }
     if (last != nullptr) *last = &*it;  // node_hash_map: stays valid as it grows
     return it->second;

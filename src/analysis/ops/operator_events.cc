@@ -1,5 +1,4 @@
 #include "src/analysis/ops/operator_events.h"
-#include "src/xplane/host_events.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
@@ -47,14 +47,14 @@ struct OperatorStatIds {
 // among millions of calls: their costs are computed once.
 struct CachedCost {
   const OpCost* cost;  // in OperatorEvents::store
-  std::string error;  // Non-empty when the input stats did not parse.
+  std::string error;   // Non-empty when the input stats did not parse.
 };
 
 // One open event while walking a line.
 struct Open {
   int64_t end_ps;
-  int op_index;        // -1 for markers
-  int enclosing_op;    // the innermost op open here (this one, or below), -1 if none
+  int op_index;      // -1 for markers
+  int enclosing_op;  // the innermost op open here (this one, or below), -1 if none
   // Scope and layer path of whatever nests in this event, built and
   // interned once when it opens rather than per nested op; "full" once a
   // path reached kMaxScopeBytes and ended in "...", so deeper markers share it.
@@ -122,8 +122,14 @@ const CachedCost& CostByInputs(const xplane::EventVisitor& event, const Operator
     if (const auto stat = event.Stat(ids.values)) values = stat->TextValue(&values_scratch);
   }
   key->assign(name)
-      .append(direction == Direction::kBackward ? "\x1f" "b" : "\x1f" "f")
-      .append(dims_stat ? "\x1f" "1" : "\x1f" "0")
+      .append(direction == Direction::kBackward ? "\x1f"
+                                                  "b"
+                                                : "\x1f"
+                                                  "f")
+      .append(dims_stat ? "\x1f"
+                          "1"
+                        : "\x1f"
+                          "0")
       .append(dims.data(), dims.size())
       .append(1, '\x1f')
       .append(types.data(), types.size())
@@ -157,7 +163,7 @@ struct RangeWalk {
   OperatorEvent* all = nullptr;
   size_t next = 0;
   OperatorEventsStore* store = nullptr;
-  std::unique_ptr<OperatorEventsStore> own_store;  // The second walk's.
+  std::unique_ptr<OperatorEventsStore> own_store;      // The second walk's.
   absl::node_hash_map<std::string, CachedCost> costs;  // Stays where it is.
   absl::flat_hash_map<std::pair<int64_t, bool>, const CachedCost*> by_signature;
   // Costs read from the file (see below), one per (flops, bytes).
@@ -224,9 +230,9 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
                                    &open.scope_full);
         }
         if (marker.substr(0, kLayerPrefixSize) == kLayerPrefix && !open.layer_full) {
-          open.layer = BoundedPath(store, open.layer, ':',
-                                   LayerPath(open.layer, marker.substr(kLayerPrefixSize)),
-                                   &open.layer_full);
+          open.layer =
+              BoundedPath(store, open.layer, ':',
+                          LayerPath(open.layer, marker.substr(kLayerPrefixSize)), &open.layer_full);
         }
       }
       stack.push_back(std::move(open));
@@ -262,8 +268,7 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
     // inputs: unless an event carries input stats of its own, its cost
     // is found by (metadata, direction), without reading the inputs.
     const bool inputs_on_metadata = !CarriesInputStats(event.raw(), ids);
-    const std::pair<int64_t, bool> signature{event.MetadataId(),
-                                             direction == Direction::kBackward};
+    const std::pair<int64_t, bool> signature{event.MetadataId(), direction == Direction::kBackward};
     const CachedCost* cached = nullptr;
     if (inputs_on_metadata) {
       const auto it = walk->by_signature.find(signature);
@@ -316,8 +321,7 @@ void ResolveSelfCosts(OperatorEvent* ops, size_t first_op, size_t end) {
   // bytes of everything nested in it (a GEMM's bias broadcast copy is
   // part of the GEMM); elsewhere bytes go to the innermost costed ops.
   const size_t count = end - first_op;
-  std::vector<char> flops_below(count, 0), bytes_below(count, 0),
-      has_children(count, 0);
+  std::vector<char> flops_below(count, 0), bytes_below(count, 0), has_children(count, 0);
   for (size_t i = end; i-- > first_op;) {
     OperatorEvent& op = ops[i];
     op.self_ps = std::max<int64_t>(op.self_ps, 0);
@@ -339,8 +343,7 @@ void ResolveSelfCosts(OperatorEvent* ops, size_t first_op, size_t end) {
     if (op.parent >= 0) {
       const size_t parent = op.parent - first_op;
       owned_above = bytes_owned_above[parent] ||
-                    (ops[op.parent].source == CostSource::kOwn &&
-                     ops[op.parent].self_flops > 0);
+                    (ops[op.parent].source == CostSource::kOwn && ops[op.parent].self_flops > 0);
     }
     bytes_owned_above[self] = owned_above;
     op.self_flops = owns_flops ? op.formula->flops : 0;
@@ -418,9 +421,12 @@ std::string_view OperatorEventsStore::Intern(std::string_view text) {
 
 std::string_view CostSourceName(CostSource source) {
   switch (source) {
-    case CostSource::kOwn: return "own";
-    case CostSource::kInChildren: return "in_children";
-    case CostSource::kUnknown: break;
+    case CostSource::kOwn:
+      return "own";
+    case CostSource::kInChildren:
+      return "in_children";
+    case CostSource::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -485,7 +491,8 @@ OperatorEvents CollectOperatorEvents(const XSpace& space, size_t min_split_event
       for (std::thread& thread : threads) thread.join();
       for (RangeWalk& walk : later) {
         first.next = walk.next;
-        if (first.malformed_inputs == 0) first.first_input_error = std::move(walk.first_input_error);
+        if (first.malformed_inputs == 0)
+          first.first_input_error = std::move(walk.first_input_error);
         first.malformed_inputs += walk.malformed_inputs;
         result.store->Adopt(std::move(walk.own_store));
       }

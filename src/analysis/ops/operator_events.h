@@ -42,19 +42,19 @@ inline constexpr size_t kMaxScopeBytes = 1024;
 // The text fields are views: `name` into the XSpace's event metadata (valid
 // while the XSpace lives; annotation adds stats but never event metadata),
 // the others, and `formula`, into OperatorEvents::store.
-struct OperatorEvent {  // Fields by size: 152 bytes, one per operator of a capture.
+struct OperatorEvent {                 // Fields by size: 152 bytes, one per operator of a capture.
   int plane = 0, line = 0, event = 0;  // indices into the XSpace
-  int parent = -1;                      // enclosing operator, index into ops
-  int64_t metadata_id = 0;              // the event's when walked (before annotation)
-  std::string_view name;                // "aten::addmm"
-  std::string_view direction;           // "fprop", "bprop", "" when not recorded
-  std::string_view scope;               // enclosing markers, '/'-joined (kMaxScopeBytes)
-  std::string_view layer;               // enclosing "layer:" markers, ':'-joined
-  int64_t seq = 0;                      // when has_seq
+  int parent = -1;                     // enclosing operator, index into ops
+  int64_t metadata_id = 0;             // the event's when walked (before annotation)
+  std::string_view name;               // "aten::addmm"
+  std::string_view direction;          // "fprop", "bprop", "" when not recorded
+  std::string_view scope;              // enclosing markers, '/'-joined (kMaxScopeBytes)
+  std::string_view layer;              // enclosing "layer:" markers, ':'-joined
+  int64_t seq = 0;                     // when has_seq
   int64_t start_ps = 0, duration_ps = 0;
-  int64_t self_ps = 0;                  // minus the directly nested operators
+  int64_t self_ps = 0;  // minus the directly nested operators
   int64_t self_flops = 0, self_bytes = 0;
-  const OpCost* formula = nullptr;       // never null in CollectOperatorEvents' ops
+  const OpCost* formula = nullptr;  // never null in CollectOperatorEvents' ops
   bool has_seq = false;
   CostSource source = CostSource::kUnknown;
 };
@@ -103,7 +103,7 @@ struct OperatorEvents {
   // Owns the ops' scope, layer, direction and formula; held by pointer so
   // that moving OperatorEvents keeps every view valid.
   std::unique_ptr<OperatorEventsStore> store = std::make_unique<OperatorEventsStore>();
-  int64_t malformed_inputs = 0;    // ops whose input stats did not parse
+  int64_t malformed_inputs = 0;  // ops whose input stats did not parse
   std::string first_input_error;
 };
 

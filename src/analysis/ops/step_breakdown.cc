@@ -1,12 +1,12 @@
 #include "src/analysis/ops/step_breakdown.h"
-#include "src/xplane/host_events.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
-#include "src/analysis/timeline/interval_coverage.h"
 #include "src/analysis/ops/device_attribution.h"
+#include "src/analysis/timeline/interval_coverage.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/work_count.h"
@@ -136,8 +136,8 @@ std::vector<StepBreakdown> BuildStepBreakdown(const XSpace& space, const Operato
           step.other_ops_ps = covered[kOtherOp];
           step.markers_ps = markers.FreeTime(start, end);
           step.idle_ps = step.duration_ps;
-          for (int64_t busy : {step.backward_ps, step.forward_ps, step.loss_ps,
-                               step.optimizer_ps, step.other_ops_ps, step.markers_ps}) {
+          for (int64_t busy : {step.backward_ps, step.forward_ps, step.loss_ps, step.optimizer_ps,
+                               step.other_ops_ps, step.markers_ps}) {
             step.idle_ps = SaturatingSub(step.idle_ps, busy);
           }
           step.has_device = has_device;
@@ -165,7 +165,8 @@ void AddLaunchedDeviceTime(const DeviceEvents& device, std::vector<StepBreakdown
   // Per thread: launches in time order with the running sum of device time.
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> launches;  // (time, duration)
   for (const DeviceOpEvent& event : device.events) {
-    if (event.launch_ps >= 0) launches[event.launch_thread].push_back({event.launch_ps, event.duration_ps});
+    if (event.launch_ps >= 0)
+      launches[event.launch_thread].push_back({event.launch_ps, event.duration_ps});
   }
   std::map<int64_t, std::vector<int64_t>> prefix;  // prefix[t][i]: time of the first i
   for (auto& [thread, list] : launches) {

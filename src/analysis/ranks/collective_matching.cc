@@ -79,8 +79,8 @@ std::vector<CollectiveInstance> MatchCollectives(
     }
   }
   for (CollectiveInstance& instance : instances) {
-    instance.complete = std::all_of(instance.member.begin(), instance.member.end(),
-                                    [](int m) { return m >= 0; });
+    instance.complete =
+        std::all_of(instance.member.begin(), instance.member.end(), [](int m) { return m >= 0; });
   }
   return instances;
 }

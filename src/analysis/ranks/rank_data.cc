@@ -1,11 +1,10 @@
 #include "src/analysis/ranks/rank_data.h"
 
-#include "src/xplane/host_events.h"
-
 #include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
@@ -33,7 +32,8 @@ bool IsEnqueue(const xplane::EventVisitor& event, const xplane::StepStatIds& ste
 // Start times of the line's collective calls (dispatcher enqueues,
 // record_param_comms), ascending; `order` is the line's events by start.
 std::vector<int64_t> EnqueueStarts(const xplane::LineVisitor& line, const std::vector<int>& order,
-                                   const xplane::StepStatIds& step_ids, const CommStatIds& comm_ids) {
+                                   const xplane::StepStatIds& step_ids,
+                                   const CommStatIds& comm_ids) {
   std::vector<int64_t> starts;
   for (int index : order) {
     const xplane::EventVisitor event = line.Event(index);
@@ -92,7 +92,7 @@ void ReadLine(const xplane::LineVisitor& line, const xplane::StepStatIds& step_i
       // A marker around a collective call ("allreduce_gradients") mostly
       // waits for it; the operators inside it still count.
       if (op || !EnclosesAny(enqueue_starts, event.OffsetPs(),
-                                SaturatingAdd(event.OffsetPs(), event.DurationPs()))) {
+                             SaturatingAdd(event.OffsetPs(), event.DurationPs()))) {
         compute->push_back({start, end});
       }
       continue;
@@ -163,10 +163,9 @@ RankData ReadRankData(const tensorflow::profiler::XSpace& space, std::string fil
       rank.collectives[i].arrival_ps = std::min(rank.collectives[i].start_ps, it->second);
     }
   }
-  std::stable_sort(rank.collectives.begin(), rank.collectives.end(),
-                   [](const RankCollective& a, const RankCollective& b) {
-                     return a.start_ps < b.start_ps;
-                   });
+  std::stable_sort(
+      rank.collectives.begin(), rank.collectives.end(),
+      [](const RankCollective& a, const RankCollective& b) { return a.start_ps < b.start_ps; });
   std::stable_sort(rank.steps.begin(), rank.steps.end(),
                    [](const RankStep& a, const RankStep& b) { return a.start_ps < b.start_ps; });
   for (size_t i = 0; i < rank.steps.size(); ++i) {

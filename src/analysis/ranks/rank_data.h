@@ -34,8 +34,8 @@ struct RankCollective {
   std::string op;          // the span's name, "gloo:all_reduce"
   std::string collective;  // its collective stat, "all_reduce"
   bool has_seq = false;
-  int64_t seq = 0;         // comm_seq
-  int64_t bytes = 0;       // msg_bytes
+  int64_t seq = 0;    // comm_seq
+  int64_t bytes = 0;  // msg_bytes
   // When the rank got to the collective: its dispatcher enqueue's start
   // (linked by comm_id) when recorded, else the work span's start.
   int64_t arrival_ps = 0;

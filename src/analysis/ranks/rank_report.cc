@@ -11,8 +11,8 @@
 #include "fmt/format.h"
 #include "src/analysis/ranks/collective_matching.h"
 #include "src/analysis/timeline/interval_coverage.h"
-#include "src/xplane/saturating.h"
 #include "src/xplane/collective_bandwidth.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -30,15 +30,15 @@ absl::Status CheckOneJob(const std::vector<RankData>& ranks) {
   if (sizes.size() > 1) {
     std::vector<std::string> lines;
     for (const RankData& rank : ranks) lines.push_back(Identity(rank));
-    return absl::InvalidArgumentError(fmt::format(
-        "the run's files are not the ranks of one job: their world sizes differ\n  {}",
-        absl::StrJoin(lines, "\n  ")));
+    return absl::InvalidArgumentError(
+        fmt::format("the run's files are not the ranks of one job: their world sizes differ\n  {}",
+                    absl::StrJoin(lines, "\n  ")));
   }
   for (size_t i = 1; i < ranks.size(); ++i) {
     if (ranks[i].identity.rank == ranks[i - 1].identity.rank) {
-      return absl::InvalidArgumentError(fmt::format(
-          "rank {} is in two files: {} and {} (one run holds one capture per rank)",
-          ranks[i].identity.rank, ranks[i - 1].file, ranks[i].file));
+      return absl::InvalidArgumentError(
+          fmt::format("rank {} is in two files: {} and {} (one run holds one capture per rank)",
+                      ranks[i].identity.rank, ranks[i - 1].file, ranks[i].file));
     }
   }
   return absl::OkStatus();
@@ -57,31 +57,31 @@ std::string Utc(int64_t epoch_ns) {
 absl::Status CheckWindows(const std::vector<RankData>& ranks, int64_t* start, int64_t* stop) {
   for (const RankData& rank : ranks) {
     if (rank.start_ns <= 0 || rank.stop_ns <= rank.start_ns) {
-      return absl::InvalidArgumentError(fmt::format(
-          "rank {} ({}) has no capture window (Task Environment profile_start_time and "
-          "profile_stop_time): its times cannot be put beside the other ranks'",
-          rank.identity.rank, rank.file));
+      return absl::InvalidArgumentError(
+          fmt::format("rank {} ({}) has no capture window (Task Environment profile_start_time and "
+                      "profile_stop_time): its times cannot be put beside the other ranks'",
+                      rank.identity.rank, rank.file));
     }
   }
   const auto latest = std::max_element(
       ranks.begin(), ranks.end(),
       [](const RankData& a, const RankData& b) { return a.start_ns < b.start_ns; });
-  const auto earliest = std::min_element(
-      ranks.begin(), ranks.end(),
-      [](const RankData& a, const RankData& b) { return a.stop_ns < b.stop_ns; });
+  const auto earliest =
+      std::min_element(ranks.begin(), ranks.end(),
+                       [](const RankData& a, const RankData& b) { return a.stop_ns < b.stop_ns; });
   *start = latest->start_ns;
   *stop = earliest->stop_ns;
   if (*start < *stop) return absl::OkStatus();
   std::vector<std::string> windows;
   for (const RankData& rank : ranks) {
-    windows.push_back(fmt::format("rank {}: {} .. {} ({})", rank.identity.rank,
-                                  Utc(rank.start_ns), Utc(rank.stop_ns), rank.file));
+    windows.push_back(fmt::format("rank {}: {} .. {} ({})", rank.identity.rank, Utc(rank.start_ns),
+                                  Utc(rank.stop_ns), rank.file));
   }
-  return absl::InvalidArgumentError(fmt::format(
-      "the ranks' captures do not overlap in time: rank {} started after rank {} had "
-      "stopped, so they are not one window of the job (capture every rank at once: "
-      "neuronprof capture --service_addr with every rank's port)\n  {}",
-      latest->identity.rank, earliest->identity.rank, absl::StrJoin(windows, "\n  ")));
+  return absl::InvalidArgumentError(
+      fmt::format("the ranks' captures do not overlap in time: rank {} started after rank {} had "
+                  "stopped, so they are not one window of the job (capture every rank at once: "
+                  "neuronprof capture --service_addr with every rank's port)\n  {}",
+                  latest->identity.rank, earliest->identity.rank, absl::StrJoin(windows, "\n  ")));
 }
 
 void Rebase(int64_t shift_ps, RankData* rank) {
@@ -144,8 +144,8 @@ int64_t AddWaiting(const std::vector<RankData>& ranks, const CollectiveInstance&
 }
 
 // Adds one collective to its op's totals: the ranks' mean span and bytes.
-void AddCall(const std::vector<RankData>& ranks, const CollectiveInstance& instance,
-             int world_size, OpTotals* op) {
+void AddCall(const std::vector<RankData>& ranks, const CollectiveInstance& instance, int world_size,
+             OpTotals* op) {
   int64_t span_sum = 0, bytes_sum = 0, present = 0;
   for (size_t r = 0; r < ranks.size(); ++r) {
     if (instance.member[r] < 0) continue;
@@ -158,8 +158,8 @@ void AddCall(const std::vector<RankData>& ranks, const CollectiveInstance& insta
   ++op->calls;
   op->total_ps = SaturatingAdd(op->total_ps, span_sum / present);
   op->bytes = SaturatingAdd(op->bytes, bytes_sum / present);
-  op->algorithm_bytes += xplane::AlgorithmBytes(
-      op->collective, static_cast<double>(bytes_sum) / present, world_size);
+  op->algorithm_bytes +=
+      xplane::AlgorithmBytes(op->collective, static_cast<double>(bytes_sum) / present, world_size);
 }
 
 std::vector<CollectiveRow> CollectiveRows(const std::map<std::string, OpTotals>& ops,
@@ -297,9 +297,9 @@ absl::StatusOr<RankReport> BuildRankReport(std::vector<RankData> ranks) {
       row.compute_ps = compute.Busy(step.start_ps, step.end_ps);
       row.comm_ps = comm.Busy(step.start_ps, step.end_ps);
       row.overlap_ps = overlap.Busy(step.start_ps, step.end_ps);
-      row.idle_ps = SaturatingSub(
-          row.duration_ps, SaturatingSub(SaturatingAdd(row.compute_ps, row.comm_ps),
-                                         row.overlap_ps));
+      row.idle_ps =
+          SaturatingSub(row.duration_ps,
+                        SaturatingSub(SaturatingAdd(row.compute_ps, row.comm_ps), row.overlap_ps));
       row.waited_ps = step_wait[r][s];
       ++totals.steps;
       totals.step_ps = SaturatingAdd(totals.step_ps, row.duration_ps);

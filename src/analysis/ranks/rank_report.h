@@ -32,18 +32,18 @@ struct RankTotals {
   std::string file;
   int64_t steps = 0;
   int64_t step_ps = 0, compute_ps = 0, comm_ps = 0, overlap_ps = 0, idle_ps = 0;  // sums
-  int64_t waited_ps = 0;     // in every matched collective, steps or not
+  int64_t waited_ps = 0;      // in every matched collective, steps or not
   int64_t last_arrivals = 0;  // collectives where the others waited for this rank
   int64_t caused_ps = 0;      // the others' waiting in those
 };
 
 struct CollectiveRow {
-  std::string op;          // "gloo:all_reduce"
-  std::string collective;  // "all_reduce"
-  int64_t calls = 0;       // instances (one per collective across the ranks)
-  int64_t bytes_per_call = 0;  // mean msg_bytes of a rank
-  int64_t total_ps = 0;    // sum over calls of the ranks' mean span
-  int64_t wait_ps = 0;     // the ranks' waiting in this op, summed
+  std::string op;                         // "gloo:all_reduce"
+  std::string collective;                 // "all_reduce"
+  int64_t calls = 0;                      // instances (one per collective across the ranks)
+  int64_t bytes_per_call = 0;             // mean msg_bytes of a rank
+  int64_t total_ps = 0;                   // sum over calls of the ranks' mean span
+  int64_t wait_ps = 0;                    // the ranks' waiting in this op, summed
   double algbw_gbps = 0, busbw_gbps = 0;  // over total_ps; 0 without bytes
 };
 
@@ -62,13 +62,13 @@ struct RankReport {
   // size, and memory follows the files present, not that claim.
   std::vector<RankRange> missing;
   int64_t window_start_ns = 0, window_stop_ns = 0;  // where every capture ran
-  std::vector<RankTotals> ranks;  // by rank
-  std::vector<RankStepRow> steps;  // by step number, then rank
-  std::vector<CollectiveRow> collectives;  // longest total first
-  int64_t matched = 0;    // collectives every rank recorded
+  std::vector<RankTotals> ranks;                    // by rank
+  std::vector<RankStepRow> steps;                   // by step number, then rank
+  std::vector<CollectiveRow> collectives;           // longest total first
+  int64_t matched = 0;                              // collectives every rank recorded
   int64_t unmatched = 0;  // recorded by some ranks only (window edges, a rank gone)
   int64_t total_wait_ps = 0;
-  int straggler = -1;     // the rank that caused the most waiting; -1: none
+  int straggler = -1;  // the rank that caused the most waiting; -1: none
 };
 
 // The ranks of 0..world_size-1 that are not in `present` (sorted), in

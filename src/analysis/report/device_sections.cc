@@ -96,15 +96,16 @@ void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, s
   AppendTransfers(kernels, top, out);
 }
 
-void AppendRoofline(const Roofline& roofline, const OpTable& table,
-                       const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out) {
+void AppendRoofline(const Roofline& roofline, const OpTable& table, const DevicePeaks& peaks,
+                    size_t top, fmt::memory_buffer& out) {
   auto to = std::back_inserter(out);
-  fmt::format_to(to,
-                 "\nUtilisation over {} ms of wall time: MFU = FLOPs / (that time x peak). The time "
-                 "the steps cover, steps that overlap (a server's workers) counted once, unlike the "
-                 "step table's 'all steps', which adds them up; without steps the span of the ops, "
-                 "else of the device events\n",
-                 Ms(roofline.wall_ps));
+  fmt::format_to(
+      to,
+      "\nUtilisation over {} ms of wall time: MFU = FLOPs / (that time x peak). The time "
+      "the steps cover, steps that overlap (a server's workers) counted once, unlike the "
+      "step table's 'all steps', which adds them up; without steps the span of the ops, "
+      "else of the device events\n",
+      Ms(roofline.wall_ps));
   for (const DeviceRoofline& device : roofline.devices) {
     const DevicePeak& peak = PeakAt(peaks, device.plane);
     if (!peak.known) {
@@ -113,14 +114,16 @@ void AppendRoofline(const Roofline& roofline, const OpTable& table,
       continue;
     }
     if (!device.flops_known) {
-      fmt::format_to(to, "  {}: MFU - (FLOPs unknown: no op with a known cost ran there and the "
+      fmt::format_to(to,
+                     "  {}: MFU - (FLOPs unknown: no op with a known cost ran there and the "
                      "runtime reported none; peak {}FLOP/s, {}B/s; {})\n",
                      TerminalText(peak.device), Si(peak.FlopsFor(DType::kFloat)),
                      peak.bytes_per_s > 0 ? Si(peak.bytes_per_s) : "?", peak.source);
       continue;
     }
     fmt::format_to(to, "  {}: MFU {:.2f}% ({} FLOPs{}, {} peak {}FLOP/s, {}B/s; {})\n",
-                   TerminalText(peak.device), 100 * device.mfu, Si(static_cast<double>(device.flops)),
+                   TerminalText(peak.device), 100 * device.mfu,
+                   Si(static_cast<double>(device.flops)),
                    device.reported ? " reported by the runtime" : "",
                    DTypeName(device.dtype == DType::kNone ? DType::kFloat : device.dtype),
                    Si(peak.FlopsFor(device.dtype)),
@@ -136,14 +139,15 @@ void AppendRoofline(const Roofline& roofline, const OpTable& table,
   }
   for (size_t i = 0; i < std::min(top, roofline.markers.size()); ++i) {
     const MarkerRoofline& marker = roofline.markers[i];
-    text.Add(RooflineCells(marker.marker, "(marker)", PeakAt(peaks, marker.point.plane),
-                           marker.point));
+    text.Add(
+        RooflineCells(marker.marker, "(marker)", PeakAt(peaks, marker.point.plane), marker.point));
   }
   text.RenderTo(out);
-  fmt::format_to(to,
-                 "  Roofline: attainable = min(peak, FLOP/B x bandwidth); FLOP/s over device "
-                 "time, else host time; (marker): the FLOPs the runtime reported for the device work "
-                 "a marker launched, over its device time\n");
+  fmt::format_to(
+      to,
+      "  Roofline: attainable = min(peak, FLOP/B x bandwidth); FLOP/s over device "
+      "time, else host time; (marker): the FLOPs the runtime reported for the device work "
+      "a marker launched, over its device time\n");
 }
 
 void AppendRecommendations(const std::vector<Recommendation>& recommendations,
@@ -174,11 +178,11 @@ ReportTable KernelReportTable(const KernelTable& kernels) {
   for (const KernelRow& row : kernels.kernels) {
     table.rows.push_back({Cell::Text("kernel"), Cell::Text(row.name), Cell::Int(row.calls),
                           Cell::Micros(row.total_ps), Cell::Micros(row.MeanPs()),
-                          Cell::Micros(row.min_ps), Cell::Micros(row.max_ps),
-                          dim(row.launch.grid), dim(row.launch.block),
-                          cell(row.launch.registers_per_thread), cell(row.launch.shared_memory),
-                          cell(row.launch.occupancy_pct), cell(row.achieved_occupancy_pct),
-                          Cell::Int(row.tensor_cores ? 1 : 0), Cell::Empty(), Cell::Empty()});
+                          Cell::Micros(row.min_ps), Cell::Micros(row.max_ps), dim(row.launch.grid),
+                          dim(row.launch.block), cell(row.launch.registers_per_thread),
+                          cell(row.launch.shared_memory), cell(row.launch.occupancy_pct),
+                          cell(row.achieved_occupancy_pct), Cell::Int(row.tensor_cores ? 1 : 0),
+                          Cell::Empty(), Cell::Empty()});
   }
   for (const TransferRow& row : kernels.transfers) {
     const bool unknown = row.unknown_bytes_calls == row.calls;

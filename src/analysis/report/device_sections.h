@@ -11,18 +11,18 @@
 #include "fmt/format.h"
 #include "src/analysis/devices/device_peaks.h"
 #include "src/analysis/devices/kernel_table.h"
-#include "src/analysis/ops/op_table.h"
 #include "src/analysis/devices/recommendations.h"
-#include "src/analysis/text/report_table.h"
 #include "src/analysis/devices/roofline.h"
+#include "src/analysis/ops/op_table.h"
+#include "src/analysis/text/report_table.h"
 
 namespace neuronprof {
 namespace analysis {
 
 void AppendKernelTable(const KernelTable& kernels, const DeviceEvents& device, size_t top,
                        fmt::memory_buffer& out);
-void AppendRoofline(const Roofline& roofline, const OpTable& table,
-                       const DevicePeaks& peaks, size_t top, fmt::memory_buffer& out);
+void AppendRoofline(const Roofline& roofline, const OpTable& table, const DevicePeaks& peaks,
+                    size_t top, fmt::memory_buffer& out);
 void AppendRecommendations(const std::vector<Recommendation>& recommendations,
                            fmt::memory_buffer& out);
 

@@ -56,10 +56,10 @@ void AppendSpanTable(const std::vector<SpanStats>& rows, size_t top, bool with_s
                                cell(d.mean_ps), cell(d.p50_ps), cell(d.p90_ps), cell(d.p99_ps),
                                cell(static_cast<double>(d.max_ps))});
     if (device) {
-      cells.insert(cells.end(),
-                   {row.device_events > 0 ? Ms(row.device_ps) : "-",
-                    fmt::format("{}", row.device_events),
-                    row.device_flops > 0 ? Si(static_cast<double>(row.device_flops)) : "-"});
+      cells.insert(
+          cells.end(),
+          {row.device_events > 0 ? Ms(row.device_ps) : "-", fmt::format("{}", row.device_events),
+           row.device_flops > 0 ? Si(static_cast<double>(row.device_flops)) : "-"});
     }
     text.Add(std::move(cells));
   }
@@ -104,8 +104,7 @@ void AppendTails(const std::vector<TailReport>& tails, size_t top, fmt::memory_b
                  kTailMinLineShare * 100, kTailMinGap * 100);
 }
 
-void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top,
-                       fmt::memory_buffer& out) {
+void AppendMarkerStats(const std::vector<SpanStats>& markers, size_t top, fmt::memory_buffer& out) {
   if (markers.empty()) return;
   auto to = std::back_inserter(out);
   fmt::format_to(to, "\nMarkers: {} (name, source{})\n", markers.size(),
@@ -151,7 +150,8 @@ void AppendCounters(const std::vector<CounterStats>& counters, size_t top,
   for (size_t i = 0; i < shown; ++i) {
     const CounterStats& c = counters[i];
     if (c.nan_samples == 0) continue;
-    fmt::format_to(to, "  {}: {} of {} samples are NaN, left out of Min, Mean, Max and "
+    fmt::format_to(to,
+                   "  {}: {} of {} samples are NaN, left out of Min, Mean, Max and "
                    "TimeWeightedMean ('-': no sample is a number)\n",
                    Shorten(c.name, 60), c.nan_samples, c.samples);
   }
@@ -179,10 +179,10 @@ ReportTable CounterTable(const std::vector<CounterStats>& counters) {
   // NaN (unknown) is an empty CSV cell and null in JSON.
   auto number = [](double v) { return std::isnan(v) ? Cell::Empty() : Cell::Number(v, 9); };
   for (const CounterStats& c : counters) {
-    table.rows.push_back(
-        {Cell::Text(c.name), Cell::Int(c.samples), number(c.min), number(c.mean), number(c.max),
-         number(c.last), number(c.time_weighted_mean), Cell::Micros(c.first_ps),
-         Cell::Micros(c.last_ps), Cell::Micros(c.end_ps), Cell::Int(c.nan_samples)});
+    table.rows.push_back({Cell::Text(c.name), Cell::Int(c.samples), number(c.min), number(c.mean),
+                          number(c.max), number(c.last), number(c.time_weighted_mean),
+                          Cell::Micros(c.first_ps), Cell::Micros(c.last_ps), Cell::Micros(c.end_ps),
+                          Cell::Int(c.nan_samples)});
   }
   return table;
 }
@@ -195,8 +195,7 @@ ReportTable InstantTable(const std::vector<InstantCount>& instants) {
   return table;
 }
 
-ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
-                           bool with_source) {
+ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows, bool with_source) {
   ReportTable table{name, {"name"}, {}};
   if (with_source) table.columns.push_back("source");
   table.columns.insert(table.columns.end(), {"thread", "calls", "total_us", "self_us", "mean_us",
@@ -214,7 +213,8 @@ ReportTable SpanStatsTable(const char* name, const std::vector<SpanStats>& rows,
                   Cell::Micros(d.p90_ps), Cell::Micros(d.p99_ps), Cell::Micros(d.max_ps)});
     if (with_source) {
       cells.insert(cells.end(), {Cell::Micros(row.device_ps), Cell::Int(row.device_events),
-                                 row.device_flops > 0 ? Cell::Int(row.device_flops) : Cell::Empty()});  // unknown: null
+                                 row.device_flops > 0 ? Cell::Int(row.device_flops)
+                                                      : Cell::Empty()});  // unknown: null
     }
     table.rows.push_back(std::move(cells));
   }
@@ -228,20 +228,26 @@ ReportTable TailTable(const std::vector<TailReport>& tails) {
                      "excess_us", "part_slowest_mean_us", "part_typical_mean_us"},
                     {}};
   for (const TailReport& t : tails) {
-    const std::vector<Cell> head = {
-        Cell::Text(t.kind),           Cell::Text(t.name),          Cell::Int(t.instances),
-        Cell::Micros(t.p50_ps),       Cell::Micros(t.p99_ps),      Cell::Micros(t.max_ps),
-        Cell::Int(t.slowest),         Cell::Int(t.typical),        Cell::Micros(t.slowest_mean_ps),
-        Cell::Micros(t.typical_mean_ps), Cell::Int(t.has_tail ? 1 : 0)};
+    const std::vector<Cell> head = {Cell::Text(t.kind),
+                                    Cell::Text(t.name),
+                                    Cell::Int(t.instances),
+                                    Cell::Micros(t.p50_ps),
+                                    Cell::Micros(t.p99_ps),
+                                    Cell::Micros(t.max_ps),
+                                    Cell::Int(t.slowest),
+                                    Cell::Int(t.typical),
+                                    Cell::Micros(t.slowest_mean_ps),
+                                    Cell::Micros(t.typical_mean_ps),
+                                    Cell::Int(t.has_tail ? 1 : 0)};
     auto add = [&](Cell part, Cell excess, Cell slowest, Cell typical) {
       std::vector<Cell> row = head;
-      row.insert(row.end(), {std::move(part), std::move(excess), std::move(slowest),
-                             std::move(typical)});
+      row.insert(row.end(),
+                 {std::move(part), std::move(excess), std::move(slowest), std::move(typical)});
       table.rows.push_back(std::move(row));
     };
     for (const TailLine& line : t.lines) {
-      add(Cell::Text(line.part), Cell::Micros(line.excess_ps),
-          Cell::Micros(line.slowest_mean_ps), Cell::Micros(line.typical_mean_ps));
+      add(Cell::Text(line.part), Cell::Micros(line.excess_ps), Cell::Micros(line.slowest_mean_ps),
+          Cell::Micros(line.typical_mean_ps));
     }
     if (t.others > 0) {
       add(Cell::Text(fmt::format("({} others)", t.others)), Cell::Micros(t.others_excess_ps),

@@ -10,8 +10,8 @@
 #include "src/analysis/ranks/rank_report.h"
 #include "src/analysis/report/rank_sections.h"
 #include "src/analysis/text/terminal_text.h"
-#include "src/xplane/saturating.h"
 #include "src/analysis/text/text_table.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -32,9 +32,9 @@ void AppendMissing(const RankReport& report, fmt::memory_buffer& out) {
                  "MISSING: {} {} of world size {} {} no file in this run (a rank that died "
                  "or was not captured); the figures below are over rank{} {} only, and a "
                  "missing rank's late arrivals are not seen\n",
-                 one ? "rank" : "ranks", FormatRanks(report.missing),
-                 report.world_size, one ? "has" : "have",
-                 present.size() == 1 ? "" : "s", absl::StrJoin(present, ", "));
+                 one ? "rank" : "ranks", FormatRanks(report.missing), report.world_size,
+                 one ? "has" : "have", present.size() == 1 ? "" : "s",
+                 absl::StrJoin(present, ", "));
 }
 
 void AppendStraggler(const RankReport& report, fmt::memory_buffer& out) {
@@ -65,8 +65,8 @@ void AppendStraggler(const RankReport& report, fmt::memory_buffer& out) {
 void AppendRanks(const RankReport& report, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out),
                  "\nPer rank (step columns: mean per step, ms; waited and caused: total, ms)\n");
-  TextTable table({"rank", "steps", "step time", "compute", "comm", "overlap", "idle/wait", "waited",
-                   "last in", "caused", "file"},
+  TextTable table({"rank", "steps", "step time", "compute", "comm", "overlap", "idle/wait",
+                   "waited", "last in", "caused", "file"},
                   {true, true, true, true, true, true, true, true, true, true, false});
   for (const RankTotals& r : report.ranks) {
     table.Add({std::to_string(r.rank), std::to_string(r.steps), MeanMs(r.step_ps, r.steps),
@@ -130,9 +130,9 @@ void AppendCollectives(const RankReport& report, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out),
                  "\nCollectives (time: a call's mean span over the ranks; bandwidth: "
                  "nccl-tests' algbw and busbw over that time, GB/s)\n");
-  TextTable table({"op", "bytes/call", "calls", "total ms", "mean ms", "waiting ms", "algbw",
-                   "busbw"},
-                  {false, true, true, true, true, true, true, true});
+  TextTable table(
+      {"op", "bytes/call", "calls", "total ms", "mean ms", "waiting ms", "algbw", "busbw"},
+      {false, true, true, true, true, true, true, true});
   for (const CollectiveRow& row : report.collectives) {
     table.Add({row.op, Bytes(row.bytes_per_call), std::to_string(row.calls), Ms(row.total_ps),
                MeanMs(row.total_ps, row.calls), Ms(row.wait_ps), Gbps(row.algbw_gbps),
@@ -146,16 +146,15 @@ void AppendCollectives(const RankReport& report, fmt::memory_buffer& out) {
 std::string FormatRankReportText(const RankReport& report, int top) {
   fmt::memory_buffer out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "Distributed job: {} of world size {}{}\n",
-                 report.ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", report.ranks.size()),
-                 report.world_size,
-                 report.backend.empty()
-                     ? ""
-                     : fmt::format(", backend {}", TerminalText(report.backend)));
+  fmt::format_to(
+      to, "Distributed job: {} of world size {}{}\n",
+      report.ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", report.ranks.size()),
+      report.world_size,
+      report.backend.empty() ? "" : fmt::format(", backend {}", TerminalText(report.backend)));
   AppendMissing(report, out);
-  fmt::format_to(to, "Every rank captured for {} ms together\n\n",
-                 Ms(SaturatingMul(
-                     SaturatingSub(report.window_stop_ns, report.window_start_ns), 1000)));
+  fmt::format_to(
+      to, "Every rank captured for {} ms together\n\n",
+      Ms(SaturatingMul(SaturatingSub(report.window_stop_ns, report.window_start_ns), 1000)));
   AppendStraggler(report, out);
   AppendRanks(report, out);
   AppendSteps(report, top, out);
@@ -166,8 +165,9 @@ std::string FormatRankReportText(const RankReport& report, int top) {
 std::string FormatRankStepsCsv(const RankReport& report) {
   fmt::memory_buffer out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "rank,step,name,start_us,step_us,compute_us,comm_us,overlap_us,idle_us,"
-                     "waited_us\n");
+  fmt::format_to(to,
+                 "rank,step,name,start_us,step_us,compute_us,comm_us,overlap_us,idle_us,"
+                 "waited_us\n");
   for (const RankStepRow& row : report.steps) {
     fmt::format_to(to, "{},{},{},{},{},{},{},{},{},{}\n", row.rank, row.step, CsvField(row.name),
                    Us(row.start_ps), Us(row.duration_ps), Us(row.compute_ps), Us(row.comm_ps),
@@ -179,8 +179,9 @@ std::string FormatRankStepsCsv(const RankReport& report) {
 std::string FormatCollectivesCsv(const RankReport& report) {
   fmt::memory_buffer out;
   auto to = std::back_inserter(out);
-  fmt::format_to(to, "op,collective,calls,bytes_per_call,total_us,mean_us,waiting_us,"
-                     "algbw_gbps,busbw_gbps\n");
+  fmt::format_to(to,
+                 "op,collective,calls,bytes_per_call,total_us,mean_us,waiting_us,"
+                 "algbw_gbps,busbw_gbps\n");
   for (const CollectiveRow& row : report.collectives) {
     fmt::format_to(to, "{},{},{},{},{},{},{},{:.3f},{:.3f}\n", CsvField(row.op),
                    CsvField(row.collective), row.calls, row.bytes_per_call, Us(row.total_ps),

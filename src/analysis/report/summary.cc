@@ -79,10 +79,9 @@ Summary Summarize(const tensorflow::profiler::XSpace& space, const PeakOptions& 
   summary.stacks = FoldCallStacks(space);
   summary.peaks = FindDevicePeaks(space, summary.device.planes, peaks);
   summary.roofline = BuildRoofline(summary.table, summary.peaks,
-                                         WallPs(summary.steps, ops, summary.device),
-                                         &summary.device);
-  summary.recommendations = Recommend(
-      {summary.table, summary.device, summary.steps, summary.peaks, summary.roofline});
+                                   WallPs(summary.steps, ops, summary.device), &summary.device);
+  summary.recommendations =
+      Recommend({summary.table, summary.device, summary.steps, summary.peaks, summary.roofline});
   return summary;
 }
 

@@ -7,19 +7,19 @@
 #include <vector>
 
 #include "proto/xplane.pb.h"
-#include "src/analysis/markers/call_stacks.h"
-#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/devices/device_peaks.h"
 #include "src/analysis/devices/kernel_table.h"
-#include "src/analysis/markers/marker_stats.h"
-#include "src/analysis/memory/memory_report.h"
-#include "src/analysis/ops/op_table.h"
 #include "src/analysis/devices/recommendations.h"
-#include "src/analysis/text/report_table.h"
-#include "src/analysis/markers/serving_stats.h"
-#include "src/analysis/ops/step_breakdown.h"
-#include "src/analysis/markers/tail_report.h"
 #include "src/analysis/devices/roofline.h"
+#include "src/analysis/markers/call_stacks.h"
+#include "src/analysis/markers/marker_stats.h"
+#include "src/analysis/markers/serving_stats.h"
+#include "src/analysis/markers/tail_report.h"
+#include "src/analysis/memory/memory_report.h"
+#include "src/analysis/ops/device_attribution.h"
+#include "src/analysis/ops/op_table.h"
+#include "src/analysis/ops/step_breakdown.h"
+#include "src/analysis/text/report_table.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -34,8 +34,8 @@ struct Summary {
   std::vector<StepBreakdown> steps;
   std::vector<TailReport> tails;  // per step name, then per async span name
   ServingEvents serving;          // counters and instants
-  MemoryReport memory;  // Empty when the capture recorded no memory.
-  DeviceEvents device;  // Empty without device planes.
+  MemoryReport memory;            // Empty when the capture recorded no memory.
+  DeviceEvents device;            // Empty without device planes.
   KernelTable kernels;
   DevicePeaks peaks;
   Roofline roofline;

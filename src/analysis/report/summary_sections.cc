@@ -9,12 +9,12 @@
 #include "absl/strings/str_replace.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "src/analysis/report/device_sections.h"
 #include "src/analysis/markers/flow_tails.h"
+#include "src/analysis/report/device_sections.h"
 #include "src/analysis/report/marker_sections.h"
 #include "src/analysis/text/terminal_text.h"
-#include "src/xplane/saturating.h"
 #include "src/analysis/text/text_table.h"
+#include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -49,8 +49,8 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
                    "unknown); first: {}\n",
                    table.malformed_inputs, TerminalText(table.first_input_error));
   }
-  std::vector<std::string> header = {"Layer", "Direction", "Op", "Params", "Calls",
-                                     "Total(us)", "Self(us)", "FLOPs", "Bytes", "FLOP/s"};
+  std::vector<std::string> header = {"Layer",     "Direction", "Op",    "Params", "Calls",
+                                     "Total(us)", "Self(us)",  "FLOPs", "Bytes",  "FLOP/s"};
   // Device columns only when some op launched device work.
   const bool device = table.total_device_ps > 0;
   if (device) header.insert(header.end(), {"Device(us)", "Kernels", "Dev FLOP/s"});
@@ -61,16 +61,21 @@ void AppendOpTable(const OpTable& table, size_t top, fmt::memory_buffer& out) {
   for (size_t i = 0; i < shown; ++i) {
     const OpTableRow& row = table.rows[i];
     const double rate = row.FlopsPerSecond();
-    std::vector<std::string> cells = {
-        row.layer.empty() ? "-" : row.layer, row.direction.empty() ? "-" : row.direction, row.op,
-        row.params.empty() ? "-" : Shorten(row.params, 60), fmt::format("{}", row.calls),
-        Us(row.total_ps), Us(row.self_ps), CostCell(row, row.flops), CostCell(row, row.bytes),
-        rate > 0 ? Si(rate) : "-"};
+    std::vector<std::string> cells = {row.layer.empty() ? "-" : row.layer,
+                                      row.direction.empty() ? "-" : row.direction,
+                                      row.op,
+                                      row.params.empty() ? "-" : Shorten(row.params, 60),
+                                      fmt::format("{}", row.calls),
+                                      Us(row.total_ps),
+                                      Us(row.self_ps),
+                                      CostCell(row, row.flops),
+                                      CostCell(row, row.bytes),
+                                      rate > 0 ? Si(rate) : "-"};
     if (device) {
       const double device_rate = row.DeviceFlopsPerSecond();
-      cells.insert(cells.end(), {row.device_ps > 0 ? Us(row.device_ps) : "-",
-                                 fmt::format("{}", row.kernels),
-                                 device_rate > 0 ? Si(device_rate) : "-"});
+      cells.insert(cells.end(),
+                   {row.device_ps > 0 ? Us(row.device_ps) : "-", fmt::format("{}", row.kernels),
+                    device_rate > 0 ? Si(device_rate) : "-"});
     }
     text.Add(std::move(cells));
   }
@@ -91,8 +96,7 @@ void AppendShares(const OpTable& table, size_t top, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out),
                  "\nTime share by framework op (self time of all operators: {} ms)\n",
                  Ms(table.total_self_ps));
-  TextTable text({"Op", "Calls", "Self(ms)", "Time %", ""},
-                 {false, true, true, true, false});
+  TextTable text({"Op", "Calls", "Self(ms)", "Time %", ""}, {false, true, true, true, false});
   const size_t shown = std::min(top, table.shares.size());
   int64_t rest_ps = 0, rest_calls = 0;
   for (size_t i = shown; i < table.shares.size(); ++i) {
@@ -243,10 +247,9 @@ void AppendLeakVerdict(const AllocatorMemory& memory, fmt::memory_buffer& out) {
     }
   }
   if (suspect != nullptr) {
-    fmt::format_to(std::back_inserter(out),
-                   "; {} holds blocks it allocated in {} of {} steps ({})",
-                   TerminalText(suspect->op),
-                   suspect->steps_holding, memory.steps.size(), Bytes(suspect->net_bytes()));
+    fmt::format_to(std::back_inserter(out), "; {} holds blocks it allocated in {} of {} steps ({})",
+                   TerminalText(suspect->op), suspect->steps_holding, memory.steps.size(),
+                   Bytes(suspect->net_bytes()));
   }
   fmt::format_to(std::back_inserter(out), "\n");
 }
@@ -264,8 +267,8 @@ void AppendMemory(const MemoryReport& report, size_t top, fmt::memory_buffer& ou
                    memory.allocations, memory.frees, Bytes(memory.start_bytes),
                    Bytes(memory.end_bytes), SignedBytes(memory.end_bytes - memory.start_bytes));
     if (memory.anomalies > 0) {
-      fmt::format_to(to, "  warning: {} ill-formed memory reports; first: {}\n",
-                     memory.anomalies, TerminalText(memory.first_anomaly));
+      fmt::format_to(to, "  warning: {} ill-formed memory reports; first: {}\n", memory.anomalies,
+                     TerminalText(memory.first_anomaly));
     }
     AppendLeakVerdict(memory, out);
     TextTable ops({"Allocating op", "Allocs", "Allocated", "Freed", "Still held", "Calls"},
@@ -307,16 +310,19 @@ void AppendAbsentTables(const Summary& summary, fmt::memory_buffer& out) {
         "ProfileType::kOperator and neuronprof::EnableTorchOperators())");
   }
   if (summary.steps.empty()) {
-    absent.push_back("step breakdown (no StepTrace events: mark each step with "
-                     "neuronprof::StepTrace)");
+    absent.push_back(
+        "step breakdown (no StepTrace events: mark each step with "
+        "neuronprof::StepTrace)");
   }
   if (summary.memory.empty()) {
-    absent.push_back("memory (no allocation events: libtorch's allocator or a device "
-                     "plug-in's memory reports)");
+    absent.push_back(
+        "memory (no allocation events: libtorch's allocator or a device "
+        "plug-in's memory reports)");
   }
   if (summary.device.planes.empty()) {
-    absent.push_back("kernels (no device planes: a device plug-in or CUPTI, "
-                     "device_tracer_level >= 1)");
+    absent.push_back(
+        "kernels (no device planes: a device plug-in or CUPTI, "
+        "device_tracer_level >= 1)");
   }
   if (absent.empty()) return;
   // Sections after the op table open with their own blank line.
@@ -356,26 +362,26 @@ std::string FormatSummaryText(const Summary& summary, int top) {
 }
 
 ReportTable OpReportTable(const OpTable& table) {
-  ReportTable out{"operators",
-                  {"layer", "direction", "op", "params", "calls", "total_us", "self_us", "flops",
-                   "bytes", "flops_per_s", "cost", "unknown_calls", "device_us", "kernels",
-                   "device_flops_per_s"},
-                  {}};
+  ReportTable out{
+      "operators",
+      {"layer", "direction", "op", "params", "calls", "total_us", "self_us", "flops", "bytes",
+       "flops_per_s", "cost", "unknown_calls", "device_us", "kernels", "device_flops_per_s"},
+      {}};
   for (const OpTableRow& row : table.rows) {
     const bool all_unknown = row.unknown_calls == row.calls;
-    const char* cost = all_unknown                                     ? "unknown"
+    const char* cost = all_unknown                                    ? "unknown"
                        : row.own_calls == 0 && row.unknown_calls == 0 ? "in_children"
-                       : row.unknown_calls > 0                         ? "partial"
-                                                                       : "own";
+                       : row.unknown_calls > 0                        ? "partial"
+                                                                      : "own";
     // Unknown costs are empty cells, never 0.
     auto known = [&](int64_t value) { return all_unknown ? Cell::Empty() : Cell::Int(value); };
     auto rate = [](double value) { return value > 0 ? Cell::Number(value, 6) : Cell::Empty(); };
     out.rows.push_back({Cell::Text(row.layer), Cell::Text(row.direction), Cell::Text(row.op),
                         Cell::Text(row.params), Cell::Int(row.calls), Cell::Micros(row.total_ps),
                         Cell::Micros(row.self_ps), known(row.flops), known(row.bytes),
-                        rate(row.FlopsPerSecond()), Cell::Text(cost),
-                        Cell::Int(row.unknown_calls), Cell::Micros(row.device_ps),
-                        Cell::Int(row.kernels), rate(row.DeviceFlopsPerSecond())});
+                        rate(row.FlopsPerSecond()), Cell::Text(cost), Cell::Int(row.unknown_calls),
+                        Cell::Micros(row.device_ps), Cell::Int(row.kernels),
+                        rate(row.DeviceFlopsPerSecond())});
   }
   return out;
 }
@@ -383,10 +389,10 @@ ReportTable OpReportTable(const OpTable& table) {
 std::string FormatOpTableCsv(const OpTable& table) { return FormatCsv(OpReportTable(table)); }
 
 ReportTable MemoryReportTable(const MemoryReport& memory) {
-  ReportTable out{"memory",
-                  {"allocator", "op", "allocations", "allocated_bytes", "freed_bytes",
-                   "held_bytes", "calls"},
-                  {}};
+  ReportTable out{
+      "memory",
+      {"allocator", "op", "allocations", "allocated_bytes", "freed_bytes", "held_bytes", "calls"},
+      {}};
   for (const AllocatorMemory& allocator : memory.allocators) {
     for (const OpMemory& op : allocator.by_op) {
       out.rows.push_back({Cell::Text(allocator.allocator), Cell::Text(op.op),

@@ -1,10 +1,9 @@
 #include "src/analysis/report/summary_tables.h"
 
-#include "src/analysis/report/summary_sections.h"
-
 #include "fmt/format.h"
 #include "src/analysis/report/device_sections.h"
 #include "src/analysis/report/marker_sections.h"
+#include "src/analysis/report/summary_sections.h"
 
 namespace neuronprof {
 namespace analysis {
@@ -33,11 +32,16 @@ ReportTable StepsTable(const std::vector<StepBreakdown>& steps) {
     }
   }
   for (const StepBreakdown& s : steps) {
-    std::vector<Cell> row = {Cell::Text(s.name),           Cell::Micros(s.start_ps),
-                             Cell::Micros(s.duration_ps),  Cell::Micros(s.forward_ps),
-                             Cell::Micros(s.loss_ps),      Cell::Micros(s.backward_ps),
-                             Cell::Micros(s.optimizer_ps), Cell::Micros(s.other_ops_ps),
-                             Cell::Micros(s.markers_ps),   Cell::Micros(s.idle_ps),
+    std::vector<Cell> row = {Cell::Text(s.name),
+                             Cell::Micros(s.start_ps),
+                             Cell::Micros(s.duration_ps),
+                             Cell::Micros(s.forward_ps),
+                             Cell::Micros(s.loss_ps),
+                             Cell::Micros(s.backward_ps),
+                             Cell::Micros(s.optimizer_ps),
+                             Cell::Micros(s.other_ops_ps),
+                             Cell::Micros(s.markers_ps),
+                             Cell::Micros(s.idle_ps),
                              s.has_device ? Cell::Micros(s.device_busy_ps) : Cell::Empty()};
     for (const std::string& kind : kinds) {
       auto it = s.device_kind_ps.find(kind);
@@ -76,9 +80,8 @@ std::vector<ReportTable> SummaryTables(const Summary& summary) {
 }
 
 std::vector<std::string> SummaryTableNames() {
-  return {"operators", "time_share", "steps", "step_stats", "tails",
-          "markers",   "async_spans", "counters", "instants", "memory",
-          "kernels",   "recommendations"};
+  return {"operators",   "time_share", "steps",    "step_stats", "tails",   "markers",
+          "async_spans", "counters",   "instants", "memory",     "kernels", "recommendations"};
 }
 
 }  // namespace analysis

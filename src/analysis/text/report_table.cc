@@ -76,14 +76,18 @@ std::string WithoutExponent(std::string text) {
 
 std::string Cell::Csv() const {
   switch (kind_) {
-    case Kind::kEmpty: return "";
-    case Kind::kInt: return fmt::format("{}", int_);
+    case Kind::kEmpty:
+      return "";
+    case Kind::kInt:
+      return fmt::format("{}", int_);
     case Kind::kNumber:
       if (!std::isfinite(number_)) return "";  // unknown: no number to give
       return WithoutExponent(significant_ > 0 ? fmt::format("{:.{}g}", number_, significant_)
                                               : fmt::format("{}", number_));
-    case Kind::kMicros: return fmt::format("{:.3f}", number_ / 1e6);
-    case Kind::kText: return CsvField(text_);
+    case Kind::kMicros:
+      return fmt::format("{:.3f}", number_ / 1e6);
+    case Kind::kText:
+      return CsvField(text_);
   }
   return "";
 }

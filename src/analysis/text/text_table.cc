@@ -33,8 +33,8 @@ std::string Shorten(const std::string& text, size_t width) {
 std::string CsvField(const std::string& text) {
   // A spreadsheet runs a cell that starts with one of these as a formula
   // (=HYPERLINK(...), @SUM(...)): such text is written as text, behind a '.
-  const bool formula = !text.empty() && std::string_view("=+-@\t\r").find(text[0]) !=
-                                            std::string_view::npos;
+  const bool formula =
+      !text.empty() && std::string_view("=+-@\t\r").find(text[0]) != std::string_view::npos;
   const std::string cell = formula ? "'" + text : text;
   if (!formula && cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   return fmt::format("\"{}\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}));

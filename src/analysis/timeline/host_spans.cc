@@ -1,11 +1,10 @@
 #include "src/analysis/timeline/host_spans.h"
 
-#include "src/xplane/host_events.h"
-
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
@@ -61,8 +60,7 @@ class SourceIndex {
     if (added) {
       const std::string_view site = ShortSource(stat.TextValue(scratch));
       known->second =
-          by_text_.try_emplace(std::string(site), static_cast<int>(by_text_.size()))
-              .first->second;
+          by_text_.try_emplace(std::string(site), static_cast<int>(by_text_.size())).first->second;
     }
     return known->second;
   }
@@ -79,8 +77,8 @@ class SourceIndex {
 
 // `runtime`: the line of a runtime plane.
 void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids,
-                 const SpanStatIds& stats, bool runtime, int thread,
-                 SourceIndex& sources, HostSpans& out) {
+                 const SpanStatIds& stats, bool runtime, int thread, SourceIndex& sources,
+                 HostSpans& out) {
   const int64_t line_ps = LineStartPs(line.TimestampNs());
   std::vector<int32_t> open;  // the enclosing spans, innermost last
   std::string scratch;
@@ -97,11 +95,11 @@ void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids
     }
     HostSpan span;
     span.name = event.DisplayName();  // a Work span's title (xplane/collective_name.h)
-    span.kind = xplane::IsAsyncLineId(line.Id())                   ? SpanKind::kAsync
-                : event.Stat(ids.framework)                        ? SpanKind::kOperator
-                : xplane::IsStepEvent(event, ids)                          ? SpanKind::kStep
-                : runtime || event.Stat(stats.correlation)         ? SpanKind::kRuntimeCall
-                                                                   : SpanKind::kMarker;
+    span.kind = xplane::IsAsyncLineId(line.Id())           ? SpanKind::kAsync
+                : event.Stat(ids.framework)                ? SpanKind::kOperator
+                : xplane::IsStepEvent(event, ids)          ? SpanKind::kStep
+                : runtime || event.Stat(stats.correlation) ? SpanKind::kRuntimeCall
+                                                           : SpanKind::kMarker;
     span.thread = thread;
     span.start_ps = start_ps;
     span.duration_ps = std::max<int64_t>(0, event.DurationPs());
@@ -115,8 +113,8 @@ void CollectLine(const xplane::LineVisitor& line, const xplane::StepStatIds& ids
       span.parent = open.back();
       const int64_t parent_end = SaturatingAdd(parent.start_ps, parent.duration_ps);
       const int64_t end = std::min(SaturatingAdd(span.start_ps, span.duration_ps), parent_end);
-      parent.self_ps = std::max<int64_t>(0, SaturatingSub(parent.self_ps,
-                                                          SaturatingSub(end, span.start_ps)));
+      parent.self_ps =
+          std::max<int64_t>(0, SaturatingSub(parent.self_ps, SaturatingSub(end, span.start_ps)));
     }
     open.push_back(static_cast<int32_t>(out.spans.size()));
     out.spans.push_back(span);
@@ -146,8 +144,7 @@ HostSpans CollectHostSpans(const XSpace& space) {
       const xplane::LineVisitor line = plane.Line(l);
       const std::string_view name = line.DisplayName();
       if (xplane::IsCounterLine(line.Name())) continue;
-      out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id())
-                                         : std::string(name));
+      out.threads.push_back(name.empty() ? absl::StrCat("thread ", line.Id()) : std::string(name));
       out.thread_ids.push_back(line.Id());
       CollectLine(line, ids, stats, runtime, static_cast<int>(out.threads.size() - 1), sources,
                   out);

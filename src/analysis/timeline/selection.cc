@@ -1,7 +1,5 @@
 #include "src/analysis/timeline/selection.h"
 
-#include "src/xplane/host_events.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
+#include "src/xplane/host_events.h"
 #include "src/xplane/saturating.h"
 #include "src/xplane/xplane_visitor.h"
 
@@ -49,17 +48,19 @@ absl::StatusOr<Window> StepWindow(const XSpace& space, std::pair<int64_t, int64_
                 true};
   int64_t selected = 0, lowest = std::numeric_limits<int64_t>::max(),
           highest = std::numeric_limits<int64_t>::min();
-  ForEachEvent(space, [&](int p, const xplane::StepStatIds& ids, const xplane::EventVisitor& event) {
-    if (!xplane::IsHostPlane(space.planes(p)) || !xplane::IsStepEvent(event, ids)) return;
-    const std::optional<int64_t> number = event.IntStat(ids.step_num);
-    if (!number) return;
-    lowest = std::min(lowest, *number);
-    highest = std::max(highest, *number);
-    if (*number < range.first || *number > range.second) return;
-    ++selected;
-    window.begin_ps = std::min(window.begin_ps, StartPs(event));
-    window.end_ps = std::max(window.end_ps, EndPs(event));
-  });
+  ForEachEvent(space,
+               [&](int p, const xplane::StepStatIds& ids, const xplane::EventVisitor& event) {
+                 if (!xplane::IsHostPlane(space.planes(p)) || !xplane::IsStepEvent(event, ids))
+                   return;
+                 const std::optional<int64_t> number = event.IntStat(ids.step_num);
+                 if (!number) return;
+                 lowest = std::min(lowest, *number);
+                 highest = std::max(highest, *number);
+                 if (*number < range.first || *number > range.second) return;
+                 ++selected;
+                 window.begin_ps = std::min(window.begin_ps, StartPs(event));
+                 window.end_ps = std::max(window.end_ps, EndPs(event));
+               });
   if (selected == 0) {
     return absl::NotFoundError(
         lowest > highest
@@ -98,8 +99,8 @@ std::pair<absl::string_view, absl::string_view> SplitRange(std::string_view text
 // Which events of a line the window keeps: those wholly inside it; by
 // steps, not the steps of other numbers nor what is nested in them (a
 // request that ran meanwhile on another thread, with its markers).
-std::vector<bool> KeptEvents(const xplane::LineVisitor& line, const xplane::StepStatIds& ids, bool host,
-                             const Window& window) {
+std::vector<bool> KeptEvents(const xplane::LineVisitor& line, const xplane::StepStatIds& ids,
+                             bool host, const Window& window) {
   std::vector<bool> keep(line.NumEvents(), false);
   int64_t excluded_until = std::numeric_limits<int64_t>::min();
   for (int e : xplane::SortedEventIndices(line.raw())) {
@@ -126,8 +127,7 @@ std::vector<bool> KeptEvents(const xplane::LineVisitor& line, const xplane::Step
 absl::StatusOr<std::pair<int64_t, int64_t>> ParseStepRange(std::string_view text) {
   const auto [first, second] = SplitRange(text);
   int64_t a = 0, b = 0;
-  if (!absl::SimpleAtoi(first, &a) || !absl::SimpleAtoi(second, &b) || a < 0 ||
-      b < a) {
+  if (!absl::SimpleAtoi(first, &a) || !absl::SimpleAtoi(second, &b) || a < 0 || b < a) {
     return absl::InvalidArgumentError(
         fmt::format("'{}' is not a step range A-B (step numbers, 0 <= A <= B)", text));
   }
@@ -137,8 +137,8 @@ absl::StatusOr<std::pair<int64_t, int64_t>> ParseStepRange(std::string_view text
 absl::StatusOr<std::pair<double, double>> ParseWindowMs(std::string_view text) {
   const auto [first, second] = SplitRange(text);
   double a = 0, b = 0;
-  if (!absl::SimpleAtod(first, &a) || !absl::SimpleAtod(second, &b) ||
-      !std::isfinite(a) || !std::isfinite(b) || a < 0 || b < a) {
+  if (!absl::SimpleAtod(first, &a) || !absl::SimpleAtod(second, &b) || !std::isfinite(a) ||
+      !std::isfinite(b) || a < 0 || b < a) {
     return absl::InvalidArgumentError(
         fmt::format("'{}' is not a window A-B (milliseconds, 0 <= A <= B)", text));
   }
@@ -152,8 +152,9 @@ absl::StatusOr<Selected> Select(const XSpace& space, const Selection& selection)
   if ((selection.steps && selection.steps->first > selection.steps->second) ||
       (selection.window_ms && !(selection.window_ms->first >= 0 &&
                                 selection.window_ms->first <= selection.window_ms->second))) {
-    return absl::InvalidArgumentError("a selection's range must run from A to B >= A (and a "
-                                      "window from A >= 0)");
+    return absl::InvalidArgumentError(
+        "a selection's range must run from A to B >= A (and a "
+        "window from A >= 0)");
   }
   Window window{};
   std::string what;
@@ -164,8 +165,7 @@ absl::StatusOr<Selected> Select(const XSpace& space, const Selection& selection)
     what = fmt::format("steps {}-{}", selection.steps->first, selection.steps->second);
   } else if (selection.window_ms) {
     window = TimeWindow(FirstEventPs(space), *selection.window_ms);
-    what = fmt::format("window {}-{} ms", selection.window_ms->first,
-                       selection.window_ms->second);
+    what = fmt::format("window {}-{} ms", selection.window_ms->first, selection.window_ms->second);
   } else {
     return absl::InvalidArgumentError("no selection");
   }

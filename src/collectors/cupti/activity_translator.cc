@@ -48,38 +48,56 @@ std::string_view StripVersionSuffix(std::string_view name) {
 
 std::string_view MemcpyKindName(uint8_t copy_kind) {
   switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "HtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "AtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "AtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "AtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "DtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "Unknown";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "Unknown";
   }
 }
 
 std::string_view MemoryKindName(uint32_t memory_kind) {
   switch (memory_kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "device_static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "managed_static";
-    default: return "unknown";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "device_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "managed_static";
+    default:
+      return "unknown";
   }
 }
 
 std::string_view ApiName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   // libcupti's own table: it answers without a driver or GPU.
   const char* name = nullptr;
-  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS ||
-      name == nullptr) {
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
     return {};
   }
   return StripVersionSuffix(name);
@@ -88,13 +106,11 @@ std::string_view ApiName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
 std::string KernelDetails(const KernelLaunch& launch, double occupancy_pct) {
   // Keys and order as TSL's CUPTI tracer writes them; xprof's kernel stats
   // split on spaces and read each "key:value".
-  return absl::StrCat(
-      "regs:", launch.registers_per_thread,
-      " static_shared:", launch.static_shared_memory,
-      " dynamic_shared:", launch.dynamic_shared_memory,
-      " grid:", launch.grid_x, ",", launch.grid_y, ",", launch.grid_z,
-      " block:", launch.block_x, ",", launch.block_y, ",", launch.block_z,
-      " occ_pct:", occupancy_pct);
+  return absl::StrCat("regs:", launch.registers_per_thread,
+                      " static_shared:", launch.static_shared_memory,
+                      " dynamic_shared:", launch.dynamic_shared_memory, " grid:", launch.grid_x,
+                      ",", launch.grid_y, ",", launch.grid_z, " block:", launch.block_x, ",",
+                      launch.block_y, ",", launch.block_z, " occ_pct:", occupancy_pct);
 }
 
 ActivityTranslator::ActivityTranslator(DeviceActivitySink& sink,
@@ -120,12 +136,10 @@ void ActivityTranslator::Translate(const CUpti_Activity& record) {
       TranslateMemory(reinterpret_cast<const MemoryRecord&>(record));
       return;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-      TranslateApi(reinterpret_cast<const ApiRecord&>(record),
-                   CUPTI_CB_DOMAIN_RUNTIME_API);
+      TranslateApi(reinterpret_cast<const ApiRecord&>(record), CUPTI_CB_DOMAIN_RUNTIME_API);
       return;
     case CUPTI_ACTIVITY_KIND_DRIVER:
-      TranslateApi(reinterpret_cast<const ApiRecord&>(record),
-                   CUPTI_CB_DOMAIN_DRIVER_API);
+      TranslateApi(reinterpret_cast<const ApiRecord&>(record), CUPTI_CB_DOMAIN_DRIVER_API);
       return;
     default:
       ++unknown_kind_;
@@ -140,8 +154,9 @@ void ActivityTranslator::Finish() {
                      "(work still running when the capture stopped)");
   }
   if (unknown_kind_ > 0) {
-    sink_.AddDropped(unknown_kind_, "CUPTI records of kinds neuronprof does "
-                                    "not translate");
+    sink_.AddDropped(unknown_kind_,
+                     "CUPTI records of kinds neuronprof does "
+                     "not translate");
   }
   without_times_ = unknown_kind_ = 0;
 }
@@ -185,11 +200,9 @@ void ActivityTranslator::TranslateKernel(const KernelRecord& kernel) {
   if (auto gpu = gpus_.find(device_id); gpu != gpus_.end()) {
     occupancy = ComputeOccupancy(gpu->second, launch);
   }
-  TraceArg stats[] = {
-      {kTheoreticalOccupancyPct, occupancy ? occupancy->theoretical_pct : 0.0},
-      {kBlocksPerSm, occupancy ? occupancy->blocks_per_sm : 0.0},
-      {kEstAchievedOccupancyPct,
-       occupancy ? occupancy->est_achieved_pct : 0.0}};
+  TraceArg stats[] = {{kTheoreticalOccupancyPct, occupancy ? occupancy->theoretical_pct : 0.0},
+                      {kBlocksPerSm, occupancy ? occupancy->blocks_per_sm : 0.0},
+                      {kEstAchievedOccupancyPct, occupancy ? occupancy->est_achieved_pct : 0.0}};
   scratch_ = KernelDetails(launch, occupancy ? occupancy->theoretical_pct : 0);
 
   DeviceEvent event;
@@ -210,22 +223,18 @@ void ActivityTranslator::TranslateKernel(const KernelRecord& kernel) {
   ++events_;
 }
 
-void ActivityTranslator::AddCopy(DeviceEvent& event, uint8_t copy_kind,
-                                 uint8_t src_kind, uint8_t dst_kind,
-                                 uint8_t flags, uint32_t dest_device) {
+void ActivityTranslator::AddCopy(DeviceEvent& event, uint8_t copy_kind, uint8_t src_kind,
+                                 uint8_t dst_kind, uint8_t flags, uint32_t dest_device) {
   const std::string_view kind = MemcpyKindName(copy_kind);
   // "MemcpyHtoD": xprof classifies copies by this name prefix
   // (case-insensitive MEMCPYHToD / MEMCPYDToH / MEMCPYDToD).
-  const std::string name =
-      copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN
-          ? std::string("Memcpy")
-          : "Memcpy" + std::string(kind);
+  const std::string name = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN
+                               ? std::string("Memcpy")
+                               : "Memcpy" + std::string(kind);
   scratch_ = absl::StrCat(
-      "kind:", std::string(kind),
-      " kind_src:", std::string(MemoryKindName(src_kind)),
+      "kind:", std::string(kind), " kind_src:", std::string(MemoryKindName(src_kind)),
       " kind_dst:", std::string(MemoryKindName(dst_kind)), " size:", event.bytes,
-      " dest:", dest_device,
-      " async:", (flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0);
+      " dest:", dest_device, " async:", (flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0);
   event.kind = DeviceEventKind::kMemcpy;
   event.name = name;
   event.details = scratch_;
@@ -237,15 +246,13 @@ void ActivityTranslator::AddCopy(DeviceEvent& event, uint8_t copy_kind,
 void ActivityTranslator::TranslateMemcpy(const MemcpyRecord& copy) {
   if (!UsableTimes(copy.start, copy.end)) return;
   DeviceEvent event = CopyEventOf(copy);
-  AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags,
-          copy.deviceId);
+  AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags, copy.deviceId);
 }
 
 void ActivityTranslator::TranslatePeerMemcpy(const PeerMemcpyRecord& copy) {
   if (!UsableTimes(copy.start, copy.end)) return;
   DeviceEvent event = CopyEventOf(copy);
-  AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags,
-          copy.dstDeviceId);
+  AddCopy(event, copy.copyKind, copy.srcKind, copy.dstKind, copy.flags, copy.dstDeviceId);
 }
 
 // cudaMalloc / cudaFree and the driver's allocations: one memory event of
@@ -279,10 +286,9 @@ void ActivityTranslator::TranslateMemory(const MemoryRecord& memory) {
 
 void ActivityTranslator::TranslateMemset(const MemsetRecord& memset) {
   if (!UsableTimes(memset.start, memset.end)) return;
-  scratch_ = absl::StrCat(
-      "kind:", std::string(MemoryKindName(memset.memoryKind)),
-      " num_bytes:", memset.bytes,
-      " async:", (memset.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
+  scratch_ = absl::StrCat("kind:", std::string(MemoryKindName(memset.memoryKind)),
+                          " num_bytes:", memset.bytes,
+                          " async:", (memset.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
   DeviceEvent event;
   event.kind = DeviceEventKind::kMemset;
   event.device_id = static_cast<int>(memset.deviceId);
@@ -298,25 +304,22 @@ void ActivityTranslator::TranslateMemset(const MemsetRecord& memset) {
   ++events_;
 }
 
-std::string_view ActivityTranslator::CallName(CUpti_CallbackDomain domain,
-                                              CUpti_CallbackId cbid) {
+std::string_view ActivityTranslator::CallName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const uint64_t key = (uint64_t{static_cast<uint32_t>(domain)} << 32) | cbid;
   auto [it, inserted] = call_names_.try_emplace(key);
   if (inserted) {
     const std::string_view name = ApiName(domain, cbid);
     // An id this libcupti does not know still gets a stable, honest name.
-    it->second = !name.empty()
-                     ? std::string(name)
-                     : absl::StrCat(domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                                        ? "cuda_runtime_"
-                                        : "cuda_driver_",
-                                    cbid);
+    it->second =
+        !name.empty()
+            ? std::string(name)
+            : absl::StrCat(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda_runtime_" : "cuda_driver_",
+                           cbid);
   }
   return it->second;
 }
 
-void ActivityTranslator::TranslateApi(const ApiRecord& api,
-                                      CUpti_CallbackDomain domain) {
+void ActivityTranslator::TranslateApi(const ApiRecord& api, CUpti_CallbackDomain domain) {
   if (!UsableTimes(api.start, api.end)) return;
   RuntimeCall call;
   call.thread_id = api.threadId;

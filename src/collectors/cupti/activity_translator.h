@@ -44,8 +44,7 @@ class ActivityTranslator {
  public:
   // `gpus` (by device id) gives occupancy; a device without an entry gets
   // kernels without occupancy figures. Both must outlive the translator.
-  ActivityTranslator(DeviceActivitySink& sink,
-                     const std::map<int, GpuProperties>& gpus);
+  ActivityTranslator(DeviceActivitySink& sink, const std::map<int, GpuProperties>& gpus);
 
   // Sends one record to the sink. Kinds it does not read and records with
   // unusable times are counted, then reported by Finish().
@@ -65,8 +64,8 @@ class ActivityTranslator {
   void TranslateMemory(const MemoryRecord& memory);
   void TranslateApi(const ApiRecord& api, CUpti_CallbackDomain domain);
   bool UsableTimes(uint64_t start, uint64_t end);
-  void AddCopy(DeviceEvent& event, uint8_t copy_kind, uint8_t src_kind,
-               uint8_t dst_kind, uint8_t flags, uint32_t dest_device);
+  void AddCopy(DeviceEvent& event, uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind,
+               uint8_t flags, uint32_t dest_device);
   std::string_view KernelName(const char* mangled);
   std::string_view CallName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 

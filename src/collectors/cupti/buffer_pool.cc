@@ -12,13 +12,13 @@
 namespace neuronprof {
 namespace cupti {
 
-absl::StatusOr<std::unique_ptr<ActivityBufferPool>> ActivityBufferPool::Create(
-    size_t buffer_bytes, size_t count) {
+absl::StatusOr<std::unique_ptr<ActivityBufferPool>> ActivityBufferPool::Create(size_t buffer_bytes,
+                                                                               size_t count) {
   if (buffer_bytes == 0 || buffer_bytes % kAlignment != 0 || count == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CUPTI buffer pool needs a positive count and a buffer size that is "
-        "a positive multiple of ", kAlignment, " bytes; got ", count,
-        " buffers of ", buffer_bytes, " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUPTI buffer pool needs a positive count and a buffer size that is "
+                     "a positive multiple of ",
+                     kAlignment, " bytes; got ", count, " buffers of ", buffer_bytes, " bytes"));
   }
   if (buffer_bytes > SIZE_MAX / count) {
     return absl::InvalidArgumentError("CUPTI buffer pool size overflows");
@@ -30,12 +30,11 @@ absl::StatusOr<std::unique_ptr<ActivityBufferPool>> ActivityBufferPool::Create(
         absl::StrCat("cannot reserve ", buffer_bytes * count,
                      " bytes for CUPTI buffers: ", std::strerror(errno)));
   }
-  return std::unique_ptr<ActivityBufferPool>(new ActivityBufferPool(
-      static_cast<uint8_t*>(base), buffer_bytes, count));
+  return std::unique_ptr<ActivityBufferPool>(
+      new ActivityBufferPool(static_cast<uint8_t*>(base), buffer_bytes, count));
 }
 
-ActivityBufferPool::ActivityBufferPool(uint8_t* base, size_t buffer_bytes,
-                                       size_t count)
+ActivityBufferPool::ActivityBufferPool(uint8_t* base, size_t buffer_bytes, size_t count)
     : base_(base),
       buffer_bytes_(buffer_bytes),
       count_(count),
@@ -43,9 +42,7 @@ ActivityBufferPool::ActivityBufferPool(uint8_t* base, size_t buffer_bytes,
   for (size_t i = 0; i < count_; ++i) valid_bytes_[i].store(kNotReturned);
 }
 
-ActivityBufferPool::~ActivityBufferPool() {
-  munmap(base_, buffer_bytes_ * count_);
-}
+ActivityBufferPool::~ActivityBufferPool() { munmap(base_, buffer_bytes_ * count_); }
 
 uint8_t* ActivityBufferPool::Acquire() {
   // One fetch_add claims a slot; slots past the end are refusals.
@@ -74,8 +71,8 @@ bool ActivityBufferPool::Accept(const uint8_t* buffer, size_t valid_bytes) {
   if (index >= HandedOut()) return false;
   size_t expected = kNotReturned;
   // A buffer comes back once; a second return would be a CUPTI bug.
-  return valid_bytes_[index].compare_exchange_strong(
-      expected, std::min(valid_bytes, buffer_bytes_), std::memory_order_release);
+  return valid_bytes_[index].compare_exchange_strong(expected, std::min(valid_bytes, buffer_bytes_),
+                                                     std::memory_order_release);
 }
 
 void ActivityBufferPool::Reset() {

@@ -21,8 +21,8 @@ class ActivityBufferPool {
  public:
   static constexpr size_t kAlignment = 8;  // CUPTI's buffer alignment.
 
-  static absl::StatusOr<std::unique_ptr<ActivityBufferPool>> Create(
-      size_t buffer_bytes, size_t count);
+  static absl::StatusOr<std::unique_ptr<ActivityBufferPool>> Create(size_t buffer_bytes,
+                                                                    size_t count);
   ~ActivityBufferPool();
   ActivityBufferPool(const ActivityBufferPool&) = delete;
   ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;

@@ -19,8 +19,7 @@ namespace {
 std::atomic<ActivityBufferPool*> g_pool{nullptr};
 std::atomic<uint64_t> g_dropped{0};
 
-void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size,
-                                size_t* max_num_records) {
+void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_num_records) {
   ActivityBufferPool* pool = g_pool.load(std::memory_order_acquire);
   uint8_t* claimed = pool != nullptr ? pool->Acquire() : nullptr;
   *buffer = claimed;
@@ -28,9 +27,8 @@ void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size,
   *max_num_records = 0;  // As many as fit.
 }
 
-void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id,
-                                uint8_t* buffer, size_t /*size*/,
-                                size_t valid_size) {
+void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                size_t /*size*/, size_t valid_size) {
   if (buffer != nullptr) {
     if (ActivityBufferPool* pool = g_pool.load(std::memory_order_acquire)) {
       pool->Complete(buffer, valid_size);
@@ -38,8 +36,7 @@ void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id,
   }
   // CUPTI counts what it could not store per context and stream.
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) ==
-          CUPTI_SUCCESS &&
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
       dropped > 0) {
     g_dropped.fetch_add(dropped, std::memory_order_relaxed);
   }
@@ -47,14 +44,22 @@ void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id,
 
 std::string_view KindName(CUpti_ActivityKind kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
-    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
-    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
-    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
-    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
-    default: return "activity";
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return "MEMCPY2";
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      return "MEMORY2";
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+      return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return "DRIVER";
+    default:
+      return "activity";
   }
 }
 
@@ -67,10 +72,10 @@ std::string ResultText(CUptiResult result) {
 }
 
 absl::Status CuptiError(std::string_view what, CUptiResult result) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "CUPTI ", std::string(what), " failed: ", ResultText(result),
-      " (is an NVIDIA GPU visible to this process, and is no other "
-      "profiler such as nsys or ncu attached?)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("CUPTI ", std::string(what), " failed: ", ResultText(result),
+                   " (is an NVIDIA GPU visible to this process, and is no other "
+                   "profiler such as nsys or ncu attached?)"));
 }
 
 }  // namespace
@@ -80,14 +85,13 @@ absl::Status ValidateCuptiOptions(const CuptiOptions& options) {
   constexpr size_t kMaxBuffer = size_t{1} << 30;
   if (options.buffer_bytes < kMinBuffer || options.buffer_bytes > kMaxBuffer ||
       options.buffer_bytes % ActivityBufferPool::kAlignment != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CuptiOptions.buffer_bytes must be a multiple of 8 in [65536, ",
-        kMaxBuffer, "]; got ", options.buffer_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CuptiOptions.buffer_bytes must be a multiple of 8 in [65536, ", kMaxBuffer,
+                     "]; got ", options.buffer_bytes));
   }
   if (options.max_buffers < 1 || options.max_buffers > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CuptiOptions.max_buffers must be in [1, 4096]; got ",
-        options.max_buffers));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CuptiOptions.max_buffers must be in [1, 4096]; got ", options.max_buffers));
   }
   return absl::OkStatus();
 }
@@ -118,8 +122,7 @@ std::optional<CuptiTracer::ClockPair> CuptiTracer::ReadClocks() {
 }
 
 absl::Status CuptiTracer::PreparePool(const CuptiOptions& options) {
-  const bool same_shape = pool_ != nullptr &&
-                          pool_->buffer_bytes() == options.buffer_bytes &&
+  const bool same_shape = pool_ != nullptr && pool_->buffer_bytes() == options.buffer_bytes &&
                           pool_->count() == options.max_buffers;
   // A buffer CUPTI asked for after the last capture's flushes (a call that
   // straddled its Stop) comes back now, while every kind is disabled, so
@@ -152,8 +155,7 @@ void CuptiTracer::DisableAll() {
   enabled_.clear();
 }
 
-absl::Status CuptiTracer::Start(const CuptiOptions& options,
-                                const std::string& driver_library) {
+absl::Status CuptiTracer::Start(const CuptiOptions& options, const std::string& driver_library) {
   // Without a driver CUPTI only answers CUPTI_ERROR_UNKNOWN; say why. Checked
   // first: without a driver that is the answer, whatever else holds CUPTI.
   if (absl::Status status = CheckDriverPresent(driver_library); !status.ok()) {
@@ -161,8 +163,7 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options,
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (active_) {
-    return absl::FailedPreconditionError(
-        "CUPTI is already tracing another capture");
+    return absl::FailedPreconditionError("CUPTI is already tracing another capture");
   }
   if (absl::Status status = ValidateCuptiOptions(options); !status.ok()) {
     return status;
@@ -172,8 +173,7 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options,
   cupti_dropped_ = 0;
   clock_pairs_.clear();
 
-  if (CUptiResult r = cuptiActivityRegisterCallbacks(OnBufferRequested,
-                                                     OnBufferCompleted);
+  if (CUptiResult r = cuptiActivityRegisterCallbacks(OnBufferRequested, OnBufferCompleted);
       r != CUPTI_SUCCESS) {
     return CuptiError("cuptiActivityRegisterCallbacks", r);
   }
@@ -184,14 +184,13 @@ absl::Status CuptiTracer::Start(const CuptiOptions& options,
   }
   std::vector<CUpti_ActivityKind> kinds = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_RUNTIME};
+      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_MEMORY2,           CUPTI_ACTIVITY_KIND_RUNTIME};
   if (options.driver_api) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   for (CUpti_ActivityKind kind : kinds) {
     if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
       DisableAll();
-      return CuptiError(absl::StrCat("enabling ", std::string(KindName(kind)), " activity"),
-                        r);
+      return CuptiError(absl::StrCat("enabling ", std::string(KindName(kind)), " activity"), r);
     }
     enabled_.push_back(kind);
   }
@@ -266,15 +265,15 @@ absl::Status CuptiTracer::Flush(DeviceActivitySink& sink) {
 
   cupti_dropped_ += g_dropped.exchange(0, std::memory_order_relaxed);
   if (cupti_dropped_ > 0) {
-    sink.AddDropped(cupti_dropped_, absl::StrCat(
-        "CUPTI dropped records for lack of buffer space (",
-        pool_->refused(), " buffer requests refused; the pool holds ",
-        pool_->count(), " x ", pool_->buffer_bytes(),
-        " bytes, see CuptiOptions)"));
+    sink.AddDropped(
+        cupti_dropped_,
+        absl::StrCat("CUPTI dropped records for lack of buffer space (", pool_->refused(),
+                     " buffer requests refused; the pool holds ", pool_->count(), " x ",
+                     pool_->buffer_bytes(), " bytes, see CuptiOptions)"));
   } else if (pool_->refused() > 0) {
-    sink.AddDropped(pool_->refused(), absl::StrCat(
-        "CUPTI buffer requests refused: all ", pool_->count(),
-        " buffers were in use (see CuptiOptions.max_buffers)"));
+    sink.AddDropped(pool_->refused(),
+                    absl::StrCat("CUPTI buffer requests refused: all ", pool_->count(),
+                                 " buffers were in use (see CuptiOptions.max_buffers)"));
   }
   if (pool_->rejected() > 0) {
     sink.AddDropped(pool_->rejected(),

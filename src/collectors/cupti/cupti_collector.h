@@ -68,8 +68,7 @@ class CuptiTracer {
 class CuptiCollector : public DeviceCollector {
  public:
   // `driver_library`: tests name a missing one to take the no-driver path.
-  explicit CuptiCollector(CuptiOptions options,
-                          std::string driver_library = kDriverLibrary)
+  explicit CuptiCollector(CuptiOptions options, std::string driver_library = kDriverLibrary)
       : options_(options), driver_library_(std::move(driver_library)) {}
   ~CuptiCollector() override;
 

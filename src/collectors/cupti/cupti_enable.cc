@@ -31,9 +31,8 @@ absl::Status EnableCuptiCollector(const CuptiOptions& options) {
         "the CUPTI collector is already enabled with other CuptiOptions; "
         "the first call's options stay in force");
   }
-  absl::Status status = RegisterDeviceCollector("cupti", [options] {
-    return std::make_unique<cupti::CuptiCollector>(options);
-  });
+  absl::Status status = RegisterDeviceCollector(
+      "cupti", [options] { return std::make_unique<cupti::CuptiCollector>(options); });
   if (status.ok()) registered = options;
   return status;
 }

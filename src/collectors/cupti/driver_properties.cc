@@ -32,9 +32,9 @@ absl::StatusOr<DriverApi> LoadDriver(const std::string& name = kDriverLibrary) {
   void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* error = dlerror();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no NVIDIA driver: ", name, " cannot be loaded (",
-        error ? error : "unknown error", "); CUPTI needs a GPU and its driver"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no NVIDIA driver: ", name, " cannot be loaded (",
+                     error ? error : "unknown error", "); CUPTI needs a GPU and its driver"));
   }
   DriverApi api;
   if (!Resolve(library, "cuInit", &api.init) ||
@@ -43,17 +43,15 @@ absl::StatusOr<DriverApi> LoadDriver(const std::string& name = kDriverLibrary) {
       !Resolve(library, "cuDeviceGetName", &api.device_name) ||
       !Resolve(library, "cuDeviceGetAttribute", &api.attribute) ||
       !Resolve(library, "cuDeviceTotalMem_v2", &api.total_mem)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        name, " lacks a driver entry point neuronprof needs"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, " lacks a driver entry point neuronprof needs"));
   }
   return api;
 }
 
 }  // namespace
 
-absl::Status CheckDriverPresent(const std::string& library) {
-  return LoadDriver(library).status();
-}
+absl::Status CheckDriverPresent(const std::string& library) { return LoadDriver(library).status(); }
 
 absl::StatusOr<std::map<int, GpuProperties>> ReadGpuProperties() {
   absl::StatusOr<DriverApi> api = LoadDriver();
@@ -75,26 +73,20 @@ absl::StatusOr<std::map<int, GpuProperties>> ReadGpuProperties() {
     }
     auto read = [&](CUdevice_attribute attribute) {
       int value = 0;
-      return api->attribute(&value, attribute, device) == CUDA_SUCCESS ? value
-                                                                       : 0;
+      return api->attribute(&value, attribute, device) == CUDA_SUCCESS ? value : 0;
     };
     gpu.compute_major = read(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     gpu.compute_minor = read(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     gpu.sm_count = read(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     gpu.max_threads_per_block = read(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    gpu.max_threads_per_sm =
-        read(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-    gpu.max_blocks_per_sm =
-        read(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    gpu.max_threads_per_sm = read(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    gpu.max_blocks_per_sm = read(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
     gpu.regs_per_block = read(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
     gpu.regs_per_sm = read(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
     gpu.warp_size = read(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-    gpu.shared_memory_per_block =
-        read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    gpu.shared_memory_per_block_optin =
-        read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    gpu.shared_memory_per_sm =
-        read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    gpu.shared_memory_per_block = read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    gpu.shared_memory_per_block_optin = read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    gpu.shared_memory_per_sm = read(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
     gpu.reserved_shared_memory_per_block =
         read(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
     gpu.clock_rate_khz = read(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
@@ -108,8 +100,7 @@ absl::StatusOr<std::map<int, GpuProperties>> ReadGpuProperties() {
   return gpus;
 }
 
-void ReportGpuProperties(int device_id, const GpuProperties& gpu,
-                         DeviceActivitySink& sink) {
+void ReportGpuProperties(int device_id, const GpuProperties& gpu, DeviceActivitySink& sink) {
   // Stat names of TSL's GPU device planes, which xprof's overview and
   // roofline pages read.
   sink.SetDeviceProperty(device_id, "device_vendor", "Nvidia");
@@ -125,8 +116,7 @@ void ReportGpuProperties(int device_id, const GpuProperties& gpu,
   set_if_known("memory_size", gpu.memory_bytes);
   set_if_known("compute_cap_major", gpu.compute_major);
   if (gpu.compute_major > 0) {
-    sink.SetDeviceProperty(device_id, "compute_cap_minor",
-                           int64_t{gpu.compute_minor});
+    sink.SetDeviceProperty(device_id, "compute_cap_minor", int64_t{gpu.compute_minor});
   }
 }
 

@@ -29,8 +29,7 @@ absl::StatusOr<std::map<int, GpuProperties>> ReadGpuProperties();
 // Writes the plane stats xprof reads for GPUs (gpu_device_name, clock_rate,
 // core_count, memory_bandwidth, memory_size, compute_cap_major/minor,
 // device_vendor) for `device_id`.
-void ReportGpuProperties(int device_id, const GpuProperties& gpu,
-                         DeviceActivitySink& sink);
+void ReportGpuProperties(int device_id, const GpuProperties& gpu, DeviceActivitySink& sink);
 
 }  // namespace cupti
 }  // namespace neuronprof

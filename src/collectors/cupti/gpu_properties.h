@@ -56,8 +56,7 @@ struct Occupancy {
 };
 
 // Empty when `gpu` lacks a limit or the launch cannot run on it.
-std::optional<Occupancy> ComputeOccupancy(const GpuProperties& gpu,
-                                          const KernelLaunch& launch);
+std::optional<Occupancy> ComputeOccupancy(const GpuProperties& gpu, const KernelLaunch& launch);
 
 }  // namespace cupti
 }  // namespace neuronprof

@@ -5,8 +5,7 @@
 namespace neuronprof {
 namespace collectors {
 
-DeviceClockFit::DeviceClockFit(
-    const std::vector<std::pair<uint64_t, int64_t>>& pairs) {
+DeviceClockFit::DeviceClockFit(const std::vector<std::pair<uint64_t, int64_t>>& pairs) {
   if (pairs.empty()) return;  // Device times are already host epoch times.
   const long double n = static_cast<long double>(pairs.size());
   // Means via differences from the first pair: sums of raw epoch values
@@ -26,16 +25,15 @@ DeviceClockFit::DeviceClockFit(
   long double sxx = 0, sxy = 0;
   for (const auto& [device_ns, host_ns] : pairs) {
     const long double x =
-        static_cast<long double>(static_cast<int64_t>(device_ns - device0)) -
-        device_rel_mean;
-    const long double y =
-        static_cast<long double>(host_ns - host0) - host_rel_mean;
+        static_cast<long double>(static_cast<int64_t>(device_ns - device0)) - device_rel_mean;
+    const long double y = static_cast<long double>(host_ns - host0) - host_rel_mean;
     sxx += x * x;
     sxy += x * y;
   }
   if (sxx <= 0) {
-    warning_ = "all clock sync pairs have the same device time; used their "
-               "mean offset and no drift correction";
+    warning_ =
+        "all clock sync pairs have the same device time; used their "
+        "mean offset and no drift correction";
     return;
   }
   const long double slope = sxy / sxx;
@@ -56,10 +54,8 @@ int64_t DeviceClockFit::ToHostEpochNs(uint64_t device_ns) const {
   // holds uint64 exactly, but rounding one big sum would be needlessly lossy.
   const long double host_whole = std::floor(host_mean_);
   const long double delta =
-      slope_ * (static_cast<long double>(device_ns) - device_mean_) +
-      (host_mean_ - host_whole);
-  return static_cast<int64_t>(host_whole) +
-         static_cast<int64_t>(std::llround(delta));
+      slope_ * (static_cast<long double>(device_ns) - device_mean_) + (host_mean_ - host_whole);
+  return static_cast<int64_t>(host_whole) + static_cast<int64_t>(std::llround(delta));
 }
 
 }  // namespace collectors

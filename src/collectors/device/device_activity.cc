@@ -3,8 +3,7 @@
 namespace neuronprof {
 namespace collectors {
 
-void DeviceActivityBuffer::AddClockSync(uint64_t device_ns,
-                                        int64_t host_epoch_ns) {
+void DeviceActivityBuffer::AddClockSync(uint64_t device_ns, int64_t host_epoch_ns) {
   activity_.clock_pairs.emplace_back(device_ns, host_epoch_ns);
 }
 
@@ -28,11 +27,15 @@ void DeviceActivityBuffer::AddEvent(const DeviceEvent& event) {
     OwnedStat& stat = owned.stats.emplace_back();
     stat.key = std::string(arg.key());
     switch (arg.kind()) {
-      case TraceArg::Kind::kInt: stat.value = arg.int_value(); break;
+      case TraceArg::Kind::kInt:
+        stat.value = arg.int_value();
+        break;
       case TraceArg::Kind::kUint:
         stat.value = static_cast<uint64_t>(arg.int_value());
         break;
-      case TraceArg::Kind::kDouble: stat.value = arg.double_value(); break;
+      case TraceArg::Kind::kDouble:
+        stat.value = arg.double_value();
+        break;
       case TraceArg::Kind::kString:
         stat.value = std::string(arg.string_value());
         break;
@@ -66,24 +69,19 @@ void DeviceActivityBuffer::AddMemoryEvent(const DeviceMemoryEvent& event) {
 
 void DeviceActivityBuffer::AddDropped(uint64_t count, std::string_view reason) {
   if (count == 0) return;
-  activity_.dropped[reason.empty() ? std::string("no reason given")
-                                   : std::string(reason)] += count;
+  activity_.dropped[reason.empty() ? std::string("no reason given") : std::string(reason)] += count;
 }
 
-void DeviceActivityBuffer::SetDeviceProperty(int device_id,
-                                             std::string_view key,
+void DeviceActivityBuffer::SetDeviceProperty(int device_id, std::string_view key,
                                              std::string_view value) {
   SetProperty(device_id, key, std::string(value));
 }
 
-void DeviceActivityBuffer::SetDeviceProperty(int device_id,
-                                             std::string_view key,
-                                             int64_t value) {
+void DeviceActivityBuffer::SetDeviceProperty(int device_id, std::string_view key, int64_t value) {
   SetProperty(device_id, key, value);
 }
 
-void DeviceActivityBuffer::SetProperty(int device_id, std::string_view key,
-                                       DeviceProperty value) {
+void DeviceActivityBuffer::SetProperty(int device_id, std::string_view key, DeviceProperty value) {
   auto& properties = activity_.properties[device_id];
   for (auto& [existing_key, existing_value] : properties) {
     if (existing_key == key) {

@@ -77,10 +77,8 @@ class DeviceActivityBuffer : public DeviceActivitySink {
   void AddEvent(const DeviceEvent& event) override;
   void AddRuntimeCall(const RuntimeCall& call) override;
   void AddDropped(uint64_t count, std::string_view reason) override;
-  void SetDeviceProperty(int device_id, std::string_view key,
-                         std::string_view value) override;
-  void SetDeviceProperty(int device_id, std::string_view key,
-                         int64_t value) override;
+  void SetDeviceProperty(int device_id, std::string_view key, std::string_view value) override;
+  void SetDeviceProperty(int device_id, std::string_view key, int64_t value) override;
   void AddMemoryEvent(const DeviceMemoryEvent& event) override;
 
   DeviceActivity& activity() { return activity_; }

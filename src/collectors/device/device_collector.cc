@@ -49,9 +49,7 @@ class DevicePluginCollector : public Collector {
   DevicePluginCollector(std::string name, std::unique_ptr<DeviceCollector> plugin)
       : name_(std::move(name)), plugin_(std::move(plugin)) {}
 
-  std::string name() const override {
-    return absl::StrCat("device plug-in '", name_, "'");
-  }
+  std::string name() const override { return absl::StrCat("device plug-in '", name_, "'"); }
 
   // A plug-in that cannot start is left out of this capture, and says why
   // in its errors; the capture itself goes on.
@@ -70,8 +68,7 @@ class DevicePluginCollector : public Collector {
     return Guarded([&] { return plugin_->Stop(); });
   }
 
-  absl::Status Collect(tensorflow::profiler::XSpace* space,
-                       CollectStats* stats) override {
+  absl::Status Collect(tensorflow::profiler::XSpace* space, CollectStats* stats) override {
     if (!start_error_.ok()) {
       return absl::Status(start_error_.code(),
                           absl::StrCat("not started: ", start_error_.message()));
@@ -82,9 +79,9 @@ class DevicePluginCollector : public Collector {
     // rest is missing.
     AddDeviceActivity(name_, device_type_, buffer.activity(), space, stats);
     if (!flushed.ok()) {
-      return absl::Status(flushed.code(),
-                          absl::StrCat("Flush failed, its activity may be incomplete: ",
-                                       flushed.message()));
+      return absl::Status(
+          flushed.code(),
+          absl::StrCat("Flush failed, its activity may be incomplete: ", flushed.message()));
     }
     return absl::OkStatus();
   }
@@ -119,8 +116,7 @@ std::unique_ptr<Collector> CreatePluginCollector(const std::string& name,
 
 int64_t HostEpochNowNs() { return core::EpochNowNs(); }
 
-absl::Status RegisterDeviceCollector(std::string_view name,
-                                     DeviceCollectorFactory factory) {
+absl::Status RegisterDeviceCollector(std::string_view name, DeviceCollectorFactory factory) {
   if (auto s = xplane::CheckPlainName(name, "device collector name"); !s.ok()) return s;
   if (!factory) {
     return absl::InvalidArgumentError(

@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/xplane/absl_view.h"
 #include "src/collectors/device/clock_fit.h"
+#include "src/xplane/absl_view.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
@@ -38,27 +38,34 @@ struct Mapped {
 
 const char* KindName(DeviceEventKind kind) {
   switch (kind) {
-    case DeviceEventKind::kKernel: return "kernel";
-    case DeviceEventKind::kMemcpy: return "memcpy";
-    case DeviceEventKind::kMemset: return "memset";
-    case DeviceEventKind::kOther: break;
+    case DeviceEventKind::kKernel:
+      return "kernel";
+    case DeviceEventKind::kMemcpy:
+      return "memcpy";
+    case DeviceEventKind::kMemset:
+      return "memset";
+    case DeviceEventKind::kOther:
+      break;
   }
   return "other";
 }
 
 const char* DetailsStatName(DeviceEventKind kind) {
   switch (kind) {
-    case DeviceEventKind::kKernel: return xplane::kKernelDetailsStat;
-    case DeviceEventKind::kMemcpy: return xplane::kMemcpyDetailsStat;
-    case DeviceEventKind::kMemset: return xplane::kMemsetDetailsStat;
-    case DeviceEventKind::kOther: break;
+    case DeviceEventKind::kKernel:
+      return xplane::kKernelDetailsStat;
+    case DeviceEventKind::kMemcpy:
+      return xplane::kMemcpyDetailsStat;
+    case DeviceEventKind::kMemset:
+      return xplane::kMemsetDetailsStat;
+    case DeviceEventKind::kOther:
+      break;
   }
   return xplane::kDeviceDetailsStat;
 }
 
 // "Stream #3(Kernel,Memcpy)": the form TSL gives GPU stream lines.
-std::string QueueLineName(int64_t queue_id,
-                          const std::vector<Mapped<OwnedDeviceEvent>>& events) {
+std::string QueueLineName(int64_t queue_id, const std::vector<Mapped<OwnedDeviceEvent>>& events) {
   bool seen[4] = {false, false, false, false};
   for (const auto& event : events) seen[static_cast<int>(event.record->kind)] = true;
   static constexpr const char* kLabels[4] = {"Kernel", "Memcpy", "Memset", "Other"};
@@ -76,23 +83,23 @@ std::string ThreadName(int64_t thread_id) {
   return absl::StrCat("thread ", thread_id);
 }
 
-void AddUserStat(xplane::XPlaneBuilder& plane, XEvent* event,
-                 const OwnedStat& stat) {
-  std::visit([&](const auto& value) {
-    using T = std::decay_t<decltype(value)>;
-    if constexpr (std::is_same_v<T, std::string>) {
-      plane.AddStat(event, stat.key, std::string_view(value));
-    } else {
-      plane.AddStat(event, stat.key, value);
-    }
-  }, stat.value);
+void AddUserStat(xplane::XPlaneBuilder& plane, XEvent* event, const OwnedStat& stat) {
+  std::visit(
+      [&](const auto& value) {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          plane.AddStat(event, stat.key, std::string_view(value));
+        } else {
+          plane.AddStat(event, stat.key, value);
+        }
+      },
+      stat.value);
 }
 
 // Plane ids pick the trace viewer's process: GPU planes use the device
 // ordinal, as TSL does; custom planes count up so that two device types
 // never share a process.
-XPlane* FindOrAddDevicePlane(XSpace* space, std::string_view device_type,
-                             int device_id) {
+XPlane* FindOrAddDevicePlane(XSpace* space, std::string_view device_type, int device_id) {
   const std::string name = DevicePlaneName(device_type, device_id);
   if (XPlane* existing = const_cast<XPlane*>(xplane::FindPlane(*space, name))) {
     return existing;
@@ -108,8 +115,7 @@ XPlane* FindOrAddDevicePlane(XSpace* space, std::string_view device_type,
 
 void AddDevicePlane(std::string_view device_type, int device_id,
                     std::map<int64_t, std::vector<Mapped<OwnedDeviceEvent>>>& queues,
-                    const DeviceActivity& activity, int64_t profile_start_ns,
-                    XSpace* space) {
+                    const DeviceActivity& activity, int64_t profile_start_ns, XSpace* space) {
   xplane::XPlaneBuilder plane(FindOrAddDevicePlane(space, device_type, device_id));
   plane.AddPlaneStat(xplane::kDeviceIdStat, static_cast<int64_t>(device_id));
   plane.AddPlaneStat(xplane::kDeviceTypeStat, device_type);
@@ -130,8 +136,8 @@ void AddDevicePlane(std::string_view device_type, int device_id,
       return a.end_ns > b.end_ns;
     });
     const int64_t line_start = events.front().start_ns;
-    XLine* line = plane.AddLine(queue_id, QueueLineName(queue_id, events),
-                                line_start - profile_start_ns);
+    XLine* line =
+        plane.AddLine(queue_id, QueueLineName(queue_id, events), line_start - profile_start_ns);
     int64_t line_end = line_start;
     for (const auto& mapped : events) {
       const OwnedDeviceEvent& record = *mapped.record;
@@ -144,11 +150,9 @@ void AddDevicePlane(std::string_view device_type, int device_id,
       if (record.correlation_id != 0) {
         plane.AddStat(event, xplane::kCorrelationIdStat, record.correlation_id);
       }
-      plane.AddStat(event, xplane::kDeviceEventKindStat,
-                    std::string_view(KindName(record.kind)));
+      plane.AddStat(event, xplane::kDeviceEventKindStat, std::string_view(KindName(record.kind)));
       if (!record.details.empty()) {
-        plane.AddStat(event, DetailsStatName(record.kind),
-                      std::string_view(record.details));
+        plane.AddStat(event, DetailsStatName(record.kind), std::string_view(record.details));
       }
       if (record.bytes >= 0) plane.AddStat(event, xplane::kBytesStat, record.bytes);
       if (record.flops >= 0) plane.AddStat(event, xplane::kFlopsStat, record.flops);
@@ -166,13 +170,11 @@ void AddDevicePlane(std::string_view device_type, int device_id,
 // prefix xprof's trace viewer takes host planes by (it shows neither
 // "/host:CUPTI" nor other host planes), and ends in "-runtime", which tells
 // exporters these are launch calls.
-void AddRuntimeCalls(
-    std::string_view device_type,
-    std::map<int64_t, std::vector<Mapped<OwnedRuntimeCall>>>& by_thread,
-    int64_t profile_start_ns, XSpace* space) {
+void AddRuntimeCalls(std::string_view device_type,
+                     std::map<int64_t, std::vector<Mapped<OwnedRuntimeCall>>>& by_thread,
+                     int64_t profile_start_ns, XSpace* space) {
   const XPlane* host = xplane::FindPlane(*space, xplane::kHostPlaneName);
-  xplane::XPlaneBuilder plane(
-      xplane::FindOrAddPlane(space, RuntimePlaneName(device_type)));
+  xplane::XPlaneBuilder plane(xplane::FindOrAddPlane(space, RuntimePlaneName(device_type)));
   for (auto& [thread_id, calls] : by_thread) {
     std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
       if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
@@ -210,9 +212,12 @@ std::string AllocatorName(std::string_view device_type, const OwnedDeviceMemoryE
 
 const char* MemoryEventName(DeviceMemoryEvent::Kind kind) {
   switch (kind) {
-    case DeviceMemoryEvent::Kind::kAllocation: return xplane::kMemoryAllocationEvent;
-    case DeviceMemoryEvent::Kind::kFree: return xplane::kMemoryDeallocationEvent;
-    case DeviceMemoryEvent::Kind::kUsageSample: break;
+    case DeviceMemoryEvent::Kind::kAllocation:
+      return xplane::kMemoryAllocationEvent;
+    case DeviceMemoryEvent::Kind::kFree:
+      return xplane::kMemoryDeallocationEvent;
+    case DeviceMemoryEvent::Kind::kUsageSample:
+      break;
   }
   return xplane::kMemoryUsageEvent;
 }
@@ -231,8 +236,8 @@ void AddDeviceMemory(std::string_view device_type,
     std::stable_sort(events.begin(), events.end(),
                      [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
     const int64_t line_start = events.front().start_ns;
-    XLine* line = plane.AddLine(line_id++, absl::StrCat(allocator, " memory"),
-                                line_start - profile_start_ns);
+    XLine* line =
+        plane.AddLine(line_id++, absl::StrCat(allocator, " memory"), line_start - profile_start_ns);
     for (const auto& mapped : events) {
       const OwnedDeviceMemoryEvent& record = *mapped.record;
       XEvent* event = plane.AddEvent(line, plane.EventMetadataId(MemoryEventName(record.kind)),
@@ -252,9 +257,9 @@ void AddDeviceMemory(std::string_view device_type,
       }
       if (record.reserved_bytes >= 0) {
         plane.AddStat(event, xplane::kPoolReservedStat, record.reserved_bytes);
-        const int64_t in_use =
-            record.kind == DeviceMemoryEvent::Kind::kUsageSample ? record.bytes
-                                                                 : record.allocated_bytes;
+        const int64_t in_use = record.kind == DeviceMemoryEvent::Kind::kUsageSample
+                                   ? record.bytes
+                                   : record.allocated_bytes;
         if (in_use >= 0 && in_use <= record.reserved_bytes) {
           plane.AddStat(event, xplane::kBytesAvailableStat, record.reserved_bytes - in_use);
         }
@@ -276,23 +281,22 @@ std::string RuntimePlaneName(std::string_view device_type) {
 
 std::string DevicePlaneName(std::string_view device_type, int device_id) {
   if (device_type == "GPU") return absl::StrCat(xplane::kGpuPlanePrefix, device_id);
-  return absl::StrCat(xplane::kCustomDevicePlanePrefix, xplane::AbslView(device_type), ":", device_id);
+  return absl::StrCat(xplane::kCustomDevicePlanePrefix, xplane::AbslView(device_type), ":",
+                      device_id);
 }
 
-void AddDeviceActivity(std::string_view collector_name,
-                       std::string_view device_type,
-                       const DeviceActivity& activity, XSpace* space,
-                       CollectStats* stats) {
+void AddDeviceActivity(std::string_view collector_name, std::string_view device_type,
+                       const DeviceActivity& activity, XSpace* space, CollectStats* stats) {
   const int64_t window_start = xplane::ProfileStartEpochNs(*space);
   const int64_t window_stop = xplane::ProfileStopEpochNs(*space);
   const DeviceClockFit clock(activity.clock_pairs);
   if (!clock.warning().empty()) {
-    xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
-                                           xplane::AbslView(collector_name), "': ", clock.warning()));
+    xplane::AddWarning(
+        space, absl::StrCat("neuronprof: device plug-in '", xplane::AbslView(collector_name),
+                            "': ", clock.warning()));
   }
   std::map<std::string, uint64_t> our_drops;
-  auto keep = [&](uint64_t start, uint64_t end, int64_t host_start,
-                  int64_t host_end) {
+  auto keep = [&](uint64_t start, uint64_t end, int64_t host_start, int64_t host_end) {
     if (end < start) {
       ++our_drops[kEndsBeforeStart];
       return false;
@@ -357,16 +361,16 @@ void AddDeviceActivity(std::string_view collector_name,
 
   for (const auto& [reason, count] : activity.dropped) {
     stats->dropped += static_cast<int64_t>(count);
-    xplane::AddWarning(space, absl::StrCat("neuronprof: device plug-in '",
-                                           xplane::AbslView(collector_name), "' (", xplane::AbslView(device_type),
-                                           ") lost ", count, " records: ", reason));
+    xplane::AddWarning(
+        space, absl::StrCat("neuronprof: device plug-in '", xplane::AbslView(collector_name), "' (",
+                            xplane::AbslView(device_type), ") lost ", count, " records: ", reason));
   }
   for (const auto& [reason, count] : our_drops) {
     stats->dropped += static_cast<int64_t>(count);
-    xplane::AddWarning(space, absl::StrCat("neuronprof: dropped ", count,
-                                           " records of device plug-in '",
-                                           xplane::AbslView(collector_name), "' (", xplane::AbslView(device_type),
-                                           "): ", reason));
+    xplane::AddWarning(
+        space, absl::StrCat("neuronprof: dropped ", count, " records of device plug-in '",
+                            xplane::AbslView(collector_name), "' (", xplane::AbslView(device_type),
+                            "): ", reason));
   }
 }
 

@@ -23,10 +23,9 @@ std::string DevicePlaneName(std::string_view device_type, int device_id);
 // hold the capture window: device times are mapped onto the host clock,
 // and events outside the window are dropped. Drops (the plug-in's and
 // ours) are counted in `stats` and explained in the space's warnings.
-void AddDeviceActivity(std::string_view collector_name,
-                       std::string_view device_type,
-                       const DeviceActivity& activity,
-                       tensorflow::profiler::XSpace* space, CollectStats* stats);
+void AddDeviceActivity(std::string_view collector_name, std::string_view device_type,
+                       const DeviceActivity& activity, tensorflow::profiler::XSpace* space,
+                       CollectStats* stats);
 
 }  // namespace collectors
 }  // namespace neuronprof

@@ -16,8 +16,8 @@
 #include "src/collectors/host/stack_symbolizer.h"
 #include "src/core/event_args.h"
 #include "src/xplane/collective_name.h"
-#include "src/xplane/schema.h"
 #include "src/xplane/plane_sink.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 
 namespace neuronprof {
@@ -93,9 +93,9 @@ class HostPlaneStats {
       if (key.signature) continue;
       if (args[i].key == internal::kScriptStackKey) continue;  // With the next one.
       if (args[i].key == internal::kStackKey) {
-        const std::string_view script =
-            i > 0 && args[i - 1].key == internal::kScriptStackKey ? args[i - 1].string_value
-                                                                   : std::string_view();
+        const std::string_view script = i > 0 && args[i - 1].key == internal::kScriptStackKey
+                                            ? args[i - 1].string_value
+                                            : std::string_view();
         if (const int64_t ref = StackRef(script, args[i].string_value); ref != 0) {
           tensorflow::profiler::XStat* stat = event->add_stats();
           stat->set_metadata_id(key.id);
@@ -143,7 +143,8 @@ class HostPlaneStats {
   // A string value as stat metadata (XStat ref_value), taken as it is.
   int64_t ValueRef(std::string_view bytes) {
     auto it = value_refs_.find(bytes);
-    if (it == value_refs_.end()) it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
+    if (it == value_refs_.end())
+      it = value_refs_.emplace(bytes, plane_.StatMetadataId(bytes)).first;
     return it->second;
   }
 
@@ -166,7 +167,8 @@ class HostPlaneStats {
     if (!text.empty() && !frames.empty()) text.push_back('\n');
     text += frames;
     const int64_t ref = text.empty() ? 0 : plane_.StatMetadataId(text);
-    if (!script.empty()) return scripted_stack_refs_.emplace(std::move(scripted_key), ref).first->second;
+    if (!script.empty())
+      return scripted_stack_refs_.emplace(std::move(scripted_key), ref).first->second;
     return stack_refs_.emplace(raw, ref).first->second;
   }
 
@@ -205,7 +207,6 @@ class HostPlaneStats {
   }
 
  private:
-
   int64_t NameId(std::string_view bytes) {
     auto it = name_ids_.find(bytes);
     if (it == name_ids_.end()) it = name_ids_.emplace(bytes, plane_.EventMetadataId(bytes)).first;
@@ -234,12 +235,20 @@ class HostPlaneStats {
   void SetValue(const core::DecodedArg& arg, int64_t key_id, tensorflow::profiler::XStat* stat) {
     stat->set_metadata_id(key_id);
     switch (arg.kind) {
-      case 'i': stat->set_int64_value(arg.int_value); break;
-      case 'u': stat->set_uint64_value(arg.uint_value); break;
-      case 'd': stat->set_double_value(arg.double_value); break;
+      case 'i':
+        stat->set_int64_value(arg.int_value);
+        break;
+      case 'u':
+        stat->set_uint64_value(arg.uint_value);
+        break;
+      case 'd':
+        stat->set_double_value(arg.double_value);
+        break;
       // Interned (ref_value): op inputs and most marker strings repeat
       // per step.
-      default: stat->set_ref_value(static_cast<uint64_t>(ValueRef(arg.string_value))); break;
+      default:
+        stat->set_ref_value(static_cast<uint64_t>(ValueRef(arg.string_value)));
+        break;
     }
   }
 
@@ -295,7 +304,8 @@ class HostPlaneStats {
 // alike however the records were laid out. A thread that records no
 // nested markers is in this order already.
 bool Before(const EventRecord& a, const EventRecord& b) {
-  if (a.start_ticks != b.start_ticks) return static_cast<int64_t>(a.start_ticks - b.start_ticks) < 0;
+  if (a.start_ticks != b.start_ticks)
+    return static_cast<int64_t>(a.start_ticks - b.start_ticks) < 0;
   if (a.end_ticks != b.end_ticks) return static_cast<int64_t>(a.end_ticks - b.end_ticks) > 0;
   if (a.name != b.name) return std::less<const char*>()(a.name, b.name);
   if (a.name_length != b.name_length) return a.name_length < b.name_length;
@@ -328,9 +338,15 @@ void AddByKind(core::RecordsInPool::const_iterator begin, core::RecordsInPool::c
                const ByKind& to) {
   for (auto it = begin; it != end; ++it) {
     switch (KindOf(*it)) {
-      case RecordKind::kCounter: to.counters->push_back(&*it); break;
-      case RecordKind::kAsync: to.spans->push_back(&*it); break;
-      default: to.events->push_back(&*it); break;
+      case RecordKind::kCounter:
+        to.counters->push_back(&*it);
+        break;
+      case RecordKind::kAsync:
+        to.spans->push_back(&*it);
+        break;
+      default:
+        to.events->push_back(&*it);
+        break;
     }
   }
 }
@@ -355,7 +371,9 @@ void AddByKind(const core::RecordsInPool& records, size_t split_events, const By
   std::vector<const EventRecord*> events, counters, spans;
   events.reserve(records.size() - middle);
   SideBySide([&] { AddByKind(records.begin(), second_begin, to); },
-             [&] { AddByKind(second_begin, records.end(), {&events, &counters, &spans}); });
+             [&] {
+               AddByKind(second_begin, records.end(), {&events, &counters, &spans});
+             });
   to.events->insert(to.events->end(), events.begin(), events.end());
   to.counters->insert(to.counters->end(), counters.begin(), counters.end());
   to.spans->insert(to.spans->end(), spans.begin(), spans.end());
@@ -524,8 +542,8 @@ struct ServingLines {
         lane_end[lane] = EndTicks(*record);
       }
       for (const std::vector<const EventRecord*>& lane : lanes) {
-        tensorflow::profiler::XLine* line = NewLine(xplane::kAsyncLineIdBase + ordinal, track,
-                                                    lane.front()->start_ticks);
+        tensorflow::profiler::XLine* line =
+            NewLine(xplane::kAsyncLineIdBase + ordinal, track, lane.front()->start_ticks);
         line->set_display_id(xplane::kAsyncLineDisplayIdBase + ordinal);
         ++ordinal;
         for (const EventRecord* record : lane) {
@@ -598,8 +616,7 @@ class HostCollector : public Collector {
   std::string name() const override { return "host"; }
 
   absl::Status Start() override {
-    return ToStatus(core::StartRecording(options_.host_tracer_level,
-                                         options_.max_buffer_bytes));
+    return ToStatus(core::StartRecording(options_.host_tracer_level, options_.max_buffer_bytes));
   }
 
   absl::Status Stop() override {
@@ -609,8 +626,7 @@ class HostCollector : public Collector {
     return absl::OkStatus();
   }
 
-  absl::Status Collect(tensorflow::profiler::XSpace* space,
-                       CollectStats* stats) override {
+  absl::Status Collect(tensorflow::profiler::XSpace* space, CollectStats* stats) override {
     AddHostPlane(capture_, space, stats, options_.buffer_advice);
     // The plane holds copies of everything now: free the pool (the records
     // were read in place from it) before annotation and export.
@@ -741,8 +757,8 @@ void AddInTwoHalves(const LineWriter& writer, const std::vector<const EventRecor
 // metadata to reuse), its lines going where `output` says. Line times are
 // relative to `base_epoch_ns`.
 void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
-                    tensorflow::profiler::XPlane* proto, CollectStats* stats,
-                    LineOutput* output, size_t split_line_events = kSplitLineEvents) {
+                    tensorflow::profiler::XPlane* proto, CollectStats* stats, LineOutput* output,
+                    size_t split_line_events = kSplitLineEvents) {
   xplane::XPlaneBuilder plane(proto);
   // Exporters that key by process (Kineto's pid) read it from here.
   plane.AddPlaneStat(xplane::kProcessIdStat, static_cast<int64_t>(getpid()));
@@ -788,9 +804,8 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
     // Line times are relative to the capture start (the "Task Environment"
     // plane holds the epoch start), as TSL writes them: xprof turns them
     // into int64 picoseconds, which epoch nanoseconds would overflow.
-    auto* line = plane.AddLine(
-        thread_id, line_name,
-        capture.clock.ToEpochNs(line_start) - base_epoch_ns);
+    auto* line =
+        plane.AddLine(thread_id, line_name, capture.clock.ToEpochNs(line_start) - base_epoch_ns);
     // Streamed, the line holds one chunk at a time.
     if (!output->streams()) line->mutable_events()->Reserve(static_cast<int>(count));
     uint64_t line_end = line_start;
@@ -822,16 +837,14 @@ void BuildHostPlane(const core::RecordedCapture& capture, int64_t base_epoch_ns,
 
   stats->dropped += static_cast<int64_t>(capture.dropped);
   if (capture.dropped > 0) {
-    plane.AddPlaneStat(xplane::kDroppedEventsStat,
-                       static_cast<int64_t>(capture.dropped));
+    plane.AddPlaneStat(xplane::kDroppedEventsStat, static_cast<int64_t>(capture.dropped));
   }
 }
 
 }  // namespace
 
-void AddHostPlane(const core::RecordedCapture& capture,
-                  tensorflow::profiler::XSpace* space, CollectStats* stats,
-                  const std::string& buffer_advice, size_t split_line_events) {
+void AddHostPlane(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
+                  CollectStats* stats, const std::string& buffer_advice, size_t split_line_events) {
   // Lines are relative to the profile start of the whole capture (the
   // Task Environment plane, set by the session before collecting), which
   // other collectors' planes share; the recorder itself starts a little
@@ -859,9 +872,8 @@ int64_t StreamBaseEpochNs(const core::RecordedCapture& capture,
 }
 
 absl::Status StreamHostPlane(const core::RecordedCapture& capture,
-                             const tensorflow::profiler::XSpace& space,
-                             xplane::XPlaneSink* sink, CollectStats* stats,
-                             tensorflow::profiler::XPlane* built) {
+                             const tensorflow::profiler::XSpace& space, xplane::XPlaneSink* sink,
+                             CollectStats* stats, tensorflow::profiler::XPlane* built) {
   tensorflow::profiler::XPlane plane = NewStreamedPlane(space);
   LineOutput streamed(sink);
   BuildHostPlane(capture, StreamBaseEpochNs(capture, space), &plane, stats, &streamed);
@@ -888,20 +900,19 @@ absl::Status FragmentHostPlane(const core::RecordedCapture& capture,
 void AddHostWarnings(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
                      const std::string& buffer_advice) {
   if (capture.dropped > 0) {
-    space->add_warnings(absl::StrCat(
-        "neuronprof: ", capture.dropped,
-        " host events were dropped because the event buffer (",
-        capture.buffer_bytes,
-        " bytes) was full; ", buffer_advice));
+    space->add_warnings(absl::StrCat("neuronprof: ", capture.dropped,
+                                     " host events were dropped because the event buffer (",
+                                     capture.buffer_bytes, " bytes) was full; ", buffer_advice));
   }
   // Counted apart from the drops: no buffer size would have kept these.
   if (capture.too_large > 0) {
     space->add_warnings(absl::StrCat(
         "neuronprof: ", capture.too_large,
         " host markers were too large to record and were left out: the "
-        "largest took ", capture.largest_too_large,
-        " bytes (name plus arguments, encoded), above the limit of ",
-        core::kBlockBytes, " bytes per marker; shorten its name or string "
+        "largest took ",
+        capture.largest_too_large, " bytes (name plus arguments, encoded), above the limit of ",
+        core::kBlockBytes,
+        " bytes per marker; shorten its name or string "
         "arguments"));
   }
 }
@@ -916,8 +927,8 @@ void SortSnapshotRecords(core::RecordedCapture* snapshot) {
     bool markers_only = true;
     for (const EventRecord& record : thread.events) {
       const RecordKind kind = KindOf(record);
-      markers_only = &record == last++ && kind != RecordKind::kCounter &&
-                     kind != RecordKind::kAsync;
+      markers_only =
+          &record == last++ && kind != RecordKind::kCounter && kind != RecordKind::kAsync;
       if (!markers_only) break;
     }
     if (markers_only && !std::is_sorted(first, last, Before)) std::sort(first, last, Before);

@@ -22,9 +22,8 @@ inline constexpr size_t kSplitLineEvents = 100000;
 // Builds the host plane from one recorded capture; adds a warning to the
 // space when events were dropped, ending with `buffer_advice`.
 // `split_line_events`: for tests, which split short lines.
-void AddHostPlane(const core::RecordedCapture& capture,
-                  tensorflow::profiler::XSpace* space, CollectStats* stats,
-                  const std::string& buffer_advice = kLocalBufferAdvice,
+void AddHostPlane(const core::RecordedCapture& capture, tensorflow::profiler::XSpace* space,
+                  CollectStats* stats, const std::string& buffer_advice = kLocalBufferAdvice,
                   size_t split_line_events = kSplitLineEvents);
 
 // Events a streamed host plane holds at most: its chunk (~128 KiB).
@@ -38,9 +37,8 @@ inline constexpr int kStreamChunkEvents = 512;
 // `built`, when given, gets the plane's fields but its lines (metadata,
 // stats: what the sink got at EndPlane), for FragmentHostPlane.
 absl::Status StreamHostPlane(const core::RecordedCapture& capture,
-                             const tensorflow::profiler::XSpace& space,
-                             xplane::XPlaneSink* sink, CollectStats* stats,
-                             tensorflow::profiler::XPlane* built = nullptr);
+                             const tensorflow::profiler::XSpace& space, xplane::XPlaneSink* sink,
+                             CollectStats* stats, tensorflow::profiler::XPlane* built = nullptr);
 
 // The same plane cut into fragments (export/trace_stream.h) for the trace
 // writers, built again from the records: `fragment` gets `built`'s fields

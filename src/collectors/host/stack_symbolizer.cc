@@ -50,8 +50,8 @@ bool IsRecorderFrame(std::string_view module, std::string_view function) {
   // Whole library names: a program may well be called libtorch_mlp.
   for (std::string_view prefix :
        {"libneuronprof.so", "libneuronprof_markers.so", "libneuronprof_torch.so",
-        "libneuronprof_cupti.so", "libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so",
-        "libc10.so", "libc10_cuda.so"}) {
+        "libneuronprof_cupti.so", "libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so",
+        "libc10_cuda.so"}) {
     if (StartsWith(std::string_view(base.data(), base.size()), prefix)) return true;
   }
   for (std::string_view prefix : {"neuronprof::ScopedTrace", "neuronprof::internal::",
@@ -147,7 +147,8 @@ std::vector<SourceFrame> SourceFrames(Dwarf_Die* cu, Dwarf_Addr addr) {
     SourceFrame caller;
     if (dwarf_formudata(dwarf_attr(&scope, DW_AT_call_file, &attr), &call_file) == 0 &&
         files != nullptr) {
-      if (const char* name = dwarf_filesrc(files, call_file, nullptr, nullptr)) caller.file = CleanPath(name);
+      if (const char* name = dwarf_filesrc(files, call_file, nullptr, nullptr))
+        caller.file = CleanPath(name);
     }
     if (dwarf_formudata(dwarf_attr(&scope, DW_AT_call_line, &attr), &call_line) == 0) {
       caller.line = static_cast<int>(call_line);
@@ -199,8 +200,9 @@ const StackSymbolizer::CompileUnits& StackSymbolizer::UnitsOf(Dwfl_Module* modul
       if (low < high) units->ranges.push_back({low, high, dwarf_dieoffset(cu)});
     }
   }
-  std::sort(units->ranges.begin(), units->ranges.end(),
-            [](const CompileUnits::Range& a, const CompileUnits::Range& b) { return a.low < b.low; });
+  std::sort(
+      units->ranges.begin(), units->ranges.end(),
+      [](const CompileUnits::Range& a, const CompileUnits::Range& b) { return a.low < b.low; });
   return *units;
 }
 

@@ -1,12 +1,12 @@
 #include "src/collectors/torch/collectives.h"
 
+#include <c10/core/ScalarType.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include <c10/core/ScalarType.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
 
 #include "neuronprof/internal/recorder.h"
@@ -33,7 +33,7 @@ struct EnqueueInfo : torch::ParamCommsDebugInfo {
 };
 
 struct WorkContext : at::ObserverContext {
-  std::string name;        // "gloo:all_reduce"
+  std::string name;  // "gloo:all_reduce"
   size_t colon = 0;
   uint32_t state = 0;
   int64_t seq = 0;
@@ -52,8 +52,7 @@ struct WorkContext : at::ObserverContext {
 void AddTensor(const at::Tensor& tensor, WorkContext* ctx) {
   if (!tensor.defined()) return;
   ctx->nelems += static_cast<int64_t>(tensor.numel());
-  ctx->bytes += static_cast<int64_t>(tensor.numel()) *
-                static_cast<int64_t>(tensor.element_size());
+  ctx->bytes += static_cast<int64_t>(tensor.numel()) * static_cast<int64_t>(tensor.element_size());
   if (ctx->dtype == c10::ScalarType::Undefined) ctx->dtype = tensor.scalar_type();
 }
 
@@ -143,8 +142,9 @@ void OnWorkEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* observer) 
         xplane::AlgorithmBytes(ctx.collective(), static_cast<double>(ctx.bytes), ctx.world_size) /
         seconds / 1e9;
     new (&args[count++]) TraceArg(xplane::kAlgBandwidthStat, algbw);
-    new (&args[count++]) TraceArg(
-        xplane::kBusBandwidthStat, algbw * xplane::BusBandwidthFactor(ctx.collective(), ctx.world_size));
+    new (&args[count++])
+        TraceArg(xplane::kBusBandwidthStat,
+                 algbw * xplane::BusBandwidthFactor(ctx.collective(), ctx.world_size));
   }
   Record(ctx.state, ctx.name, args, count, ctx.start_ticks, end_ticks);
 }
@@ -172,19 +172,18 @@ size_t AddParamCommsArgs(TraceArg* args) {
   const int64_t item = static_cast<int64_t>(c10::elementSize(info->getDType()));
   size_t count = 0;
   new (&args[count++]) TraceArg(xplane::kCollectiveStat, std::string_view(collective));
-  new (&args[count++]) TraceArg(xplane::kCommBytesStat,
-                                static_cast<int64_t>(info->getInMessageSize()) * item);
-  new (&args[count++]) TraceArg(xplane::kCommOutBytesStat,
-                                static_cast<int64_t>(info->getOutMessageSize()) * item);
-  new (&args[count++]) TraceArg(xplane::kCommNelemsStat,
-                                static_cast<int64_t>(info->getInMessageSize()));
-  new (&args[count++]) TraceArg(xplane::kCommOutNelemsStat,
-                                static_cast<int64_t>(info->getOutMessageSize()));
+  new (&args[count++])
+      TraceArg(xplane::kCommBytesStat, static_cast<int64_t>(info->getInMessageSize()) * item);
+  new (&args[count++])
+      TraceArg(xplane::kCommOutBytesStat, static_cast<int64_t>(info->getOutMessageSize()) * item);
+  new (&args[count++])
+      TraceArg(xplane::kCommNelemsStat, static_cast<int64_t>(info->getInMessageSize()));
+  new (&args[count++])
+      TraceArg(xplane::kCommOutNelemsStat, static_cast<int64_t>(info->getOutMessageSize()));
   new (&args[count++]) TraceArg(xplane::kCommDtypeStat, c10::toString(info->getDType()));
   new (&args[count++]) TraceArg(xplane::kCommRankStat, static_cast<int64_t>(info->getRank()));
-  new (&args[count++]) TraceArg(
-      xplane::kWorldSizeStat,
-      static_cast<int64_t>(g_world_size.load(std::memory_order_relaxed)));
+  new (&args[count++]) TraceArg(xplane::kWorldSizeStat,
+                                static_cast<int64_t>(g_world_size.load(std::memory_order_relaxed)));
   return count;
 }
 

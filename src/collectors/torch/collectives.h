@@ -16,10 +16,10 @@
 #ifndef NEURONPROF_SRC_COLLECTORS_TORCH_COLLECTIVES_H_
 #define NEURONPROF_SRC_COLLECTORS_TORCH_COLLECTIVES_H_
 
+#include <ATen/record_function.h>
+
 #include <cstddef>
 #include <string_view>
-
-#include <ATen/record_function.h>
 
 #include "neuronprof/trace.h"
 

@@ -1,9 +1,9 @@
 #include "src/collectors/torch/input_format.h"
 
+#include <c10/core/ScalarType.h>
+
 #include <charconv>
 #include <cstring>
-
-#include <c10/core/ScalarType.h>
 
 namespace neuronprof {
 namespace collectors {
@@ -87,8 +87,7 @@ const char* TypeName(const c10::IValue& value) {
     const at::Tensor& tensor = value.toTensor();
     return tensor.defined() ? c10::toString(tensor.scalar_type()) : "";
   }
-  if (value.isBool() || value.isInt() || value.isDouble() ||
-      value.isComplexDouble()) {
+  if (value.isBool() || value.isInt() || value.isDouble() || value.isComplexDouble()) {
     return "Scalar";
   }
   if (value.isTensorList()) return "TensorList";

@@ -4,11 +4,11 @@
 #ifndef NEURONPROF_SRC_COLLECTORS_TORCH_INPUT_FORMAT_H_
 #define NEURONPROF_SRC_COLLECTORS_TORCH_INPUT_FORMAT_H_
 
+#include <ATen/core/ivalue.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-
-#include <ATen/core/ivalue.h>
 
 namespace neuronprof {
 namespace collectors {

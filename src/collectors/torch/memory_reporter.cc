@@ -1,5 +1,9 @@
 #include "src/collectors/torch/memory_reporter.h"
 
+#include <c10/core/Allocator.h>
+#include <c10/util/Exception.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -8,10 +12,6 @@
 #include <new>
 #include <string>
 #include <string_view>
-
-#include <c10/core/Allocator.h>
-#include <c10/util/Exception.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
@@ -92,8 +92,8 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     // alloc_size is never INT64_MIN for a real block; guard the negation.
     const int64_t bytes = free ? (alloc_size == INT64_MIN ? INT64_MAX : -alloc_size) : alloc_size;
     // The fewest arguments that carry the report, under compact keys
-    // (xplane::kCompactKeys); AnnotateMemoryEvents derives the rest (device type and id, available and peak bytes) when
-    // the capture is collected, off the allocating thread.
+    // (xplane::kCompactKeys); AnnotateMemoryEvents derives the rest (device type and id, available
+    // and peak bytes) when the capture is collected, off the allocating thread.
     char allocator[32];
     StackArgs args;
     // int64, as TSL writes it: xprof reads a uint64 address as 0.

@@ -20,33 +20,33 @@ namespace {
 // (NameModules, at set-up) publish a new map. Old maps are kept, never
 // freed, so a reader that loaded one before the swap stays valid; there is
 // one per NameModules call.
-using Names = std::unordered_map<const torch::nn::Module *, std::string>;
+using Names = std::unordered_map<const torch::nn::Module*, std::string>;
 
-std::atomic<const Names *> g_names{nullptr};
+std::atomic<const Names*> g_names{nullptr};
 
-std::mutex &WriterMutex() {
-  static std::mutex *mutex = new std::mutex;
+std::mutex& WriterMutex() {
+  static std::mutex* mutex = new std::mutex;
   return *mutex;
 }
 
-std::vector<std::unique_ptr<Names>> &AllMaps() {
-  static auto *maps = new std::vector<std::unique_ptr<Names>>;
+std::vector<std::unique_ptr<Names>>& AllMaps() {
+  static auto* maps = new std::vector<std::unique_ptr<Names>>;
   return *maps;
 }
 
 }  // namespace
 
-void NameModules(const torch::nn::Module &root, std::string_view root_name) {
+void NameModules(const torch::nn::Module& root, std::string_view root_name) {
   const std::string prefix(root_name);
   // include_self = false: libtorch throws for a root not held by a
   // shared_ptr (a module on the stack); the root is added below.
   const auto modules = root.named_modules(prefix, /*include_self=*/false);
   std::lock_guard<std::mutex> lock(WriterMutex());
-  const Names *current = g_names.load(std::memory_order_relaxed);
+  const Names* current = g_names.load(std::memory_order_relaxed);
   auto next = current != nullptr ? std::make_unique<Names>(*current) : std::make_unique<Names>();
   // A root without a name is a plain marker named by its class.
   (*next)[&root] = prefix.empty() ? root.name() : "layer:" + prefix;
-  for (const auto &item : modules) {
+  for (const auto& item : modules) {
     (*next)[item.value().get()] = "layer:" + item.key();
   }
   g_names.store(next.get(), std::memory_order_release);
@@ -55,8 +55,8 @@ void NameModules(const torch::nn::Module &root, std::string_view root_name) {
 
 namespace internal {
 
-std::string_view ModuleMarkerName(const torch::nn::Module &module) {
-  if (const Names *names = g_names.load(std::memory_order_acquire)) {
+std::string_view ModuleMarkerName(const torch::nn::Module& module) {
+  if (const Names* names = g_names.load(std::memory_order_acquire)) {
     auto it = names->find(&module);
     if (it != names->end()) return it->second;
   }

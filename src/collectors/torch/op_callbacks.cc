@@ -1,15 +1,15 @@
 #include "src/collectors/torch/op_callbacks.h"
 
+#include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-
-#include <ATen/record_function.h>
-#include <c10/core/GradMode.h>
-#include <torch/csrc/jit/runtime/interpreter.h>
 
 #include "neuronprof/internal/recorder.h"
 #include "neuronprof/trace.h"
@@ -27,13 +27,13 @@ namespace {
 // their thread, so a per-thread stack pairs starts with ends and the hot
 // path needs no ObserverContext allocation.
 struct PendingOp {
-  const char* name;        // Copied into the recorder's arena, with stats.
+  const char* name;  // Copied into the recorder's arena, with stats.
   uint64_t start_ticks;
-  uint32_t state;          // Capture state at start; 0 = not recorded.
+  uint32_t state;  // Capture state at start; 0 = not recorded.
   uint32_t name_length;
   uint32_t args_offset;
-  bool backward;           // Opened a backward region (see OnOpStart).
-  bool enqueue;            // Pushed a collective's debug info (collectives.h).
+  bool backward;  // Opened a backward region (see OnOpStart).
+  bool enqueue;   // Pushed a collective's debug info (collectives.h).
   // The direction stat, one of the k* texts below (compared by address);
   // nested ops inherit a phase.
   std::string_view direction;
@@ -44,8 +44,8 @@ constexpr uint32_t kMaxDepth = 256;
 struct ThreadOps {
   PendingOp stack[kMaxDepth];
   uint32_t depth = 0;
-  uint32_t too_deep = 0;       // Starts past kMaxDepth still to be ended.
-  uint32_t backward_depth = 0; // Enclosing backward regions.
+  uint32_t too_deep = 0;        // Starts past kMaxDepth still to be ended.
+  uint32_t backward_depth = 0;  // Enclosing backward regions.
   // g_backward_epoch when this thread last ran an outermost op with grad
   // mode on (a forward, the loss, zero_grad): a later outermost no-grad op
   // after a backward is an optimizer update (see Direction).
@@ -77,8 +77,7 @@ std::mutex g_handle_mutex;
 at::CallbackHandle g_handle = 0;
 at::CallbackHandle g_work_handle = 0;  // USER_SCOPE: c10d Work (collectives.h)
 
-constexpr std::string_view kEngineWrapperPrefix =
-    "autograd::engine::evaluate_function: ";
+constexpr std::string_view kEngineWrapperPrefix = "autograd::engine::evaluate_function: ";
 
 bool OpensBackwardRegion(const at::RecordFunction& fn, std::string_view name) {
   return fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
@@ -160,10 +159,10 @@ std::string ScriptStack() noexcept try {
 // inline, the same bytes as the TraceArg path of OnOpStart.
 template <typename... A>
 const char* CopyPlainOp(uint32_t state, std::string_view name, PendingOp* op, const A&... more) {
-  return internal::CopyNameWithTypedArgs(
-      state, name, &op->name_length, &op->args_offset,
-      internal::TextArg{xplane::kOpFrameworkStat, "torch"},
-      internal::TextArg{xplane::kOpDirectionStat, op->direction}, more...);
+  return internal::CopyNameWithTypedArgs(state, name, &op->name_length, &op->args_offset,
+                                         internal::TextArg{xplane::kOpFrameworkStat, "torch"},
+                                         internal::TextArg{xplane::kOpDirectionStat, op->direction},
+                                         more...);
 }
 
 const char* CopyPlainOp(uint32_t state, std::string_view name, PendingOp* op,
@@ -202,8 +201,8 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   }
   const bool shapes = g_record_shapes.load(std::memory_order_relaxed);
   const bool stacks = g_record_stacks.load(std::memory_order_relaxed);
-  const bool collective =
-      !name.empty() && ((name[0] == 'r' && name == kParamCommsName) || IsDispatcherCollective(name));
+  const bool collective = !name.empty() && ((name[0] == 'r' && name == kParamCommsName) ||
+                                            IsDispatcherCollective(name));
   if (!shapes && !stacks && !collective) {
     op.name = CopyPlainOp(op.state, name, &op, fn);
     if (op.name == nullptr) {
@@ -226,8 +225,7 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
     new (&args[count++]) TraceArg(xplane::kOpForwardThreadStat, fn.forwardThreadId());
   }
   FormattedInputs inputs;
-  if (shapes && fn.needsInputs() &&
-      FormatInputs(fn.inputs(), &ops->scratch, &inputs)) {
+  if (shapes && fn.needsInputs() && FormatInputs(fn.inputs(), &ops->scratch, &inputs)) {
     new (&args[count++]) TraceArg(xplane::kOpInputDimsStat, inputs.dims);
     new (&args[count++]) TraceArg(xplane::kOpInputTypesStat, inputs.types);
     new (&args[count++]) TraceArg(xplane::kOpInputValuesStat, inputs.values);
@@ -240,9 +238,9 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
       new (&args[count++]) TraceArg(internal::kScriptStackKey, script_stack);
     }
     const size_t depth = internal::CaptureStack(frames, internal::kMaxStackFrames);
-    new (&args[count++]) TraceArg(
-        internal::kStackKey,
-        std::string_view(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t)));
+    new (&args[count++])
+        TraceArg(internal::kStackKey,
+                 std::string_view(reinterpret_cast<const char*>(frames), depth * sizeof(uint64_t)));
   }
   // record_param_comms carries a collective's sizes in the thread's debug
   // info (collectives.h); one byte compare keeps other ops off this path.
@@ -278,8 +276,8 @@ void OnOpEnd(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
   if (op.backward) --ops->backward_depth;
   if (op.enqueue) EndEnqueue();
   if (op.state == 0) return;
-  internal::RecordEvent(op.state, op.name, op.name_length, op.args_offset,
-                        op.start_ticks, end_ticks);
+  internal::RecordEvent(op.state, op.name, op.name_length, op.args_offset, op.start_ticks,
+                        end_ticks);
 }
 
 }  // namespace
@@ -328,9 +326,7 @@ std::string_view CurrentOperatorName() {
   return {};
 }
 
-uint64_t TakeSkippedOperatorCount() {
-  return g_skipped.exchange(0, std::memory_order_relaxed);
-}
+uint64_t TakeSkippedOperatorCount() { return g_skipped.exchange(0, std::memory_order_relaxed); }
 
 }  // namespace libtorch
 }  // namespace collectors

@@ -34,8 +34,8 @@ class TorchCollector : public Collector {
 
   absl::Status Start() override {
     TakeSkippedOperatorCount();  // Forget ops of earlier windows.
-    absl::Status status = AddOperatorCallbacks(options_.record_shapes, world_size_,
-                                                options_.record_stacks);
+    absl::Status status =
+        AddOperatorCallbacks(options_.record_shapes, world_size_, options_.record_stacks);
     started_ = status.ok();
     if (started_ && options_.profile_memory) EnableMemoryReports();
     return status;
@@ -52,19 +52,18 @@ class TorchCollector : public Collector {
     return absl::OkStatus();
   }
 
-  absl::Status Collect(tensorflow::profiler::XSpace* /*space*/,
-                       CollectStats* stats) override {
+  absl::Status Collect(tensorflow::profiler::XSpace* /*space*/, CollectStats* stats) override {
     if (skipped_ > 0) {
       stats->dropped += static_cast<int64_t>(skipped_);
-      stats->warnings.push_back(absl::StrCat(
-          "neuronprof: ", skipped_,
-          " libtorch operators were not recorded because they nested more "
-          "than 256 deep on one thread"));
+      stats->warnings.push_back(
+          absl::StrCat("neuronprof: ", skipped_,
+                       " libtorch operators were not recorded because they nested more "
+                       "than 256 deep on one thread"));
     }
     if (blocked_memory_threads_ > 0) {
-      stats->warnings.push_back(absl::StrCat(
-          "neuronprof: memory was not recorded on ", blocked_memory_threads_,
-          " threads because libtorch's own profiler was active on them"));
+      stats->warnings.push_back(
+          absl::StrCat("neuronprof: memory was not recorded on ", blocked_memory_threads_,
+                       " threads because libtorch's own profiler was active on them"));
     }
     return absl::OkStatus();
   }
@@ -92,8 +91,7 @@ absl::Status EnableTorchOperators(const TorchOperatorOptions& options) {
   static std::once_flag registered;
   std::call_once(registered, [] {
     collectors::RegisterCollectorFactory(
-        [](const collectors::CollectorOptions& capture)
-            -> std::unique_ptr<collectors::Collector> {
+        [](const collectors::CollectorOptions& capture) -> std::unique_ptr<collectors::Collector> {
           if (!capture.operators) return nullptr;
           std::lock_guard<std::mutex> lock(collectors::libtorch::g_options_mutex);
           return std::make_unique<collectors::libtorch::TorchCollector>(

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "src/analysis/ops/device_attribution.h"
 #include "src/analysis/devices/device_peaks.h"
-#include "src/analysis/report/device_sections.h"
 #include "src/analysis/devices/kernel_table.h"
+#include "src/analysis/ops/device_attribution.h"
+#include "src/analysis/report/device_sections.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
 #include "src/xplane/xplane_builder.h"
@@ -224,8 +224,7 @@ TEST_CASE("peaks: the cc table scaled by the plane's SMs and clock, reference pa
   const Summary unknown_summary = Summarize(unknown_space);
   CHECK_FALSE(unknown_summary.peaks.planes.begin()->second.known);
   fmt::memory_buffer out;
-  AppendRoofline(unknown_summary.roofline, unknown_summary.table, unknown_summary.peaks, 20,
-                    out);
+  AppendRoofline(unknown_summary.roofline, unknown_summary.table, unknown_summary.peaks, 20, out);
   CHECK(fmt::to_string(out).find("no peak known for /device:GPU:0 (cc 12.1)") != std::string::npos);
 
   // A plug-in that reports its peaks with TSL's stat names.

@@ -7,13 +7,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
@@ -155,8 +154,7 @@ TEST_CASE("a plug-in's device work and FLOPs count for the marker that launched 
   CHECK(plane->reported);
   CHECK(plane->flops == 40'000'000'000);
   CHECK(summary.roofline.wall_ps == summary.steps[0].duration_ps);
-  CHECK(plane->mfu ==
-        Approx(40e9 / (summary.steps[0].duration_ps * 1e-12 * 100e12)).epsilon(1e-9));
+  CHECK(plane->mfu == Approx(40e9 / (summary.steps[0].duration_ps * 1e-12 * 100e12)).epsilon(1e-9));
   CHECK(plane->mfu > 0);
 
   // A roofline point for the marker: its FLOPs over the device time of the

@@ -4,11 +4,10 @@
 #include "src/analysis/markers/call_stacks.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "src/xplane/schema.h"
 #include "src/xplane/work_count.h"

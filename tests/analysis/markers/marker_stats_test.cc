@@ -1,18 +1,18 @@
 // Markers and steps per name (self time, percentiles, threads), the tail
 // explained, report tables and selections, on constructed XSpaces.
+#include "src/analysis/markers/marker_stats.h"
+
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
-#include "src/analysis/timeline/distribution.h"
+#include "src/analysis/markers/tail_report.h"
 #include "src/analysis/report/marker_sections.h"
-#include "src/analysis/markers/marker_stats.h"
-#include "src/analysis/timeline/selection.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
 #include "src/analysis/report/summary_tables.h"
-#include "src/analysis/markers/tail_report.h"
+#include "src/analysis/timeline/distribution.h"
+#include "src/analysis/timeline/selection.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/analysis/request_space.h"
@@ -225,8 +225,8 @@ TEST_CASE("a step range leaves out other steps that ran meanwhile, with their ma
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(&space, xplane::kHostPlaneName));
   auto add_request = [&](int64_t id, int64_t start, int64_t end, const char* child) {
     auto* line = host.AddLine(id, "worker-" + std::to_string(id), 0);
-    auto* step = host.AddEvent(line, host.EventMetadataId("request"), start * kUs,
-                               (end - start) * kUs);
+    auto* step =
+        host.AddEvent(line, host.EventMetadataId("request"), start * kUs, (end - start) * kUs);
     host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
     host.AddStat(step, xplane::kStepNumStat, id);
     host.AddEvent(line, host.EventMetadataId(child), (start + 10) * kUs, 10 * kUs);

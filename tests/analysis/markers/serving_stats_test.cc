@@ -1,21 +1,21 @@
 // Async spans, queue waits, counters and instants in the summary, on a
 // constructed serving capture (request_space.h's MakeFlowSpace).
+#include "src/analysis/markers/serving_stats.h"
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "src/analysis/markers/flow_tails.h"
 #include "src/analysis/report/marker_sections.h"
-#include "src/analysis/timeline/selection.h"
-#include "src/analysis/markers/serving_stats.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
 #include "src/analysis/report/summary_tables.h"
+#include "src/analysis/timeline/selection.h"
 #include "tests/analysis/request_space.h"
 
 namespace neuronprof {
@@ -61,8 +61,7 @@ TEST_CASE("a queue wait between producer and consumer is a part of the step and 
   REQUIRE(async->has_tail);
   CHECK(async->lines[0].part == "wait enqueue->infer");
   CHECK(async->lines[0].excess_ps == Approx(30000.0 * kUs));
-  CHECK(analysis::TailSentence(*async).find("+30 ms in wait enqueue->infer") !=
-        std::string::npos);
+  CHECK(analysis::TailSentence(*async).find("+30 ms in wait enqueue->infer") != std::string::npos);
 }
 
 TEST_CASE("a producer waits for its first consumer; producers of one batch each wait for it") {
@@ -77,7 +76,7 @@ TEST_CASE("a producer waits for its first consumer; producers of one batch each 
                  int64_t{1});
     host.AddStat(event, producer ? xplane::kProducerIdStat : xplane::kConsumerIdStat, id);
   };
-  add(client, "send", 0, true, 1);      // one to many: consumed at 300 and 700 us
+  add(client, "send", 0, true, 1);  // one to many: consumed at 300 and 700 us
   add(worker, "recv", 300, false, 1);
   add(worker, "recv", 700, false, 1);
   add(client, "enqueue", 1000, true, 2);  // many to one: two requests, one batch
@@ -89,9 +88,9 @@ TEST_CASE("a producer waits for its first consumer; producers of one batch each 
   std::vector<std::pair<std::string, int64_t>> got;
   for (const auto& wait : waits) got.emplace_back(wait.part, (wait.end_ps - wait.start_ps) / kUs);
   std::sort(got.begin(), got.end());
-  CHECK(got == std::vector<std::pair<std::string, int64_t>>{
-                   {"wait enqueue->batch", 700}, {"wait enqueue->batch", 900},
-                   {"wait send->recv", 200}});
+  CHECK(got == std::vector<std::pair<std::string, int64_t>>{{"wait enqueue->batch", 700},
+                                                            {"wait enqueue->batch", 900},
+                                                            {"wait send->recv", 200}});
 }
 
 TEST_CASE("a batch consumer's links join its marker to each request: waits, parts, no instants") {
@@ -128,7 +127,7 @@ TEST_CASE("a batch consumer's links join its marker to each request: waits, part
   for (const auto& wait : waits) got.emplace_back(wait.part, (wait.end_ps - wait.start_ps) / kUs);
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<std::pair<std::string, int64_t>>{{"wait enqueue->assemble", 250},
-                                                             {"wait enqueue->assemble", 350}});
+                                                            {"wait enqueue->assemble", 350}});
   // One report for the two requests.
   const auto tails = analysis::BuildAsyncTails(spans, waits);
   REQUIRE(tails.size() == 1);
@@ -144,8 +143,8 @@ TEST_CASE("device work launched in a marker counts in that marker's part of the 
   auto* worker = host.AddLine(1, "worker", 0);
   for (int i = 0; i < 100; ++i) {
     const int64_t t = int64_t{i} * 50000, device_us = i == 7 ? 31000 : 1000;
-    auto* step = host.AddEvent(worker, host.EventMetadataId("batch"), t * kUs,
-                               (20 + device_us) * kUs);
+    auto* step =
+        host.AddEvent(worker, host.EventMetadataId("batch"), t * kUs, (20 + device_us) * kUs);
     host.AddStat(step, xplane::kRootLevelStat, int64_t{1});
     host.AddStat(step, xplane::kStepNumStat, int64_t{i});
     host.AddEvent(worker, host.EventMetadataId("launch"), (t + 5) * kUs, 10 * kUs);
@@ -155,7 +154,8 @@ TEST_CASE("device work launched in a marker counts in that marker's part of the 
   for (int32_t i = 0; i < static_cast<int32_t>(spans.spans.size()); ++i) {
     const auto& span = spans.spans[i];
     if (span.name != "launch") continue;
-    const int64_t step_end = spans.spans[span.parent].start_ps + spans.spans[span.parent].duration_ps;
+    const int64_t step_end =
+        spans.spans[span.parent].start_ps + spans.spans[span.parent].duration_ps;
     device.push_back({i, -1, span.start_ps + span.duration_ps, step_end, ""});
   }
   const auto without = analysis::BuildStepTails(spans);

@@ -1,13 +1,13 @@
 // The memory report on constructed captures: the peak, who made it, memory
 // by operator, the per-step growth that shows a leak, and ill-formed
 // reports flagged rather than turned into negative totals.
+#include "src/analysis/memory/memory_report.h"
+
+#include <catch2/catch.hpp>
 #include <limits>
 #include <string>
 
-#include <catch2/catch.hpp>
-
 #include "src/analysis/memory/memory_annotator.h"
-#include "src/analysis/memory/memory_report.h"
 #include "src/analysis/ops/operator_annotator.h"
 #include "src/analysis/ops/operator_events.h"
 #include "src/analysis/ops/step_breakdown.h"
@@ -30,20 +30,19 @@ struct MemorySpec {
   bool free;
   int64_t bytes;
   uint64_t address;
-  const char* op;           // tf_op stat; nullptr: none
-  int64_t total;            // bytes_allocated after it; -1: not reported
+  const char* op;  // tf_op stat; nullptr: none
+  int64_t total;   // bytes_allocated after it; -1: not reported
   const char* allocator;
-  const char* anomaly;      // nullptr: none
+  const char* anomaly;  // nullptr: none
 };
 
 void AddMemory(XSpace* space, const MemorySpec& spec) {
   xplane::XPlaneBuilder host(xplane::FindOrAddPlane(space, xplane::kHostPlaneName));
   auto* line = space->mutable_planes(0)->mutable_lines(0);  // "main"
-  auto* event = host.AddEvent(
-      line,
-      host.EventMetadataId(spec.free ? xplane::kMemoryDeallocationEvent
-                                     : xplane::kMemoryAllocationEvent),
-      spec.at_us * kPs, 0);
+  auto* event = host.AddEvent(line,
+                              host.EventMetadataId(spec.free ? xplane::kMemoryDeallocationEvent
+                                                             : xplane::kMemoryAllocationEvent),
+                              spec.at_us * kPs, 0);
   host.AddStat(event, xplane::kAllocatorNameStat, std::string_view(spec.allocator));
   host.AddStat(event, xplane::kAddressStat, spec.address);
   host.AddStat(event, xplane::kRequestedBytesStat, spec.bytes);

@@ -1,8 +1,8 @@
 // Custom FLOP/byte formulas (neuronprof/op_costs.h) by hand arithmetic, on
 // the synthetic step's aten::foo_unknown (one Float [64,128] input), which
 // has no built-in formula. Its own binary: the registry is process-wide.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <mutex>
 #include <set>
@@ -45,7 +45,7 @@ TEST_CASE("a registered formula costs a custom op in the table, the file and a l
             return OpCostEstimate{3 * x.Elements(), 2 * x.Elements() * x.element_bytes};
           }).ok());
   constexpr int64_t kElements = 64 * 128;
-  constexpr int64_t kFlops = 3 * kElements;     // 24576
+  constexpr int64_t kFlops = 3 * kElements;      // 24576
   constexpr int64_t kBytes = 2 * kElements * 4;  // 65536 (Float)
 
   auto space = testing::MakeOperatorSpace(1, false);

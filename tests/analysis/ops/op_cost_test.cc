@@ -51,8 +51,7 @@ TEST_CASE("mm, bmm and matmul") {
   CHECK(b.flops == 2 * 8 * 32 * 64 * 16);
   CHECK(b.bytes == 2 * 8 * (32 * 64 + 32 * 16 + 64 * 16));
   // Broadcast batch: [2,1,32,16] @ [3,16,8] -> batch 2*3.
-  CHECK(Cost("aten::matmul", "[[2,1,32,16],[3,16,8]]", "Float,Float").flops ==
-        2 * 6 * 32 * 8 * 16);
+  CHECK(Cost("aten::matmul", "[[2,1,32,16],[3,16,8]]", "Float,Float").flops == 2 * 6 * 32 * 8 * 16);
   // Vector-vector: a dot product of length 100.
   CHECK(Cost("aten::matmul", "[[100],[100]]", "Float,Float").flops == 200);
 }
@@ -70,24 +69,22 @@ TEST_CASE("conv2d takes stride, padding, dilation and groups from the values") {
 
   // aten::convolution (transposed=false, groups=4), stride 2, no padding:
   // x[2,8,16,16], w[8,2,3,3]: P = (16 - 2 - 1) / 2 + 1 = 7.
-  const OpCost g = Cost(
-      "aten::convolution", "[[2,8,16,16],[8,2,3,3],[],[],[],[],[],[],[]]",
-      "Float,Float,,,,,,,",
-      R"(["","","None","[2, 2]","[0, 0]","[1, 1]","false","[0, 0]","4"])");
+  const OpCost g = Cost("aten::convolution", "[[2,8,16,16],[8,2,3,3],[],[],[],[],[],[],[]]",
+                        "Float,Float,,,,,,,",
+                        R"(["","","None","[2, 2]","[0, 0]","[1, 1]","false","[0, 0]","4"])");
   REQUIRE(g.known);
   CHECK(g.flops == 2 * 2 * 8 * 7 * 7 * (8 / 4) * 3 * 3);
   CHECK(g.params == "N=2,C=8,H=16,W=16,K=8,P=7,Q=7,R=3,S=3,g=4,Float");
 
   // conv1d: x[4,6,50], w[10,6,5], dilation 2: P = 50 - 2*4 - 1 + 1 = 42.
-  const OpCost d = Cost("aten::conv1d", "[[4,6,50],[10,6,5],[],[],[],[],[]]",
-                        "Float,Float,,,,,", R"(["","","None","[1]","[0]","[2]","1"])");
+  const OpCost d = Cost("aten::conv1d", "[[4,6,50],[10,6,5],[],[],[],[],[]]", "Float,Float,,,,,",
+                        R"(["","","None","[1]","[0]","[2]","1"])");
   CHECK(d.flops == 2 * 4 * 10 * 42 * 6 * 5);
 }
 
 TEST_CASE("softmax and log_softmax") {
   // x[32,10]: 320 elements; softmax 40 FLOPs each, 3 passes of 4 bytes.
-  const OpCost s = Cost("aten::softmax", "[[32,10],[],[]]", "Float,Scalar,",
-                        R"(["","1","None"])");
+  const OpCost s = Cost("aten::softmax", "[[32,10],[],[]]", "Float,Scalar,", R"(["","1","None"])");
   REQUIRE(s.known);
   CHECK(s.flops == 40 * 320);
   CHECK(s.flops == 12800);
@@ -146,11 +143,13 @@ TEST_CASE("losses, normalization and embedding") {
                         "Float,Float,Float,Float,Float,Scalar,Scalar,Scalar,Scalar");
   CHECK(b.flops == 8 * 2048);
   CHECK(b.bytes == 4 * 2048 * 4);
-  CHECK(Cost("aten::layer_norm", "[[4,256],[],[256],[256],[],[]]", "Float,,Float,Float,Scalar,Scalar")
-            .flops == 8 * 1024);
+  CHECK(
+      Cost("aten::layer_norm", "[[4,256],[],[256],[256],[],[]]", "Float,,Float,Float,Scalar,Scalar")
+          .flops == 8 * 1024);
   // embedding(weight[1000,64], idx[32]): reads 32 Long indices, reads and
   // writes 32 rows of 64 floats.
-  const OpCost e = Cost("aten::embedding", "[[1000,64],[32],[],[],[]]", "Float,Long,Scalar,Scalar,Scalar");
+  const OpCost e =
+      Cost("aten::embedding", "[[1000,64],[32],[],[],[]]", "Float,Long,Scalar,Scalar,Scalar");
   CHECK(e.flops == 0);
   CHECK(e.bytes == 32 * 8 + 2 * 32 * 64 * 4);
 }
@@ -215,13 +214,13 @@ TEST_CASE("input stats are read with the one strict JSON grammar the Kineto expo
     CHECK(ParseOpInputs(c.dims, c.types, c.values).ok());
   }
   const Case refused[] = {
-      {"[[01]]", "Float", ""},                  // Leading zero.
-      {"[[1],]", "Float", ""},                  // Trailing comma.
-      {"[[1]]\v", "Float", ""},                 // Not JSON whitespace.
-      {"[[1]]", "Scalar", R"(["\x41"])"},       // Not a JSON escape.
-      {"[[1]]", "Scalar", "[\"a\x01\"]"},      // Raw control character.
-      {"[[1]]", "Scalar", "[\"\xFF\"]"},       // Not UTF-8.
-      {"[[1]]", "Scalar", R"(["\ud800"])"},     // Unpaired surrogate.
+      {"[[01]]", "Float", ""},               // Leading zero.
+      {"[[1],]", "Float", ""},               // Trailing comma.
+      {"[[1]]\v", "Float", ""},              // Not JSON whitespace.
+      {"[[1]]", "Scalar", R"(["\x41"])"},    // Not a JSON escape.
+      {"[[1]]", "Scalar", "[\"a\x01\"]"},    // Raw control character.
+      {"[[1]]", "Scalar", "[\"\xFF\"]"},     // Not UTF-8.
+      {"[[1]]", "Scalar", R"(["\ud800"])"},  // Unpaired surrogate.
   };
   for (const Case& c : refused) {
     INFO(c.dims << " / " << c.values);
@@ -255,16 +254,16 @@ TEST_CASE("absurd sizes are refused or left unknown instead of overflowing") {
                   .known);
   // issue 27: an empty batch beside dimensions of 2^31 (a libtorch bmm can
   // record one): M·N + M·K overflowed int64 (UB). Nothing to compute.
-  const OpCost empty = Cost("aten::bmm", "[[0,2147483648,2147483648],[0,2147483648,2147483648]]",
-                            "Float,Float");
+  const OpCost empty =
+      Cost("aten::bmm", "[[0,2147483648,2147483648],[0,2147483648,2147483648]]", "Float,Float");
   CHECK(empty.known);
   CHECK(empty.flops == 0);
   CHECK(empty.bytes == 0);
   // Huge dimensions beside an empty one elsewhere: unknown, not wrapped.
-  CHECK_FALSE(Cost("aten::matmul", "[[1099511627776,0],[0,4611686018427387904]]", "Float,Float")
-                  .known);
-  CHECK_FALSE(Cost("aten::embedding", "[[0,4611686018427387904],[1099511627776]]", "Float,Long")
-                  .known);
+  CHECK_FALSE(
+      Cost("aten::matmul", "[[1099511627776,0],[0,4611686018427387904]]", "Float,Float").known);
+  CHECK_FALSE(
+      Cost("aten::embedding", "[[0,4611686018427387904],[1099511627776]]", "Float,Long").known);
   CHECK_FALSE(Cost("aten::index_select", "[[1099511627776,1],[],[1099511627776]]", "Float,,Long",
                    R"(["","1",""])")
                   .known);

@@ -1,21 +1,21 @@
 // The operator walk (nesting, scope, layer, no double counting), the op
 // table, the step breakdown and the annotations, on a synthetic capture.
-#include <catch2/catch.hpp>
+#include "src/analysis/ops/operator_events.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "neuronprof/trace.h"
 #include "src/analysis/ops/op_table.h"
 #include "src/analysis/ops/operator_annotator.h"
-#include "src/analysis/ops/operator_events.h"
 #include "src/analysis/ops/step_breakdown.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
-#include "src/xplane/xplane_builder.h"
 #include "src/xplane/work_count.h"
+#include "src/xplane/xplane_builder.h"
 #include "src/xplane/xplane_visitor.h"
-#include "neuronprof/trace.h"
 #include "tests/analysis/operator_space.h"
 #include "tests/host_plane_capture.h"
 
@@ -192,8 +192,8 @@ TEST_CASE("an op that owns its FLOPs also owns the bytes of the copies nested in
         "Float,Float,,,,,", R"(["","","None","[1, 1]","[1, 1]","[1, 1]","1"])");
   AddOp(host, line, "aten::_slow_conv2d_forward", 210, 80, "[[8,3,32,32],[16,3,3,3]]",
         "Float,Float", R"(["",""])");
-  AddOp(host, line, "aten::copy_", 220, 10, "[[8,3,32,32],[8,3,32,32],[]]",
-        "Float,Float,Scalar", R"(["","","false"])");
+  AddOp(host, line, "aten::copy_", 220, 10, "[[8,3,32,32],[8,3,32,32],[]]", "Float,Float,Scalar",
+        R"(["","","false"])");
   const OperatorEvents events = CollectOperatorEvents(space);
   REQUIRE(events.ops.size() == 5);
   const OperatorEvent& addmm = events.ops[0];
@@ -380,8 +380,8 @@ TEST_CASE("the step breakdown adds up to the step time") {
     CHECK(s.forward_ps == 180 * kUs);
     CHECK(s.optimizer_ps == 40 * kUs);
     CHECK(s.loss_ps == 0);
-    CHECK(s.backward_ps == 290 * kUs);   // AddmmBackward0
-    CHECK(s.other_ops_ps == 10 * kUs);   // zero_ has no direction
+    CHECK(s.backward_ps == 290 * kUs);  // AddmmBackward0
+    CHECK(s.other_ops_ps == 10 * kUs);  // zero_ has no direction
     // MLP 390 - 180 in ops, loss_backward 400 - 290, optimizer_step 100 - 50.
     CHECK(s.markers_ps == 370 * kUs);
     CHECK(s.idle_ps == 110 * kUs);
@@ -457,8 +457,7 @@ TEST_CASE("annotation gives one op name in two scopes the tf_op of each scope") 
   plane.ForEachEvent([&](const xplane::EventVisitor& event) {
     if (auto value = event.StrStatNamed(xplane::kTfOpStat)) tf_ops.emplace_back(*value);
   });
-  CHECK(tf_ops == std::vector<std::string>{"enc/aten__relu:aten__relu",
-                                           "dec/aten__relu:aten__relu",
+  CHECK(tf_ops == std::vector<std::string>{"enc/aten__relu:aten__relu", "dec/aten__relu:aten__relu",
                                            "aten__relu:aten__relu"});
 }
 

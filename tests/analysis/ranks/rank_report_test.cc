@@ -4,13 +4,12 @@
 // caused, the collectives table, and the refusals of runs that are not
 // one job's ranks.
 #include "src/analysis/ranks/rank_report.h"
-#include "src/analysis/report/rank_sections.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
+#include "src/analysis/report/rank_sections.h"
 #include "tests/analysis/rank_space.h"
 
 namespace neuronprof {
@@ -60,7 +59,7 @@ TEST_CASE("per rank and step: compute, communication, overlap, idle and waiting"
     CHECK(other.comm_ps == 300 * kUs);     // enqueue 400..410 and work 405..700
     CHECK(other.overlap_ps == 150 * kUs);  // the backward op during the all_reduce
     CHECK(other.idle_ps == 310 * kUs);
-    CHECK(other.waited_ps == 100 * kUs);   // for rank 3's enqueue at 500
+    CHECK(other.waited_ps == 100 * kUs);  // for rank 3's enqueue at 500
     const auto& straggler = Row(*report, 3, step);
     CHECK(straggler.compute_ps == 640 * kUs);
     CHECK(straggler.comm_ps == 200 * kUs);

@@ -3,16 +3,15 @@
 // behaviour; the ASan/UBSan build runs these with halt_on_error), and says
 // how many events it clamped.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <limits>
 
 #include "src/analysis/ops/op_table.h"
 #include "src/analysis/ops/operator_events.h"
-#include "src/xplane/saturating.h"
 #include "src/analysis/ops/step_breakdown.h"
 #include "src/analysis/report/summary.h"
 #include "src/analysis/report/summary_sections.h"
+#include "src/xplane/saturating.h"
 #include "tests/analysis/operator_space.h"
 
 namespace neuronprof {
@@ -100,8 +99,8 @@ TEST_CASE("extreme times and durations are clamped, counted and reported, never 
     CHECK_FALSE(FormatOpTableCsv(summary.table).empty());
     for (const StepBreakdown& step : summary.steps) {
       // Each category's time lies inside the (clamped) step window.
-      for (int64_t part : {step.forward_ps, step.backward_ps, step.other_ops_ps,
-                           step.markers_ps, step.device_busy_ps}) {
+      for (int64_t part : {step.forward_ps, step.backward_ps, step.other_ops_ps, step.markers_ps,
+                           step.device_busy_ps}) {
         CHECK(part >= 0);
       }
     }

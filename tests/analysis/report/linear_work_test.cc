@@ -6,16 +6,14 @@
 // (xplane::WorkCount: events visited, stats compared, intervals merged,
 // stack entries walked) against a bound of O(n log n). A quadratic path
 // counts ~n^2/2 here on any machine, however fast; no timing.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
 
 #include "fmt/format.h"
-
 #include "src/analysis/ops/operator_events.h"
 #include "src/analysis/ranks/rank_data.h"
 #include "src/analysis/ranks/rank_report.h"

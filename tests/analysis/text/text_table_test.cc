@@ -2,10 +2,9 @@
 // text needs it, and never run as a formula.
 #include "src/analysis/text/text_table.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "src/analysis/text/report_table.h"
 

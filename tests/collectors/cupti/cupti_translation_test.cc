@@ -4,12 +4,12 @@
 // no-driver tests name a driver library that does not exist, so the same
 // assertions run on every machine; the driver-present path is the hidden
 // test "[.gpu]", run on GPU machines with `cupti_translation_test "[gpu]"`.
-#include <catch2/catch.hpp>
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,15 +19,15 @@
 #include "neuronprof/neuronprof.h"
 #include "src/analysis/report/summary.h"
 #include "src/collectors/cupti/activity_translator.h"
-#include "tests/collectors/cupti/cupti_test_gpu.h"
 #include "src/collectors/cupti/buffer_pool.h"
 #include "src/collectors/cupti/cupti_collector.h"
-#include "src/collectors/cupti/gpu_properties.h"
 #include "src/collectors/cupti/driver_properties.h"
+#include "src/collectors/cupti/gpu_properties.h"
 #include "src/collectors/device/device_activity.h"
 #include "src/collectors/device/device_planes.h"
-#include "src/xplane/xplane_builder.h"
 #include "src/xplane/schema.h"
+#include "src/xplane/xplane_builder.h"
+#include "tests/collectors/cupti/cupti_test_gpu.h"
 #include "tests/test_util.h"
 #include "tests/xplane_read.h"
 
@@ -62,27 +62,24 @@ class RecordingSink : public DeviceActivitySink {
     clock_syncs.emplace_back(device_ns, host_ns);
   }
   void AddEvent(const DeviceEvent& e) override {
-    Event copy{e.kind, e.device_id, e.queue_id, std::string(e.name),
-               e.start_ns, e.end_ns, e.correlation_id, e.bytes,
-               std::string(e.details), {}};
+    Event copy{e.kind,   e.device_id,      e.queue_id, std::string(e.name),    e.start_ns,
+               e.end_ns, e.correlation_id, e.bytes,    std::string(e.details), {}};
     for (size_t i = 0; i < e.num_stats; ++i) {
       copy.stats[std::string(e.stats[i].key())] = e.stats[i].double_value();
     }
     events.push_back(std::move(copy));
   }
   void AddRuntimeCall(const RuntimeCall& c) override {
-    calls.push_back({c.thread_id, std::string(c.name), c.start_ns, c.end_ns,
-                     c.correlation_id, c.host_epoch_clock});
+    calls.push_back({c.thread_id, std::string(c.name), c.start_ns, c.end_ns, c.correlation_id,
+                     c.host_epoch_clock});
   }
   void AddDropped(uint64_t count, std::string_view reason) override {
     drops.emplace_back(count, std::string(reason));
   }
-  void SetDeviceProperty(int device_id, std::string_view key,
-                         std::string_view value) override {
+  void SetDeviceProperty(int device_id, std::string_view key, std::string_view value) override {
     string_properties[{device_id, std::string(key)}] = std::string(value);
   }
-  void SetDeviceProperty(int device_id, std::string_view key,
-                         int64_t value) override {
+  void SetDeviceProperty(int device_id, std::string_view key, int64_t value) override {
     int_properties[{device_id, std::string(key)}] = value;
   }
   void AddMemoryEvent(const DeviceMemoryEvent& event) override {
@@ -249,8 +246,7 @@ TEST_CASE("memcpy records become copies named as xprof classifies them") {
   CHECK(a.correlation_id == 77);
   CHECK(a.start_ns == 500);
   CHECK(a.end_ns == 900);
-  CHECK(a.details ==
-        "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:1 async:1");
+  CHECK(a.details == "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:1 async:1");
   CHECK(sink.events[1].name == "MemcpyDtoH");
   CHECK(sink.events[1].details ==
         "kind:DtoH kind_src:device kind_dst:pageable size:8 dest:1 async:0");
@@ -416,9 +412,7 @@ TEST_CASE("the buffer pool hands each buffer out once and refuses when empty") {
   CHECK(p.rejected() == 3);
 
   std::vector<std::pair<uint8_t*, size_t>> seen;
-  p.ForEachCompleted([&](uint8_t* data, size_t valid) {
-    seen.emplace_back(data, valid);
-  });
+  p.ForEachCompleted([&](uint8_t* data, size_t valid) { seen.emplace_back(data, valid); });
   // Hand-out order; b is still out.
   CHECK(seen == std::vector<std::pair<uint8_t*, size_t>>{{a, 24}, {c, 100}});
 
@@ -431,10 +425,8 @@ TEST_CASE("the buffer pool hands each buffer out once and refuses when empty") {
 }
 
 TEST_CASE("the buffer pool rejects unusable shapes") {
-  CHECK(ActivityBufferPool::Create(1001, 2).status().code() ==
-        absl::StatusCode::kInvalidArgument);
-  CHECK(ActivityBufferPool::Create(1024, 0).status().code() ==
-        absl::StatusCode::kInvalidArgument);
+  CHECK(ActivityBufferPool::Create(1001, 2).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ActivityBufferPool::Create(1024, 0).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("CUPTI options out of range are InvalidArgument naming the field") {
@@ -535,8 +527,7 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   ReportGpuProperties(0, gpus.at(0), buffer);
 
   collectors::CollectStats stats;
-  collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(), &space,
-                                &stats);
+  collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(), &space, &stats);
   CHECK(stats.dropped == 0);
 
   const auto* gpu = xplane::FindPlane(space, "/device:GPU:0");
@@ -561,8 +552,7 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
   CHECK(StatText(*gpu, memcpy_event, "memcpy_details") ==
         "kind:HtoD kind_src:pinned kind_dst:device size:4096 dest:0 async:0");
   CHECK(StatText(*gpu, memcpy_event, "bytes") == "4096");
-  CHECK(EventName(*gpu, kernel_event) ==
-        "vecAdd(float const*, float const*, float*, int)");
+  CHECK(EventName(*gpu, kernel_event) == "vecAdd(float const*, float const*, float*, int)");
   CHECK(line.timestamp_ns() + kernel_event.offset_ps() / 1000 == 1000);
   CHECK(kernel_event.duration_ps() == 2'500'000);
   CHECK(StatText(*gpu, kernel_event, "kernel_details") ==
@@ -573,8 +563,7 @@ TEST_CASE("translated records land on xprof's GPU planes, lines and stats") {
 
   // The launch is on thread 4321's line of the GPU runtime plane, with the
   // kernel's correlation id.
-  const auto* host =
-      xplane::FindPlane(space, collectors::RuntimePlaneName("GPU"));
+  const auto* host = xplane::FindPlane(space, collectors::RuntimePlaneName("GPU"));
   REQUIRE(host != nullptr);
   const tensorflow::profiler::XLine* thread = nullptr;
   for (const auto& candidate : host->lines()) {
@@ -684,9 +673,8 @@ TEST_CASE("a capture with the CUPTI collector keeps its host plane without a GPU
   const tensorflow::profiler::XSpace space = testing::ReadXSpace(xplane_path);
   bool host_marker = false;
   if (const auto* host = xplane::FindPlane(space, xplane::kHostPlaneName)) {
-    xplane::PlaneVisitor(*host).ForEachEvent([&](const xplane::EventVisitor& event) {
-      host_marker |= event.Name() == "train_step";
-    });
+    xplane::PlaneVisitor(*host).ForEachEvent(
+        [&](const xplane::EventVisitor& event) { host_marker |= event.Name() == "train_step"; });
   }
   CHECK(host_marker);
   std::string errors;

@@ -12,12 +12,12 @@
 #include <string>
 
 #include "src/collectors/cupti/activity_translator.h"
-#include "tests/collectors/cupti/cupti_test_gpu.h"
 #include "src/collectors/cupti/driver_properties.h"
 #include "src/collectors/device/device_activity.h"
 #include "src/collectors/device/device_planes.h"
 #include "src/export/atomic_file.h"
 #include "src/xplane/xplane_builder.h"
+#include "tests/collectors/cupti/cupti_test_gpu.h"
 
 namespace {
 
@@ -103,8 +103,7 @@ int main(int argc, char** argv) {
   neuronprof::cupti::ReportGpuProperties(0, gpus.at(0), buffer);
 
   neuronprof::collectors::CollectStats stats;
-  neuronprof::collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(),
-                                            &space, &stats);
+  neuronprof::collectors::AddDeviceActivity("cupti", "GPU", buffer.activity(), &space, &stats);
   std::string bytes;
   if (!space.SerializeToString(&bytes)) return 1;
   absl::Status written = neuronprof::exporter::WriteFileAtomically(argv[1], bytes);
@@ -112,8 +111,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", written.ToString().c_str());
     return 1;
   }
-  std::printf("%lld device events, %lld dropped\n",
-              static_cast<long long>(stats.events),
+  std::printf("%lld device events, %lld dropped\n", static_cast<long long>(stats.events),
               static_cast<long long>(stats.dropped));
   return 0;
 }

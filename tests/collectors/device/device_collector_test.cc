@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -12,15 +13,13 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
 #include "src/collectors/device/clock_fit.h"
 #include "src/export/chrome_trace.h"
 #include "src/session/capture_session.h"
-#include "src/xplane/schema.h"
 #include "src/xplane/plain_name.h"
+#include "src/xplane/schema.h"
 #include "src/xplane/xplane_builder.h"
 #include "tests/export/trace_text.h"
 #include "tests/test_util.h"
@@ -65,9 +64,8 @@ struct NpuScript {
   std::string device_type = "NPU";
 
   uint64_t ToDevice(int64_t host_ns) const {
-    return kDeviceBase +
-           static_cast<uint64_t>(std::llround(static_cast<double>(
-               static_cast<long double>(host_ns - host_base) / kRate)));
+    return kDeviceBase + static_cast<uint64_t>(std::llround(static_cast<double>(
+                             static_cast<long double>(host_ns - host_base) / kRate)));
   }
   // Where the runtime "executed" launch i: inside (call end, window stop).
   std::pair<int64_t, int64_t> DeviceSpan(size_t i) const {
@@ -77,14 +75,13 @@ struct NpuScript {
     return {start, start + room / 4};
   }
 
-  void Enqueue(std::string name, int device_id, int64_t queue_id,
-               DeviceEventKind kind) {
+  void Enqueue(std::string name, int device_id, int64_t queue_id, DeviceEventKind kind) {
     ScopedTrace call("npuLaunch");
     const int64_t begin = HostEpochNowNs();
     const int64_t end = HostEpochNowNs() + 1;
     std::lock_guard<std::mutex> lock(mutex);
-    launches.push_back({std::move(name), device_id, queue_id, kind,
-                        ThisThreadId(), begin, end, launches.size() + 100});
+    launches.push_back({std::move(name), device_id, queue_id, kind, ThisThreadId(), begin, end,
+                        launches.size() + 100});
   }
 };
 
@@ -174,8 +171,8 @@ class ScriptedNpu : public DeviceCollector {
 class Registration {
  public:
   Registration(std::string name, std::shared_ptr<NpuScript> script) : name_(std::move(name)) {
-    status_ = RegisterDeviceCollector(
-        name_, [script] { return std::make_unique<ScriptedNpu>(script); });
+    status_ =
+        RegisterDeviceCollector(name_, [script] { return std::make_unique<ScriptedNpu>(script); });
   }
   ~Registration() {
     if (status_.ok()) UnregisterDeviceCollector(name_).IgnoreError();
@@ -200,8 +197,8 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-bool AnyContains(const google::protobuf::RepeatedPtrField<std::string>& texts,
-                 const std::string& a, const std::string& b = "") {
+bool AnyContains(const google::protobuf::RepeatedPtrField<std::string>& texts, const std::string& a,
+                 const std::string& b = "") {
   for (const std::string& text : texts) {
     if (Contains(text, a) && Contains(text, b)) return true;
   }
@@ -274,8 +271,7 @@ TEST_CASE("device activity becomes planes per device and lines per queue") {
   CHECK(FindStat(*npu0, kernel, xplane::kKernelDetailsStat)->str_value() ==
         "grid:4,1,1 block:128,1,1");
   CHECK(FindStat(*npu0, kernel, xplane::kFlopsStat)->int64_value() == 2048);
-  CHECK(FindStat(*npu0, kernel, xplane::kTfOpStat)->str_value() ==
-        "MLP/fc1/addmm:Addmm");
+  CHECK(FindStat(*npu0, kernel, xplane::kTfOpStat)->str_value() == "MLP/fc1/addmm:Addmm");
   CHECK(FindStat(*npu0, kernel, xplane::kDeviceEventKindStat)->str_value() == "kernel");
   CHECK(FindStat(*npu0, kernel, "engine")->str_value() == "tensor");
   CHECK(FindStat(*npu0, kernel, "tiles")->int64_value() == 12);
@@ -386,7 +382,8 @@ TEST_CASE("runtime calls get a runtime plane, one line per calling thread") {
   const std::string json = testing::ChromeTraceText(space);
   size_t starts = 0, ends = 0;
   for (size_t at = 0; (at = json.find("{\"ph\":\"s\"", at)) != std::string::npos; ++at) ++starts;
-  for (size_t at = 0; (at = json.find("{\"ph\":\"f\",\"bp\":\"e\"", at)) != std::string::npos; ++at) ++ends;
+  for (size_t at = 0; (at = json.find("{\"ph\":\"f\",\"bp\":\"e\"", at)) != std::string::npos; ++at)
+    ++ends;
   CHECK(starts == 4);
   CHECK(ends == 4);
   for (const Launch& launch : script->launches) {
@@ -413,8 +410,9 @@ TEST_CASE("drops are counted and explained in the warnings") {
   for (const std::string& warning : result->warnings) all += warning + "\n";
   CAPTURE(all);
   CHECK(Contains(all, "'dropping_npu' (NPU) lost 3 records: activity buffer overflow"));
-  CHECK(Contains(all, "dropped 2 records of device plug-in 'dropping_npu' (NPU): "
-                      "outside the capture window"));
+  CHECK(Contains(all,
+                 "dropped 2 records of device plug-in 'dropping_npu' (NPU): "
+                 "outside the capture window"));
   // The saved file holds the same planes and warnings.
   XSpace saved = testing::ReadXSpace(result->run_dir + "/testhost.xplane.pb");
   CHECK(xplane::FindPlane(saved, "/device:CUSTOM:NPU:0") != nullptr);
@@ -435,10 +433,8 @@ TEST_CASE("a failing plug-in adds an error and the other planes stay") {
       r3("badly_named", badly_named), r4("healthy_gpu", healthy);
   session::CaptureResult result = Capture(*failing);
   const XSpace& space = result.space;
-  CHECK(AnyContains(space.errors(), "device plug-in 'failing_npu'",
-                    "runtime lost the device"));
-  CHECK(AnyContains(space.errors(), "device plug-in 'refusing_asic'",
-                    "no access to /dev/asic0"));
+  CHECK(AnyContains(space.errors(), "device plug-in 'failing_npu'", "runtime lost the device"));
+  CHECK(AnyContains(space.errors(), "device plug-in 'refusing_asic'", "no access to /dev/asic0"));
   CHECK(AnyContains(space.errors(), "device plug-in 'badly_named'",
                     "device_type() 'my npu' is not a plain name"));
   CHECK(space.errors_size() == 3);
@@ -542,9 +538,9 @@ TEST_CASE("registration refuses duplicates and bad names") {
   REQUIRE(UnregisterDeviceCollector("dup_npu").ok());
   Capture(*script);
   CHECK_FALSE(script->started);
-  REQUIRE(RegisterDeviceCollector(
-              "dup_npu", [script] { return std::make_unique<ScriptedNpu>(script); })
-              .ok());
+  REQUIRE(RegisterDeviceCollector("dup_npu", [script] {
+            return std::make_unique<ScriptedNpu>(script);
+          }).ok());
   Capture(*script);
   CHECK(script->started);
   CHECK(script->flushes == 1);  // One collector per name, not one per registration.

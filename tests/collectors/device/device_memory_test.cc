@@ -1,11 +1,10 @@
 // Device memory through the plug-in API: allocations, frees and usage
 // samples of a pool become memory events on the host plane, in the window,
 // and the memory report shows the pool's timeline and flags a bad free.
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/device.h"
 #include "neuronprof/neuronprof.h"
@@ -115,8 +114,9 @@ TEST_CASE("device memory: pool events land on the host plane with their allocato
       line.ForEachEvent([&](const xplane::EventVisitor& event) {
         if (!xplane::IsMemoryEventName(event.Name())) return;
         std::string scratch;
-        seen.push_back(std::string(line.Name()) + "|" + std::string(event.Name()) + "|" +
-                       std::string(event.StatNamed(xplane::kAllocatorNameStat)->TextValue(&scratch)));
+        seen.push_back(
+            std::string(line.Name()) + "|" + std::string(event.Name()) + "|" +
+            std::string(event.StatNamed(xplane::kAllocatorNameStat)->TextValue(&scratch)));
       });
     });
     // The allocation from an hour before is outside the window: dropped.

@@ -2,10 +2,9 @@
 // addresses, symbolized when the host plane is built into the stat "stack"
 // against this binary's own functions and lines (built with -g).
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_split.h"
 #include "neuronprof/trace.h"

@@ -1,11 +1,11 @@
 // The host plane built from recorded markers: operators share one event
 // metadata per signature, compact keys become stat names, and
 // NEURONPROF_SCOPE call sites carry their file and line.
-#include <string>
-
-#include <catch2/catch.hpp>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <catch2/catch.hpp>
+#include <string>
 
 #include "neuronprof/trace.h"
 #include "neuronprof/trace_events.h"
@@ -17,8 +17,8 @@
 #include "src/session/mapped_arena.h"
 #include "src/xplane/schema.h"
 #include "src/xplane/xplane_visitor.h"
-#include "tests/host_plane_capture.h"
 #include "tests/export/trace_text.h"
+#include "tests/host_plane_capture.h"
 
 namespace neuronprof {
 namespace {
@@ -158,10 +158,9 @@ TEST_CASE("inputs that differ only in where one string ends and the next begins 
 
 TEST_CASE("compact keys are stored under the stat names; values are kept as they are") {
   auto space = testing::CaptureHostPlane([] {
-    ScopedTrace alloc(xplane::kMemoryAllocationEvent,
-                      {{xplane::kCompactAddressKey, int64_t{4096}},
-                       {xplane::kCompactAllocatorNameKey, "cpu"},
-                       {"user_key", xplane::kCompactTfOpKey}});
+    ScopedTrace alloc(xplane::kMemoryAllocationEvent, {{xplane::kCompactAddressKey, int64_t{4096}},
+                                                       {xplane::kCompactAllocatorNameKey, "cpu"},
+                                                       {"user_key", xplane::kCompactTfOpKey}});
   });
   const xplane::PlaneVisitor plane(space.planes(0));
   const xplane::EventVisitor event = plane.Line(0).Event(0);
@@ -178,15 +177,11 @@ void RecordSites() {
   for (int i = 0; i < 3; ++i) {
     NEURONPROF_SCOPE("site");
   }
-  {
-    NEURONPROF_SCOPE("site");
-  }
+  { NEURONPROF_SCOPE("site"); }
   {
     NEURONPROF_SCOPE("site", {{"i", 1}});  // Arguments: copied, no site.
   }
-  {
-    ScopedTrace copied("site");
-  }
+  { ScopedTrace copied("site"); }
 }
 
 std::string Site(int line) { return std::string(__FILE__) + ":" + std::to_string(line); }
@@ -231,9 +226,7 @@ TEST_CASE("the summary's markers table has one row per call site, with its short
   const std::vector<analysis::SpanStats> markers =
       analysis::BuildMarkerStats(analysis::CollectHostSpans(space)).markers;
   // host/host_plane_test.cc:<line>: the last two parts of __FILE__.
-  auto short_site = [](int line) {
-    return "host/host_plane_test.cc:" + std::to_string(line);
-  };
+  auto short_site = [](int line) { return "host/host_plane_test.cc:" + std::to_string(line); };
   REQUIRE(markers.size() == 3);
   int64_t first = 0, second = 0, none = 0;
   for (const analysis::SpanStats& row : markers) {

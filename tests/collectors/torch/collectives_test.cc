@@ -1,18 +1,18 @@
 // c10d collectives in kOperator captures (src/collectors/torch/collectives.h):
 // record_param_comms with its debug info, and two ProcessGroupGloo ranks in
 // this process (two threads, one HashStore) inside one Profiler window.
+#include <ATen/record_function.h>
+#include <torch/torch.h>
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cmath>
 #include <map>
 #include <string>
 #include <thread>
-#include <vector>
-
-#include <ATen/record_function.h>
-#include <catch2/catch.hpp>
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
-#include <torch/torch.h>
+#include <vector>
 #ifdef NEURONPROF_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/Ops.hpp>
@@ -24,8 +24,8 @@
 #include "src/collectors/torch/collectives.h"
 #include "src/export/byte_sink.h"
 #include "src/export/kineto_trace.h"
-#include "tests/test_util.h"
 #include "tests/collectors/torch/torch_capture.h"
+#include "tests/test_util.h"
 
 namespace neuronprof {
 namespace {
@@ -77,16 +77,14 @@ TEST_CASE("ProcessGroupGloo collectives of two ranks are recorded with sizes and
   REQUIRE(profiler.status().ok());
   auto rank_main = [&](int rank) {
     auto gloo_options = ::c10d::ProcessGroupGloo::Options::create();
-    gloo_options->devices.push_back(
-        ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    gloo_options->devices.push_back(::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     auto pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(store, rank, 2, gloo_options);
     std::vector<at::Tensor> tensors{torch::full({kNumel}, float(rank + 1))};
     ::c10d::ops::allreduce(pg, tensors)->wait();
     reduced[rank] = tensors[0][0].item<float>();
     std::vector<at::Tensor> root{torch::full({kNumel}, float(rank))};
     ::c10d::ops::broadcast(pg, root)->wait();
-    std::vector<std::vector<at::Tensor>> gathered{
-        {torch::empty({kNumel}), torch::empty({kNumel})}};
+    std::vector<std::vector<at::Tensor>> gathered{{torch::empty({kNumel}), torch::empty({kNumel})}};
     std::vector<at::Tensor> input{torch::full({kNumel}, float(rank))};
     pg->allgather(gathered, input)->wait();
     pg->barrier()->wait();

@@ -7,16 +7,16 @@
 // rank 0 has enqueued it (a store key rank 0 sets once its enqueue
 // returned), so rank 0 always waits for rank 1. Writes
 // LOGDIR/plugins/profile/job/node_rank<RANK>.xplane.pb. Exit 0 when done.
+#include <torch/torch.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
-#include <vector>
-
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/Ops.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/torch.h>
+#include <vector>
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
@@ -32,8 +32,7 @@ int main(int argc, char** argv) {
     if (!neuronprof::EnableTorchOperators().ok()) return 3;
     auto store = c10::make_intrusive<::c10d::FileStore>(argv[1], 2);
     auto gloo_options = ::c10d::ProcessGroupGloo::Options::create();
-    gloo_options->devices.push_back(
-        ::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    gloo_options->devices.push_back(::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     auto pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(store, rank, 2, gloo_options);
 
     neuronprof::ProfilerOptions options;

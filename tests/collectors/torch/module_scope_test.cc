@@ -64,9 +64,9 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
-std::vector<std::string> Stats(const std::vector<Op> &ops, const std::string &key) {
+std::vector<std::string> Stats(const std::vector<Op>& ops, const std::string& key) {
   std::vector<std::string> out;
-  for (const Op &op : ops) out.push_back(op.stat(key));
+  for (const Op& op : ops) out.push_back(op.stat(key));
   return out;
 }
 

@@ -6,10 +6,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "src/analysis/ranks/rank_report.h"
 #include "tests/test_util.h"
@@ -42,8 +41,8 @@ TEST_CASE("two Gloo processes: steps, communication and the straggler of a real 
   const std::string logdir[2] = {dir.path() + "/rank0", dir.path() + "/rank1"};
   pid_t pids[2];
   for (int r = 0; r < 2; ++r) {
-    pids[r] = Spawn({NEURONPROF_GLOO_RANK_MAIN, store, logdir[r], std::to_string(r),
-                     std::to_string(kSteps)});
+    pids[r] = Spawn(
+        {NEURONPROF_GLOO_RANK_MAIN, store, logdir[r], std::to_string(r), std::to_string(kSteps)});
   }
   for (pid_t pid : pids) REQUIRE(Wait(pid) == 0);
 

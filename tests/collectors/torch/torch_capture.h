@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"
@@ -21,7 +20,6 @@
 
 namespace neuronprof {
 namespace testing {
-
 
 // One recorded event with its stats as text, in start order per thread.
 struct Op {

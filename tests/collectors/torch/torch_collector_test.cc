@@ -1,16 +1,16 @@
 // The libtorch operator collector end to end: EnableTorchOperators, a
 // kOperator Profiler, real libtorch ops, and the xplane.pb it writes.
+#include <ATen/record_function.h>
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <ATen/record_function.h>
-#include <catch2/catch.hpp>
-#include <torch/torch.h>
 
 #include "neuronprof/capture.h"
 #include "neuronprof/neuronprof.h"
@@ -18,20 +18,20 @@
 #include "neuronprof/torch.h"
 #include "src/session/mapped_arena.h"
 #include "src/xplane/schema.h"
-#include "tests/test_util.h"
 #include "tests/collectors/torch/torch_capture.h"
+#include "tests/test_util.h"
 
 namespace neuronprof {
 namespace {
 
+using tensorflow::profiler::XSpace;
 using testing::CaptureOperators;
 using testing::CaptureOps;
 using testing::HostEvents;
-using testing::OperatorCapture;
 using testing::Inside;
 using testing::Named;
 using testing::Op;
-using tensorflow::profiler::XSpace;
+using testing::OperatorCapture;
 
 TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
   torch::manual_seed(0);
@@ -63,9 +63,8 @@ TEST_CASE("a linear layer's forward records aten::addmm with its shapes") {
 
 TEST_CASE("the MLP's ops match what the code runs, forward and backward") {
   torch::manual_seed(0);
-  torch::nn::Sequential mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(),
-                            torch::nn::Linear(32, 32), torch::nn::ReLU(),
-                            torch::nn::Linear(32, 2));
+  torch::nn::Sequential mlp(torch::nn::Linear(10, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
+                            torch::nn::ReLU(), torch::nn::Linear(32, 2));
   torch::Tensor x = torch::randn({8, 10});
   torch::Tensor label = torch::randint(0, 2, {8}, torch::kLong);
   const std::vector<Op> ops = CaptureOps([&] {

@@ -1,16 +1,16 @@
 // libtorch memory in kOperator captures: every allocation and free of the
 // CPU allocator during the window, with libtorch's own totals, on the
 // thread that made it, and the slot left free for libtorch's profilers.
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <c10/core/Allocator.h>
-#include <c10/util/ThreadLocalDebugInfo.h>
-#include <catch2/catch.hpp>
-#include <torch/csrc/autograd/profiler_legacy.h>
-#include <torch/torch.h>
 
 #include "neuronprof/torch.h"
 #include "src/analysis/memory/memory_report.h"
@@ -125,15 +125,15 @@ TEST_CASE("memory: after the window libtorch's own profiler can start on the thr
   // reporter out of libtorch's profiler slot; were it left there,
   // enableProfilerLegacy would throw "Profiler is already enabled".
   const auto after = torch::ones({4});
-  torch::autograd::profiler::ProfilerConfig config(
-      torch::autograd::profiler::ProfilerState::CPU, false, /*profile_memory=*/true);
+  torch::autograd::profiler::ProfilerConfig config(torch::autograd::profiler::ProfilerState::CPU,
+                                                   false, /*profile_memory=*/true);
   REQUIRE_NOTHROW(torch::autograd::profiler::enableProfilerLegacy(config));
   REQUIRE_NOTHROW(torch::autograd::profiler::disableProfilerLegacy());
 }
 
 TEST_CASE("memory: a thread with libtorch's profiler active is counted, not overridden") {
-  torch::autograd::profiler::ProfilerConfig config(
-      torch::autograd::profiler::ProfilerState::CPU, false, /*profile_memory=*/true);
+  torch::autograd::profiler::ProfilerConfig config(torch::autograd::profiler::ProfilerState::CPU,
+                                                   false, /*profile_memory=*/true);
   torch::autograd::profiler::enableProfilerLegacy(config);
   const auto capture = CaptureOperators([] { TrainSteps(1); });
   // libtorch's profiler still owns the slot and ends cleanly.
@@ -164,8 +164,8 @@ TEST_CASE("memory: an allocator's out-of-memory report is recorded and flagged")
   CHECK(out_of_memory == 1);
   // The summary's report flags it; the failed allocation holds nothing.
   const analysis::OperatorEvents ops = analysis::CollectOperatorEvents(capture.space);
-  const analysis::MemoryReport report =
-      analysis::BuildMemoryReport(capture.space, ops, analysis::BuildStepBreakdown(capture.space, ops));
+  const analysis::MemoryReport report = analysis::BuildMemoryReport(
+      capture.space, ops, analysis::BuildStepBreakdown(capture.space, ops));
   REQUIRE(report.allocators.size() == 1);
   CHECK(report.allocators[0].anomalies == 1);
   CHECK(report.allocators[0].first_anomaly.find("out of memory") != std::string::npos);

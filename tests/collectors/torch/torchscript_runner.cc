@@ -9,12 +9,12 @@
 // Inference runs under a NoGradGuard; `train` runs forward() as a loss,
 // backward, and an SGD update of every parameter written out as the Python
 // side writes it. Prints the .xplane.pb path.
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <ATen/Parallel.h>
-#include <torch/script.h>
 
 #include "neuronprof/neuronprof.h"
 #include "neuronprof/torch.h"

@@ -4,11 +4,11 @@
 // Exits 0 when EnableCuptiCollector succeeded, the capture holds the host
 // marker and, with --no-gpu (a machine without an NVIDIA driver), the
 // capture's warnings name the CUPTI collector.
-#include <cstdio>
-#include <string>
-
 #include <neuronprof/cupti.h>
 #include <neuronprof/neuronprof.h>
+
+#include <cstdio>
+#include <string>
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3 || (argc == 3 && std::string(argv[2]) != "--no-gpu")) {
@@ -27,8 +27,7 @@ int main(int argc, char** argv) {
   options.host_name = "consumer";
   neuronprof::Profiler profiler(options);
   if (!profiler.status().ok()) {
-    std::fprintf(stderr, "profiler did not start: %s\n",
-                 profiler.status().ToString().c_str());
+    std::fprintf(stderr, "profiler did not start: %s\n", profiler.status().ToString().c_str());
     return 1;
   }
   { NEURONPROF_SCOPE("host_work"); }
@@ -40,8 +39,7 @@ int main(int argc, char** argv) {
   bool mentions_cupti = false;
   for (const std::string& warning : result->warnings) {
     std::printf("warning: %s\n", warning.c_str());
-    if (warning.find("cupti") != std::string::npos ||
-        warning.find("CUPTI") != std::string::npos) {
+    if (warning.find("cupti") != std::string::npos || warning.find("CUPTI") != std::string::npos) {
       mentions_cupti = true;
     }
   }

@@ -2,10 +2,10 @@
 // and an "Abseil" of its own (own_abseil.h). With no capture running, every
 // marker is admitted by nothing and records nothing; the program still runs
 // every kind of marker.
+#include <neuronprof/trace.h>
+
 #include <cstdio>
 #include <string>
-
-#include <neuronprof/trace.h>
 
 #include "own_abseil.h"
 
