@@ -33,6 +33,7 @@
 #include "src/rpc/profiler_service_impl.h"
 #include "src/rpc/response_scan.h"
 #include "src/xplane/clock_offset.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 
@@ -306,8 +307,10 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectWithRetry(const CaptureOpt
 // window time, and recorded in `result`.
 std::optional<xplane::ClockOffset> ProbeClock(grpc::Channel& channel, const CaptureOptions& options,
                                               HostCaptureResult& result) {
-  const std::optional<xplane::ClockOffset> clock_offset =
-      MeasureClockOffset(channel, std::min(options.connect_timeout_ms, kClockProbeTimeoutMs));
+  std::string refused;
+  const std::optional<xplane::ClockOffset> clock_offset = MeasureClockOffset(
+      channel, std::min(options.connect_timeout_ms, kClockProbeTimeoutMs), &refused);
+  if (!refused.empty()) result.warnings.push_back("neuronprof capture: " + refused);
   if (clock_offset) {
     result.clock_offset_measured = true;
     result.clock_offset_ns = clock_offset->offset_ns;
@@ -398,7 +401,8 @@ absl::Status KeepProfile(Run& run, HostJob& job, ReceivedProfile& profile,
   RemoveServerFile(run, profile.saved_file);
   result.files = std::move(*files);
   result.events = scanned.events;
-  result.warnings = scanned.warnings;
+  // After the client's own (the clock probe's), the server's.
+  result.warnings.insert(result.warnings.end(), scanned.warnings.begin(), scanned.warnings.end());
   result.timings = timings;
   return absl::OkStatus();
 }
@@ -617,7 +621,8 @@ tensorflow::ProfileRequest BuildProfileRequest(const CaptureOptions& options,
   opts->set_session_id(session_id);
   // As TSL's client: start now (servers treat a past start as now), on
   // the server's clock: a server ahead of this one would wait otherwise.
-  opts->set_start_timestamp_ns(static_cast<uint64_t>(core::EpochNowNs() + server_clock_offset_ns));
+  opts->set_start_timestamp_ns(static_cast<uint64_t>(
+      std::max<int64_t>(0, SaturatingAdd(core::EpochNowNs(), server_clock_offset_ns))));
   if (options.flight_recorder_now) {
     (*opts->mutable_advanced_configuration())[kFlightRecorderNowKey].set_bool_value(true);
   }

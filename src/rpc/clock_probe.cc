@@ -5,30 +5,45 @@
 #include <chrono>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "proto/profiler_service.grpc.pb.h"
 #include "src/core/clock.h"
+#include "src/xplane/saturating.h"
 
 namespace neuronprof {
 namespace rpc {
 
-std::optional<xplane::ClockOffset> EstimateClockOffset(const std::vector<ClockSampleRtt>& samples) {
+std::optional<xplane::ClockOffset> EstimateClockOffset(const std::vector<ClockSampleRtt>& samples,
+                                                       std::string* refused) {
   const ClockSampleRtt* best = nullptr;
   for (const ClockSampleRtt& sample : samples) {
     if (sample.receive_ns < sample.send_ns) continue;  // The client's clock stepped back.
-    if (best == nullptr || sample.receive_ns - sample.send_ns < best->receive_ns - best->send_ns) {
+    if (best == nullptr || SaturatingSub(sample.receive_ns, sample.send_ns) <
+                               SaturatingSub(best->receive_ns, best->send_ns)) {
       best = &sample;
     }
   }
   if (best == nullptr) return std::nullopt;
-  const int64_t round_trip = best->receive_ns - best->send_ns;
+  const int64_t round_trip = SaturatingSub(best->receive_ns, best->send_ns);
   xplane::ClockOffset offset;
-  // send + round_trip / 2 without overflowing send + receive.
-  offset.offset_ns = best->server_ns - (best->send_ns + round_trip / 2);
-  offset.uncertainty_ns = (round_trip + 1) / 2;
+  // send + round_trip / 2 without overflowing send + receive; the server's
+  // clock is its word, checked before it is used.
+  offset.offset_ns = SaturatingSub(best->server_ns, SaturatingAdd(best->send_ns, round_trip / 2));
+  offset.uncertainty_ns = round_trip / 2 + round_trip % 2;
+  if (offset.offset_ns > kMaxClockOffsetNs || offset.offset_ns < -kMaxClockOffsetNs) {
+    if (refused != nullptr) {
+      *refused = absl::StrCat(
+          "the server's clock (", best->server_ns, " ns since the epoch) is ",
+          offset.offset_ns / 1000000, " ms from this host's, beyond any plausible skew (",
+          kMaxClockOffsetNs / 1000000, " ms): its times stay on its own clock, not aligned");
+    }
+    return std::nullopt;
+  }
   return offset;
 }
 
-std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel, int64_t timeout_ms) {
+std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel, int64_t timeout_ms,
+                                                      std::string* refused) {
   // The channel is shared with the capture: a stub on it costs nothing.
   tensorflow::ProfilerService::Stub stub(
       std::shared_ptr<grpc::ChannelInterface>(&channel, [](grpc::ChannelInterface*) {}));
@@ -52,7 +67,7 @@ std::optional<xplane::ClockOffset> MeasureClockOffset(grpc::Channel& channel, in
     }
     samples.push_back(sample);
   }
-  return EstimateClockOffset(samples);
+  return EstimateClockOffset(samples, refused);
 }
 
 }  // namespace rpc

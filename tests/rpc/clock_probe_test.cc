@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace neuronprof {
@@ -37,6 +39,30 @@ TEST_CASE("no usable sample gives no offset") {
   CHECK_FALSE(EstimateClockOffset({}).has_value());
   // The client's clock stepped back during the trip.
   CHECK_FALSE(EstimateClockOffset({{5000, 7000, 4000}}).has_value());
+}
+
+TEST_CASE("a server clock at the int64 ends or beyond any skew is refused, with why") {
+  const int64_t now = 1'750'000'000'000'000'000;  // 2025, in ns since the epoch
+  for (const int64_t server :
+       {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+        now + kMaxClockOffsetNs + 1000, int64_t{0}}) {
+    CAPTURE(server);
+    std::string refused;
+    CHECK_FALSE(EstimateClockOffset({{now, server, now + 100}}, &refused).has_value());
+    CHECK(refused.find("beyond any plausible skew") != std::string::npos);
+  }
+  // A day off is a skew, not an error: aligned.
+  std::string refused;
+  const int64_t day = int64_t{24} * 3600 * 1000000000;
+  const auto offset = EstimateClockOffset({{now, now + 50 + day, now + 100}}, &refused);
+  REQUIRE(offset.has_value());
+  CHECK(offset->offset_ns == day);
+  CHECK(refused.empty());
+  // The client's own extremes do not overflow the trip either.
+  CHECK_FALSE(
+      EstimateClockOffset(
+          {{std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::max()}}, &refused)
+          .has_value());
 }
 
 }  // namespace
