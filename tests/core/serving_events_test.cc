@@ -73,6 +73,39 @@ TEST_CASE("producers and consumers carry TSL's _pt/_p and _ct/_c stats on their 
   CHECK(reply[0].second.IntStatNamed("size") == 3);
 }
 
+// std::string_view{} holds a null pointer: every name path must copy it
+// without reading it (memcpy from null is undefined even for 0 bytes; the
+// ASan/UBSan stage runs this), and record the event with an empty name.
+TEST_CASE("an empty name (a null string_view) is recorded on every marker kind") {
+  const std::string_view empty;
+  REQUIRE(empty.data() == nullptr);
+  const uint64_t ids[] = {5, 6};
+  const XSpace space = testing::CaptureHostPlane([&] {
+    { ScopedTrace scope(empty); }
+    { ScopedTrace scope(empty, Arg("k", 1)); }
+    { ScopedTrace scope(empty, {{"k", 1}}); }
+    { TraceProducer producer(empty, ContextType::kGeneric, 5); }
+    { TraceProducer producer(empty, ContextType::kGeneric, 6, Arg("k", 1)); }
+    { TraceConsumer consumer(empty, ContextType::kGeneric, 5); }
+    { TraceConsumer consumer(empty, ContextType::kGeneric, 6, Arg("k", 1)); }
+    { TraceBatchConsumer batch(empty, ContextType::kGeneric, ids, 2); }
+    TraceCounter(empty, int64_t{3});
+    TraceCounter(empty, 1.5);
+    TraceInstant(empty);
+    TraceInstant(empty, Arg("k", 1));
+    { StepTrace step(empty, 1); }
+  });
+  int64_t events = 0;
+  const xplane::PlaneVisitor plane(space.planes(0));
+  plane.ForEachLine([&](const xplane::LineVisitor& line) {
+    line.ForEachEvent([&](const xplane::EventVisitor& event) {
+      if (event.Name().empty()) ++events;
+    });
+  });
+  // 13 markers, and the batch consumer's two links.
+  CHECK(events == 15);
+}
+
 TEST_CASE("a batch consumer records its marker and, nested in it, one link per id") {
   // In a capture and in a flight recorder's ring (whose name check keeps
   // the links: each reads the clock after its name is copied).

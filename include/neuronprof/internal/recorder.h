@@ -165,8 +165,7 @@ inline const char* CopyPlainName(uint32_t state, std::string_view name, uint32_t
       name.size() < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
     if (!EnterWriteSection(slot, state)) return nullptr;
     char* copy = slot->arena_cursor;
-    // An empty string_view may hold a null pointer: no memcpy from it (UB).
-    if (!name.empty()) std::memcpy(copy, name.data(), name.size());
+    CopyBytes(copy, name.data(), name.size());  // Never reads an empty name's pointer.
     slot->arena_cursor = copy + name.size();
     LeaveWriteSection(slot);
     *out_length = static_cast<uint32_t>(name.size());
@@ -262,7 +261,9 @@ inline const char* CopyNameWithReserved(uint32_t state, std::string_view name,
       size < static_cast<size_t>(slot->arena_limit - slot->arena_cursor)) {
     if (!EnterWriteSection(slot, state)) return nullptr;
     char* copy = slot->arena_cursor;
-    std::memcpy(copy, name.data(), name.size());
+    // An empty std::string_view{} holds a null pointer: CopyBytes never
+    // reads it (memcpy from null is undefined even for 0 bytes).
+    CopyBytes(copy, name.data(), name.size());
     char* out = copy + name.size();
     for (size_t i = 0; i < num_reserved; ++i) out = PutReservedArg(out, reserved[i]);
     slot->arena_cursor = out;
