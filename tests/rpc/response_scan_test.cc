@@ -309,7 +309,7 @@ TEST_CASE("the scan reads non-canonical encodings as protobuf's parse does") {
   identity.world_size = 2;
   identity.backend = "gloo";
   xplane::AddJobIdentity(identity, &space);  // The Task Environment plane, planes(2).
-  for (int extra : {0, 1, 4}) {
+  for (int extra : {0, 1, 2, 3}) {
     CAPTURE(extra);
     // Fields out of order (hostnames and warnings before the planes), the
     // Task Environment plane's name given twice (the last one counts), and

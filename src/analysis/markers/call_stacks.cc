@@ -71,8 +71,9 @@ class StackTrie {
       frames.push_back(rest.substr(0, end));
       rest.remove_prefix(std::min(end + 1, rest.size()));
     }
-    // Room for the cut frame and the scope itself.
-    const size_t keep = kMaxFoldedFrames - 2;
+    // Room for the cut frame, the scope itself and, past it, the one
+    // frame of deeper scopes cut (Scope).
+    const size_t keep = kMaxFoldedFrames - 3;
     int32_t node = -1;
     const bool cut = frames.size() > keep;
     if (cut) {
