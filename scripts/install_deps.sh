@@ -16,7 +16,8 @@ DEBIAN_PACKAGES=(cmake g++ make pkg-config zlib1g-dev
   python3-torch  # torch.profiler on the same libtorch: tests/interop/test_torch_profiler_agreement.py
   libgloo-dev    # c10d's ProcessGroupGloo.hpp: the collectives test
   faketime       # libfaketime: a capture server whose clock is skewed (capture_client_test)
-  clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, scripts/test.sh)
+  clang-14 libclang-rt-14-dev  # libFuzzer targets (tests/fuzz, scripts/test.sh)
+  clang-format-14)  # tools/format.sh, and the ctest `format` that checks the tree
 # Debian's own python3 needs python3-venv for `python3 -m venv`.
 if [ "${1:-}" = "--python" ] && ! python3 -m venv --help >/dev/null 2>&1; then
   DEBIAN_PACKAGES+=(python3-venv)
