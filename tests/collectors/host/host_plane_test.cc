@@ -172,7 +172,7 @@ TEST_CASE("compact keys are stored under the stat names; values are kept as they
 
 // Two call sites of one name, then the forms that record no site.
 constexpr int kFirstSiteLine = __LINE__ + 4;
-constexpr int kSecondSiteLine = __LINE__ + 6;
+constexpr int kSecondSiteLine = __LINE__ + 5;
 void RecordSites() {
   for (int i = 0; i < 3; ++i) {
     NEURONPROF_SCOPE("site");
