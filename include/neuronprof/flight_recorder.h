@@ -129,7 +129,8 @@ struct SlowStepTrigger {
 // Thread-safety: FlightRecorder is thread-safe: Dump, TriggerOnSlowStep and
 // status() may be called from any threads at once (a Dump while another of
 // this recorder runs is refused, FailedPrecondition); only destroying it
-// must not race a call, and on_dump must not destroy it.
+// must not race a call, and on_dump must not destroy it. In a child forked
+// while it lives, its copy is inert as a Profiler's is (profiler.h).
 class NEURONPROF_API FlightRecorder {
  public:
   // Starts recording. Bad options (InvalidArgument naming the field) or

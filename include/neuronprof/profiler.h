@@ -188,6 +188,13 @@ NEURONPROF_API absl::Status ValidateOptions(const ProfilerOptions& options);
 // and may be called from any threads at once (Stop() from two threads: both
 // wait for the one write and return the same result); only destroying it
 // must not race a call, and on_trace_ready must not call Stop().
+//
+// fork(): a child forked while a Profiler lives gets an inert copy of it.
+// The threads it owns are not forked, so in the child its methods return
+// FailedPrecondition (saying so), capturing() is false, and its
+// destruction leaves it alone; markers in the child record nothing. The
+// parent's capture goes on unchanged. A child cannot start a capture of
+// its own while the copied one is held.
 class NEURONPROF_API Profiler {
  public:
   // Starts a capture window. If the options are bad or another capture is

@@ -79,7 +79,9 @@ struct ProfilerServerOptions {
 // Thread-safety: ProfilerServer is thread-safe: port() and Shutdown() may
 // be called from any threads at once (Shutdown() takes a mutex: a second
 // call waits for the first, then returns); only destroying it must not
-// race a call.
+// race a call. In a child forked while it lives, its copy is inert:
+// Shutdown() does nothing there and its destruction waits for no thread
+// (the server keeps serving in the parent).
 class NEURONPROF_API ProfilerServer {
  public:
   // Starts listening. The error names the port when it cannot be bound,

@@ -10,6 +10,7 @@
 #include "src/export/heap_trim.h"
 #include "src/export/logdir.h"
 #include "src/session/flight_session.h"
+#include "src/session/fork_guard.h"
 #include "src/session/signal_dump.h"
 #include "src/session/slow_step_trigger.h"
 
@@ -221,13 +222,23 @@ class FlightRecorder::Impl {
   std::array<SlowStepTrigger, session::SlowStepTriggers::kMaxTriggers> trigger_settings_;
   std::unique_ptr<session::SlowStepTriggers> triggers_;
   std::unique_ptr<session::SignalDump> signal_dump_;
+
+ public:
+  const session::OwnerProcess owner;  // A forked child's copy is inert.
 };
 
 FlightRecorder::FlightRecorder(const FlightRecorderOptions& options)
     : impl_(std::make_unique<Impl>(options)) {}
-FlightRecorder::~FlightRecorder() = default;
-absl::Status FlightRecorder::status() const { return impl_->status(); }
+FlightRecorder::~FlightRecorder() {
+  // A forked child has none of the threads the Impl would stop.
+  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+}
+absl::Status FlightRecorder::status() const {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this FlightRecorder");
+  return impl_->status();
+}
 absl::StatusOr<ProfileResult> FlightRecorder::Dump(std::string_view reason, int64_t last_ms) {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this FlightRecorder");
   return impl_->Dump(reason, last_ms);
 }
 absl::Status FlightRecorder::TriggerOnSlowStep(std::string_view step_name, int64_t threshold_ms,
@@ -236,9 +247,10 @@ absl::Status FlightRecorder::TriggerOnSlowStep(std::string_view step_name, int64
   trigger.step_name = std::string(step_name);
   trigger.threshold_ms = threshold_ms;
   trigger.cooldown_ms = cooldown_ms;
-  return impl_->TriggerOnSlowStep(trigger);
+  return TriggerOnSlowStep(trigger);
 }
 absl::Status FlightRecorder::TriggerOnSlowStep(const SlowStepTrigger& trigger) {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this FlightRecorder");
   return impl_->TriggerOnSlowStep(trigger);
 }
 

@@ -295,13 +295,29 @@ std::unique_ptr<Profiler::Impl> NewProfiler(const ProfilerOptions& options) {
 }  // namespace
 
 Profiler::Profiler(const ProfilerOptions& options) : impl_(NewProfiler(options)) {}
-Profiler::~Profiler() = default;
-absl::Status Profiler::status() const { return impl_->status(); }
-bool Profiler::capturing() const { return impl_->capturing(); }
-absl::StatusOr<ProfileResult> Profiler::Stop() { return impl_->Stop(); }
-absl::StatusOr<ProfileResult> Profiler::WaitForCompletion() { return impl_->Wait(); }
-absl::Status Profiler::Step() { return impl_->Step(); }
+Profiler::~Profiler() {
+  // A forked child has none of the threads the Impl would join.
+  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+}
+absl::Status Profiler::status() const {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this Profiler");
+  return impl_->status();
+}
+bool Profiler::capturing() const { return !impl_->owner.ForkedCopy() && impl_->capturing(); }
+absl::StatusOr<ProfileResult> Profiler::Stop() {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this Profiler");
+  return impl_->Stop();
+}
+absl::StatusOr<ProfileResult> Profiler::WaitForCompletion() {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this Profiler");
+  return impl_->Wait();
+}
+absl::Status Profiler::Step() {
+  if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this Profiler");
+  return impl_->Step();
+}
 std::vector<absl::StatusOr<ProfileResult>> Profiler::cycle_results() const {
+  if (impl_->owner.ForkedCopy()) return {};
   return impl_->Results();
 }
 

@@ -11,6 +11,7 @@
 #include "neuronprof/profiler.h"
 #include "src/export/logdir.h"
 #include "src/session/capture_session.h"
+#include "src/session/fork_guard.h"
 #include "src/xplane/job_identity.h"
 
 namespace neuronprof {
@@ -20,6 +21,7 @@ namespace neuronprof {
 class Profiler::Impl {
  public:
   virtual ~Impl() = default;
+  const session::OwnerProcess owner;  // A forked child's copy is inert.
   virtual absl::Status status() const = 0;
   virtual bool capturing() const = 0;
   virtual absl::StatusOr<ProfileResult> Stop() = 0;

@@ -100,6 +100,12 @@ std::atomic<uint64_t> g_unattributed_drops{0};
 std::atomic<bool> g_use_membarrier{false};
 std::once_flag g_barrier_once;
 
+// A child forked during a capture has one thread and none of the capture's
+// others: its markers record nothing, and the parent's Profiler or
+// FlightRecorder copied into it is inert (src/session/fork_guard.h).
+void CaptureOffInChild() { internal::g_capture_state.store(0, std::memory_order_relaxed); }
+[[maybe_unused]] const int g_fork_handler = pthread_atfork(nullptr, nullptr, CaptureOffInChild);
+
 void InitBarrier() {
   const long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&

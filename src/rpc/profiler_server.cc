@@ -11,6 +11,7 @@
 #include "neuronprof/server.h"
 #include "src/rpc/parse_error_interceptor.h"
 #include "src/rpc/profiler_service_impl.h"
+#include "src/session/fork_guard.h"
 #include "src/xplane/job_identity.h"
 
 namespace neuronprof {
@@ -37,6 +38,8 @@ class ProfilerServer::Impl {
   Impl(const ProfilerServerOptions& options, xplane::JobIdentity identity)
       : service_(ToServiceOptions(options, std::move(identity))) {}
   ~Impl() { Shutdown(); }
+
+  const session::OwnerProcess owner;  // A forked child's copy is inert.
 
   absl::Status Start(const ProfilerServerOptions& options) {
     const std::string address =
@@ -124,9 +127,15 @@ absl::StatusOr<std::unique_ptr<ProfilerServer>> ProfilerServer::Start(
 }
 
 ProfilerServer::ProfilerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ProfilerServer::~ProfilerServer() = default;
+ProfilerServer::~ProfilerServer() {
+  // A forked child has none of gRPC's threads: shutting down would wait
+  // for them.
+  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+}
 int ProfilerServer::port() const { return impl_->port(); }
-void ProfilerServer::Shutdown() { impl_->Shutdown(); }
+void ProfilerServer::Shutdown() {
+  if (!impl_->owner.ForkedCopy()) impl_->Shutdown();
+}
 
 absl::StatusOr<std::unique_ptr<ProfilerServer>> StartProfilerServer(int port) {
   ProfilerServerOptions options;

@@ -1,0 +1,47 @@
+// What a forked child gets of the objects that own threads (a Profiler's
+// timer and writer, a flight recorder's trigger and signal threads, a
+// capture server's gRPC threads): none of those threads, which fork() does
+// not copy. So the child's copy of such an object is inert: it records and
+// writes nothing, its methods say why, and its destruction leaves what it
+// holds alone (no thread joined or woken), to go with the child's memory
+// at its exit. Markers in the child record nothing either (core turns the
+// capture state off after fork(); src/core/recorder.cc).
+#ifndef NEURONPROF_SRC_SESSION_FORK_GUARD_H_
+#define NEURONPROF_SRC_SESSION_FORK_GUARD_H_
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace neuronprof {
+namespace session {
+
+// The process an object was made in.
+class OwnerProcess {
+ public:
+  OwnerProcess() : pid_(getpid()) {}
+
+  // True in a child forked after the object was made.
+  bool ForkedCopy() const { return getpid() != pid_; }
+
+  // FailedPrecondition for a call on `what` in such a child.
+  absl::Status ForkedCopyError(std::string_view what) const {
+    return absl::FailedPreconditionError(absl::StrCat(
+        std::string(what), " was made in process ", pid_, "; this is a child forked from it (process ",
+        getpid(), "), where its copy records and writes nothing (the threads it owns were not "
+        "forked): make a new one in the child after the parent's has stopped"));
+  }
+
+ private:
+  pid_t pid_;
+};
+
+}  // namespace session
+}  // namespace neuronprof
+
+#endif  // NEURONPROF_SRC_SESSION_FORK_GUARD_H_
