@@ -218,7 +218,7 @@ void WalkRange(const PlaneWalk& at_plane, int l, const std::vector<int>& order, 
     if (memory_metadata.contains(raw.metadata_id())) continue;  // Instants, not scopes.
     const xplane::EventVisitor event = line.Event(e);
     if (!at_plane.IsOperator(raw)) {
-      const bool step = event.IntStat(ids.root).value_or(0) != 0;
+      const bool step = xplane::IsStep(event.IntStat(ids.root), /*is_operator=*/false);
       Open open{end, -1, -1, {}, {}};
       if (!stack.empty()) open = stack.back();
       open.end_ps = end;
