@@ -231,7 +231,7 @@ FlightRecorder::FlightRecorder(const FlightRecorderOptions& options)
     : impl_(std::make_unique<Impl>(options)) {}
 FlightRecorder::~FlightRecorder() {
   // A forked child has none of the threads the Impl would stop.
-  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+  if (impl_->owner.ForkedCopy()) session::OwnerProcess::LeaveAlone(impl_);
 }
 absl::Status FlightRecorder::status() const {
   if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this FlightRecorder");

@@ -297,7 +297,7 @@ std::unique_ptr<Profiler::Impl> NewProfiler(const ProfilerOptions& options) {
 Profiler::Profiler(const ProfilerOptions& options) : impl_(NewProfiler(options)) {}
 Profiler::~Profiler() {
   // A forked child has none of the threads the Impl would join.
-  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+  if (impl_->owner.ForkedCopy()) session::OwnerProcess::LeaveAlone(impl_);
 }
 absl::Status Profiler::status() const {
   if (impl_->owner.ForkedCopy()) return impl_->owner.ForkedCopyError("this Profiler");

@@ -130,7 +130,7 @@ ProfilerServer::ProfilerServer(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 ProfilerServer::~ProfilerServer() {
   // A forked child has none of gRPC's threads: shutting down would wait
   // for them.
-  if (impl_->owner.ForkedCopy()) static_cast<void>(impl_.release());
+  if (impl_->owner.ForkedCopy()) session::OwnerProcess::LeaveAlone(impl_);
 }
 int ProfilerServer::port() const { return impl_->port(); }
 void ProfilerServer::Shutdown() {

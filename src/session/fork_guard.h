@@ -12,8 +12,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -29,12 +31,21 @@ class OwnerProcess {
   // True in a child forked after the object was made.
   bool ForkedCopy() const { return getpid() != pid_; }
 
+  // In such a child: lets go of `owned` without destroying it, kept
+  // reachable (a leak checker at the child's exit is not told of it).
+  template <typename T>
+  static void LeaveAlone(std::unique_ptr<T>& owned) {
+    static auto* const left = new std::vector<std::unique_ptr<T>>();  // Never freed.
+    left->push_back(std::move(owned));
+  }
+
   // FailedPrecondition for a call on `what` in such a child.
   absl::Status ForkedCopyError(std::string_view what) const {
-    return absl::FailedPreconditionError(absl::StrCat(
-        std::string(what), " was made in process ", pid_, "; this is a child forked from it (process ",
-        getpid(), "), where its copy records and writes nothing (the threads it owns were not "
-        "forked): make a new one in the child after the parent's has stopped"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(std::string(what), " was made in process ", pid_,
+                     "; this is a child forked from it (process ", getpid(),
+                     "), where its copy records and writes nothing (the threads it owns were not "
+                     "forked): make a new one in the child after the parent's has stopped"));
   }
 
  private:

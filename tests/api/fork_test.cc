@@ -5,14 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "neuronprof/internal/recorder.h"
 #include "neuronprof/flight_recorder.h"
+#include "neuronprof/internal/recorder.h"
 #include "neuronprof/profiler.h"
 #include "neuronprof/server.h"
 #include "neuronprof/trace.h"
